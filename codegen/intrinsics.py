@@ -1,0 +1,170 @@
+"""Scalar and vector arithmetic, casts and math calls as LLVM instructions.
+
+Float math inside vector code uses ``codegen.vecmath`` (inline polynomials,
+no per-lane libm call) for float32; other types use LLVM intrinsics.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from te import dtype as dt
+
+FAST = ("reassoc", "contract")
+
+
+def _ty(dtype: str) -> ir.Type:
+    from codegen.llvm_ir import llvm_type
+
+    return llvm_type(dtype)
+
+
+def _const(t: ir.Type, v) -> ir.Constant:
+    if isinstance(t, ir.VectorType):
+        return ir.Constant(t, [v] * t.count)
+    return ir.Constant(t, v)
+
+
+def binary(b: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value, dtype: str) -> ir.Value:
+    """``x op y`` for operands of ``dtype`` (the operand dtype, not the result's)."""
+    if dt.is_float(dtype):
+        return _float_binary(b, op, x, y)
+    signed = not dt.is_unsigned(dtype) and not dt.is_bool(dtype)
+    if op == "Add":
+        return b.add(x, y, flags=["nsw"] if signed else [])
+    if op == "Sub":
+        return b.sub(x, y, flags=["nsw"] if signed else [])
+    if op == "Mul":
+        return b.mul(x, y, flags=["nsw"] if signed else [])
+    if op == "Div":
+        return b.sdiv(x, y) if signed else b.udiv(x, y)
+    if op == "Mod":
+        return b.srem(x, y) if signed else b.urem(x, y)
+    if op in ("FloorDiv", "FloorMod"):
+        if not signed:
+            return b.udiv(x, y) if op == "FloorDiv" else b.urem(x, y)
+        return _floor_divmod(b, op, x, y)
+    if op in ("Min", "Max"):
+        cmp = ("<" if op == "Min" else ">")
+        c = b.icmp_signed(cmp, x, y) if signed else b.icmp_unsigned(cmp, x, y)
+        return b.select(c, x, y)
+    if op in _CMP:
+        return b.icmp_signed(_CMP[op], x, y) if signed else b.icmp_unsigned(_CMP[op], x, y)
+    if op == "And":
+        return b.and_(x, y)
+    if op == "Or":
+        return b.or_(x, y)
+    raise ValueError(f"codegen: no integer lowering for {op}")
+
+
+_CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
+
+
+def _floor_divmod(b, op, x, y):
+    q = b.sdiv(x, y)
+    r = b.srem(x, y)
+    zero = _const(x.type, 0)
+    # the remainder and the divisor have opposite signs: round towards -inf
+    adjust = b.and_(b.icmp_signed("!=", r, zero), b.icmp_signed("<", b.xor(r, y), zero))
+    if op == "FloorDiv":
+        return b.sub(q, b.zext(adjust, x.type) if not isinstance(x.type, ir.VectorType) else b.zext(adjust, x.type))
+    return b.add(r, b.select(adjust, y, zero))
+
+
+def _float_binary(b, op, x, y):
+    if op == "Add":
+        return b.fadd(x, y, flags=FAST)
+    if op == "Sub":
+        return b.fsub(x, y, flags=FAST)
+    if op == "Mul":
+        return b.fmul(x, y, flags=FAST)
+    if op == "Div":
+        return b.fdiv(x, y, flags=FAST)
+    if op == "Mod":
+        return b.frem(x, y)
+    if op in ("FloorDiv", "FloorMod"):
+        q = call(b, "floor", [b.fdiv(x, y)], None)
+        return q if op == "FloorDiv" else b.fsub(x, b.fmul(q, y))
+    if op == "Min":
+        return b.select(b.fcmp_ordered("<", x, y), x, y)
+    if op == "Max":
+        return b.select(b.fcmp_ordered(">", x, y), x, y)
+    if op == "NE":
+        return b.fcmp_unordered("!=", x, y)
+    if op in _CMP:
+        return b.fcmp_ordered(_CMP[op], x, y)
+    raise ValueError(f"codegen: no float lowering for {op}")
+
+
+def cast(b: ir.IRBuilder, v: ir.Value, src: str, dst: str) -> ir.Value:
+    st, tt = _ty(src), _ty(dst)
+    if st == tt:
+        return v
+    if dt.is_bool(dst):
+        if dt.is_float(src):
+            return b.fcmp_unordered("!=", v, _const(st, 0.0))
+        return b.icmp_unsigned("!=", v, _const(st, 0))
+    if dt.is_float(src) and dt.is_float(dst):
+        return b.fpext(v, tt) if dt.bits(dst) > dt.bits(src) else b.fptrunc(v, tt)
+    if dt.is_float(src):
+        return b.fptosi(v, tt) if dt.is_signed(dst) else b.fptoui(v, tt)
+    unsigned_src = dt.is_unsigned(src) or dt.is_bool(src)
+    if dt.is_float(dst):
+        return b.uitofp(v, tt) if unsigned_src else b.sitofp(v, tt)
+    if dt.bits(dst) > dt.bits(src):
+        return b.zext(v, tt) if unsigned_src else b.sext(v, tt)
+    return b.trunc(v, tt)
+
+
+_LLVM_UNARY = {
+    "sqrt": "llvm.sqrt", "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil",
+    "trunc": "llvm.trunc", "round": "llvm.nearbyint", "nearbyint": "llvm.nearbyint",
+    "exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log", "log2": "llvm.log2",
+    "log10": "llvm.log10", "sin": "llvm.sin", "cos": "llvm.cos", "exp10": "llvm.exp10",
+}
+_LIBM = {"tanh", "erf", "tan", "asin", "acos", "atan", "sinh", "cosh", "log1p", "expm1"}
+
+
+def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
+    """A math intrinsic on scalar or vector floats."""
+    x = args[0]
+    t = x.type
+    if name == "abs":
+        neg = b.sub(_const(t, 0), x)
+        return b.select(b.icmp_signed("<", x, _const(t, 0)), neg, x)
+    if name == "pow":
+        return b.call(b.module.declare_intrinsic("llvm.pow", [t]), args)
+    if name == "fmod":
+        return b.frem(args[0], args[1])
+    if name == "rsqrt":
+        return b.fdiv(_const(t, 1.0), call(b, "sqrt", [x], dtype), flags=FAST)
+    from codegen.vecmath import emit_math
+
+    r = emit_math(b, name, args)
+    if r is not None:
+        return r
+    if name == "sigmoid":
+        e = call(b, "exp", [b.fsub(_const(t, 0.0), x)], dtype)
+        return b.fdiv(_const(t, 1.0), b.fadd(_const(t, 1.0), e))
+    if name in _LLVM_UNARY:
+        return b.call(b.module.declare_intrinsic(_LLVM_UNARY[name], [t]), [x])
+    if name in _LIBM:
+        return _libm(b, name, x)
+    raise ValueError(f"codegen: unknown intrinsic '{name}'")
+
+
+def _libm(b, name, x):
+    """Scalar libm call, applied lane by lane for vectors."""
+    t = x.type
+    scalar = t.element if isinstance(t, ir.VectorType) else t
+    fname = name if str(scalar) == "double" else name + "f"
+    fn = b.module.globals.get(fname)
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(scalar, [scalar]), name=fname)
+    if not isinstance(t, ir.VectorType):
+        return b.call(fn, [x])
+    out = ir.Constant(t, ir.Undefined)
+    for k in range(t.count):
+        lane = b.extract_element(x, ir.Constant(ir.IntType(32), k))
+        out = b.insert_element(out, b.call(fn, [lane]), ir.Constant(ir.IntType(32), k))
+    return out

@@ -1,0 +1,379 @@
+"""The one visitor from the loop AST to LLVM IR (``llvmlite.ir``).
+
+Expressions become SSA values; a vector expression (from ``vectorize_loops``)
+becomes LLVM vector instructions: ``ramp(b, 1, n)`` addresses give vector
+loads and stores, scalar addresses broadcasts, anything else a gather.  Float
+arithmetic carries the ``reassoc contract`` flags, so LLVM may reassociate
+reductions and fuse multiply-adds.  A ``parallel`` loop is outlined into
+``body(task, num_tasks, closure)`` and started by ``tessera_parallel_launch``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from llvmlite import ir
+
+from te import dtype as dt
+from te import expr as E
+from te.visitor import collect_vars, walk
+from schedule import stmt as S
+from codegen import intrinsics
+
+FAST = ("reassoc", "contract")
+STACK_LIMIT = 256 * 1024  # bytes; larger or dynamic allocations use the heap
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+PTR = ir.PointerType(I8)
+
+
+def llvm_type(dtype: str) -> ir.Type:
+    base, n = dt.split_lanes(dtype)
+    if base == "bool":
+        t = I1
+    elif base in dt.FLOATS:
+        t = {"float16": ir.HalfType(), "float32": ir.FloatType(), "float64": ir.DoubleType()}[base]
+    elif base == "handle":
+        t = PTR
+    else:
+        t = ir.IntType(dt.bits(base))
+    return ir.VectorType(t, n) if n > 1 else t
+
+
+class _Function:
+    """Per-LLVM-function state: builder, entry block, symbol table."""
+
+    def __init__(self, fn: ir.Function):
+        self.fn = fn
+        self.entry = fn.append_basic_block("entry")
+        self.body = fn.append_basic_block("body")
+        self.builder = ir.IRBuilder(self.body)
+        self.symbols: dict = {}
+        self.in_parallel = False
+
+
+class CodeGen:
+    """Emit one lowered function (and its outlined parallel bodies) into a module."""
+
+    def __init__(self, module_name: str):
+        self.module = ir.Module(name=module_name)
+        self.counter = itertools.count()
+        self.cur: _Function | None = None
+
+    # module-level helpers ---------------------------------------------------
+    def declare(self, name: str, ret: ir.Type, args: list) -> ir.Function:
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+        return fn
+
+    @property
+    def b(self) -> ir.IRBuilder:
+        return self.cur.builder
+
+    # the entry point -------------------------------------------------------
+    def add_function(self, lowered) -> ir.Function:
+        """``void name(params)``: buffers as noalias pointers, vars by value."""
+        types = [PTR if isinstance(p, E.Buffer) else llvm_type(p.dtype) for p in lowered.params]
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), types), name=lowered.name)
+        self.cur = _Function(fn)
+        for p, arg in zip(lowered.params, fn.args):
+            arg.name = _clean(p.name)
+            if isinstance(p, E.Buffer):
+                arg.add_attribute("noalias")
+            self.cur.symbols[p] = arg
+        self.stmt(lowered.body)
+        self.finish_function()
+        return fn
+
+    def finish_function(self) -> None:
+        f = self.cur
+        if not f.builder.block.is_terminated:
+            f.builder.ret_void()
+        ir.IRBuilder(f.entry).branch(f.body)
+
+    # statements ------------------------------------------------------------
+    def stmt(self, s: S.Stmt) -> None:
+        getattr(self, "stmt_" + type(s).__name__)(s)
+
+    def stmt_Block(self, s: S.Block) -> None:
+        for x in s.stmts:
+            self.stmt(x)
+
+    def stmt_Produce(self, s: S.Produce) -> None:
+        self.stmt(s.body)
+
+    def stmt_Evaluate(self, s: S.Evaluate) -> None:
+        self.expr(s.value)
+
+    def stmt_LetStmt(self, s: S.LetStmt) -> None:
+        self.cur.symbols[s.var] = self.expr(s.value)
+        self.stmt(s.body)
+
+    def stmt_IfThenElse(self, s: S.IfThenElse) -> None:
+        cond = self.expr(s.cond)
+        if s.else_case is None:
+            with self.b.if_then(cond):
+                self.stmt(s.then_case)
+        else:
+            with self.b.if_else(cond) as (then, other):
+                with then:
+                    self.stmt(s.then_case)
+                with other:
+                    self.stmt(s.else_case)
+
+    def stmt_Store(self, s: S.Store) -> None:
+        value = self.expr(s.value)
+        buf = self.cur.symbols[s.buffer]
+        elem = llvm_type(dt.element(s.buffer.dtype))
+        n = dt.lanes(s.value.dtype)
+        if n == 1:
+            self.b.store(value, self.address(buf, elem, s.index), align=_align(elem))
+            return
+        if isinstance(s.index, E.Ramp) and _is_one(s.index.stride):
+            ptr = self.address(buf, elem, s.index.base)
+            self.b.store(value, self.b.bitcast(ptr, value.type.as_pointer()), align=_align(elem))
+            return
+        idx = self.expr(s.index)
+        for k in range(n):
+            lane = self.b.extract_element(idx, ir.Constant(I32, k))
+            self.b.store(self.b.extract_element(value, ir.Constant(I32, k)),
+                         self.address_value(buf, elem, lane), align=_align(elem))
+
+    def stmt_Allocate(self, s: S.Allocate) -> None:
+        elem = llvm_type(dt.element(s.buffer.dtype))
+        ext = s.extent
+        nbytes = ext.value * _size(s.buffer.dtype) if isinstance(ext, E.IntImm) else None
+        if nbytes is not None and nbytes <= STACK_LIMIT:
+            entry = ir.IRBuilder(self.cur.entry)
+            arr = entry.alloca(ir.ArrayType(elem, max(ext.value, 1)), name=_clean(s.buffer.name))
+            arr.align = 64
+            self.cur.symbols[s.buffer] = self.b.bitcast(arr, PTR)
+            self.stmt(s.body)
+            return
+        size = self.b.mul(self.as_i64(self.expr(ext)), ir.Constant(I64, _size(s.buffer.dtype)))
+        size = self.b.add(size, ir.Constant(I64, 64))
+        malloc = self.declare("malloc", PTR, [I64])
+        raw = self.b.call(malloc, [size])
+        self.cur.symbols[s.buffer] = raw
+        self.stmt(s.body)
+        self.b.call(self.declare("free", ir.VoidType(), [PTR]), [raw])
+
+    def stmt_For(self, s: S.For) -> None:
+        if s.kind == S.PARALLEL and not self.cur.in_parallel:
+            self.parallel_for(s)
+            return
+        self.serial_loop(s.loop_var, self.expr(s.min), self.b.add(self.expr(s.min), self.expr(s.extent)), s.body)
+
+    def serial_loop(self, var: E.Var, lo: ir.Value, hi: ir.Value, body: S.Stmt) -> None:
+        b = self.b
+        pre = b.block
+        head = b.append_basic_block(f"for_{_clean(var.name)}")
+        loop = b.append_basic_block(f"for_{_clean(var.name)}_body")
+        done = b.append_basic_block(f"for_{_clean(var.name)}_end")
+        b.branch(head)
+        b.position_at_end(head)
+        phi = b.phi(lo.type, name=_clean(var.name))
+        phi.add_incoming(lo, pre)
+        b.cbranch(b.icmp_signed("<", phi, hi), loop, done)
+        b.position_at_end(loop)
+        self.cur.symbols[var] = phi
+        self.stmt(body)
+        nxt = b.add(phi, ir.Constant(phi.type, 1), flags=["nsw"])
+        phi.add_incoming(nxt, b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def parallel_for(self, s: S.For) -> None:
+        """Outline ``s`` into ``body(task, ntasks, closure)`` and launch it.
+
+        The closure holds the free variables and buffers of the loop body plus
+        the loop's min and extent; task ``t`` of ``n`` runs the iterations
+        ``[ext*t/n, ext*(t+1)/n)``.
+        """
+        free = self.free_symbols(s)
+        lo, ext = self.as_i64(self.expr(s.min)), self.as_i64(self.expr(s.extent))
+        values = [self.cur.symbols[k] for k in free] + [lo, ext]
+        struct = ir.LiteralStructType([v.type for v in values])
+        outer = self.cur
+        closure = ir.IRBuilder(outer.entry).alloca(struct, name="closure")
+        zero = ir.Constant(I32, 0)
+        for k, v in enumerate(values):
+            self.b.store(v, self.b.gep(closure, [zero, ir.Constant(I32, k)]))
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I32, I32, PTR]),
+                         name=f"{outer.fn.name}_par{next(self.counter)}")
+        fn.linkage = "internal"
+        self.cur = inner = _Function(fn)
+        inner.in_parallel = True
+        b = self.b
+        task, ntasks, cptr = fn.args
+        cl = b.bitcast(cptr, struct.as_pointer())
+        loaded = [b.load(b.gep(cl, [zero, ir.Constant(I32, k)])) for k in range(len(values))]
+        for key, v in zip(free, loaded):
+            inner.symbols[key] = v
+        lo64, ext64 = loaded[-2], loaded[-1]
+        t64, n64 = b.sext(task, I64), b.sext(ntasks, I64)
+        start = b.add(lo64, b.sdiv(b.mul(ext64, t64), n64))
+        stop = b.add(lo64, b.sdiv(b.mul(ext64, b.add(t64, ir.Constant(I64, 1))), n64))
+        vt = llvm_type(s.loop_var.dtype)
+        if vt != I64:
+            start, stop = b.trunc(start, vt), b.trunc(stop, vt)
+        self.serial_loop(s.loop_var, start, stop, s.body)
+        self.finish_function()
+        self.cur = outer
+        b = self.b
+        threads = b.sext(b.call(self.declare("tessera_get_num_threads", I32, []), []), I64)
+        n = b.select(b.icmp_signed("<", ext, threads), ext, threads)
+        launch = self.declare("tessera_parallel_launch", I32, [PTR, PTR, I32])
+        with b.if_then(b.icmp_signed(">", n, ir.Constant(I64, 0))):
+            b.call(launch, [b.bitcast(fn, PTR), b.bitcast(closure, PTR), b.trunc(n, I32)])
+
+    def free_symbols(self, s: S.Stmt) -> list:
+        """Vars and buffers used in ``s`` but defined outside it, in a stable order."""
+        defined: set = set()
+        used: dict = {}
+
+        def visit_stmt(x):
+            if isinstance(x, S.For):
+                defined.add(x.loop_var)
+            elif isinstance(x, S.LetStmt):
+                defined.add(x.var)
+            elif isinstance(x, S.Allocate):
+                defined.add(x.buffer)
+            elif isinstance(x, S.Store):
+                used.setdefault(x.buffer, None)
+            for e in S.stmt_exprs(x):
+                walk(e, visit_expr)
+
+        def visit_expr(e):
+            if isinstance(e, E.Var):
+                used.setdefault(e, None)
+            elif isinstance(e, E.Load):
+                used.setdefault(e.buffer, None)
+
+        S.walk_stmt(s, visit_stmt)
+        return [k for k in used if k not in defined and k in self.cur.symbols]
+
+    # addresses ---------------------------------------------------------------
+    def address(self, buf: ir.Value, elem: ir.Type, index: E.Expr) -> ir.Value:
+        return self.address_value(buf, elem, self.expr(index))
+
+    def address_value(self, buf: ir.Value, elem: ir.Type, idx: ir.Value) -> ir.Value:
+        base = self.b.bitcast(buf, elem.as_pointer())
+        return self.b.gep(base, [self.as_i64(idx)], inbounds=True)
+
+    def as_i64(self, v: ir.Value) -> ir.Value:
+        if v.type == I64:
+            return v
+        return self.b.sext(v, I64)
+
+    # expressions -------------------------------------------------------------
+    def expr(self, e: E.Expr) -> ir.Value:
+        return getattr(self, "expr_" + type(e).__name__)(e)
+
+    def expr_IntImm(self, e):
+        return ir.Constant(llvm_type(e.dtype), e.value)
+
+    def expr_FloatImm(self, e):
+        return ir.Constant(llvm_type(e.dtype), e.value)
+
+    def expr_Var(self, e):
+        try:
+            return self.cur.symbols[e]
+        except KeyError:
+            raise ValueError(f"codegen: variable '{e.name}' is used but never defined") from None
+
+    def expr_IterVar(self, e):
+        return self.expr_Var(e.var)
+
+    def expr_Broadcast(self, e):
+        v = self.expr(e.value)
+        return self.splat(v, e.lanes)
+
+    def splat(self, v: ir.Value, n: int) -> ir.Value:
+        vt = ir.VectorType(v.type, n)
+        undef = ir.Constant(vt, ir.Undefined)
+        one = self.b.insert_element(undef, v, ir.Constant(I32, 0))
+        mask = ir.Constant(ir.VectorType(I32, n), [0] * n)
+        return self.b.shuffle_vector(one, undef, mask)
+
+    def expr_Ramp(self, e):
+        base = self.splat(self.expr(e.base), e.lanes)
+        stride = self.splat(self.expr(e.stride), e.lanes)
+        et = llvm_type(e.base.dtype)
+        offs = ir.Constant(ir.VectorType(et, e.lanes), list(range(e.lanes)))
+        return self.b.add(base, self.b.mul(stride, offs))
+
+    def expr_Load(self, e):
+        buf = self.cur.symbols[e.buffer]
+        elem = llvm_type(dt.element(e.buffer.dtype))
+        n = dt.lanes(e.dtype)
+        if n == 1:
+            return self.b.load(self.address(buf, elem, e.index), align=_align(elem))
+        idx = e.index
+        if isinstance(idx, E.Ramp) and _is_one(idx.stride):
+            ptr = self.address(buf, elem, idx.base)
+            vptr = self.b.bitcast(ptr, ir.VectorType(elem, n).as_pointer())
+            return self.b.load(vptr, align=_align(elem))
+        if isinstance(idx, E.Broadcast):
+            return self.splat(self.b.load(self.address(buf, elem, idx.value), align=_align(elem)), n)
+        iv = self.expr(idx)
+        out = ir.Constant(ir.VectorType(elem, n), ir.Undefined)
+        for k in range(n):
+            lane = self.b.extract_element(iv, ir.Constant(I32, k))
+            val = self.b.load(self.address_value(buf, elem, lane), align=_align(elem))
+            out = self.b.insert_element(out, val, ir.Constant(I32, k))
+        return out
+
+    def expr_Let(self, e):
+        self.cur.symbols[e.var] = self.expr(e.value)
+        return self.expr(e.body)
+
+    def expr_Select(self, e):
+        c = self.expr(e.cond)
+        t, f = self.expr(e.true_value), self.expr(e.false_value)
+        n = dt.lanes(e.dtype)
+        if n > 1 and not isinstance(c.type, ir.VectorType):
+            c = self.splat(c, n)
+        return self.b.select(c, t, f)
+
+    def expr_Not(self, e):
+        return self.b.not_(self.expr(e.a))
+
+    def expr_Cast(self, e):
+        return intrinsics.cast(self.b, self.expr(e.value), e.value.dtype, e.dtype)
+
+    def expr_Call(self, e):
+        if e.name == "likely":
+            return self.expr(e.args[0])
+        args = [self.expr(a) for a in e.args]
+        return intrinsics.call(self.b, e.name, args, e.dtype)
+
+    def expr_TensorRead(self, e):
+        raise ValueError(f"codegen: tensor read {e} survived storage_flatten")
+
+    def binary(self, e) -> ir.Value:
+        return intrinsics.binary(self.b, type(e).__name__, self.expr(e.a), self.expr(e.b), e.a.dtype)
+
+
+for _name in ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
+              "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or"):
+    setattr(CodeGen, "expr_" + _name, CodeGen.binary)
+
+
+def _is_one(e: E.Expr) -> bool:
+    return isinstance(e, E.IntImm) and e.value == 1
+
+
+def _size(dtype: str) -> int:
+    return max(1, dt.bits(dt.element(dtype)) // 8)
+
+
+def _align(t: ir.Type) -> int:
+    if isinstance(t, ir.IntType):
+        return max(1, t.width // 8)
+    return {"half": 2, "float": 4, "double": 8}.get(str(t), 8)
+
+
+def _clean(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)

@@ -1,0 +1,210 @@
+"""The runtime ``Module``: a compiled kernel called on numpy arrays.
+
+Every argument is checked before memory is touched: count, type, dtype,
+rank, shape (binding symbolic extents), C-contiguity, writability of
+outputs, and that no output overlaps another argument.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import numbers
+import statistics
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: a buffer (shape entries int | var name | None) or a scalar var."""
+
+    kind: str  # "buffer" | "var"
+    name: str
+    dtype: str
+    shape: tuple = ()
+    is_output: bool = False
+
+    def describe(self) -> str:
+        if self.kind == "var":
+            return f"an int ({self.dtype})"
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"shape ({dims}{',' if len(self.shape) == 1 else ''}) {self.dtype}"
+
+
+_CTYPE = {
+    "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "bool": ctypes.c_bool,
+    "float32": ctypes.c_float, "float64": ctypes.c_double,
+}
+
+
+class TimeResult:
+    """``time_evaluator`` result: seconds per call, one entry per repeat."""
+
+    def __init__(self, results: list[float]):
+        self.results = results
+        self.mean = sum(results) / len(results)
+        self.median = statistics.median(results)
+        self.min = min(results)
+        self.max = max(results)
+        self.std = statistics.pstdev(results) if len(results) > 1 else 0.0
+
+    def __repr__(self) -> str:
+        return f"TimeResult(mean={self.mean * 1e3:.4f} ms, median={self.median * 1e3:.4f} ms, repeats={len(self.results)})"
+
+
+class Module:
+    """A built function: ``f(a, b, c)`` runs it on numpy arrays (outputs in place)."""
+
+    def __init__(self, name: str, symbol: str, params: list[ParamSpec], address: int,
+                 ll: str = "", keepalive=None):
+        self.entry_name = name
+        self.symbol = symbol
+        self.params = params
+        self._ll = ll
+        self._keepalive = keepalive
+        argtypes = [ctypes.c_void_p if p.kind == "buffer" else _CTYPE[p.dtype] for p in params]
+        self._fn = ctypes.CFUNCTYPE(None, *argtypes)(address)
+        self._outputs = [k for k, p in enumerate(params) if p.is_output]
+        self._np_dtypes = [np.dtype(p.dtype) if p.kind == "buffer" else None for p in params]
+
+    # calling ---------------------------------------------------------------
+    def __call__(self, *args) -> None:
+        self._fn(*self._check(args))
+
+    def _check(self, args) -> list:
+        name = self.entry_name
+        if len(args) != len(self.params):
+            expected = ", ".join(p.name for p in self.params)
+            raise TypeError(
+                f"{name}: expects {len(self.params)} arguments ({expected}), got {len(args)}"
+            )
+        bound: dict = {}
+        out = []
+        for k, (p, a) in enumerate(zip(self.params, args)):
+            if p.kind == "var":
+                if isinstance(a, bool) or not isinstance(a, numbers.Integral):
+                    raise TypeError(f"{name}: argument {k} '{p.name}' expects an int, got {a!r}")
+                a = int(a)
+                self._bind(bound, p.name, a, k, p)
+                out.append(a)
+                continue
+            if type(a) is not np.ndarray:
+                raise TypeError(
+                    f"{name}: argument {k} '{p.name}' expects a numpy.ndarray with {p.describe()}, "
+                    f"got {type(a).__name__}"
+                )
+            if a.dtype != self._np_dtypes[k]:
+                raise TypeError(
+                    f"{name}: argument {k} '{p.name}' expects {p.describe()}, got "
+                    f"{a.shape} {a.dtype}"
+                )
+            if a.ndim != len(p.shape):
+                raise ValueError(
+                    f"{name}: argument {k} '{p.name}' expects {p.describe()} (rank {len(p.shape)}), "
+                    f"got {a.shape} {a.dtype} (rank {a.ndim})"
+                )
+            for d, (want, got) in enumerate(zip(p.shape, a.shape)):
+                if isinstance(want, int):
+                    if want != got:
+                        raise ValueError(
+                            f"{name}: argument {k} '{p.name}' expects {p.describe()}, got "
+                            f"{a.shape} {a.dtype} (dimension {d} differs)"
+                        )
+                elif isinstance(want, str):
+                    self._bind(bound, want, got, k, p)
+            if not a.flags.c_contiguous:
+                raise ValueError(
+                    f"{name}: argument {k} '{p.name}' must be C-contiguous; pass np.ascontiguousarray(...)"
+                )
+            if p.is_output and not a.flags.writeable:
+                raise ValueError(f"{name}: argument {k} '{p.name}' is an output but the array is read-only")
+            out.append(a.ctypes.data)
+        for k in self._outputs:
+            for j, other in enumerate(args):
+                if j != k and self.params[j].kind == "buffer" and np.may_share_memory(args[k], other):
+                    raise ValueError(
+                        f"{name}: output argument {k} '{self.params[k].name}' overlaps argument "
+                        f"{j} '{self.params[j].name}'; pass separate arrays"
+                    )
+        return out
+
+    def _bind(self, bound: dict, var: str, value: int, k: int, p: ParamSpec) -> None:
+        old = bound.setdefault(var, value)
+        if old != value:
+            raise ValueError(
+                f"{self.entry_name}: argument {k} '{p.name}' gives {var} = {value}, but an "
+                f"earlier argument gave {var} = {old}"
+            )
+        if value < 0:
+            raise ValueError(f"{self.entry_name}: {var} must be non-negative, got {value}")
+
+    # timing ----------------------------------------------------------------
+    def time_evaluator(self, func_name: str | None = None, dev=None, number: int = 10,
+                       repeat: int = 3, min_repeat_ms: float = 0):
+        """A function that times ``number`` calls, ``repeat`` times; seconds per call."""
+        if isinstance(func_name, int):  # time_evaluator(10, 3): positional number, repeat
+            number, repeat = func_name, dev if isinstance(dev, int) else repeat
+        if number <= 0 or repeat <= 0:
+            raise ValueError(f"time_evaluator: number and repeat must be > 0, got {number}, {repeat}")
+
+        def run(*args) -> TimeResult:
+            raw = self._check(args)
+            fn = self._fn
+            fn(*raw)
+            n = number
+            results = []
+            for _ in range(repeat):
+                while True:
+                    t0 = time.perf_counter()
+                    for _ in range(n):
+                        fn(*raw)
+                    elapsed = time.perf_counter() - t0
+                    if elapsed * 1e3 >= min_repeat_ms or n >= 1 << 24:
+                        break
+                    n = max(n * 2, int(n * min_repeat_ms / max(elapsed * 1e3, 1e-3)) + 1)
+                results.append(elapsed / n)
+            return TimeResult(results)
+
+        return run
+
+    # source and export -----------------------------------------------------
+    def get_source(self, fmt: str = "ll") -> str:
+        """``"ll"``: the optimised LLVM IR; ``"asm"``: the host assembly."""
+        if fmt in ("ll", "llvm"):
+            if not self._ll:
+                raise ValueError(f"{self.entry_name}: a loaded library carries no LLVM IR")
+            return self._ll
+        if fmt in ("asm", "s"):
+            from codegen import jit
+
+            return jit.target_machine().emit_assembly(jit.parse(self._ll))
+        raise ValueError(f"get_source: unknown format {fmt!r}; use 'll' or 'asm'")
+
+    def export_library(self, path: str) -> None:
+        """Write a shared library that ``codegen.load_module(path)`` loads."""
+        from codegen.export import export_library
+
+        export_library(self, path)
+
+    def meta(self) -> str:
+        return json.dumps({
+            "name": self.entry_name,
+            "symbol": self.symbol,
+            "params": [
+                {"kind": p.kind, "name": p.name, "dtype": p.dtype, "shape": list(p.shape), "is_output": p.is_output}
+                for p in self.params
+            ],
+        })
+
+    def __getitem__(self, name: str) -> "Module":
+        if name != self.entry_name:
+            raise KeyError(f"module has one function, '{self.entry_name}', not '{name}'")
+        return self
+
+    def __repr__(self) -> str:
+        return f"Module({self.entry_name}({', '.join(p.name for p in self.params)}))"

@@ -1,0 +1,208 @@
+"""Bounds inference: how much of each stage to compute, and where.
+
+For every stage, from the outputs back to the inputs:
+
+* a stage computed at root covers its whole domain;
+* a stage computed at loop ``a`` of a consumer covers the union of the
+  regions the consumer reads during one iteration of ``a`` (outer loops fixed,
+  inner loops over their ranges), clamped to its own domain.  A stencil read
+  ``B[i - 1] .. B[i + 1]`` inside ``for (x.inner, 0, 8)`` asks for 10 points of
+  ``B`` (the halo).
+
+Then the extents of the derived axes follow the relations downward (a split
+by ``f`` has an inner extent ``f`` and an outer extent ``ceil(ext / f)``) and
+the value of every axis follows them upward (``parent = outer * f + inner``).
+A split that may overshoot its parent yields a guard ``parent < extent``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from te import expr as E
+from te.simplify import can_prove, const_bounds, simplify
+from te.visitor import collect_reads
+from schedule.errors import ScheduleError
+from schedule.interval import interval_of, union
+from schedule.relations import Fuse, Split
+
+
+@dataclass
+class LoopInfo:
+    """What bounds inference decided for one stage."""
+
+    root_min: dict = field(default_factory=dict)  # root IterVar -> Expr (actual index of 0)
+    extent: dict = field(default_factory=dict)  # any IterVar -> Expr (rebased, from 0)
+    value: dict = field(default_factory=dict)  # any IterVar -> Expr in leaf loop vars
+    guards: list = field(default_factory=list)  # (IterVar parent, cond) for overshooting splits
+    alloc_extent: tuple = ()  # per output dimension, a bound usable for storage
+
+    def index(self, root_iv: E.IterVar) -> E.Expr:
+        """The actual index of a root axis inside the stage's loop nest."""
+        return simplify(self.root_min[root_iv] + self.value[root_iv])
+
+
+def infer_bound(sch, bodies: dict, ranges: dict) -> dict:
+    """Return ``{stage: LoopInfo}``.
+
+    ``bodies`` maps each computed stage to its body with inlined stages
+    substituted; ``ranges`` collects constant bounds of every loop variable
+    (filled in here, used by simplification later).
+    """
+    infos: dict = {}
+    for stage in reversed(sch.stages):
+        if stage not in bodies:
+            continue
+        info = LoopInfo()
+        op = stage.op
+        if stage.attach_type == "scope":
+            region = _required_region(sch, stage, bodies, infos, ranges)
+        else:
+            region = [(E.const(0), s, s) for s in op.shape]
+        for iv, (lo, ext, _) in zip(op.axis, region):
+            info.root_min[iv] = lo
+            info.extent[iv] = ext
+        info.alloc_extent = tuple(alloc for _, _, alloc in region)
+        for iv in op.reduce_axis:
+            info.root_min[iv] = iv.dom.min
+            info.extent[iv] = iv.dom.extent
+        _pass_down(stage, info, ranges)
+        _pass_up(stage, info, ranges)
+        infos[stage] = info
+    return infos
+
+
+def _pass_down(stage, info: LoopInfo, ranges: dict) -> None:
+    """Extents of derived axes, and guards for splits that overshoot."""
+    for rel in stage.relations:
+        if isinstance(rel, Split):
+            ext = info.extent[rel.parent]
+            if rel.factor is not None:
+                f = rel.factor
+                info.extent[rel.inner] = f
+                info.extent[rel.outer] = simplify(E.FloorDiv(ext + f - 1, f, "int32"), ranges)
+                covered = simplify(info.extent[rel.outer] * f, ranges)
+            else:
+                p = rel.nparts
+                inner = simplify(E.FloorDiv(ext + p - 1, p, "int32"), ranges)
+                info.extent[rel.outer] = p
+                info.extent[rel.inner] = inner
+                covered = simplify(inner * p, ranges)
+            if not can_prove(E.LE(covered, ext, "bool"), ranges):
+                info.guards.append(rel.parent)
+        elif isinstance(rel, Fuse):
+            info.extent[rel.fused] = simplify(info.extent[rel.outer] * info.extent[rel.inner], ranges)
+    for iv in stage.leaf_iter_vars:
+        ext = info.extent[iv]
+        hi = const_bounds(simplify(ext - 1, ranges), ranges)[1]
+        ranges[iv.var] = (0, hi)
+
+
+def _pass_up(stage, info: LoopInfo, ranges: dict) -> None:
+    """Value of every axis in terms of the leaf loop variables."""
+    for iv in stage.leaf_iter_vars:
+        info.value[iv] = iv.var
+    for rel in reversed(stage.relations):
+        if isinstance(rel, Split):
+            f = rel.factor if rel.factor is not None else info.extent[rel.inner]
+            info.value[rel.parent] = simplify(info.value[rel.outer] * f + info.value[rel.inner], ranges)
+        elif isinstance(rel, Fuse):
+            ie = info.extent[rel.inner]
+            fv = info.value[rel.fused]
+            info.value[rel.outer] = simplify(E.FloorDiv(fv, ie, "int32"), ranges)
+            info.value[rel.inner] = simplify(E.FloorMod(fv, ie, "int32"), ranges)
+
+
+def guard_conditions(info: LoopInfo, ranges: dict, include_reduce: bool, stage) -> list:
+    """``parent_value < parent_extent`` for every overshooting split."""
+    out = []
+    for parent in info.guards:
+        if parent.iter_type == E.COMM_REDUCE and not include_reduce:
+            continue
+        cond = simplify(E.LT(info.value[parent], info.extent[parent], "bool"), ranges)
+        if not (isinstance(cond, E.IntImm) and cond.value == 1):
+            out.append(cond)
+    return out
+
+
+def _required_region(sch, stage, bodies, infos, ranges) -> list:
+    """Per dimension ``(min, extent, alloc_extent)`` needed by the attach stage."""
+    consumer, axis = stage.attach_stage, stage.attach_ivar
+    if consumer not in infos:
+        raise ScheduleError(
+            f"In schedule for stage '{stage.name}': it is computed at stage "
+            f"'{consumer.name}', which is itself inlined or not computed. "
+            f"Attach '{stage.name}' to a stage that has loops."
+        )
+    if not E.contains(consumer.leaf_iter_vars, axis):
+        raise ScheduleError(
+            f"In schedule for stage '{stage.name}': compute_at axis '{axis.var.name}' of "
+            f"stage '{consumer.name}' is no longer a leaf axis (it was split or fused "
+            f"after compute_at). Leaf axes of {consumer.name}: "
+            f"[{', '.join(iv.var.name for iv in consumer.leaf_iter_vars)}]. "
+            f"Call compute_at with one of those."
+        )
+    cinfo = infos[consumer]
+    pos = E.index_of(consumer.leaf_iter_vars, axis)
+    ranged = {}
+    for iv in consumer.leaf_iter_vars[pos + 1:]:
+        ranged[iv.var] = (E.const(0), simplify(cinfo.extent[iv] - 1, ranges))
+    root_vars = list(consumer.op.axis) + list(consumer.op.reduce_axis)
+    actual = {}
+    for iv in root_vars:
+        actual[iv.var] = interval_of(cinfo.root_min[iv] + cinfo.value[iv], ranged, ranges)
+    region = None
+    found = False
+    for read in _reads_of(bodies[consumer], stage, sch):
+        found = True
+        box = []
+        for idx in read.indices:
+            box.append(_index_interval(idx, actual, ranges))
+        region = box if region is None else [union(a, b, ranges) for a, b in zip(region, box)]
+    if not found:
+        raise ScheduleError(
+            f"In schedule for stage '{stage.name}': compute_at stage '{consumer.name}', but "
+            f"'{consumer.name}' does not read '{stage.name}' directly. Attach it to its "
+            f"direct consumer ({[s.name for s in sch.consumers(stage)]})."
+        )
+    out = []
+    for d, shape_d in enumerate(stage.op.shape):
+        iv = region[d]
+        if iv is None:
+            out.append((E.const(0), shape_d, shape_d))
+            continue
+        lo, hi = iv
+        raw_ext = simplify(hi - lo + 1, ranges)
+        clo = simplify(E.Max(lo, E.const(0), "int32"), ranges)
+        chi = simplify(E.Min(hi, shape_d - 1, "int32"), ranges)
+        ext = simplify(chi - clo + 1, ranges)
+        alloc = raw_ext if isinstance(raw_ext, E.IntImm) else _bound_of(ext, ranges, shape_d)
+        out.append((clo, ext, alloc))
+    return out
+
+
+def _index_interval(idx, actual: dict, ranges: dict):
+    from te.visitor import collect_vars
+
+    ranged = {v: actual[v] for v in collect_vars(idx) if v in actual}
+    if any(r is None for r in ranged.values()):
+        return None
+    return interval_of(idx, ranged, ranges)
+
+
+def _bound_of(ext, ranges, shape_d):
+    hi = const_bounds(ext, ranges)[1]
+    if hi is not None:
+        return E.const(hi)
+    return shape_d
+
+
+def _reads_of(body: tuple, stage, sch) -> list:
+    out = []
+    for b in body:
+        exprs = list(b.source) + [b.condition] if isinstance(b, E.Reduce) else [b]
+        for e in exprs:
+            for r in collect_reads(e):
+                if sch.stage_map.get(r.tensor.op) is stage:
+                    out.append(r)
+    return out

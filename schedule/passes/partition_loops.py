@@ -1,0 +1,171 @@
+"""partition_loops: peel the tail of a loop so the main part carries no guard.
+
+A non-dividing split leaves ``if (likely(x.outer*32 + x.inner < 100))``
+around the body.  The loop whose variable decides the guard is cut where the
+guard stops holding for every inner iteration::
+
+    for (x.outer, 0, 4) {                   for (x.outer, 0, 3) {
+      for (x.inner, 0, 32) {                  for (x.inner, 0, 32) {
+        if (likely(x.outer*32 + x.inner         C[...] = ...         // no guard
+                   < 100)) {                  }
+          C[...] = ...               ->     }
+        }                                   for (x.outer, 3, 1) {
+      }                                       for (x.inner, 0, 32) {
+    }                                           if (likely(...)) { C[...] = ... }
+
+Halide does the same (``loop partitioning``); TVM calls it ``LoopPartition``.
+"""
+
+from __future__ import annotations
+
+from te import expr as E
+from te.simplify import Linear, linear, simplify
+from te.visitor import collect_vars, pre_order, walk
+from schedule import stmt as S
+
+
+def partition_loops(body: S.Stmt, ctx: dict) -> S.Stmt:
+    return _Partition(dict(ctx.get("ranges", {}))).visit(body)
+
+
+def _atoms(cond: E.Expr) -> list:
+    if isinstance(cond, E.And):
+        return _atoms(cond.a) + _atoms(cond.b)
+    return [cond]
+
+
+def _likely_atoms(s: S.Stmt, inner: dict) -> list:
+    """(atom, inner-loop ranges) for every atom of every likely guard in ``s``."""
+    out: list = []
+
+    def visit(x: S.Stmt, loops: dict) -> None:
+        if isinstance(x, S.For):
+            loops = dict(loops)
+            loops[x.loop_var] = (x.min, simplify(x.min + x.extent - 1))
+        for e in S.stmt_exprs(x):
+            def grab(n, loops=loops):
+                if isinstance(n, E.Call) and n.name == "likely":
+                    out.extend((a, loops) for a in _atoms(n.args[0]))
+            walk(e, grab)
+        for name in ("body", "then_case", "else_case"):
+            child = getattr(x, name, None)
+            if child is not None:
+                visit(child, loops)
+        if isinstance(x, S.Block):
+            for c in x.stmts:
+                visit(c, loops)
+
+    visit(s, inner)
+    return out
+
+
+def _upper_split(atom: E.Expr, v: E.Var, inner: dict, ranges: dict):
+    """If ``atom`` holds exactly for ``v < point`` (all inner values), return point."""
+    if isinstance(atom, E.LT):
+        lin = linear(E.Sub(E.Sub(atom.b, atom.a, "int32"), E.const(1), "int32"))
+    elif isinstance(atom, E.LE):
+        lin = linear(E.Sub(atom.b, atom.a, "int32"))
+    elif isinstance(atom, E.GT):
+        lin = linear(E.Sub(E.Sub(atom.a, atom.b, "int32"), E.const(1), "int32"))
+    elif isinstance(atom, E.GE):
+        lin = linear(E.Sub(atom.a, atom.b, "int32"))
+    else:
+        return None
+    if not _is_int(atom.a):
+        return None
+    coef = 0
+    rest = Linear(lin.dtype)
+    rest.const = lin.const
+    exact = True
+    for t, c in lin.items():
+        if t is v:
+            coef += c
+            continue
+        used = collect_vars(t)
+        if v in used:
+            return None
+        if isinstance(t, E.Var) and t in inner:
+            lo, hi = inner[t]
+            rest.add(lo if c > 0 else hi, c)
+            exact = False
+        elif any(u in inner for u in used):
+            return None
+        else:
+            rest.add(t, c)
+    if coef >= 0:
+        return None
+    # atom <=> coef*v + rest >= 0 <=> v <= rest // -coef
+    point = simplify(E.FloorDiv(rest.to_expr(), E.const(-coef), "int32") + 1, ranges)
+    return point, exact
+
+
+def _is_int(e: E.Expr) -> bool:
+    from te import dtype as dt
+
+    return dt.is_int(e.dtype) and dt.lanes(e.dtype) == 1
+
+
+class _Partition:
+    def __init__(self, ranges: dict):
+        self.ranges = ranges
+
+    def visit(self, s: S.Stmt) -> S.Stmt:
+        if isinstance(s, S.For):
+            split = self.try_split(s)
+            if split is not None:
+                return split
+            body = self.visit(s.body)
+            return s if body is s.body else S.For(s.loop_var, s.min, s.extent, s.kind, body, s.pragmas)
+        return S.map_stmt(s, self.visit)
+
+    def try_split(self, s: S.For):
+        v = s.loop_var
+        points, true_atoms, false_atoms = [], set(), set()
+        for atom, inner in _likely_atoms(s.body, {}):
+            if v not in collect_vars(atom):
+                continue
+            r = _upper_split(atom, v, inner, self.ranges)
+            if r is None:
+                continue
+            points.append(r[0])
+            true_atoms.add(atom)
+            if r[1]:
+                false_atoms.add(atom)
+        if not points:
+            return None
+        point = points[0]
+        for p in points[1:]:
+            point = simplify(E.Min(point, p, "int32"), self.ranges)
+        m = simplify(E.Min(E.Max(point - s.min, E.const(0), "int32"), s.extent, "int32"), self.ranges)
+        main_body = _replace_atoms(s.body, true_atoms, True)
+        tail_body = _replace_atoms(s.body, false_atoms & _only_decided(false_atoms), False) if len(points) == 1 else s.body
+        main = S.For(v, s.min, m, s.kind, self.visit(main_body), s.pragmas)
+        tail_ext = simplify(s.extent - m, self.ranges)
+        if isinstance(tail_ext, E.IntImm) and tail_ext.value <= 0:
+            return main
+        tail_var = E.Var(v.name, v.dtype)
+        tail_body = S.map_stmt_exprs(tail_body, lambda e: _subst(e, v, tail_var))
+        tail = S.For(tail_var, simplify(s.min + m, self.ranges), tail_ext, s.kind,
+                     self.visit(tail_body), s.pragmas)
+        return S.seq(main, tail)
+
+
+def _only_decided(atoms: set) -> set:
+    return atoms
+
+
+def _subst(e, v, nv):
+    from te.visitor import substitute
+
+    return substitute(e, {v: nv})
+
+
+def _replace_atoms(s: S.Stmt, atoms: set, value: bool) -> S.Stmt:
+    if not atoms:
+        return s
+    c = E.const(value)
+
+    def fexpr(e):
+        return pre_order(e, lambda n: c if n in atoms else None)
+
+    return S.map_stmt_exprs(s, fexpr)

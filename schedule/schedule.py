@@ -1,0 +1,236 @@
+"""``Schedule``: the stages of a dataflow graph and the primitives that add stages.
+
+``cache_read``, ``cache_write`` and ``rfactor`` rewrite the dataflow (they
+create operations); everything else lives on ``Stage``.
+"""
+
+from __future__ import annotations
+
+from te import expr as E
+from te.operation import compute
+from te.tensor import ComputeOp, Operation, Tensor
+from te.visitor import pre_order, substitute
+from schedule.errors import ScheduleError
+from schedule.relations import Fuse, Split
+from schedule.stage import Stage
+
+
+class Schedule:
+    """All stages of the graph that produces ``outputs``, inputs first."""
+
+    def __init__(self, outputs: list[Operation]):
+        self.outputs = list(outputs)
+        self.stages: list[Stage] = []
+        self.stage_map: dict = {}  # op -> Stage (original and current ops)
+        for op in _post_order(self.outputs):
+            self._add_stage(Stage(op, self))
+        for op in self.outputs:
+            self.stage_map[op].is_output = True
+
+    def _add_stage(self, stage: Stage, after: Stage | None = None) -> Stage:
+        if after is None:
+            self.stages.append(stage)
+        else:
+            self.stages.insert(self.stages.index(after) + 1, stage)
+        self.stage_map[stage.op] = stage
+        return stage
+
+    def __getitem__(self, key) -> Stage:
+        op = key.op if isinstance(key, Tensor) else key
+        stage = self.stage_map.get(op)
+        if stage is None:
+            name = getattr(op, "name", key)
+            raise ScheduleError(
+                f"tensor '{name}' is not part of this schedule; its stages are "
+                f"{[s.name for s in self.stages]}. Create the schedule from the final "
+                f"outputs (te.create_schedule([out.op]))."
+            )
+        return stage
+
+    def __contains__(self, key) -> bool:
+        op = key.op if isinstance(key, Tensor) else key
+        return op in self.stage_map
+
+    def owner_of(self, iv) -> Stage | None:
+        return next((s for s in self.stages if E.contains(s.all_iter_vars, iv)), None)
+
+    def stage_of_tensor(self, t: Tensor) -> Stage:
+        return self[t.op]
+
+    def reads(self, consumer: Stage) -> list[Stage]:
+        """Stages read directly by ``consumer``'s current operation."""
+        out: list = []
+        for t in consumer.op.input_tensors:
+            s = self.stage_map.get(t.op)
+            if s is not None and s not in out:
+                out.append(s)
+        return out
+
+    def reads_transitively(self, consumer: Stage, producer: Stage) -> bool:
+        todo, seen = [consumer], set()
+        while todo:
+            s = todo.pop()
+            for p in self.reads(s):
+                if p is producer:
+                    return True
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    todo.append(p)
+        return False
+
+    # dataflow rewriting ------------------------------------------------------
+    def cache_read(self, tensor: Tensor, scope: str, readers) -> Tensor:
+        """Copy ``tensor`` into a new stage ``tensor.scope`` read by ``readers``.
+
+        ::
+
+            C[i] = A[i] * 2       ->   A.local[i] = A[i]
+                                       C[i] = A.local[i] * 2
+        """
+        _check_scope(scope)
+        if isinstance(readers, (Tensor, Operation)):
+            readers = [readers]
+        src_stage = self[tensor]
+        reader_stages = [self[r] for r in readers]
+        for rs in reader_stages:
+            if src_stage not in self.reads(rs):
+                raise ScheduleError(
+                    f"cache_read of '{tensor.name}': stage '{rs.name}' does not read it. "
+                    f"Readers of {tensor.name}: {[s.name for s in self.consumers(src_stage)]}."
+                )
+        cache = compute(tensor.shape, lambda *i: tensor(*i), name=f"{tensor.name}.{scope}")
+        for rs in reader_stages:
+            new_op = _replace_reads(rs.op, {tensor: cache})
+            self._swap_op(rs, new_op)
+        stage = self._add_stage(Stage(cache.op, self), after=src_stage)
+        stage.scope = scope
+        return cache
+
+    def cache_write(self, tensor, scope: str):
+        """Compute ``tensor`` into a new stage ``C.scope``; ``C`` becomes a copy of it.
+
+        ::
+
+            C[i] = sum(A[i, k])    ->   C.local[i] = sum(A[i, k])
+                                        C[i] = C.local[i]
+
+        Call it before scheduling ``C``.  Halide: ``f.update().in()`` / ``compute_with``.
+        """
+        _check_scope(scope)
+        tensors = list(tensor) if isinstance(tensor, (list, tuple)) else [tensor]
+        stage = self[tensors[0]]
+        op = stage.op
+        if not isinstance(op, ComputeOp):
+            raise ScheduleError(f"cache_write: '{op.name}' is not a compute stage")
+        if stage.relations or stage.iter_var_attrs or len(stage.leaf_iter_vars) != len(stage.all_iter_vars):
+            raise stage._error(
+                "cannot cache_write a stage that is already scheduled",
+                "Call s.cache_write first, then split/reorder the stages.",
+            )
+        axis = tuple(E.IterVar(iv.dom, E.Var(iv.var.name + ".c"), iv.iter_type) for iv in op.axis)
+        vmap = {old.var: new.var for old, new in zip(op.axis, axis)}
+        body = tuple(substitute(b, vmap) for b in op.body)
+        cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, dict(op.attrs), axis, op.reduce_axis, body)
+        copy_body = tuple(E.TensorRead(Tensor(cache_op, k), tuple(iv.var for iv in op.axis), b.dtype)
+                          for k, b in enumerate(op.body))
+        copy_op = ComputeOp(op.name, op.tag, dict(op.attrs), op.axis, (), copy_body)
+        self._swap_op(stage, copy_op)
+        stage.all_iter_vars = list(op.axis)
+        stage.leaf_iter_vars = list(op.axis)
+        cache_stage = Stage(cache_op, self)
+        cache_stage.scope = scope
+        self.stages.insert(self.stages.index(stage), cache_stage)
+        self.stage_map[cache_op] = cache_stage
+        outs = [Tensor(cache_op, k) for k in range(cache_op.num_outputs)]
+        return outs if isinstance(tensor, (list, tuple)) else outs[0]
+
+    def rfactor(self, tensor: Tensor, axis, factor_axis: int = 0):
+        """Factor a reduction over leaf axis ``axis`` into a new stage ``C.rf``.
+
+        ::
+
+            C[i] = sum(A[i, k])          ->  C.rf[ki, i] = sum(A[i, ko*4 + ki], ko)
+            (k split into ko, ki by 4)        C[i] = sum(C.rf[k.v, i], k.v)
+
+        The factored axis becomes a data axis of ``C.rf`` (vectorizable, parallelizable).
+        Halide: ``f.update().rfactor(ki, u)``.
+        """
+        from schedule.rfactor import rfactor
+
+        return rfactor(self, tensor, axis, factor_axis)
+
+    def _swap_op(self, stage: Stage, new_op: ComputeOp) -> None:
+        stage.op = new_op
+        self.stage_map[new_op] = stage
+
+    def consumers(self, producer: Stage) -> list[Stage]:
+        return [s for s in self.stages if producer in self.reads(s)]
+
+    def normalize(self) -> "Schedule":
+        return self
+
+    def __repr__(self) -> str:
+        return "schedule(" + ", ".join(s.name for s in self.stages) + ")"
+
+
+def _check_scope(scope: str) -> None:
+    if scope not in ("global", "local"):
+        raise ValueError(f"unknown storage scope {scope!r}; use 'global' or 'local'")
+
+
+def _replace_reads(op: ComputeOp, tmap: dict) -> ComputeOp:
+    def rule(x):
+        if isinstance(x, E.TensorRead) and x.tensor in tmap:
+            new = tmap[x.tensor]
+            return E.TensorRead(new, tuple(_rewrite(i, tmap) for i in x.indices), x.dtype)
+        return None
+
+    def _rewrite(e, m):
+        return pre_order(e, rule)
+
+    body = []
+    for b in op.body:
+        if isinstance(b, E.Reduce):
+            src = tuple(pre_order(s, rule) for s in b.source)
+            cond = pre_order(b.condition, rule)
+            body.append((b, src, cond))
+        else:
+            body.append(pre_order(b, rule))
+    if body and isinstance(body[0], tuple):
+        b0, src, cond = body[0]
+        body = [E.Reduce(b.combiner, src, b.axis, cond, b.value_index, b.dtype) for b, _, _ in body]
+    return ComputeOp(op.name, op.tag, dict(op.attrs), op.axis, op.reduce_axis, tuple(body))
+
+
+def _post_order(outputs: list[Operation]) -> list[Operation]:
+    order: list = []
+    seen: set = set()
+
+    def visit(op):
+        if id(op) in seen:
+            return
+        seen.add(id(op))
+        for t in op.input_tensors:
+            visit(t.op)
+        order.append(op)
+
+    for op in outputs:
+        visit(op)
+    return order
+
+
+def create_schedule(ops) -> Schedule:
+    """A default schedule (every stage at root, loops in axis order) for ``ops``."""
+    if isinstance(ops, (Operation, Tensor)):
+        ops = [ops]
+    out = []
+    for op in ops:
+        if isinstance(op, Tensor):
+            op = op.op
+        if not isinstance(op, Operation):
+            raise TypeError(f"create_schedule expects operations (C.op), got {op!r}")
+        out.append(op)
+    return Schedule(out)
+
+
+__all__ = ["Schedule", "Stage", "create_schedule", "Split", "Fuse"]

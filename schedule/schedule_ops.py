@@ -1,0 +1,197 @@
+"""Build the first loop nest of a schedule (tensor-level, before flattening).
+
+Every computed stage becomes ``Produce(name, loops)``, the loops taken from its
+leaf axes in order.  A stage computed at a consumer's loop is placed, wrapped
+in its ``Realize``, at the top of that loop's body.  A reduction gets an init
+nest (``C[i] = identity``) just before its outermost reduce loop, with the data
+loops inside that point copied as ``.init`` loops.
+"""
+
+from __future__ import annotations
+
+from te import expr as E
+from te.tensor import ComputeOp, PlaceholderOp, Tensor
+from te.simplify import simplify
+from te.visitor import pre_order, substitute
+from schedule import stmt as S
+from schedule.bound import LoopInfo, guard_conditions, infer_bound
+from schedule.errors import ScheduleError
+
+_KIND = {"vectorize": S.VECTORIZED, "parallel": S.PARALLEL, "unroll": S.UNROLLED, None: S.SERIAL}
+
+
+def inline_bodies(sch) -> dict:
+    """Each computed, non-inlined stage -> its body with inlined stages substituted."""
+    memo: dict = {}
+
+    def expand(e: E.Expr) -> E.Expr:
+        def rule(x):
+            if isinstance(x, E.TensorRead):
+                st = sch.stage_map.get(x.tensor.op)
+                idx = tuple(expand(i) for i in x.indices)
+                if st is not None and st.attach_type == "inline":
+                    body = inlined(st)[x.tensor.value_index]
+                    vmap = {iv.var: i for iv, i in zip(st.op.axis, idx)}
+                    return substitute(body, vmap)
+                if st is not None and x.tensor.op is not st.op:
+                    return E.TensorRead(Tensor(st.op, x.tensor.value_index), idx, x.dtype)
+                return E.TensorRead(x.tensor, idx, x.dtype)
+            return None
+
+        return pre_order(e, rule)
+
+    def inlined(st) -> tuple:
+        if st not in memo:
+            out = []
+            for b in st.op.body:
+                if isinstance(b, E.Reduce):
+                    out.append(b)
+                else:
+                    out.append(expand(b))
+            if isinstance(st.op.body[0], E.Reduce):
+                b0 = st.op.body[0]
+                src = tuple(expand(s) for s in b0.source)
+                cond = expand(b0.condition)
+                out = [E.Reduce(b.combiner, src, b.axis, cond, b.value_index, b.dtype) for b in st.op.body]
+            memo[st] = tuple(out)
+        return memo[st]
+
+    return {
+        st: inlined(st)
+        for st in sch.stages
+        if isinstance(st.op, ComputeOp) and st.attach_type != "inline"
+    }
+
+
+class NestBuilder:
+    def __init__(self, sch, args: set):
+        self.sch = sch
+        self.ranges: dict = {}
+        self.bodies = inline_bodies(sch)
+        self.infos: dict[object, LoopInfo] = infer_bound(sch, self.bodies, self.ranges)
+        self.args = args
+        self.attached: dict = {}
+        for st in sch.stages:
+            if st.attach_type == "scope" and st in self.bodies:
+                self.attached.setdefault((st.attach_stage, st.attach_ivar), []).append(st)
+
+    def build(self) -> S.Stmt:
+        roots = [st for st in self.sch.stages if st in self.bodies and st.attach_type == "root"]
+        body = S.seq(*[self.stage_nest(st) for st in roots])
+        for st in reversed(roots):
+            if st.origin_op not in self.args and st.op not in self.args:
+                if st.is_output:
+                    raise ScheduleError(
+                        f"output stage '{st.name}' is not in the argument list; pass its tensor to "
+                        f"lower/build"
+                    )
+                body = self.realize(st, body)
+        return body
+
+    def realize(self, st, body: S.Stmt) -> S.Stmt:
+        info = self.infos[st]
+        for k in reversed(range(st.op.num_outputs)):
+            bounds = tuple(
+                E.Range(info.root_min[iv], info.alloc_extent[d]) for d, iv in enumerate(st.op.axis)
+            )
+            body = S.Realize(Tensor(st.op, k), bounds, st.scope, body)
+        return body
+
+    # one stage ------------------------------------------------------------
+    def stage_nest(self, st) -> S.Stmt:
+        info = self.infos[st]
+        body = self.bodies[st]
+        leaves = st.leaf_iter_vars
+        root_index = {iv.var: info.index(iv) for iv in list(st.op.axis) + list(st.op.reduce_axis)}
+        is_reduce = isinstance(body[0], E.Reduce)
+        if is_reduce:
+            inner = self.update_stmt(st, info, body, root_index)
+        else:
+            values = [substitute(b, root_index) for b in body]
+            idx = tuple(root_index[iv.var] for iv in st.op.axis)
+            inner = S.seq(*[S.Provide(Tensor(st.op, k), idx, v) for k, v in enumerate(values)])
+            inner = self.guard(inner, guard_conditions(info, self.ranges, True, st))
+        first_reduce = next((p for p, iv in enumerate(leaves) if iv.iter_type == E.COMM_REDUCE), None)
+        nest = inner
+        for p in reversed(range(len(leaves))):
+            iv = leaves[p]
+            nest = self.loop(st, iv, info, nest)
+            if is_reduce and p == first_reduce:
+                nest = S.seq(self.init_stmt(st, info, body, root_index, p), nest)
+            if p > 0:
+                nest = self.with_attached(st, leaves[p - 1], nest)
+        if is_reduce and first_reduce is None:
+            nest = S.seq(self.init_stmt(st, info, body, root_index, len(leaves)), nest)
+        return S.Produce(st.name, nest)
+
+    def with_attached(self, st, iv, body: S.Stmt) -> S.Stmt:
+        """Producers computed at loop ``iv`` of ``st`` go first inside it."""
+        producers = self.attached.get((st, iv), [])
+        if not producers:
+            return body
+        out = S.seq(*[self.stage_nest(p) for p in producers], body)
+        for p in reversed(producers):
+            out = self.realize(p, out)
+        return out
+
+    def loop(self, st, iv, info: LoopInfo, body: S.Stmt, var=None) -> S.Stmt:
+        attrs = st.iter_var_attrs.get(iv, {})
+        kind = _KIND[attrs.get("kind")]
+        pragmas = tuple(attrs.get("pragmas", ()))
+        return S.For(iv.var if var is None else var, E.const(0), info.extent[iv], kind, body, pragmas)
+
+    def guard(self, body: S.Stmt, conds: list) -> S.Stmt:
+        if not conds:
+            return body
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = E.And(cond, c, "bool")
+        return S.IfThenElse(E.likely(cond), body)
+
+    # reductions ----------------------------------------------------------
+    def update_stmt(self, st, info, body, root_index) -> S.Stmt:
+        red = body[0]
+        idx = tuple(root_index[iv.var] for iv in st.op.axis)
+        outs = [Tensor(st.op, k) for k in range(len(body))]
+        src = tuple(substitute(s, root_index) for s in red.source)
+        olds = tuple(E.TensorRead(t, idx, t.dtype) for t in outs)
+        new = red.combiner.combine(olds, src)
+        if len(outs) == 1:
+            upd: S.Stmt = S.Provide(outs[0], idx, new[0])
+        else:
+            tmps = [E.Var(f"{st.name}.v{k}", t.dtype) for k, t in enumerate(outs)]
+            upd = S.seq(*[S.Provide(t, idx, v) for t, v in zip(outs, tmps)])
+            for v, e in reversed(list(zip(tmps, new))):
+                upd = S.LetStmt(v, e, upd)
+        cond = simplify(substitute(red.condition, root_index))
+        conds = guard_conditions(info, self.ranges, True, st)
+        upd = self.guard(upd, conds)
+        if not (isinstance(cond, E.IntImm) and cond.value == 1):
+            upd = S.IfThenElse(cond, upd)
+        return upd
+
+    def init_stmt(self, st, info, body, root_index, pos: int) -> S.Stmt:
+        """``C[idx] = identity`` over the data loops inside position ``pos``."""
+        red = body[0]
+        data_inside = [iv for iv in st.leaf_iter_vars[pos:] if iv.iter_type != E.COMM_REDUCE]
+        init_vars = {iv.var: E.Var(iv.var.name + ".init") for iv in data_inside}
+        idx = tuple(simplify(substitute(root_index[iv.var], init_vars)) for iv in st.op.axis)
+        stmt = S.seq(*[
+            S.Provide(Tensor(st.op, k), idx, ident) for k, ident in enumerate(red.combiner.identity)
+        ])
+        conds = [substitute(c, init_vars) for c in guard_conditions(info, self.ranges, False, st)]
+        stmt = self.guard(stmt, conds)
+        for iv in reversed(data_inside):
+            nv = init_vars[iv.var]
+            self.ranges[nv] = self.ranges.get(iv.var, (0, None))
+            stmt = self.loop(st, iv, info, stmt, var=nv)
+        return stmt
+
+
+def schedule_ops(sch, args: set) -> tuple[S.Stmt, dict]:
+    """The tensor-level loop nest and the constant ranges of its loop variables."""
+    for st in sch.stages:
+        if isinstance(st.op, PlaceholderOp) and st.op in args:
+            continue
+    b = NestBuilder(sch, args)
+    return b.build(), b.ranges

@@ -1,0 +1,315 @@
+"""``Stage``: the schedule of one operation.  Primitives validate and record.
+
+A stage holds its leaf axes (the loops, outermost first), the relations that
+derived them from the operation's axes, per-axis annotations and where the
+stage is computed (root, inline, or at an axis of a consumer).  No primitive
+touches the loop AST: bounds inference and ``schedule_ops`` interpret the
+record.
+"""
+
+from __future__ import annotations
+
+from te import expr as E
+from te.simplify import simplify
+from te.tensor import ComputeOp, PlaceholderOp
+from schedule.errors import ScheduleError
+from schedule.relations import Fuse, Split
+
+LEGAL_PRAGMAS = ("auto_unroll_max_step", "unroll_explicit", "parallel_launch_point")
+
+
+class Stage:
+    """The schedule of one operation (classic TVM's ``s[C]``)."""
+
+    def __init__(self, op, schedule):
+        self.op = op
+        self.origin_op = op
+        self.schedule = schedule
+        axes = list(getattr(op, "axis", ())) + list(getattr(op, "reduce_axis", ()))
+        self.all_iter_vars: list[E.IterVar] = list(axes)
+        self.leaf_iter_vars: list[E.IterVar] = list(axes)
+        self.relations: list = []
+        self.iter_var_attrs: dict = {}  # IterVar -> {"kind": str, "pragmas": [(k, v)]}
+        self.attach_type = "root"  # root | inline | scope
+        self.attach_ivar: E.IterVar | None = None
+        self.attach_stage: Stage | None = None
+        self.is_output = False
+        self.scope = "global"
+        self.storage_aligns: dict = {}  # dimension -> (factor, offset)
+
+    # naming and errors ----------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    def _leaf_names(self) -> str:
+        return "[" + ", ".join(iv.var.name for iv in self.leaf_iter_vars) + "]"
+
+    def _error(self, what: str, fix: str) -> ScheduleError:
+        return ScheduleError(
+            f"In schedule for stage '{self.name}': {what}. "
+            f"Leaf axes of {self.name}: {self._leaf_names()}. {fix}"
+        )
+
+    def _check_leaf(self, iv, primitive: str) -> E.IterVar:
+        if not isinstance(iv, E.IterVar):
+            raise TypeError(f"{primitive}: expected an IterVar of stage '{self.name}', got {iv!r}")
+        if not E.contains(self.all_iter_vars, iv):
+            owner = self.schedule.owner_of(iv)
+            where = f"it belongs to stage '{owner.name}'" if owner else "it belongs to no stage of this schedule"
+            raise self._error(
+                f"cannot {primitive} axis '{iv.var.name}', {where}",
+                f"Use the axes of {self.name} (s[{self.name}].op.axis, s[{self.name}].leaf_iter_vars).",
+            )
+        if not E.contains(self.leaf_iter_vars, iv):
+            rel = next(
+                (r for r in self.relations
+                 if (isinstance(r, Split) and r.parent is iv)
+                 or (isinstance(r, Fuse) and E.contains((r.outer, r.inner), iv))),
+                None,
+            )
+            if isinstance(rel, Split):
+                state = f"it was already split into ({rel.outer.var.name}, {rel.inner.var.name})"
+            elif isinstance(rel, Fuse):
+                state = f"it was already fused into {rel.fused.var.name}"
+            else:
+                state = "it is not a leaf axis"
+            raise self._error(
+                f"cannot {primitive} axis '{iv.var.name}', {state}",
+                f"{primitive.capitalize()} one of the leaf axes instead.",
+            )
+        return iv
+
+    # loop transformations ---------------------------------------------------
+    def split(self, parent, factor=None, nparts=None):
+        """Split ``parent`` into ``(outer, inner)``; ``inner`` has extent ``factor``.
+
+        ::
+
+            for (x, 0, 100)          ->   for (x.outer, 0, 4)
+              C[x] = ...                    for (x.inner, 0, 32)
+                                              if (likely(x.outer*32 + x.inner < 100))
+                                                C[x.outer*32 + x.inner] = ...
+
+        The guard only exists for a non-dividing factor; lowering peels it into
+        a tail so the main loop carries none.  Halide: ``f.split(x, xo, xi, 32)``.
+        """
+        self._check_leaf(parent, "split")
+        if (factor is None) == (nparts is None):
+            raise ValueError(
+                f"split of '{parent.var.name}' in stage '{self.name}': give exactly one of "
+                f"factor= and nparts=, got factor={factor!r}, nparts={nparts!r}"
+            )
+        value = _positive_int(factor if factor is not None else nparts, self, parent)
+        ext = _extent(parent)
+        if factor is not None:
+            outer_ext = None if ext is None else simplify(E.FloorDiv(ext + (value - 1), E.const(value), "int32"))
+            inner_ext = E.const(value)
+        else:
+            outer_ext = E.const(value)
+            inner_ext = None if ext is None else simplify(E.FloorDiv(ext + (value - 1), E.const(value), "int32"))
+        outer = _derived(parent, ".outer", outer_ext)
+        inner = _derived(parent, ".inner", inner_ext)
+        rel = Split(parent, outer, inner,
+                    E.const(value) if factor is not None else None,
+                    E.const(value) if nparts is not None else None)
+        self._replace_leaf([parent], [outer, inner], rel)
+        return outer, inner
+
+    def tile(self, x_parent, y_parent, x_factor, y_factor):
+        """Split two axes and reorder to ``(x.outer, y.outer, x.inner, y.inner)``."""
+        xo, xi = self.split(x_parent, factor=x_factor)
+        yo, yi = self.split(y_parent, factor=y_factor)
+        self.reorder(xo, yo, xi, yi)
+        return xo, yo, xi, yi
+
+    def fuse(self, *args):
+        """Fuse adjacent leaf axes (outer first) into one: ``x.y.fused``.
+
+        ::
+
+            for (x, 0, 4)                   ->  for (x.y.fused, 0, 32)
+              for (y, 0, 8)                       C[x.y.fused / 8, x.y.fused % 8] = ...
+        """
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        if not args:
+            raise ValueError(f"fuse in stage '{self.name}': give at least one axis")
+        fused = self._check_leaf(args[0], "fuse")
+        for iv in args[1:]:
+            fused = self._fuse_pair(fused, self._check_leaf(iv, "fuse"))
+        return fused
+
+    def _fuse_pair(self, outer, inner):
+        pos_o = E.index_of(self.leaf_iter_vars, outer)
+        pos_i = E.index_of(self.leaf_iter_vars, inner)
+        if outer.iter_type != inner.iter_type:
+            raise self._error(
+                f"cannot fuse '{outer.var.name}' with '{inner.var.name}', one is a data axis "
+                f"and the other a reduce axis",
+                "Fuse data axes with data axes and reduce axes with reduce axes.",
+            )
+        if pos_i != pos_o + 1:
+            raise self._error(
+                f"cannot fuse '{outer.var.name}' and '{inner.var.name}', they are not adjacent "
+                f"with '{outer.var.name}' directly outside '{inner.var.name}'",
+                "Reorder them next to each other first, outer axis first.",
+            )
+        eo, ei = _extent(outer), _extent(inner)
+        ext = None if eo is None or ei is None else simplify(eo * ei)
+        fused = E.IterVar(
+            E.Range(E.const(0), ext) if ext is not None else None,
+            E.Var(f"{outer.var.name}.{inner.var.name}.fused"),
+            outer.iter_type,
+        )
+        self._replace_leaf([outer, inner], [fused], Fuse(outer, inner, fused))
+        return fused
+
+    def reorder(self, *args):
+        """Put the given leaf axes in this order, in the slots they occupy."""
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        for iv in args:
+            self._check_leaf(iv, "reorder")
+        if len(set(map(id, args))) != len(args):
+            names = [iv.var.name for iv in args]
+            raise self._error(f"reorder got a repeated axis in {names}", "Name each axis once.")
+        slots = sorted(E.index_of(self.leaf_iter_vars, iv) for iv in args)
+        for slot, iv in zip(slots, args):
+            self.leaf_iter_vars[slot] = iv
+
+    def _replace_leaf(self, old: list, new: list, rel) -> None:
+        pos = E.index_of(self.leaf_iter_vars, old[0])
+        for iv in old:
+            del self.leaf_iter_vars[E.index_of(self.leaf_iter_vars, iv)]
+        self.leaf_iter_vars[pos:pos] = new
+        self.all_iter_vars.extend(new)
+        self.relations.append(rel)
+
+    # annotations -------------------------------------------------------------
+    def _annotate(self, iv, kind: str) -> None:
+        self._check_leaf(iv, kind)
+        if kind in ("vectorize", "parallel") and iv.iter_type == E.COMM_REDUCE:
+            raise self._error(
+                f"cannot {kind} reduce axis '{iv.var.name}'",
+                f"Use s.rfactor({self.name}, {iv.var.name}) to turn it into a data axis of a "
+                f"new stage, then {kind} that axis.",
+            )
+        self.iter_var_attrs.setdefault(iv, {"kind": None, "pragmas": []})["kind"] = kind
+
+    def vectorize(self, iv) -> None:
+        """Emit the loop as SIMD vector instructions (Halide ``f.vectorize(x)``)."""
+        self._annotate(iv, "vectorize")
+
+    def parallel(self, iv) -> None:
+        """Run the loop's iterations on the thread pool (Halide ``f.parallel(x)``)."""
+        self._annotate(iv, "parallel")
+
+    def unroll(self, iv) -> None:
+        """Replicate the loop body once per iteration (Halide ``f.unroll(x)``)."""
+        self._annotate(iv, "unroll")
+
+    def pragma(self, iv, key: str, value=None) -> None:
+        """Attach a pragma to a loop: ``auto_unroll_max_step`` and ``unroll_explicit``."""
+        self._check_leaf(iv, "pragma")
+        if key not in LEGAL_PRAGMAS:
+            raise ValueError(
+                f"pragma '{key}' on stage '{self.name}' is unknown; choose one of {LEGAL_PRAGMAS}"
+            )
+        self.iter_var_attrs.setdefault(iv, {"kind": None, "pragmas": []})["pragmas"].append((key, value))
+
+    def storage_align(self, axis, factor: int, offset: int) -> None:
+        """Pad the stride of ``axis``'s dimension to ``offset`` modulo ``factor``."""
+        if not E.contains(getattr(self.op, "axis", ()), axis):
+            raise self._error(
+                f"storage_align needs one of the operation's own axes, got "
+                f"'{getattr(axis, 'name', axis)}'",
+                f"Pass an element of s[{self.name}].op.axis.",
+            )
+        factor = int(factor)
+        if factor <= 0:
+            raise ValueError(f"storage_align of stage '{self.name}': factor must be > 0, got {factor}")
+        self.storage_aligns[E.index_of(self.op.axis, axis)] = (factor, int(offset) % factor)
+
+    def set_scope(self, scope: str) -> None:
+        if scope not in ("global", "local"):
+            raise ValueError(f"stage '{self.name}': unknown scope {scope!r}; use 'global' or 'local'")
+        self.scope = scope
+
+    # where the stage is computed ------------------------------------------
+    def compute_at(self, parent, axis) -> None:
+        """Compute this stage inside loop ``axis`` of consumer stage ``parent``.
+
+        Only the region the consumer needs in one iteration of ``axis`` is
+        computed there (Halide ``f.compute_at(g, x)``).
+        """
+        if not isinstance(parent, Stage):
+            raise TypeError(f"compute_at of '{self.name}': the first argument must be a stage, s[T]")
+        if parent is self:
+            raise self._error("cannot compute_at itself", "Attach it to a stage that reads it.")
+        self._check_placeable("compute_at")
+        if not isinstance(axis, E.IterVar) or not E.contains(parent.all_iter_vars, axis):
+            raise ScheduleError(
+                f"In schedule for stage '{self.name}': compute_at axis "
+                f"'{getattr(axis, 'name', axis)}' is not an axis of stage '{parent.name}'. "
+                f"Leaf axes of {parent.name}: {parent._leaf_names()}. Pick one of them."
+            )
+        if not self.schedule.reads_transitively(parent, self):
+            raise self._error(
+                f"cannot compute_at stage '{parent.name}', which does not read "
+                f"'{self.name}'",
+                "Attach a stage only to one of its consumers.",
+            )
+        self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, axis
+
+    def compute_inline(self) -> None:
+        """Substitute this stage's expression into every consumer."""
+        self._check_placeable("compute_inline")
+        if self.op.reduce_axis:
+            raise self._error(
+                "cannot compute_inline a reduction",
+                "Keep it as a stage (compute_root or compute_at a consumer).",
+            )
+        if self.is_output:
+            raise self._error(
+                "cannot compute_inline an output of the schedule", "Only intermediate stages inline."
+            )
+        self.attach_type, self.attach_stage, self.attach_ivar = "inline", None, None
+
+    def compute_root(self) -> None:
+        """Compute the whole stage at the top level (the default)."""
+        self._check_placeable("compute_root")
+        self.attach_type, self.attach_stage, self.attach_ivar = "root", None, None
+
+    def _check_placeable(self, primitive: str) -> None:
+        if isinstance(self.op, PlaceholderOp):
+            raise self._error(f"cannot {primitive} a placeholder", "Schedule computed stages only.")
+        if not isinstance(self.op, ComputeOp):
+            raise self._error(f"cannot {primitive} this kind of operation", "")
+
+    def __repr__(self) -> str:
+        return f"stage({self.name}, {self._leaf_names()})"
+
+
+def _extent(iv: E.IterVar):
+    return None if iv.dom is None else iv.dom.extent
+
+
+def _derived(parent: E.IterVar, suffix: str, ext) -> E.IterVar:
+    dom = E.Range(E.const(0), ext) if ext is not None else None
+    return E.IterVar(dom, E.Var(parent.var.name + suffix), parent.iter_type)
+
+
+def _positive_int(v, stage: Stage, iv) -> int:
+    if isinstance(v, E.IntImm):
+        v = v.value
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(
+            f"split of '{iv.var.name}' in stage '{stage.name}': the factor must be a positive "
+            f"Python int, got {v!r}"
+        )
+    if v <= 0:
+        raise ValueError(
+            f"split of '{iv.var.name}' in stage '{stage.name}': the factor must be > 0, got {v}"
+        )
+    return v

@@ -1,0 +1,139 @@
+"""Math intrinsics and conditional helpers (``te.exp``, ``te.if_then_else``...)."""
+
+from __future__ import annotations
+
+from functools import reduce as _fold
+
+import numpy as np
+
+from te import dtype as dt
+from te import expr as E
+
+FLOAT_UNARY = (
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt",
+    "tanh", "sigmoid", "erf", "floor", "ceil", "round", "trunc", "nearbyint",
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+)
+
+
+def _float_arg(x) -> E.Expr:
+    x = E.as_expr(x)
+    if not dt.is_float(x.dtype):
+        x = E.cast(x, "float32")
+    return x
+
+
+def _unary(name: str):
+    def f(x):
+        x = _float_arg(x)
+        return E.Call(name, (x,), x.dtype)
+
+    f.__name__ = name
+    f.__doc__ = f"Elementwise ``{name}`` of a float expression (ints are cast to float32)."
+    return f
+
+
+for _n in FLOAT_UNARY:
+    globals()[_n] = _unary(_n)
+
+
+def abs(x) -> E.Expr:  # noqa: A001
+    x = E.as_expr(x)
+    if dt.is_unsigned(x.dtype) or dt.is_bool(x.dtype):
+        return x
+    return E.Call("fabs" if dt.is_float(x.dtype) else "abs", (x,), x.dtype)
+
+
+def isnan(x) -> E.Expr:
+    x = E.as_expr(x)
+    if not dt.is_float(x.dtype):
+        return E.const(False)
+    return E.NE(x, x, "bool")
+
+
+def power(x, y) -> E.Expr:
+    x, y = E._pair(x, y)
+    if not dt.is_float(x.dtype):
+        x, y = E.cast(x, "float32"), E.cast(y, "float32")
+    return E.Call("pow", (x, y), x.dtype)
+
+
+pow = power  # noqa: A001
+
+
+def fmod(x, y) -> E.Expr:
+    x, y = E._pair(x, y)
+    if not dt.is_float(x.dtype):
+        return E.binary_op(E.Mod, x, y)
+    return E.Call("fmod", (x, y), x.dtype)
+
+
+def fma(a, b, c) -> E.Expr:
+    return a * b + c
+
+
+def floordiv(a, b) -> E.Expr:
+    return E.binary_op(E.FloorDiv, a, b)
+
+
+def floormod(a, b) -> E.Expr:
+    return E.binary_op(E.FloorMod, a, b)
+
+
+def truncdiv(a, b) -> E.Expr:
+    return E.binary_op(E.Div, a, b)
+
+
+def truncmod(a, b) -> E.Expr:
+    return E.binary_op(E.Mod, a, b)
+
+
+def indexdiv(a, b) -> E.Expr:
+    return floordiv(a, b)
+
+
+def indexmod(a, b) -> E.Expr:
+    return floormod(a, b)
+
+
+def if_then_else(cond, t, f) -> E.Expr:
+    """``cond ? t : f`` (TVM's ``te.if_then_else``)."""
+    cond = E.as_bool(cond)
+    t, f = E._pair(t, f)
+    return E.Select(cond, t, f, t.dtype)
+
+
+def all(*conds) -> E.Expr:  # noqa: A001
+    """Logical and of conditions (``te.all(i > 0, j < n)``)."""
+    if len(conds) == 1 and isinstance(conds[0], (list, tuple)):
+        conds = tuple(conds[0])
+    if not conds:
+        return E.const(True)
+    return _fold(lambda a, b: E.binary_op(E.And, a, b), [E.as_bool(c) for c in conds])
+
+
+def any(*conds) -> E.Expr:  # noqa: A001
+    if len(conds) == 1 and isinstance(conds[0], (list, tuple)):
+        conds = tuple(conds[0])
+    if not conds:
+        return E.const(False)
+    return _fold(lambda a, b: E.binary_op(E.Or, a, b), [E.as_bool(c) for c in conds])
+
+
+def max_value(dtype: str) -> E.Expr:
+    """The largest value of ``dtype`` (``inf`` for floats, as TVM)."""
+    dtype = dt.normalize(dtype)
+    if dt.is_float(dtype):
+        return E.FloatImm(float("inf"), dtype)
+    if dt.is_bool(dtype):
+        return E.IntImm(1, dtype)
+    return E.IntImm(int(np.iinfo(dtype).max), dtype)
+
+
+def min_value(dtype: str) -> E.Expr:
+    dtype = dt.normalize(dtype)
+    if dt.is_float(dtype):
+        return E.FloatImm(float("-inf"), dtype)
+    if dt.is_bool(dtype):
+        return E.IntImm(0, dtype)
+    return E.IntImm(int(np.iinfo(dtype).min), dtype)

@@ -1,0 +1,404 @@
+"""Arithmetic simplification and bound proofs on integer index expressions.
+
+``simplify(e, ranges)`` folds constants, puts integer sums into a canonical
+linear form (``x*4 + y - x*4`` -> ``y``), distributes a sum into a min/max
+(``min(a, b) - a`` -> ``min(0, b - a)``), and removes ``floordiv``/``floormod``,
+``min``/``max``, comparisons and selects whose outcome the variable ranges
+decide.  ``ranges`` maps a Var to its inclusive constant bounds ``(lo, hi)``,
+either of which may be ``None`` (unknown, e.g. for symbolic extents).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+from te import dtype as dt
+from te import expr as E
+from te.visitor import post_order
+
+Bounds = tuple  # (lo | None, hi | None)
+
+
+# constant bounds ------------------------------------------------------------
+def const_bounds(e: E.Expr, ranges: dict | None = None) -> Bounds:
+    """Inclusive constant bounds of an integer expression (``None`` = unknown)."""
+    ranges = ranges or {}
+    if isinstance(e, E.IntImm):
+        return (e.value, e.value)
+    if isinstance(e, E.Var):
+        return ranges.get(e, (None, None))
+    if isinstance(e, E.Cast) and dt.is_int(e.value.dtype):
+        return const_bounds(e.value, ranges)
+    if isinstance(e, (E.Add, E.Sub, E.Mul, E.Min, E.Max)):
+        a, b = const_bounds(e.a, ranges), const_bounds(e.b, ranges)
+        if isinstance(e, E.Add):
+            return (_opt(operator.add, a[0], b[0]), _opt(operator.add, a[1], b[1]))
+        if isinstance(e, E.Sub):
+            return (_opt(operator.sub, a[0], b[1]), _opt(operator.sub, a[1], b[0]))
+        if isinstance(e, E.Min):
+            return (_opt(min, a[0], b[0]), _min_none(a[1], b[1]))
+        if isinstance(e, E.Max):
+            return (_max_none(a[0], b[0]), _opt(max, a[1], b[1]))
+        if None in a or None in b:
+            if b[0] is not None and b[0] == b[1]:
+                c = b[0]
+                return _scale(a, c)
+            if a[0] is not None and a[0] == a[1]:
+                return _scale(b, a[0])
+            if a[0] is not None and b[0] is not None and a[0] >= 0 and b[0] >= 0:
+                return (a[0] * b[0], None)
+            return (None, None)
+        prods = [x * y for x in a for y in b]
+        return (min(prods), max(prods))
+    if isinstance(e, (E.FloorDiv, E.FloorMod, E.Div, E.Mod)):
+        b = const_bounds(e.b, ranges)
+        if b[0] is None or b[0] != b[1] or b[0] <= 0:
+            return (None, None)
+        c = b[0]
+        a = const_bounds(e.a, ranges)
+        if isinstance(e, (E.FloorDiv, E.Div)):
+            if isinstance(e, E.Div) and (a[0] is None or a[0] < 0):
+                return (None, None)
+            return (None if a[0] is None else a[0] // c, None if a[1] is None else a[1] // c)
+        if isinstance(e, E.Mod) and (a[0] is None or a[0] < 0):
+            return (None, None)
+        if a[0] is not None and a[1] is not None and a[0] // c == a[1] // c:
+            return (a[0] % c, a[1] % c)
+        return (0, c - 1)
+    if isinstance(e, E.Select):
+        t, f = const_bounds(e.true_value, ranges), const_bounds(e.false_value, ranges)
+        return (_opt(min, t[0], f[0]), _opt(max, t[1], f[1]))
+    return (None, None)
+
+
+def _opt(fn, x, y):
+    return None if x is None or y is None else fn(x, y)
+
+
+def _min_none(x, y):
+    return y if x is None else x if y is None else min(x, y)
+
+
+def _max_none(x, y):
+    return y if x is None else x if y is None else max(x, y)
+
+
+def _scale(a: Bounds, c: int) -> Bounds:
+    lo = None if a[0] is None else a[0] * c
+    hi = None if a[1] is None else a[1] * c
+    return (lo, hi) if c >= 0 else (hi, lo)
+
+
+def can_prove(cond: E.Expr, ranges: dict | None = None) -> bool:
+    """True only if ``cond`` holds for every value in ``ranges``."""
+    c = simplify(cond, ranges)
+    return isinstance(c, E.IntImm) and c.value == 1
+
+
+# linear forms ---------------------------------------------------------------
+def _key(e: E.Expr):
+    """A hashable structural key (variables by identity)."""
+    if isinstance(e, E.Var):
+        return ("var", id(e))
+    if isinstance(e, (E.IntImm, E.FloatImm)):
+        return (type(e).__name__, e.value, e.dtype)
+    parts: list = [type(e).__name__, e.dtype]
+    for f in e.__dataclass_fields__:
+        v = getattr(e, f)
+        if isinstance(v, E.Expr):
+            parts.append(_key(v))
+        elif isinstance(v, tuple):
+            parts.append(tuple(_key(x) if isinstance(x, E.Expr) else id(x) for x in v))
+        elif isinstance(v, (int, str, float)):
+            parts.append(v)
+        else:
+            parts.append(id(v))
+    return tuple(parts)
+
+
+class Linear:
+    """``sum(coef * term) + const`` with terms in first-seen order."""
+
+    __slots__ = ("terms", "const", "dtype")
+
+    def __init__(self, dtype: str):
+        self.terms: dict = {}  # key -> [term, coef]
+        self.const = 0
+        self.dtype = dtype
+
+    def add(self, e: E.Expr, coef: int) -> None:
+        if coef == 0:
+            return
+        if isinstance(e, E.IntImm):
+            self.const += coef * e.value
+        elif isinstance(e, E.Add):
+            self.add(e.a, coef)
+            self.add(e.b, coef)
+        elif isinstance(e, E.Sub):
+            self.add(e.a, coef)
+            self.add(e.b, -coef)
+        elif isinstance(e, E.Mul) and isinstance(e.b, E.IntImm):
+            self.add(e.a, coef * e.b.value)
+        elif isinstance(e, E.Mul) and isinstance(e.a, E.IntImm):
+            self.add(e.b, coef * e.a.value)
+        else:
+            k = _key(e)
+            slot = self.terms.get(k)
+            if slot is None:
+                self.terms[k] = [e, coef]
+            else:
+                slot[1] += coef
+
+    def items(self):
+        return [(t, c) for t, c in self.terms.values() if c != 0]
+
+    def to_expr(self) -> E.Expr:
+        """Positive terms first, then the constant, then subtracted terms."""
+        d = self.dtype
+        out = None
+        for t, c in self.items():
+            if c > 0:
+                term = t if c == 1 else E.Mul(t, E.IntImm(c, d), d)
+                out = term if out is None else E.Add(out, term, d)
+        const_done = out is None
+        if out is None:
+            out = E.IntImm(self.const, d)
+        for t, c in self.items():
+            if c < 0:
+                term = t if c == -1 else E.Mul(t, E.IntImm(-c, d), d)
+                if isinstance(out, E.IntImm) and out.value == 0 and const_done:
+                    out = E.Mul(t, E.IntImm(c, d), d)
+                else:
+                    out = E.Sub(out, term, d)
+        if not const_done and self.const > 0:
+            return E.Add(out, E.IntImm(self.const, d), d)
+        if not const_done and self.const < 0:
+            return E.Sub(out, E.IntImm(-self.const, d), d)
+        return out
+
+    def bounds(self, ranges: dict) -> Bounds:
+        lo = hi = self.const
+        for t, c in self.items():
+            b = _scale(const_bounds(t, ranges), c)
+            lo = _opt(operator.add, lo, b[0])
+            hi = _opt(operator.add, hi, b[1])
+        return (lo, hi)
+
+
+def linear(e: E.Expr) -> Linear:
+    lin = Linear(e.dtype)
+    lin.add(e, 1)
+    return lin
+
+
+def _is_index(e: E.Expr) -> bool:
+    return dt.is_int(e.dtype) and dt.lanes(e.dtype) == 1
+
+
+# the rewrite ----------------------------------------------------------------
+_FOLD = {
+    E.Add: operator.add, E.Sub: operator.sub, E.Mul: operator.mul,
+    E.Min: min, E.Max: max,
+    E.EQ: operator.eq, E.NE: operator.ne, E.LT: operator.lt, E.LE: operator.le,
+    E.GT: operator.gt, E.GE: operator.ge,
+}
+
+
+def _imm(v, dtype: str) -> E.Expr:
+    if dt.is_float(dtype):
+        return E.FloatImm(float(v), dtype)
+    if dt.is_bool(dtype):
+        return E.IntImm(int(bool(v)), dtype)
+    bitsz = dt.bits(dtype)
+    v = int(v)
+    if dt.is_unsigned(dtype):
+        v &= (1 << bitsz) - 1
+    else:
+        v = (v + (1 << (bitsz - 1))) % (1 << bitsz) - (1 << (bitsz - 1))
+    return E.IntImm(v, dtype)
+
+
+def _fold_binary(e: E.BinaryOp):
+    a, b = e.a, e.b
+    if not (isinstance(a, (E.IntImm, E.FloatImm)) and isinstance(b, (E.IntImm, E.FloatImm))):
+        return None
+    x, y = a.value, b.value
+    t = type(e)
+    if t in _FOLD:
+        return _imm(_FOLD[t](x, y), e.dtype)
+    if t is E.And:
+        return _imm(bool(x) and bool(y), e.dtype)
+    if t is E.Or:
+        return _imm(bool(x) or bool(y), e.dtype)
+    if y == 0:
+        return None
+    if t is E.Div:
+        if dt.is_float(e.dtype):
+            return _imm(x / y, e.dtype)
+        return _imm(int(x / y) if abs(x) < 2**52 else math.trunc(x / y), e.dtype)
+    if t is E.Mod:
+        return _imm(math.fmod(x, y), e.dtype)
+    if t is E.FloorDiv:
+        return _imm(math.floor(x / y) if dt.is_float(e.dtype) else x // y, e.dtype)
+    if t is E.FloorMod:
+        return _imm(x - math.floor(x / y) * y if dt.is_float(e.dtype) else x % y, e.dtype)
+    return None
+
+
+class _Simplifier:
+    def __init__(self, ranges: dict | None):
+        self.ranges = ranges or {}
+
+    def __call__(self, e: E.Expr):
+        if isinstance(e, E.BinaryOp):
+            r = _fold_binary(e)
+            if r is not None:
+                return r
+            if _is_index(e.a) and _is_index(e.b) or isinstance(e, E.CmpOp) and _is_index(e.a):
+                return self.index_rule(e)
+            return self.generic_rule(e)
+        if isinstance(e, E.Select):
+            if isinstance(e.cond, E.IntImm):
+                return e.true_value if e.cond.value else e.false_value
+            return None
+        if isinstance(e, E.Not) and isinstance(e.a, E.IntImm):
+            return _imm(not e.a.value, e.dtype)
+        if isinstance(e, E.Cast) and isinstance(e.value, (E.IntImm, E.FloatImm)):
+            if dt.lanes(e.dtype) == 1:
+                v = e.value.value
+                return _imm(v if dt.is_float(e.dtype) else math.trunc(v), e.dtype)
+        if isinstance(e, E.Call) and e.name == "likely" and isinstance(e.args[0], E.IntImm):
+            return e.args[0]
+        return None
+
+    def generic_rule(self, e: E.BinaryOp):
+        a, b = e.a, e.b
+        t = type(e)
+        if t is E.And:
+            for x, y in ((a, b), (b, a)):
+                if isinstance(x, E.IntImm):
+                    return y if x.value else x
+        if t is E.Or:
+            for x, y in ((a, b), (b, a)):
+                if isinstance(x, E.IntImm):
+                    return x if x.value else y
+        return None
+
+    def index_rule(self, e: E.BinaryOp):
+        t = type(e)
+        d = e.a.dtype
+        if t in (E.Add, E.Sub, E.Mul):
+            if t is E.Mul and not (isinstance(e.a, E.IntImm) or isinstance(e.b, E.IntImm)):
+                return None
+            lin = linear(e)
+            r = self.distribute_minmax(lin)
+            return lin.to_expr() if r is None else r
+        if t in (E.FloorDiv, E.FloorMod, E.Div, E.Mod):
+            return self.div_rule(e)
+        if t in (E.Min, E.Max):
+            diff = linear(E.Sub(e.a, e.b, d))
+            lo, hi = diff.bounds(self.ranges)
+            if t is E.Min:
+                if hi is not None and hi <= 0:
+                    return e.a
+                if lo is not None and lo >= 0:
+                    return e.b
+            else:
+                if hi is not None and hi <= 0:
+                    return e.b
+                if lo is not None and lo >= 0:
+                    return e.a
+            return None
+        if isinstance(e, E.CmpOp):
+            diff = linear(E.Sub(e.a, e.b, d))
+            lo, hi = diff.bounds(self.ranges)
+            verdict = _decide(t, lo, hi)
+            if verdict is not None:
+                return _imm(verdict, e.dtype)
+            return None
+        return self.generic_rule(e)
+
+    def distribute_minmax(self, lin: Linear):
+        """``min(a, b) + c`` -> ``min(a + c, b + c)`` when c is a non-empty sum."""
+        items = lin.items()
+        mm = [(t, c) for t, c in items if isinstance(t, (E.Min, E.Max)) and c in (1, -1)]
+        if len(mm) != 1 or (len(items) == 1 and lin.const == 0):
+            return None
+        t, c = mm[0]
+        rest = Linear(lin.dtype)
+        rest.const = lin.const
+        for u, k in items:
+            if u is not t:
+                rest.add(u, k)
+        cls = type(t) if c == 1 else (E.Max if isinstance(t, E.Min) else E.Min)
+        d = lin.dtype
+        sides = []
+        for side in (t.a, t.b):
+            s = Linear(d)
+            s.add(side, c)
+            for u, k in rest.items():
+                s.add(u, k)
+            s.const += rest.const
+            sides.append(s.to_expr())
+        return simplify(cls(sides[0], sides[1], d), self.ranges)
+
+    def div_rule(self, e: E.BinaryOp):
+        if not isinstance(e.b, E.IntImm) or e.b.value <= 0:
+            return None
+        c = e.b.value
+        d = e.dtype
+        if c == 1:
+            return e.a if isinstance(e, (E.FloorDiv, E.Div)) else E.IntImm(0, d)
+        lin = linear(e.a)
+        if isinstance(e, (E.Div, E.Mod)):
+            lo, _ = lin.bounds(self.ranges)
+            if lo is None or lo < 0:
+                return None
+        multiple, rest = Linear(d), Linear(d)
+        for t, k in lin.items():
+            (multiple if k % c == 0 else rest).add(t, k)
+        q, r = divmod(lin.const, c)
+        rest.const = r
+        lo, hi = rest.bounds(self.ranges)
+        is_div = isinstance(e, (E.FloorDiv, E.Div))
+        if lo is not None and hi is not None and lo // c == hi // c:
+            if is_div:
+                multiple_q = Linear(d)
+                for t, k in multiple.items():
+                    multiple_q.add(t, k // c)
+                multiple_q.const = q + lo // c
+                return multiple_q.to_expr()
+            rest.const -= (lo // c) * c
+            return rest.to_expr()
+        if not multiple.items() and q == 0:
+            return None
+        # drop whole multiples of c from a floormod: (c*x + r) % c -> r % c
+        if not is_div and isinstance(e, E.FloorMod):
+            return E.FloorMod(rest.to_expr(), e.b, d)
+        return None
+
+
+def _decide(t, lo, hi):
+    """Decide ``diff <op> 0`` from the bounds of ``diff`` (None if undecided)."""
+    if t is E.LT:
+        return True if hi is not None and hi < 0 else False if lo is not None and lo >= 0 else None
+    if t is E.LE:
+        return True if hi is not None and hi <= 0 else False if lo is not None and lo > 0 else None
+    if t is E.GT:
+        return True if lo is not None and lo > 0 else False if hi is not None and hi <= 0 else None
+    if t is E.GE:
+        return True if lo is not None and lo >= 0 else False if hi is not None and hi < 0 else None
+    if t is E.EQ:
+        if lo is not None and lo == hi:
+            return lo == 0
+        return False if (lo is not None and lo > 0) or (hi is not None and hi < 0) else None
+    if t is E.NE:
+        r = _decide(E.EQ, lo, hi)
+        return None if r is None else not r
+    return None
+
+
+def simplify(e: E.Expr, ranges: dict | None = None) -> E.Expr:
+    """Simplify ``e`` under the variable ``ranges`` (see module docstring)."""
+    return post_order(E.as_expr(e), _Simplifier(ranges))

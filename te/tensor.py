@@ -1,0 +1,173 @@
+"""Tensors and the operations that produce them.
+
+A ``Tensor`` is one output of an ``Operation``: a ``PlaceholderOp`` (an input)
+or a ``ComputeOp`` (a compute lambda, possibly a reduction, possibly with
+several outputs).  Operations are immutable; schedules refer to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from te import dtype as dt
+from te.expr import Expr, IterVar, TensorRead, as_expr, node
+
+
+class Tensor:
+    """One output of an operation; ``A[i, j]`` reads it inside a compute."""
+
+    __slots__ = ("op", "value_index")
+
+    def __init__(self, op: "Operation", value_index: int = 0):
+        self.op = op
+        self.value_index = value_index
+
+    @property
+    def shape(self) -> tuple:
+        return self.op.shape
+
+    @property
+    def dtype(self) -> str:
+        return self.op.dtypes[self.value_index]
+
+    @property
+    def name(self) -> str:
+        n = self.op.name
+        return n if self.op.num_outputs == 1 else f"{n}.v{self.value_index}"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __getitem__(self, indices) -> TensorRead:
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        return self(*indices)
+
+    def __call__(self, *indices) -> TensorRead:
+        if len(indices) != len(self.shape):
+            raise IndexError(
+                f"tensor '{self.name}' has {len(self.shape)} dimensions "
+                f"(shape {tuple(self.shape)}), indexed with {len(indices)} indices"
+            )
+        idx = []
+        for k, i in enumerate(indices):
+            e = as_expr(i)
+            if not dt.is_int(e.dtype):
+                raise TypeError(
+                    f"index {k} of tensor '{self.name}' must be an integer expression, "
+                    f"got {e} of dtype {e.dtype}"
+                )
+            idx.append(e)
+        return TensorRead(self, tuple(idx), self.dtype)
+
+    def __eq__(self, other) -> bool:
+        return (
+            isinstance(other, Tensor)
+            and other.op is self.op
+            and other.value_index == self.value_index
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self.op), self.value_index))
+
+    def __repr__(self) -> str:
+        shape = ", ".join(str(s) for s in self.shape)
+        return f"Tensor(name={self.name}, shape=({shape}), dtype={self.dtype})"
+
+    def __bool__(self) -> bool:
+        return True
+
+
+class Operation:
+    """Base of PlaceholderOp and ComputeOp."""
+
+    name: str
+    shape: tuple
+    dtypes: tuple
+    num_outputs: int = 1
+
+    def output(self, i: int) -> Tensor:
+        if not 0 <= i < self.num_outputs:
+            raise IndexError(f"operation '{self.name}' has {self.num_outputs} outputs, asked for {i}")
+        return Tensor(self, i)
+
+    @property
+    def input_tensors(self) -> list[Tensor]:
+        return []
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name})"
+
+
+@dataclass(eq=False, repr=False)
+class PlaceholderOp(Operation):
+    name: str
+    shape: tuple
+    dtype: str
+
+    @property
+    def dtypes(self) -> tuple:
+        return (self.dtype,)
+
+    @property
+    def axis(self) -> list:
+        return []
+
+
+@dataclass(eq=False, repr=False)
+class ComputeOp(Operation):
+    """``out[axis] = body[value_index]`` for every point of the axis domains."""
+
+    name: str
+    tag: str
+    attrs: dict
+    axis: tuple
+    reduce_axis: tuple
+    body: tuple
+    shape: tuple = field(default=())
+
+    def __post_init__(self):
+        self.shape = tuple(iv.dom.extent for iv in self.axis)
+
+    @property
+    def dtypes(self) -> tuple:
+        return tuple(b.dtype for b in self.body)
+
+    @property
+    def num_outputs(self) -> int:  # type: ignore[override]
+        return len(self.body)
+
+    @property
+    def input_tensors(self) -> list[Tensor]:
+        from te.visitor import collect_reads
+
+        seen: dict = {}
+        for b in self.body:
+            for read in collect_reads(b):
+                seen.setdefault(read.tensor, None)
+        return list(seen)
+
+    @property
+    def is_reduction(self) -> bool:
+        from te.expr import Reduce
+
+        return isinstance(self.body[0], Reduce)
+
+
+def shape_exprs(shape) -> tuple:
+    """Normalise a user shape (ints, vars, expressions) to a tuple of int expressions."""
+    if isinstance(shape, (int, Expr)):
+        shape = (shape,)
+    out = []
+    for k, s in enumerate(shape):
+        e = as_expr(s)
+        if not dt.is_int(e.dtype):
+            raise TypeError(f"shape entry {k} must be an integer, got {s!r}")
+        if hasattr(e, "value") and e.value < 0:
+            raise ValueError(f"shape entry {k} must be non-negative, got {s!r}")
+        out.append(e)
+    return tuple(out)
+
+
+__all__ = ["Tensor", "Operation", "PlaceholderOp", "ComputeOp", "IterVar", "node", "shape_exprs"]

@@ -1,0 +1,161 @@
+"""Generic traversal of expressions: rebuild-on-change, substitution, equality.
+
+An unchanged subtree comes back as the same object, so callers can test
+``new is old`` to learn whether anything changed.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from te import expr as E
+
+_CHILDREN: dict[type, tuple[str, ...]] = {
+    E.Not: ("a",),
+    E.Select: ("cond", "true_value", "false_value"),
+    E.Cast: ("value",),
+    E.Call: ("args",),
+    E.Let: ("value", "body"),
+    E.TensorRead: ("indices",),
+    E.Reduce: ("source", "condition"),
+    E.Load: ("index",),
+    E.Ramp: ("base", "stride"),
+    E.Broadcast: ("value",),
+}
+
+
+def child_fields(cls: type) -> tuple[str, ...]:
+    if issubclass(cls, E.BinaryOp):
+        return ("a", "b")
+    return _CHILDREN.get(cls, ())
+
+
+def children(e: E.Expr) -> list[E.Expr]:
+    out = []
+    for name in child_fields(type(e)):
+        v = getattr(e, name)
+        if isinstance(v, tuple):
+            out.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def map_children(e: E.Expr, fn: Callable[[E.Expr], E.Expr]) -> E.Expr:
+    """Apply ``fn`` to each child; rebuild ``e`` only if a child changed."""
+    fields = child_fields(type(e))
+    if not fields:
+        return e
+    changes = {}
+    for name in fields:
+        v = getattr(e, name)
+        if isinstance(v, tuple):
+            nv = tuple(fn(x) for x in v)
+            if any(a is not b for a, b in zip(nv, v)):
+                changes[name] = nv
+        else:
+            nv = fn(v)
+            if nv is not v:
+                changes[name] = nv
+    if not changes:
+        return e
+    values = {f: getattr(e, f) for f in e.__dataclass_fields__}
+    values.update(changes)
+    return type(e)(**values)
+
+
+def post_order(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
+    """Rewrite bottom-up: children first, then ``fn(node)`` (``None`` keeps the node)."""
+    memo: dict[int, E.Expr] = {}
+
+    def visit(x: E.Expr) -> E.Expr:
+        key = id(x)
+        if key in memo:
+            return memo[key]
+        y = map_children(x, visit)
+        r = fn(y)
+        out = y if r is None else r
+        memo[key] = out
+        return out
+
+    return visit(e)
+
+
+def pre_order(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
+    """Rewrite top-down: ``fn(node)`` replaces a node (no descent), ``None`` descends."""
+
+    def visit(x: E.Expr) -> E.Expr:
+        r = fn(x)
+        if r is not None:
+            return r
+        return map_children(x, visit)
+
+    return visit(e)
+
+
+def walk(e: E.Expr, fn: Callable[[E.Expr], None]) -> None:
+    """Call ``fn`` on every node (each shared node once)."""
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        fn(x)
+        stack.extend(children(x))
+
+
+def substitute(e: E.Expr, vmap: dict) -> E.Expr:
+    """Replace variables (keys: Var or IterVar) by expressions."""
+    if not vmap:
+        return e
+    m = {(k.var if isinstance(k, E.IterVar) else k): E.as_expr(v) for k, v in vmap.items()}
+
+    def rule(x):
+        if isinstance(x, E.Var):
+            return m.get(x, x)
+        return None
+
+    return pre_order(e, rule)
+
+
+def collect_reads(e: E.Expr) -> list[E.TensorRead]:
+    out: list = []
+    walk(e, lambda x: out.append(x) if isinstance(x, E.TensorRead) else None)
+    return out
+
+
+def collect_vars(e: E.Expr) -> set:
+    out: set = set()
+    walk(e, lambda x: out.add(x) if isinstance(x, E.Var) else None)
+    return out
+
+
+def uses_var(e: E.Expr, var: E.Var) -> bool:
+    return var in collect_vars(e)
+
+
+def structural_equal(a, b, map_free_vars: bool = False) -> bool:
+    """Compare two expressions by structure (tests and caching use this)."""
+    vmap: dict = {}
+
+    def eq(x, y) -> bool:
+        if isinstance(x, tuple) and isinstance(y, tuple):
+            return len(x) == len(y) and all(eq(p, q) for p, q in zip(x, y))
+        if isinstance(x, E.Var) and isinstance(y, E.Var):
+            if x is y:
+                return True
+            if not map_free_vars or x.dtype != y.dtype:
+                return False
+            return vmap.setdefault(x, y) is y
+        if type(x) is not type(y):
+            return False
+        if not isinstance(x, E.Expr):
+            return x is y or x == y
+        for f in x.__dataclass_fields__:
+            if not eq(getattr(x, f), getattr(y, f)):
+                return False
+        return True
+
+    return eq(a, b)
