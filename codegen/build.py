@@ -72,8 +72,11 @@ def _specs(lowered) -> list[ParamSpec]:
 
     S.walk_stmt(lowered.body, grab)
     specs = []
-    for p in lowered.params:
-        if isinstance(p, E.Buffer):
+    n_user = len(lowered.args)
+    for k, p in enumerate(lowered.params):
+        if k >= n_user:
+            specs.append(ParamSpec("implicit", p.name, p.dtype))
+        elif isinstance(p, E.Buffer):
             shape = tuple(_shape_entry(d) for d in p.shape)
             specs.append(ParamSpec("buffer", p.name, p.dtype, shape, p in written))
         else:

@@ -70,6 +70,8 @@ class Module:
         argtypes = [ctypes.c_void_p if p.kind == "buffer" else _CTYPE[p.dtype] for p in params]
         self._fn = ctypes.CFUNCTYPE(None, *argtypes)(address)
         self._outputs = [k for k, p in enumerate(params) if p.is_output]
+        self._implicit = [p for p in params if p.kind == "implicit"]
+        self._user = [p for p in params if p.kind != "implicit"]
         self._np_dtypes = [np.dtype(p.dtype) if p.kind == "buffer" else None for p in params]
 
     # calling ---------------------------------------------------------------
@@ -78,14 +80,14 @@ class Module:
 
     def _check(self, args) -> list:
         name = self.entry_name
-        if len(args) != len(self.params):
-            expected = ", ".join(p.name for p in self.params)
+        if len(args) != len(self._user):
+            expected = ", ".join(p.name for p in self._user)
             raise TypeError(
-                f"{name}: expects {len(self.params)} arguments ({expected}), got {len(args)}"
+                f"{name}: expects {len(self._user)} arguments ({expected}), got {len(args)}"
             )
         bound: dict = {}
         out = []
-        for k, (p, a) in enumerate(zip(self.params, args)):
+        for k, (p, a) in enumerate(zip(self._user, args)):
             if p.kind == "var":
                 if isinstance(a, bool) or not isinstance(a, numbers.Integral):
                     raise TypeError(f"{name}: argument {k} '{p.name}' expects an int, got {a!r}")
@@ -131,6 +133,8 @@ class Module:
                         f"{name}: output argument {k} '{self.params[k].name}' overlaps argument "
                         f"{j} '{self.params[j].name}'; pass separate arrays"
                     )
+        for p in self._implicit:
+            out.append(bound[p.name])
         return out
 
     def _bind(self, bound: dict, var: str, value: int, k: int, p: ParamSpec) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from te import expr as E
 from te.tensor import Tensor
+from te.visitor import collect_vars
 from schedule import stmt as S
 from schedule.schedule_ops import schedule_ops
 from schedule.passes.storage_flatten import storage_flatten, arg_buffers
@@ -56,6 +57,7 @@ def lower(sch, args, name: str = "main", simple_mode: bool = True) -> LoweredFun
     tensor_ops = {a.op for a in args if isinstance(a, Tensor)}
     body, ranges = schedule_ops(sch, tensor_ops)
     buffers, params = arg_buffers(sch, args)
+    params = params + _implicit_vars(args, name)
     ctx = {
         "buffers": buffers,
         "ranges": ranges,
@@ -72,6 +74,27 @@ def lower(sch, args, name: str = "main", simple_mode: bool = True) -> LoweredFun
             print(f"// after {pass_name} ({dt_ms:.2f} ms)\n{S.stmt_str(new)}", file=sys.stderr)
         body = new
     return LoweredFunc(name, params, list(args), body)
+
+
+def _implicit_vars(args, name: str) -> list:
+    """Shape variables not in ``args``: extra trailing parameters bound from array shapes."""
+    explicit = {a for a in args if isinstance(a, E.Var)}
+    direct, used = [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            for d in a.shape:
+                if isinstance(d, E.Var) and d not in explicit and not E.contains(direct, d):
+                    direct.append(d)
+                for v in collect_vars(d):
+                    if not E.contains(used, v):
+                        used.append(v)
+    for v in used:
+        if v not in explicit and not E.contains(direct, v):
+            raise ValueError(
+                f"{name}: the symbolic extent '{v.name}' appears only inside a shape expression; "
+                f"pass it in the argument list"
+            )
+    return direct
 
 
 def _check_args(sch, args, name: str) -> list:
