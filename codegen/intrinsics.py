@@ -36,14 +36,14 @@ def binary(b: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value, dtype: str) -> ir
         return b.sub(x, y, flags=["nsw"] if signed else [])
     if op == "Mul":
         return b.mul(x, y, flags=["nsw"] if signed else [])
-    if op == "Div":
-        return b.sdiv(x, y) if signed else b.udiv(x, y)
-    if op == "Mod":
-        return b.srem(x, y) if signed else b.urem(x, y)
-    if op in ("FloorDiv", "FloorMod"):
-        if not signed:
-            return b.udiv(x, y) if op == "FloorDiv" else b.urem(x, y)
-        return _floor_divmod(b, op, x, y)
+    if op in ("Div", "Mod", "FloorDiv", "FloorMod") and not _nonzero_const(y):
+        # integer division by zero traps on x86: define x / 0 = x % 0 = 0 instead
+        zero = _const(y.type, 0)
+        is_zero = b.icmp_unsigned("==", y, zero)
+        safe = b.select(is_zero, _const(y.type, 1), y)
+        return b.select(is_zero, zero, _int_divide(b, op, x, safe, signed))
+    if op in ("Div", "Mod", "FloorDiv", "FloorMod"):
+        return _int_divide(b, op, x, y, signed)
     if op in ("Min", "Max"):
         cmp = ("<" if op == "Min" else ">")
         c = b.icmp_signed(cmp, x, y) if signed else b.icmp_unsigned(cmp, x, y)
@@ -55,6 +55,22 @@ def binary(b: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value, dtype: str) -> ir
     if op == "Or":
         return b.or_(x, y)
     raise ValueError(f"codegen: no integer lowering for {op}")
+
+
+def _int_divide(b, op, x, y, signed):
+    if op == "Div":
+        return b.sdiv(x, y) if signed else b.udiv(x, y)
+    if op == "Mod":
+        return b.srem(x, y) if signed else b.urem(x, y)
+    if not signed:
+        return b.udiv(x, y) if op == "FloorDiv" else b.urem(x, y)
+    return _floor_divmod(b, op, x, y)
+
+
+def _nonzero_const(y: ir.Value) -> bool:
+    if isinstance(y, ir.Constant) and not isinstance(y.type, ir.VectorType):
+        return y.constant not in (0, None)
+    return False
 
 
 _CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
