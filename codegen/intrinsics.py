@@ -149,7 +149,7 @@ def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
         neg = b.sub(_const(t, 0), x)
         return b.select(b.icmp_signed("<", x, _const(t, 0)), neg, x)
     if name == "pow":
-        return b.call(b.module.declare_intrinsic("llvm.pow", [t]), args)
+        return b.call(intrinsic(b.module, "llvm.pow", t, 2), args)
     if name == "fmod":
         return b.frem(args[0], args[1])
     if name == "rsqrt":
@@ -163,10 +163,23 @@ def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
         e = call(b, "exp", [b.fsub(_const(t, 0.0), x)], dtype)
         return b.fdiv(_const(t, 1.0), b.fadd(_const(t, 1.0), e))
     if name in _LLVM_UNARY:
-        return b.call(b.module.declare_intrinsic(_LLVM_UNARY[name], [t]), [x])
+        return b.call(intrinsic(b.module, _LLVM_UNARY[name], t, 1), [x])
     if name in _LIBM:
         return _libm(b, name, x)
     raise ValueError(f"codegen: unknown intrinsic '{name}'")
+
+
+def intrinsic(module: ir.Module, name: str, t: ir.Type, nargs: int) -> ir.Function:
+    """Declare the overload of an LLVM intrinsic for ``t`` (scalar or vector float)."""
+    scalar = t.element if isinstance(t, ir.VectorType) else t
+    suffix = {"half": "f16", "float": "f32", "double": "f64"}[str(scalar)]
+    if isinstance(t, ir.VectorType):
+        suffix = f"v{t.count}{suffix}"
+    full = f"{name}.{suffix}"
+    fn = module.globals.get(full)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(t, [t] * nargs), name=full)
+    return fn
 
 
 def _libm(b, name, x):

@@ -27,6 +27,11 @@ I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType(I8)
 
 
+def memory_type(dtype: str) -> ir.Type:
+    """The in-memory element type: bool is a byte, as in numpy."""
+    return I8 if dt.element(dtype) == "bool" else llvm_type(dt.element(dtype))
+
+
 def llvm_type(dtype: str) -> ir.Type:
     base, n = dt.split_lanes(dtype)
     if base == "bool":
@@ -124,8 +129,10 @@ class CodeGen:
 
     def stmt_Store(self, s: S.Store) -> None:
         value = self.expr(s.value)
+        if dt.is_bool(s.buffer.dtype):
+            value = self.b.zext(value, ir.VectorType(I8, value.type.count) if isinstance(value.type, ir.VectorType) else I8)
         buf = self.cur.symbols[s.buffer]
-        elem = llvm_type(dt.element(s.buffer.dtype))
+        elem = memory_type(s.buffer.dtype)
         n = dt.lanes(s.value.dtype)
         if n == 1:
             self.b.store(value, self.address(buf, elem, s.index), align=_align(elem))
@@ -141,7 +148,7 @@ class CodeGen:
                          self.address_value(buf, elem, lane), align=_align(elem))
 
     def stmt_Allocate(self, s: S.Allocate) -> None:
-        elem = llvm_type(dt.element(s.buffer.dtype))
+        elem = memory_type(s.buffer.dtype)
         ext = s.extent
         nbytes = ext.value * _size(s.buffer.dtype) if isinstance(ext, E.IntImm) else None
         if nbytes is not None and nbytes <= STACK_LIMIT:
@@ -305,8 +312,14 @@ class CodeGen:
         return self.b.add(base, self.b.mul(stride, offs))
 
     def expr_Load(self, e):
+        v = self.load(e)
+        if dt.is_bool(e.buffer.dtype):
+            return self.b.icmp_unsigned("!=", v, ir.Constant(v.type, None))
+        return v
+
+    def load(self, e):
         buf = self.cur.symbols[e.buffer]
-        elem = llvm_type(dt.element(e.buffer.dtype))
+        elem = memory_type(e.buffer.dtype)
         n = dt.lanes(e.dtype)
         if n == 1:
             return self.b.load(self.address(buf, elem, e.index), align=_align(elem))

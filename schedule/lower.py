@@ -118,8 +118,9 @@ def InferBound(sch) -> dict:  # noqa: N802 (classic TVM name)
     b = NestBuilder(sch, set())
     out = {}
     for st, info in b.infos.items():
+        alloc = dict(zip(st.op.axis, info.alloc_extent))
         for iv in st.all_iter_vars:
             if iv in info.extent:
                 lo = info.root_min.get(iv, E.const(0))
-                out[iv] = E.Range(lo, info.extent[iv])
+                out[iv] = E.Range(lo, alloc.get(iv, info.extent[iv]))
     return out

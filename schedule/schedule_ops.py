@@ -112,7 +112,7 @@ class NestBuilder:
             inner = S.seq(*[S.Provide(Tensor(st.op, k), idx, v) for k, v in enumerate(values)])
             inner = self.guard(inner, guard_conditions(info, self.ranges, True, st))
         first_reduce = next((p for p, iv in enumerate(leaves) if iv.iter_type == E.COMM_REDUCE), None)
-        nest = inner
+        nest = self.with_attached(st, leaves[-1], inner) if leaves else inner
         for p in reversed(range(len(leaves))):
             iv = leaves[p]
             nest = self.loop(st, iv, info, nest)
@@ -159,7 +159,7 @@ class NestBuilder:
         if len(outs) == 1:
             upd: S.Stmt = S.Provide(outs[0], idx, new[0])
         else:
-            tmps = [E.Var(f"{st.name}.v{k}", t.dtype) for k, t in enumerate(outs)]
+            tmps = [E.Var(f"{st.name}.reduce_temp{k}", t.dtype) for k, t in enumerate(outs)]
             upd = S.seq(*[S.Provide(t, idx, v) for t, v in zip(outs, tmps)])
             for v, e in reversed(list(zip(tmps, new))):
                 upd = S.LetStmt(v, e, upd)
@@ -190,8 +190,5 @@ class NestBuilder:
 
 def schedule_ops(sch, args: set) -> tuple[S.Stmt, dict]:
     """The tensor-level loop nest and the constant ranges of its loop variables."""
-    for st in sch.stages:
-        if isinstance(st.op, PlaceholderOp) and st.op in args:
-            continue
     b = NestBuilder(sch, args)
     return b.build(), b.ranges

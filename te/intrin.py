@@ -121,10 +121,10 @@ def any(*conds) -> E.Expr:  # noqa: A001
 
 
 def max_value(dtype: str) -> E.Expr:
-    """The largest value of ``dtype`` (``inf`` for floats, as TVM)."""
+    """The largest finite value of ``dtype`` (as classic TVM and Halide)."""
     dtype = dt.normalize(dtype)
     if dt.is_float(dtype):
-        return E.FloatImm(float("inf"), dtype)
+        return E.FloatImm(float(np.finfo(dtype).max), dtype)
     if dt.is_bool(dtype):
         return E.IntImm(1, dtype)
     return E.IntImm(int(np.iinfo(dtype).max), dtype)
@@ -133,7 +133,7 @@ def max_value(dtype: str) -> E.Expr:
 def min_value(dtype: str) -> E.Expr:
     dtype = dt.normalize(dtype)
     if dt.is_float(dtype):
-        return E.FloatImm(float("-inf"), dtype)
+        return E.FloatImm(float(np.finfo(dtype).min), dtype)
     if dt.is_bool(dtype):
         return E.IntImm(0, dtype)
     return E.IntImm(int(np.iinfo(dtype).min), dtype)

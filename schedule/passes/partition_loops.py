@@ -138,7 +138,8 @@ class _Partition:
             point = simplify(E.Min(point, p, "int32"), self.ranges)
         m = simplify(E.Min(E.Max(point - s.min, E.const(0), "int32"), s.extent, "int32"), self.ranges)
         main_body = _replace_atoms(s.body, true_atoms, True)
-        tail_body = _replace_atoms(s.body, false_atoms & _only_decided(false_atoms), False) if len(points) == 1 else s.body
+        # with a single guard that no inner loop affects, the tail is exactly where it fails
+        tail_body = _replace_atoms(s.body, false_atoms, False) if len(points) == 1 else s.body
         main = S.For(v, s.min, m, s.kind, self.visit(main_body), s.pragmas)
         tail_ext = simplify(s.extent - m, self.ranges)
         if isinstance(tail_ext, E.IntImm) and tail_ext.value <= 0:
@@ -148,10 +149,6 @@ class _Partition:
         tail = S.For(tail_var, simplify(s.min + m, self.ranges), tail_ext, s.kind,
                      self.visit(tail_body), s.pragmas)
         return S.seq(main, tail)
-
-
-def _only_decided(atoms: set) -> set:
-    return atoms
 
 
 def _subst(e, v, nv):
