@@ -254,6 +254,12 @@ class Stage:
                 f"'{getattr(axis, 'name', axis)}' is not an axis of stage '{parent.name}'. "
                 f"Leaf axes of {parent.name}: {parent._leaf_names()}. Pick one of them."
             )
+        if not E.contains(parent.leaf_iter_vars, axis):
+            raise ScheduleError(
+                f"In schedule for stage '{self.name}': cannot compute_at axis '{axis.var.name}' of "
+                f"stage '{parent.name}', it is not a leaf axis (it was split or fused). "
+                f"Leaf axes of {parent.name}: {parent._leaf_names()}. Pick one of them."
+            )
         if not self.schedule.reads_transitively(parent, self):
             raise self._error(
                 f"cannot compute_at stage '{parent.name}', which does not read "

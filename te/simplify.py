@@ -291,7 +291,7 @@ class _Simplifier:
         if t in (E.Add, E.Sub, E.Mul):
             if t is E.Mul and not (isinstance(e.a, E.IntImm) or isinstance(e.b, E.IntImm)):
                 return None
-            lin = linear(e)
+            lin = _merge_divmod(linear(e))
             r = self.distribute_minmax(lin)
             return lin.to_expr() if r is None else r
         if t in (E.FloorDiv, E.FloorMod, E.Div, E.Mod):
@@ -377,6 +377,21 @@ class _Simplifier:
         if not is_div and isinstance(e, E.FloorMod):
             return E.FloorMod(rest.to_expr(), e.b, d)
         return None
+
+
+def _merge_divmod(lin: Linear) -> Linear:
+    """``floordiv(x, c)*c + floormod(x, c)`` -> ``x`` (what a fuse's inverse leaves)."""
+    mods = [(k, t, c) for k, (t, c) in lin.terms.items() if isinstance(t, E.FloorMod) and c != 0]
+    for key, t, c in mods:
+        if not isinstance(t.b, E.IntImm):
+            continue
+        dkey = _key(E.FloorDiv(t.a, t.b, t.dtype))
+        slot = lin.terms.get(dkey)
+        if slot is not None and slot[1] == c * t.b.value:
+            slot[1] = 0
+            lin.terms[key][1] = 0
+            lin.add(t.a, c)
+    return lin
 
 
 def _decide(t, lo, hi):

@@ -161,6 +161,8 @@ def shape_exprs(shape) -> tuple:
         shape = (shape,)
     out = []
     for k, s in enumerate(shape):
+        if isinstance(s, float) and s.is_integer():  # classic tutorials write (N / bn, K, bn)
+            s = int(s)
         e = as_expr(s)
         if not dt.is_int(e.dtype):
             raise TypeError(f"shape entry {k} must be an integer, got {s!r}")

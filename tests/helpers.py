@@ -79,21 +79,33 @@ def random_array(shape, dtype, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(-50, 50, size=shape).astype(dtype)
 
 
+_BINOPS = {
+    "Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
+    "FloorDiv": lambda a, b: a // b, "FloorMod": lambda a, b: a % b,
+    "Min": min, "Max": max,
+}
+
+
+def eval_extent(e, var_values: dict) -> int:
+    """Evaluate an integer shape expression (``n + 2``) with the given var values."""
+    if isinstance(e, int):
+        return e
+    if isinstance(e, E.IntImm):
+        return e.value
+    if isinstance(e, E.Var):
+        if e in var_values:
+            return int(var_values[e])
+        if e.name in var_values:
+            return int(var_values[e.name])
+        raise KeyError(f"check_build: give a value for symbolic extent '{e.name}' in var_values")
+    fn = _BINOPS.get(type(e).__name__)
+    if fn is None:
+        raise TypeError(f"check_build: cannot evaluate shape expression {e}")
+    return fn(eval_extent(e.a, var_values), eval_extent(e.b, var_values))
+
+
 def _resolve_shape(t: Tensor, var_values: dict) -> tuple:
-    out = []
-    for d in t.shape:
-        if isinstance(d, E.IntImm):
-            out.append(d.value)
-        elif isinstance(d, E.Var):
-            if d in var_values:
-                out.append(int(var_values[d]))
-            elif d.name in var_values:
-                out.append(int(var_values[d.name]))
-            else:
-                raise KeyError(f"check_build: give a value for symbolic extent '{d.name}' in var_values")
-        else:
-            out.append(int(d))
-    return tuple(out)
+    return tuple(eval_extent(d, var_values) for d in t.shape)
 
 
 def _var_value(v: E.Var, var_values: dict) -> int:

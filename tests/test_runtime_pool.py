@@ -18,14 +18,14 @@ import pytest
 import llvmlite.binding as llvm
 
 try:
-    from codegen.runtime import runtime_llvm_ir
+    from codegen.runtime import bind_runtime, runtime_llvm_ir
 except ImportError:  # package not importable yet: load the file directly
     import importlib.util
     _path = os.path.join(os.path.dirname(__file__), os.pardir, "codegen", "runtime.py")
     _spec = importlib.util.spec_from_file_location("_tessera_runtime", _path)
     _mod = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_mod)
-    runtime_llvm_ir = _mod.runtime_llvm_ir
+    runtime_llvm_ir, bind_runtime = _mod.runtime_llvm_ir, _mod.bind_runtime
 
 ALLOWED = sorted(os.sched_getaffinity(0))   # taken before any pinning
 PIN = os.environ.get("TESSERA_PIN", "1")[:1] != "0"
@@ -146,6 +146,7 @@ def _target_machine():
 
 @pytest.fixture(scope="module")
 def pool():
+    os.sched_setaffinity(0, ALLOWED)  # in case another pool pinned this thread
     tm = _target_machine()
     triple, layout = llvm.get_process_triple(), str(tm.target_data)
     rt_mod = llvm.parse_assembly(runtime_llvm_ir(triple, layout))
@@ -164,9 +165,12 @@ def pool():
         return ctypes.CFUNCTYPE(restype, *args)(addr)
 
     vp, i32 = ctypes.c_void_p, ctypes.c_int32
+    rt = bind_runtime(engine)
     ns = SimpleNamespace(
-        set_num_threads=fn("tessera_set_num_threads", None, i32),
-        get_num_threads=fn("tessera_get_num_threads", i32),
+        set_num_threads=rt.set_num_threads,
+        get_num_threads=rt.get_num_threads,
+        parallel_launch=rt.parallel_launch,
+        rec_body=engine.get_function_address("rec_body"),
         launch_rec=fn("launch_rec", i32, vp, i32),
         launch_rec_repeat=fn("launch_rec_repeat", i32, vp, i32, i32),
         launch_nested=fn("launch_nested", i32, vp, i32),
@@ -206,6 +210,14 @@ def test_all_tasks_run_once(pool, n):
 def test_no_tasks(pool):
     for n in (0, -5):
         assert pool.launch_rec(None, n) == 0
+
+
+def test_launch_from_python(pool):
+    """tessera_parallel_launch called directly (via bind_runtime)."""
+    pool.set_num_threads(2)
+    arr = np.zeros(5 * 3, dtype=np.int64)
+    assert pool.parallel_launch(pool.rec_body, arr.ctypes.data, 5) == 0
+    assert list(arr[0::3]) == [1, 2, 3, 4, 5]
 
 
 def test_thread_count_changes(pool):
