@@ -47,7 +47,7 @@ def optimize(mod: llvm.ModuleRef) -> None:
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
-    pto.loop_unrolling = True
+    pto.loop_unrolling = False  # unroll only what the schedule says (explicit unroll, auto_unroll pragma)
     pb = llvm.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
     mpm.run(mod, pb)

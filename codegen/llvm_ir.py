@@ -195,8 +195,9 @@ class CodeGen:
         """Outline ``s`` into ``body(task, ntasks, closure)`` and launch it.
 
         The closure holds the free variables and buffers of the loop body plus
-        the loop's min and extent; task ``t`` of ``n`` runs the iterations
-        ``[ext*t/n, ext*(t+1)/n)``.
+        the loop's min and extent.  ``body`` unpacks it and calls ``work``,
+        whose buffer parameters are ``noalias`` (so accumulators stay in
+        registers); task ``t`` of ``n`` runs ``[ext*t/n, ext*(t+1)/n)``.
         """
         free = self.free_symbols(s)
         lo, ext = self.as_i64(self.expr(s.min)), self.as_i64(self.expr(s.extent))
@@ -207,18 +208,37 @@ class CodeGen:
         zero = ir.Constant(I32, 0)
         for k, v in enumerate(values):
             self.b.store(v, self.b.gep(closure, [zero, ir.Constant(I32, k)]))
-        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I32, I32, PTR]),
-                         name=f"{outer.fn.name}_par{next(self.counter)}")
+        base = f"{outer.fn.name}_par{next(self.counter)}"
+        work = self._parallel_work(base, s, free, [v.type for v in values])
+        body = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I32, I32, PTR]), name=base)
+        body.linkage = "internal"
+        tb = ir.IRBuilder(body.append_basic_block("entry"))
+        task, ntasks, cptr = body.args
+        cl = tb.bitcast(cptr, struct.as_pointer())
+        loaded = [tb.load(tb.gep(cl, [zero, ir.Constant(I32, k)])) for k in range(len(values))]
+        tb.call(work, [task, ntasks, *loaded])
+        tb.ret_void()
+        b = self.b
+        threads = b.sext(b.call(self.declare("tessera_get_num_threads", I32, []), []), I64)
+        n = b.select(b.icmp_signed("<", ext, threads), ext, threads)
+        launch = self.declare("tessera_parallel_launch", I32, [PTR, PTR, I32])
+        with b.if_then(b.icmp_signed(">", n, ir.Constant(I64, 0))):
+            b.call(launch, [b.bitcast(body, PTR), b.bitcast(closure, PTR), b.trunc(n, I32)])
+
+    def _parallel_work(self, base: str, s: S.For, free: list, types: list) -> ir.Function:
+        """``work(task, ntasks, free..., lo, ext)``: this task's share of the loop."""
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I32, I32, *types]), name=base + "_work")
         fn.linkage = "internal"
+        outer = self.cur
         self.cur = inner = _Function(fn)
         inner.in_parallel = True
+        task, ntasks, *rest = fn.args
+        for key, arg in zip(free, rest):
+            if isinstance(key, E.Buffer):
+                arg.add_attribute("noalias")
+            inner.symbols[key] = arg
+        lo64, ext64 = rest[-2], rest[-1]
         b = self.b
-        task, ntasks, cptr = fn.args
-        cl = b.bitcast(cptr, struct.as_pointer())
-        loaded = [b.load(b.gep(cl, [zero, ir.Constant(I32, k)])) for k in range(len(values))]
-        for key, v in zip(free, loaded):
-            inner.symbols[key] = v
-        lo64, ext64 = loaded[-2], loaded[-1]
         t64, n64 = b.sext(task, I64), b.sext(ntasks, I64)
         start = b.add(lo64, b.sdiv(b.mul(ext64, t64), n64))
         stop = b.add(lo64, b.sdiv(b.mul(ext64, b.add(t64, ir.Constant(I64, 1))), n64))
@@ -228,12 +248,7 @@ class CodeGen:
         self.serial_loop(s.loop_var, start, stop, s.body)
         self.finish_function()
         self.cur = outer
-        b = self.b
-        threads = b.sext(b.call(self.declare("tessera_get_num_threads", I32, []), []), I64)
-        n = b.select(b.icmp_signed("<", ext, threads), ext, threads)
-        launch = self.declare("tessera_parallel_launch", I32, [PTR, PTR, I32])
-        with b.if_then(b.icmp_signed(">", n, ir.Constant(I64, 0))):
-            b.call(launch, [b.bitcast(fn, PTR), b.bitcast(closure, PTR), b.trunc(n, I32)])
+        return fn
 
     def free_symbols(self, s: S.Stmt) -> list:
         """Vars and buffers used in ``s`` but defined outside it, in a stable order."""

@@ -2,55 +2,54 @@
 
 Kernels outline a parallel loop body into ``void body(i32 task, i32 ntasks,
 ptr closure)`` and call ``i32 @tessera_parallel_launch(ptr fn, ptr closure,
-i32 ntasks)`` (returns 0 once every task ran).  Also exported:
-``void @tessera_set_num_threads(i32 n)`` (``n <= 0``: CPUs in the process
-affinity mask) and ``i32 @tessera_get_num_threads()``.  Add
-:func:`runtime_module_ir` once to the process-wide JIT engine (kernel modules
-only declare the symbols) or link it into an exported library.  It calls only
-glibc: pthread_create, pthread_sigmask, sched_{get,set}affinity, getenv,
-syscall (futex) and __register_atfork.  x86-64 Linux only.
+i32 ntasks)``, which returns 0 once every task ran.  Also exported:
+``void @tessera_set_num_threads(i32 n)`` (``n <= 0``: CPUs in the affinity
+mask) and ``i32 @tessera_get_num_threads()``.  The IR is added once to the
+process-wide JIT engine (kernel modules declare the symbols) or linked into
+an exported library; it calls only glibc (pthread_create, pthread_sigmask,
+sched_{get,set}affinity, getenv, syscall(futex), __register_atfork).
 
 How it works
 ------------
 * ``P = min(num_threads, ntasks)`` threads take part: the caller is number 0,
   worker ``i`` number ``i``; task ``t`` runs on number ``t % P`` (static
   round-robin: a partition stays on one core from launch to launch).
-* A launch owns the pool after ``cmpxchg busy 0 -> 1``.  If ``ntasks <= 1``,
-  ``P <= 1`` or the pool is busy (a nested launch from inside a task, or a
-  concurrent launch from another host thread), all tasks run inline.
-* Workers are created lazily when a launch needs more (all signals blocked,
-  never destroyed; beyond ``num_threads`` they just sleep).  Worker ``i``
-  owns a cache line ``{gen, sleeping}`` and waits for ``gen`` to change:
-  ``pause`` spin for ``spin_ticks`` TSC ticks (~50 us), then futex sleep.
-* The caller writes the job (fn, closure, ntasks, P, ``pending = P - 1``),
+* A launch owns the pool after ``cmpxchg busy 0 -> 1``.  With ``ntasks <= 1``,
+  ``P <= 1`` or a busy pool (nested launch from a task, or a concurrent one
+  from another host thread) all tasks run inline on the caller.
+* Workers are created lazily, all signals blocked, and never exit (beyond
+  ``num_threads`` they just sleep).  Worker ``i`` owns a cache line ``{gen,
+  sleeping}`` and waits for ``gen`` to change: ``pause`` spin for
+  ``spin_ticks`` TSC ticks (~50 us), then futex sleep.
+* The caller stores the job (fn, closure, ntasks, P, ``pending = P - 1``),
   bumps ``gen`` of workers 1..P-1 only, runs its share, then waits the same
-  way until ``pending == 0``; each worker decrements ``pending`` when done.
+  way (spinning 8x longer) for ``pending == 0``; workers decrement it.
 * Pinning: worker ``i`` pins itself to the ``i``-th allowed CPU (mask read
-  once, before any pinning) and the thread whose launch first creates
-  workers pins itself to the 0th.  ``TESSERA_PIN=0`` (read once) disables
-  it.  Threads later created by a pinned thread inherit its one-CPU mask.
+  once), the thread whose launch first creates workers to the 0th.
+  ``TESSERA_PIN=0`` (read once) disables it.  NB: that host thread keeps its
+  one-CPU mask, and threads it creates later inherit it.
 * In a fork() child an atfork handler resets the pool (workers respawn).
 
-Memory ordering (no data races; plain accesses only under the protocol)
------------------------------------------------------------------------
-* Ownership: ``busy`` is taken with acquire and released with release, so
-  consecutive launches (any threads) see each other's launch state.
-* Publication: the job stores precede the caller's seq_cst (so release) RMW
-  ``gen += 1``; the worker's acquire load that sees the new ``gen`` sees the
-  job.  ``gen`` grows by exactly 1 per job of that worker: no job is missed
-  or run twice, and non-participants never read the job.
+Memory ordering (every plain access is ordered by the protocol)
+---------------------------------------------------------------
+* ``busy`` is taken with acquire and released with release: consecutive
+  launches, from any threads, see each other's launch state.
+* Publication: the job stores precede the caller's seq_cst RMW ``gen += 1``;
+  the worker's acquire load seeing the new ``gen`` sees the job.  ``gen``
+  grows by 1 per job of that worker, so no job is missed or run twice, and
+  non-participants never read the job.
 * Completion: a worker's job reads and task effects precede its seq_cst RMW
   ``pending -= 1``; the RMWs form one release sequence, so the caller's
-  acquire load that reads 0 sees every task's effects.  Only then can the
-  job fields be rewritten, and by then no worker reads them any more.
-* No lost wake-up (Dekker, all seq_cst): the sleeper does ``flag = 1; load
-  word`` and futex-waits only if the word is unchanged; the waker changes the
-  word, then loads ``flag`` and wakes if it is set.  In the single total
-  order one of the two loads sees the other's store; ``FUTEX_WAIT`` also
-  re-checks the word in the kernel.  Spurious or stale wakes are harmless.
+  acquire load reading 0 sees all task effects.  Only then are the job
+  fields rewritten, when no worker reads them any more.
+* No lost wake-up (Dekker, all seq_cst): the sleeper stores ``flag = 1``,
+  then loads the word and futex-waits only if unchanged; the waker changes
+  the word, then loads ``flag`` and wakes if set.  In the single total order
+  one load sees the other side's store; FUTEX_WAIT also re-checks the word
+  in the kernel.  Spurious or stale wakes are harmless: every wait loops.
 
 The engine holding the runtime must outlive all launches (workers run its
-code).  Usage from Python::
+code).  From Python::
 
     mod = llvm.parse_assembly(runtime_module_ir()); mod.verify()
     engine.add_module(mod); engine.finalize_object()
@@ -67,8 +66,7 @@ __all__ = ["runtime_llvm_ir", "runtime_module_ir", "bind_runtime",
 
 MAX_THREADS = 256        # size of the worker slot table (threads are capped)
 SPIN_TICKS = 1 << 17     # spin budget before futex sleep, TSC ticks (~50 us)
-
-_SYS_FUTEX = {"x86_64": 202}
+JOIN_SPIN_FACTOR = 8     # a caller waiting for its workers spins 8x longer
 
 _IR = r"""
 ; Tessera parallel runtime (generated by codegen/runtime.py)
@@ -110,12 +108,12 @@ declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
-; futex(addr, op, val) with op 128 = FUTEX_WAIT_PRIVATE, 129 = FUTEX_WAKE_PRIVATE.
+; syscall(SYS_futex = 202, addr, op, val): op 128 = FUTEX_WAIT_PRIVATE, 129 = WAKE.
 ; Errors (EAGAIN: word already changed, EINTR) are fine: callers loop.
 define internal void @tsr_futex(ptr %addr, i32 %op, i32 %val) nounwind {
   %op64 = zext i32 %op to i64
   %val64 = zext i32 %val to i64
-  %r = call i64 (i64, ...) @syscall(i64 @SYS_FUTEX@, ptr %addr, i64 %op64, i64 %val64, ptr null, ptr null, i64 0)
+  %r = call i64 (i64, ...) @syscall(i64 202, ptr %addr, i64 %op64, i64 %val64, ptr null, ptr null, i64 0)
   ret void
 }
 
@@ -229,9 +227,10 @@ define internal void @tsr_pin_self(i32 %k) nounwind {
   ret void
 }
 
-; Spin-then-sleep wait until *%word != %old; returns the new value (acquire).
-; Sleeper half of the Dekker pair: set *%flag, re-check *%word, futex-wait.
-define internal i32 @tsr_wait_change(ptr %word, i32 %old, ptr %flag) nounwind {
+; Wait until *%word != %old, spinning %budget TSC ticks, then sleeping; returns
+; the new value (acquire).  Sleeper half of the Dekker pair: set *%flag,
+; re-check *%word, futex-wait.
+define internal i32 @tsr_wait_change(ptr %word, i32 %old, ptr %flag, i64 %budget) nounwind {
 entry:
   br label %top
 top:
@@ -245,7 +244,7 @@ spin_more:
   call void @llvm.x86.sse2.pause()
   %now = call i64 @llvm.readcyclecounter()
   %el = sub i64 %now, %t0
-  %short = icmp ult i64 %el, @SPIN@
+  %short = icmp ult i64 %el, %budget
   br i1 %short, label %spin, label %sleep
 sleep:
   store atomic i32 1, ptr %flag seq_cst, align 4
@@ -293,7 +292,7 @@ start:
   br label %wait
 wait:                                   ; seen = gen of the last job (slots start at 0)
   %seen = phi i32 [ 0, %start ], [ %g, %wait ], [ %g, %signal ]
-  %g = call i32 @tsr_wait_change(ptr %genp, i32 %seen, ptr %sleepp)
+  %g = call i32 @tsr_wait_change(ptr %genp, i32 %seen, ptr %sleepp, i64 @SPIN@)
   ; The job fields stay unchanged until this worker has decremented pending.
   %fn = load ptr, ptr @tsr_job_fn, align 8
   %cl = load ptr, ptr @tsr_job_closure, align 8
@@ -418,9 +417,9 @@ wake:                                   ; gen += 1 (seq_cst) for workers 1..P-1
 run:                                    ; the caller is participant 0
   call void @tsr_run_share(ptr %fn, ptr %closure, i32 %n, i32 0, i32 %p)
   br label %join
-join:                                   ; wait for pending == 0 (acquire)
+join:                                   ; wait (acquire) until pending == 0
   %pd = phi i32 [ %pend, %run ], [ %pd.next, %join ]
-  %pd.next = call i32 @tsr_wait_change(ptr @tsr_pending, i32 %pd, ptr @tsr_caller_sleeping)
+  %pd.next = call i32 @tsr_wait_change(ptr @tsr_pending, i32 %pd, ptr @tsr_caller_sleeping, i64 @JOINSPIN@)
   %done = icmp eq i32 %pd.next, 0
   br i1 %done, label %finish, label %join
 finish:
@@ -435,12 +434,12 @@ def runtime_llvm_ir(triple: str, data_layout: str, spin_ticks: int = SPIN_TICKS)
 
     ``spin_ticks``: TSC ticks a waiting thread spins before a futex sleep.
     """
-    arch = triple.split("-", 1)[0]
-    if arch not in _SYS_FUTEX or "linux" not in triple:
+    if not triple.startswith("x86_64") or "linux" not in triple:
         raise NotImplementedError(f"tessera runtime: unsupported target {triple!r}")
-    subst = {"@TRIPLE@": triple, "@LAYOUT@": data_layout, "@MAX@": str(MAX_THREADS), "@MAX1@": str(MAX_THREADS + 1),
-             "@SLOTBYTES@": str(64 * MAX_THREADS),
-             "@SPIN@": str(int(spin_ticks)), "@SYS_FUTEX@": str(_SYS_FUTEX[arch])}
+    subst = {"@TRIPLE@": triple, "@LAYOUT@": data_layout,
+             "@MAX@": str(MAX_THREADS), "@MAX1@": str(MAX_THREADS + 1),
+             "@SLOTBYTES@": str(64 * MAX_THREADS), "@SPIN@": str(int(spin_ticks)),
+             "@JOINSPIN@": str(int(spin_ticks) * JOIN_SPIN_FACTOR)}
     ir = _IR
     for key, val in subst.items():
         ir = ir.replace(key, val)
