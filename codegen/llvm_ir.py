@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from te import dtype as dt
 from te import expr as E
-from te.visitor import collect_vars, walk
+from te.visitor import collect_vars, unsafe_select_loads, walk
 from schedule import stmt as S
 from codegen import intrinsics
 
@@ -358,12 +358,36 @@ class CodeGen:
         return self.expr(e.body)
 
     def expr_Select(self, e):
+        if dt.lanes(e.cond.dtype) == 1 and unsafe_select_loads(e):
+            return self.branching_select(e)
         c = self.expr(e.cond)
         t, f = self.expr(e.true_value), self.expr(e.false_value)
         n = dt.lanes(e.dtype)
         if n > 1 and not isinstance(c.type, ir.VectorType):
             c = self.splat(c, n)
         return self.b.select(c, t, f)
+
+    def branching_select(self, e) -> ir.Value:
+        """Evaluate only the taken side: its loads may be out of bounds otherwise."""
+        b = self.b
+        cond = self.expr(e.cond)
+        then_bb = b.append_basic_block("sel_then")
+        else_bb = b.append_basic_block("sel_else")
+        merge = b.append_basic_block("sel_end")
+        b.cbranch(cond, then_bb, else_bb)
+        b.position_at_end(then_bb)
+        t = self.expr(e.true_value)
+        t_end = b.block
+        b.branch(merge)
+        b.position_at_end(else_bb)
+        f = self.expr(e.false_value)
+        f_end = b.block
+        b.branch(merge)
+        b.position_at_end(merge)
+        phi = b.phi(t.type)
+        phi.add_incoming(t, t_end)
+        phi.add_incoming(f, f_end)
+        return phi
 
     def expr_Not(self, e):
         return self.b.not_(self.expr(e.a))

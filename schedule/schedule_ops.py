@@ -16,6 +16,7 @@ from te.visitor import pre_order, substitute
 from schedule import stmt as S
 from schedule.bound import LoopInfo, guard_conditions, infer_bound
 from schedule.errors import ScheduleError
+from schedule.check_reads import check_reads
 
 _KIND = {"vectorize": S.VECTORIZED, "parallel": S.PARALLEL, "unroll": S.UNROLLED, None: S.SERIAL}
 
@@ -68,6 +69,8 @@ class NestBuilder:
         self.sch = sch
         self.ranges: dict = {}
         self.bodies = inline_bodies(sch)
+        for st, body in self.bodies.items():
+            check_reads(st, body)
         self.infos: dict[object, LoopInfo] = infer_bound(sch, self.bodies, self.ranges)
         self.args = args
         self.attached: dict = {}

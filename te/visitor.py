@@ -159,3 +159,21 @@ def structural_equal(a, b, map_free_vars: bool = False) -> bool:
         return True
 
     return eq(a, b)
+
+
+def unsafe_select_loads(e) -> bool:
+    """True if a branch of Select ``e`` loads memory its condition does not also load.
+
+    ``select(i >= 1, A[i - 1], 0)`` guards the load of ``A[i - 1]``: evaluating
+    it when the condition fails may read out of bounds, so it must be branched
+    on (or kept scalar).  ``select(A[i] > 0, A[i], 0)`` is safe.
+    """
+    from te.simplify import _key
+
+    def loads(x) -> list:
+        out: list = []
+        walk(x, lambda n: out.append(n) if isinstance(n, (E.Load, E.TensorRead)) else None)
+        return out
+
+    safe = {_key(x) for x in loads(e.cond)}
+    return any(_key(x) not in safe for x in loads(e.true_value) + loads(e.false_value))

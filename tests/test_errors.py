@@ -368,3 +368,28 @@ def test_compute_at_axis_split_afterwards():
     s[C].split(C.op.axis[1], factor=8)
     with pytest.raises(ScheduleError, match=r"stage 'B'.*compute_at axis 'j' of stage 'C' is no longer a leaf axis"):
         codegen.build(s, [A, C], name="late")
+
+
+def test_read_outside_shape_is_rejected_at_lower():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i + 1], name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(ValueError, match=r"compute 'B' reads A\[\.\.\.\] at dimension 0"):
+        schedule.lower(s, [A, B])
+
+
+def test_guarded_read_outside_shape_is_allowed_and_never_loaded():
+    import numpy as np
+
+    n = 1000
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n + 2,), lambda i: te.if_then_else(te.all(i >= 1, i <= n), A[i - 1], 0.0), name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=8)
+    s[B].vectorize(xi)
+    f = codegen.build(s, [A, B])
+    a = np.random.rand(n).astype("float32")
+    b = np.zeros(n + 2, dtype="float32")
+    f(a, b)
+    np.testing.assert_allclose(b, np.pad(a, 1))

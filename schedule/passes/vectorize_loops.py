@@ -20,7 +20,7 @@ from __future__ import annotations
 from te import dtype as dt
 from te import expr as E
 from te.simplify import simplify
-from te.visitor import collect_vars, map_children
+from te.visitor import collect_vars, map_children, unsafe_select_loads
 from schedule import stmt as S
 
 
@@ -102,7 +102,10 @@ class _Vectorizer:
             idx = self.expr(e.index)
             return E.Load(e.buffer, idx, dt.with_lanes(e.dtype, _lanes(idx)))
         if isinstance(e, E.Select):
-            c, t, f = self.expr(e.cond), self.expr(e.true_value), self.expr(e.false_value)
+            c = self.expr(e.cond)
+            if _lanes(c) > 1 and unsafe_select_loads(e):
+                raise _CannotVectorize  # a lane-dependent guard protects a load
+            t, f = self.expr(e.true_value), self.expr(e.false_value)
             n = max(_lanes(c), _lanes(t), _lanes(f))
             return E.Select(c if _lanes(c) == 1 else c, _bcast(t, n), _bcast(f, n), dt.with_lanes(e.dtype, n))
         if isinstance(e, E.Cast):

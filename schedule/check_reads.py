@@ -1,0 +1,62 @@
+"""Reject computes that read a tensor outside its shape, whatever the schedule.
+
+Every read that is not protected by a condition (an ``if_then_else`` branch
+or a reduction's ``where=``) and whose indices are sums of axes is bounded
+over the stage's whole domain; a bound that provably leaves the tensor's
+shape is an error at ``lower``, naming the stage, the tensor and the
+dimension.  Reads the analysis cannot bound exactly are left alone.
+"""
+
+from __future__ import annotations
+
+from te import expr as E
+from te.simplify import linear, simplify
+from te.visitor import children, unsafe_select_loads
+from schedule.interval import interval_of
+
+
+def unguarded_reads(e: E.Expr) -> list:
+    out: list = []
+
+    def visit(x):
+        if isinstance(x, E.TensorRead):
+            out.append(x)
+        if isinstance(x, E.Select) and unsafe_select_loads(x):
+            visit(x.cond)
+            return
+        for c in children(x):
+            visit(c)
+
+    visit(e)
+    return out
+
+
+def check_reads(stage, body: tuple) -> None:
+    op = stage.op
+    ranged = {iv.var: (E.const(0), simplify(iv.dom.extent - 1)) for iv in op.axis}
+    exprs = []
+    for b in body:
+        if isinstance(b, E.Reduce):
+            if not (isinstance(b.condition, E.IntImm) and b.condition.value == 1):
+                continue
+            for iv in b.axis:
+                ranged[iv.var] = (iv.dom.min, simplify(iv.dom.min + iv.dom.extent - 1))
+            exprs.extend(b.source)
+        else:
+            exprs.append(b)
+    for e in exprs:
+        for read in unguarded_reads(e):
+            for d, (idx, size) in enumerate(zip(read.indices, read.tensor.shape)):
+                if not all(isinstance(t, E.Var) for t, _ in linear(idx).items()):
+                    continue
+                iv = interval_of(idx, ranged)
+                if iv is None:
+                    continue
+                lo, hi = iv
+                over = simplify(hi - (size - 1))
+                if (isinstance(lo, E.IntImm) and lo.value < 0) or (isinstance(over, E.IntImm) and over.value > 0):
+                    raise ValueError(
+                        f"compute '{op.name}' reads {read.tensor.name}[...] at dimension {d} with index "
+                        f"{idx}, which ranges over [{lo}, {hi}] but the tensor's extent there is {size}; "
+                        f"shrink the compute's shape, pad the input, or guard the read with te.if_then_else"
+                    )
