@@ -9,6 +9,7 @@ import pytest
 
 import te
 import codegen
+import schedule
 from schedule import ScheduleError
 
 
