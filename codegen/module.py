@@ -12,6 +12,7 @@ import json
 import numbers
 import statistics
 import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,21 @@ _CTYPE = {
     "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "bool": ctypes.c_bool,
     "float32": ctypes.c_float, "float64": ctypes.c_double,
 }
+
+
+_pointers: dict = {}
+
+
+def data_pointer(a: np.ndarray) -> int:
+    """The address of ``a``'s data, cached per array (``a.ctypes.data`` costs ~1.5 us)."""
+    hit = _pointers.get(id(a))
+    if hit is not None and hit[0]() is a:
+        return hit[1]
+    if len(_pointers) > 4096:
+        _pointers.clear()
+    ptr = a.ctypes.data
+    _pointers[id(a)] = (weakref.ref(a), ptr)
+    return ptr
 
 
 class TimeResult:
@@ -73,12 +89,32 @@ class Module:
         self._implicit = [p for p in params if p.kind == "implicit"]
         self._user = [p for p in params if p.kind != "implicit"]
         self._np_dtypes = [np.dtype(p.dtype) if p.kind == "buffer" else None for p in params]
+        static = all(p.kind == "buffer" and all(isinstance(d, int) for d in p.shape) for p in params)
+        self._static = (
+            [(np.dtype(p.dtype), tuple(p.shape), p.is_output) for p in params] if static else None
+        )
 
     # calling ---------------------------------------------------------------
     def __call__(self, *args) -> None:
         self._fn(*self._check(args))
 
     def _check(self, args) -> list:
+        """Validate ``args`` and return the raw values to pass (fast path first)."""
+        if self._static is not None and len(args) == len(self._static):
+            out = []
+            for a, (np_dtype, shape, writes) in zip(args, self._static):
+                if (type(a) is not np.ndarray or a.shape != shape or a.dtype != np_dtype
+                        or not a.flags.c_contiguous or (writes and not a.flags.writeable)):
+                    return self._check_slow(args)
+                out.append(data_pointer(a))
+            for k in self._outputs:
+                for j, other in enumerate(args):
+                    if j != k and np.may_share_memory(args[k], other):
+                        return self._check_slow(args)
+            return out
+        return self._check_slow(args)
+
+    def _check_slow(self, args) -> list:
         name = self.entry_name
         if len(args) != len(self._user):
             expected = ", ".join(p.name for p in self._user)
@@ -125,7 +161,7 @@ class Module:
                 )
             if p.is_output and not a.flags.writeable:
                 raise ValueError(f"{name}: argument {k} '{p.name}' is an output but the array is read-only")
-            out.append(a.ctypes.data)
+            out.append(data_pointer(a))
         for k in self._outputs:
             for j, other in enumerate(args):
                 if j != k and self.params[j].kind == "buffer" and np.may_share_memory(args[k], other):
