@@ -25,9 +25,10 @@ How it works
   bumps ``gen`` of workers 1..P-1 only, runs its share, then waits the same
   way (spinning 8x longer) for ``pending == 0``; workers decrement it.
 * Pinning: worker ``i`` pins itself to the ``i``-th allowed CPU (mask read
-  once), the thread whose launch first creates workers to the 0th.
-  ``TESSERA_PIN=0`` (read once) disables it.  NB: that host thread keeps its
-  one-CPU mask, and threads it creates later inherit it.
+  once), so no two workers share a core; the calling thread is left free
+  (pinning it would stick to the host's main thread and to every thread it
+  creates later, e.g. a BLAS pool), and the scheduler moves it to the core
+  no worker holds.  ``TESSERA_PIN=0`` (read once) disables pinning.
 * In a fork() child an atfork handler resets the pool (workers respawn).
 
 Memory ordering (every plain access is ordered by the protocol)
@@ -308,19 +309,11 @@ signal:                                 ; last one out wakes a sleeping caller
 }
 
 ; Create workers from+1 .. to, all signals blocked; returns the new count.
-; The very first call (from == 0) also pins the calling thread to CPU #0.
 define internal i32 @tsr_spawn(i32 %from, i32 %to) nounwind {
 entry:
   %all = alloca [128 x i8], align 8     ; sigset_t
   %saved = alloca [128 x i8], align 8
   %tid = alloca i64, align 8            ; pthread_t (never joined)
-  %pin = load atomic i32, ptr @tsr_pin monotonic, align 4
-  %pinon = icmp ne i32 %pin, 0
-  %first = icmp eq i32 %from, 0
-  %pinme = and i1 %pinon, %first
-  br i1 %pinme, label %pin_caller, label %create_all
-pin_caller:
-  call void @tsr_pin_self(i32 0)
   br label %create_all
 create_all:
   call void @llvm.memset.p0.i64(ptr %all, i8 -1, i64 128, i1 false)

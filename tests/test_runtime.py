@@ -159,3 +159,19 @@ def test_module_repr_and_entry_name(axpy):
     assert axpy.entry_name == "axpy_rt"
     assert "axpy_rt" in repr(axpy)
     assert axpy["axpy_rt"] is axpy
+
+
+def test_parallel_launch_leaves_the_calling_thread_unpinned():
+    import os
+
+    before = os.sched_getaffinity(0)
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    s[B].parallel(B.op.axis[0])
+    f = codegen.build(s, [A, B], name="unpinned")
+    a = np.zeros(64, dtype="float32")
+    b = np.zeros(64, dtype="float32")
+    f(a, b)
+    assert os.sched_getaffinity(0) == before
+    np.testing.assert_allclose(b, a + 1)
