@@ -142,3 +142,18 @@ def test_cache_write_names(update_golden):
     assert "produce B.local {" in lines
     assert "for (i.outer, 0, 4) {" in lines
     check_golden("cache_write_names", text, update_golden)
+
+
+def test_print_passes_switch_prints_changed_passes_with_times(monkeypatch, capsys):
+    monkeypatch.setenv("TESSERA_PRINT_PASSES", "1")
+    A = te.placeholder((100,), name="A")
+    B = te.compute((100,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=32)
+    s[B].vectorize(xi)
+    schedule.lower(s, [A, B], name="traced")
+    err = capsys.readouterr().err
+    assert "// traced: schedule_ops" in err
+    assert "// after storage_flatten (" in err and " ms)" in err
+    assert "// after partition_loops (" in err
+    assert "// after vectorize_loops (" in err
