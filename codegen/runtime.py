@@ -25,10 +25,11 @@ How it works
   bumps ``gen`` of workers 1..P-1 only, runs its share, then waits the same
   way (spinning 8x longer) for ``pending == 0``; workers decrement it.
 * Pinning: worker ``i`` pins itself to the ``i``-th allowed CPU (mask read
-  once), so no two workers share a core; the calling thread is left free
-  (pinning it would stick to the host's main thread and to every thread it
-  creates later, e.g. a BLAS pool), and the scheduler moves it to the core
-  no worker holds.  ``TESSERA_PIN=0`` (read once) disables pinning.
+  once), so no two workers share a core.  The calling thread is not pinned
+  for good (its mask would stick to every thread it creates later, e.g. a
+  BLAS pool): a launch that finds it on a participating worker's CPU
+  (``sched_getcpu``) moves it to CPU #0 and restores its mask after the
+  join; it then stays there.  ``TESSERA_PIN=0`` (read once) disables pinning.
 * In a fork() child an atfork handler resets the pool (workers respawn).
 
 Memory ordering (every plain access is ordered by the protocol)
@@ -102,6 +103,7 @@ declare i32 @pthread_create(ptr, ptr, ptr, ptr)
 declare i32 @pthread_sigmask(i32, ptr, ptr)
 declare i32 @sched_getaffinity(i32, i64, ptr)
 declare i32 @sched_setaffinity(i32, i64, ptr)
+declare i32 @sched_getcpu()
 declare i64 @syscall(i64, ...)
 declare ptr @getenv(ptr)
 declare i32 @__register_atfork(ptr, ptr, ptr, ptr)   ; glibc's pthread_atfork
@@ -355,6 +357,7 @@ define i32 @tessera_get_num_threads() nounwind {
 
 define i32 @tessera_parallel_launch(ptr %fn, ptr %closure, i32 %n) nounwind {
 entry:
+  %saved = alloca [16 x i64], align 8   ; the caller's mask, if it has to move
   %small = icmp sle i32 %n, 1
   br i1 %small, label %serial, label %config
 config:
@@ -397,9 +400,33 @@ post:
   store i32 %p, ptr @tsr_job_nparts, align 4
   %pend = sub i32 %p, 1
   store atomic i32 %pend, ptr @tsr_pending monotonic, align 4
+  %pinv = load atomic i32, ptr @tsr_pin monotonic, align 4
+  %pinon = icmp ne i32 %pinv, 0
+  br i1 %pinon, label %where, label %woke
+where:                                  ; is the caller on a participating worker's CPU?
+  %cpu = call i32 @sched_getcpu()
+  %ncl = load atomic i32, ptr @tsr_ncpus monotonic, align 4
+  br label %scan
+scan:
+  %j = phi i32 [ 1, %where ], [ %j.next, %scan_next ]
+  %jm = urem i32 %j, %ncl
+  %cjp = getelementptr [@MAX1@ x i32], ptr @tsr_cpus, i64 0, i32 %jm
+  %cj = load i32, ptr %cjp, align 4
+  %clash = icmp eq i32 %cj, %cpu
+  br i1 %clash, label %move, label %scan_next
+scan_next:
+  %j.next = add i32 %j, 1
+  %jmore = icmp slt i32 %j.next, %p
+  br i1 %jmore, label %scan, label %woke
+move:                                   ; share a core with a worker: move to CPU #0
+  %gs = call i32 @sched_getaffinity(i32 0, i64 128, ptr %saved)
+  call void @tsr_pin_self(i32 0)
+  br label %woke
+woke:
+  %moved = phi i1 [ false, %post ], [ false, %scan_next ], [ true, %move ]
   br label %wake
 wake:                                   ; gen += 1 (seq_cst) for workers 1..P-1
-  %i = phi i32 [ 1, %post ], [ %i.next, %wake ]
+  %i = phi i32 [ 1, %woke ], [ %i.next, %wake ]
   %genp = getelementptr [@MAX@ x %Slot], ptr @tsr_slots, i64 0, i32 %i, i32 0
   %sleepp = getelementptr [@MAX@ x %Slot], ptr @tsr_slots, i64 0, i32 %i, i32 1
   %og = atomicrmw add ptr %genp, i32 1 seq_cst
@@ -416,6 +443,11 @@ join:                                   ; wait (acquire) until pending == 0
   %done = icmp eq i32 %pd.next, 0
   br i1 %done, label %finish, label %join
 finish:
+  br i1 %moved, label %restore, label %release
+restore:                                ; give the caller its own mask back (it stays put)
+  %rs = call i32 @sched_setaffinity(i32 0, i64 128, ptr %saved)
+  br label %release
+release:
   store atomic i32 0, ptr @tsr_busy release, align 4
   ret i32 0
 }
