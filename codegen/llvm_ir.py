@@ -21,6 +21,7 @@ from schedule import stmt as S
 from codegen import intrinsics
 
 FAST = ("reassoc", "contract")
+TASKS_PER_THREAD = 2  # a parallel loop is cut into this many tasks per thread, handed out dynamically
 STACK_LIMIT = 256 * 1024  # bytes; larger or dynamic allocations use the heap
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -220,7 +221,9 @@ class CodeGen:
         tb.ret_void()
         b = self.b
         threads = b.sext(b.call(self.declare("tessera_get_num_threads", I32, []), []), I64)
-        n = b.select(b.icmp_signed("<", ext, threads), ext, threads)
+        tasks = b.mul(threads, ir.Constant(I64, TASKS_PER_THREAD))
+        tasks = b.select(b.icmp_signed(">", threads, ir.Constant(I64, 1)), tasks, threads)
+        n = b.select(b.icmp_signed("<", ext, tasks), ext, tasks)
         launch = self.declare("tessera_parallel_launch", I32, [PTR, PTR, I32])
         with b.if_then(b.icmp_signed(">", n, ir.Constant(I64, 0))):
             b.call(launch, [b.bitcast(body, PTR), b.bitcast(closure, PTR), b.trunc(n, I32)])

@@ -12,8 +12,9 @@ sched_{get,set}affinity, getenv, syscall(futex), __register_atfork).
 How it works
 ------------
 * ``P = min(num_threads, ntasks)`` threads take part: the caller is number 0,
-  worker ``i`` number ``i``; task ``t`` runs on number ``t % P`` (static
-  round-robin: a partition stays on one core from launch to launch).
+  worker ``i`` number ``i``; participant ``i`` runs task ``i``, then each
+  takes the next task from a shared atomic counter until none is left (on a VM one vCPU is often slower: dynamic
+  hand-out keeps both busy to the end).
 * A launch owns the pool after ``cmpxchg busy 0 -> 1``.  With ``ntasks <= 1``,
   ``P <= 1`` or a busy pool (nested launch from a task, or a concurrent one
   from another host thread) all tasks run inline on the caller.
@@ -95,6 +96,7 @@ target datalayout = "@LAYOUT@"
 @tsr_job_nparts = internal global i32 0             ; participants P
 ; --- completion: workers still running their share; caller futex flag ---
 @tsr_pending = internal global i32 0, align 64
+@tsr_next_task = internal global i32 0, align 64   ; next task to hand out
 @tsr_caller_sleeping = internal global i32 0
 @tsr_slots = internal global [@MAX@ x %Slot] zeroinitializer, align 64
 @tsr_env_pin = private unnamed_addr constant [12 x i8] c"TESSERA_PIN\00"
@@ -117,6 +119,28 @@ define internal void @tsr_futex(ptr %addr, i32 %op, i32 %val) nounwind {
   %op64 = zext i32 %op to i64
   %val64 = zext i32 %val to i64
   %r = call i64 (i64, ...) @syscall(i64 202, ptr %addr, i64 %op64, i64 %val64, ptr null, ptr null, i64 0)
+  ret void
+}
+
+; Take tasks from the shared counter until none is left: a participant that
+; runs faster (its core is not shared with another VM's thread) takes more.
+; Participant %first runs task %first itself, then takes from the counter
+; (which starts at P), so every participant runs at least one task.
+define internal void @tsr_run_dynamic(ptr %fn, ptr %cl, i32 %n, i32 %first) nounwind {
+entry:
+  %own = icmp slt i32 %first, %n
+  br i1 %own, label %mine, label %loop
+mine:
+  call void %fn(i32 %first, i32 %n, ptr %cl)
+  br label %loop
+loop:
+  %t = atomicrmw add ptr @tsr_next_task, i32 1 monotonic
+  %more = icmp slt i32 %t, %n
+  br i1 %more, label %body, label %done
+body:
+  call void %fn(i32 %t, i32 %n, ptr %cl)
+  br label %loop
+done:
   ret void
 }
 
@@ -301,7 +325,7 @@ wait:                                   ; seen = gen of the last job (slots star
   %cl = load ptr, ptr @tsr_job_closure, align 8
   %n = load i32, ptr @tsr_job_ntasks, align 4
   %p = load i32, ptr @tsr_job_nparts, align 4
-  call void @tsr_run_share(ptr %fn, ptr %cl, i32 %n, i32 %idx, i32 %p)
+  call void @tsr_run_dynamic(ptr %fn, ptr %cl, i32 %n, i32 %idx)
   %old = atomicrmw sub ptr @tsr_pending, i32 1 seq_cst
   %last = icmp eq i32 %old, 1
   br i1 %last, label %signal, label %wait
@@ -400,6 +424,7 @@ post:
   store i32 %p, ptr @tsr_job_nparts, align 4
   %pend = sub i32 %p, 1
   store atomic i32 %pend, ptr @tsr_pending monotonic, align 4
+  store atomic i32 %p, ptr @tsr_next_task monotonic, align 4
   %pinv = load atomic i32, ptr @tsr_pin monotonic, align 4
   %pinon = icmp ne i32 %pinv, 0
   br i1 %pinon, label %where, label %woke
@@ -435,7 +460,7 @@ wake:                                   ; gen += 1 (seq_cst) for workers 1..P-1
   %wmore = icmp slt i32 %i.next, %p
   br i1 %wmore, label %wake, label %run
 run:                                    ; the caller is participant 0
-  call void @tsr_run_share(ptr %fn, ptr %closure, i32 %n, i32 0, i32 %p)
+  call void @tsr_run_dynamic(ptr %fn, ptr %closure, i32 %n, i32 0)
   br label %join
 join:                                   ; wait (acquire) until pending == 0
   %pd = phi i32 [ %pend, %run ], [ %pd.next, %join ]

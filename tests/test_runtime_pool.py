@@ -200,11 +200,12 @@ def test_all_tasks_run_once(pool, n):
     assert list(rec[:, 0]) == list(range(1, n + 1))
     me = threading.get_ident()   # == pthread_self() on Linux
     nthr = min(n, len(ALLOWED))
-    # static round-robin: task t runs on participant t % P (0 = caller)
-    for t in range(n):
-        assert (rec[t, 1] == me) == (t % nthr == 0), t
+    # tasks are handed out dynamically: at most P threads ran them, and a
+    # worker i (pinned) ran on the i-th allowed CPU, never on CPU #0's share
+    assert len(set(rec[:, 1])) <= nthr
     if PIN and nthr > 1:
-        assert [int(c) for c in rec[:nthr, 2]] == ALLOWED[:nthr]
+        worker_cpus = {int(c) for t, c in zip(rec[:, 1], rec[:, 2]) if t != me}
+        assert worker_cpus <= set(ALLOWED[1:nthr])
 
 
 def test_no_tasks(pool):
@@ -231,7 +232,7 @@ def test_thread_count_changes(pool):
     assert pool.get_num_threads() == 2
     rec = _rec(pool, 7)
     assert list(rec[:, 0]) == list(range(1, 8))
-    assert len(set(rec[:, 1])) == 2
+    assert 1 <= len(set(rec[:, 1])) <= 2
     pool.set_num_threads(3)                  # may exceed the CPU count
     rec = _rec(pool, 7)
     assert list(rec[:, 0]) == list(range(1, 8))
@@ -272,7 +273,7 @@ def test_nested_launch_runs_inline(pool):
         for t in range(n):
             assert list(rec[t, :, 0]) == list(range(1, n + 1))
             assert len(set(rec[t, :, 1])) == 1           # inline, one thread
-            assert (rec[t, 0, 1] == me) == (t % 2 == 0)
+        assert rec[0, 0, 1] == me                     # the caller runs task 0 itself
 
 
 def test_concurrent_host_threads(pool):
