@@ -28,7 +28,13 @@ import workloads as W  # noqa: E402
 import codegen  # noqa: E402
 
 
+SETTLE_S = 0.25  # OpenBLAS's threads spin ~0.2 s after a call and would steal our cores
+
+
 def sample(fn, args, number: int) -> float:
+    """Seconds per call of ``number`` back-to-back calls, after a settle pause and a warm-up."""
+    time.sleep(SETTLE_S)
+    fn(*args)
     t0 = time.perf_counter()
     for _ in range(number):
         fn(*args)

@@ -46,8 +46,18 @@ def kernel(key, builder, *args, **kw) -> W.Kernel:
     return _kernels[key]
 
 
+SETTLE_S = 0.25  # OpenBLAS's threads spin ~0.2 s after a call and would steal our cores
+
+
+@pytest.fixture(autouse=True)
+def settle():
+    """Let a previous test's BLAS threads go to sleep before timing."""
+    time.sleep(SETTLE_S)
+
+
 def seconds(fn, *args, number: int = 5, repeat: int = 7) -> float:
     """Median seconds per call of ``fn(*args)``."""
+    time.sleep(SETTLE_S)
     fn(*args)
     runs = []
     for _ in range(repeat):

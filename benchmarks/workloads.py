@@ -127,7 +127,7 @@ def opt_gemm(step: str, N: int = 1024) -> Kernel:
 
 
 def matmul_best_schedule(N: int, MR: int | None = None, NR: int | None = None,
-                         MB: int | None = None):
+                         MB: int | None = None, KU: int = 4):
     """The project's best float32 matmul schedule; returns ``(s, [A, B, C])``.
 
     Both operands are packed into panels: ``packedA[i/MR, k, MR]`` and
@@ -151,6 +151,8 @@ def matmul_best_schedule(N: int, MR: int | None = None, NR: int | None = None,
     MR, NR, MB : int, optional
         Micro-tile rows, micro-tile columns (a multiple of the vector width)
         and rows per parallel task; default from :data:`MATMUL_BEST`.
+    KU : int
+        The k loop is unrolled by this factor (``N`` must be a multiple).
     """
     dMR, dNR, dMB = MATMUL_BEST.get(N, MATMUL_BEST[1024])
     MR, NR, MB = MR or dMR, NR or dNR, MB or dMB
@@ -177,7 +179,9 @@ def matmul_best_schedule(N: int, MR: int | None = None, NR: int | None = None,
     s[CC].compute_at(s[C], iio)
     ic, jc = s[CC].op.axis
     (kc,) = s[CC].op.reduce_axis
-    s[CC].reorder(kc, ic, jc)
+    ko, ki = s[CC].split(kc, factor=KU)
+    s[CC].reorder(ko, ki, ic, jc)
+    s[CC].unroll(ki)
     s[CC].unroll(ic)
     s[CC].vectorize(jc)
     x, _, z = s[pA].op.axis

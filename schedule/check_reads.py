@@ -10,7 +10,7 @@ dimension.  Reads the analysis cannot bound exactly are left alone.
 from __future__ import annotations
 
 from te import expr as E
-from te.simplify import linear, simplify
+from te.simplify import simplify
 from te.visitor import children, unsafe_select_loads
 from schedule.interval import interval_of
 
@@ -31,6 +31,24 @@ def unguarded_reads(e: E.Expr) -> list:
     return out
 
 
+def _monotone(e: E.Expr, seen: set) -> bool:
+    """Sums of distinct axes, scaled and floor-divided by constants: intervals are exact."""
+    if isinstance(e, E.IntImm):
+        return True
+    if isinstance(e, E.Var):
+        if e in seen:
+            return False
+        seen.add(e)
+        return True
+    if isinstance(e, (E.Add, E.Sub)):
+        return _monotone(e.a, seen) and _monotone(e.b, seen)
+    if isinstance(e, (E.Mul, E.FloorDiv)) and isinstance(e.b, E.IntImm) and e.b.value > 0:
+        return _monotone(e.a, seen)
+    if isinstance(e, E.Mul) and isinstance(e.a, E.IntImm):
+        return _monotone(e.b, seen)
+    return False
+
+
 def check_reads(stage, body: tuple) -> None:
     op = stage.op
     ranged = {iv.var: (E.const(0), simplify(iv.dom.extent - 1)) for iv in op.axis}
@@ -47,7 +65,7 @@ def check_reads(stage, body: tuple) -> None:
     for e in exprs:
         for read in unguarded_reads(e):
             for d, (idx, size) in enumerate(zip(read.indices, read.tensor.shape)):
-                if not all(isinstance(t, E.Var) for t, _ in linear(idx).items()):
+                if not _monotone(idx, set()):
                     continue
                 iv = interval_of(idx, ranged)
                 if iv is None:

@@ -394,3 +394,14 @@ def test_guarded_read_outside_shape_is_allowed_and_never_loaded():
     b = np.zeros(n + 2, dtype="float32")
     f(a, b)
     np.testing.assert_allclose(b, np.pad(a, 1))
+
+
+def test_packed_read_past_the_packed_extent_is_rejected():
+    N, MR = 100, 12  # 100 rows do not fill whole 12-row panels
+    A = te.placeholder((N, N), name="A")
+    pA = te.compute((N // MR, N, MR), lambda x, y, z: A[x * MR + z, y], name="packedA")
+    k = te.reduce_axis((0, N), "k")
+    C = te.compute((N, N), lambda i, j: te.sum(pA[i // MR, k, i % MR] * A[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    with pytest.raises(ValueError, match=r"compute 'C' reads packedA\[\.\.\.\] at dimension 0 .*floordiv\(i, 12\)"):
+        codegen.build(s, [A, C])
