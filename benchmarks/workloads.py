@@ -269,17 +269,20 @@ def copy_bandwidth(x: np.ndarray) -> float:
 
 # --------------------------------------------------------------- runtime ---
 def compute_bound(n: int = 1 << 20, depth: int = 64, chunk: int = 1 << 14) -> Kernel:
-    """``depth`` dependent FMAs per element, all in registers (for thread scaling).
+    """``depth`` dependent multiply-adds per element, all in registers (thread scaling).
 
-    ``y = x; y = y * 0.999 + 0.001`` repeated ``depth`` times; ``work`` is
-    ``2 * depth * n`` FLOPs.  The numpy baseline loops the same way.
+    ``y = x; y = (y * y) * 0.25 + 0.5 * x`` repeated ``depth`` times: the
+    square keeps LLVM (which may reassociate float math) from folding the
+    chain into one operation.  ``work`` is ``3 * depth * n`` FLOPs.
     """
     X = te.placeholder((n,), name="x")
 
     def body(i):
-        y = X[i]
+        x = X[i]
+        half_x = x * te.const(0.5, "float32")
+        y = x
         for _ in range(depth):
-            y = y * te.const(0.999, "float32") + te.const(0.001, "float32")
+            y = y * y * te.const(0.25, "float32") + half_x
         return y
 
     Y = te.compute((n,), body, name="y")
@@ -288,14 +291,14 @@ def compute_bound(n: int = 1 << 20, depth: int = 64, chunk: int = 1 << 14) -> Ke
     mod = codegen.build(s, [X, Y], name="fma_chain")
 
     def reference(x, y=None):
+        half_x = x * np.float32(0.5)
         out = x.copy()
         for _ in range(depth):
-            out *= np.float32(0.999)
-            out += np.float32(0.001)
+            out = out * out * np.float32(0.25) + half_x
         return out
 
     return Kernel(mod, lambda: [_rand(n, seed=6), np.zeros(n, np.float32)], reference,
-                  2.0 * depth * n)
+                  3.0 * depth * n)
 
 
 LAUNCHES = 1000

@@ -55,6 +55,7 @@ class _Function:
         self.body = fn.append_basic_block("body")
         self.builder = ir.IRBuilder(self.body)
         self.symbols: dict = {}
+        self.memo: dict = {}
         self.in_parallel = False
 
 
@@ -100,6 +101,7 @@ class CodeGen:
 
     # statements ------------------------------------------------------------
     def stmt(self, s: S.Stmt) -> None:
+        self.cur.memo = {}  # a value is reused only within one statement (dominance)
         getattr(self, "stmt_" + type(s).__name__)(s)
 
     def stmt_Block(self, s: S.Block) -> None:
@@ -294,7 +296,12 @@ class CodeGen:
 
     # expressions -------------------------------------------------------------
     def expr(self, e: E.Expr) -> ir.Value:
-        return getattr(self, "expr_" + type(e).__name__)(e)
+        """Emit ``e``; a node shared within the statement is emitted once."""
+        memo = self.cur.memo
+        v = memo.get(id(e))
+        if v is None:
+            v = memo[id(e)] = getattr(self, "expr_" + type(e).__name__)(e)
+        return v
 
     def expr_IntImm(self, e):
         return ir.Constant(llvm_type(e.dtype), e.value)
@@ -378,15 +385,19 @@ class CodeGen:
         else_bb = b.append_basic_block("sel_else")
         merge = b.append_basic_block("sel_end")
         b.cbranch(cond, then_bb, else_bb)
+        outer_memo = self.cur.memo
         b.position_at_end(then_bb)
+        self.cur.memo = dict(outer_memo)
         t = self.expr(e.true_value)
         t_end = b.block
         b.branch(merge)
         b.position_at_end(else_bb)
+        self.cur.memo = dict(outer_memo)
         f = self.expr(e.false_value)
         f_end = b.block
         b.branch(merge)
         b.position_at_end(merge)
+        self.cur.memo = outer_memo
         phi = b.phi(t.type)
         phi.add_incoming(t, t_end)
         phi.add_incoming(f, f_end)

@@ -17,8 +17,12 @@ from schedule.interval import interval_of
 
 def unguarded_reads(e: E.Expr) -> list:
     out: list = []
+    seen: set = set()
 
     def visit(x):
+        if id(x) in seen:
+            return
+        seen.add(id(x))
         if isinstance(x, E.TensorRead):
             out.append(x)
         if isinstance(x, E.Select) and unsafe_select_loads(x):

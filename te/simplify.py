@@ -97,8 +97,18 @@ def can_prove(cond: E.Expr, ranges: dict | None = None) -> bool:
 
 
 # linear forms ---------------------------------------------------------------
-def _key(e: E.Expr):
-    """A hashable structural key (variables by identity)."""
+def _key(e: E.Expr, memo: dict | None = None):
+    """A hashable structural key (variables by identity), each shared node once."""
+    if memo is None:
+        memo = {}
+    hit = memo.get(id(e))
+    if hit is not None:
+        return hit
+    out = memo[id(e)] = _key_of(e, memo)
+    return out
+
+
+def _key_of(e: E.Expr, memo: dict):
     if isinstance(e, E.Var):
         return ("var", id(e))
     if isinstance(e, (E.IntImm, E.FloatImm)):
@@ -107,9 +117,9 @@ def _key(e: E.Expr):
     for f in e.__dataclass_fields__:
         v = getattr(e, f)
         if isinstance(v, E.Expr):
-            parts.append(_key(v))
+            parts.append(_key(v, memo))
         elif isinstance(v, tuple):
-            parts.append(tuple(_key(x) if isinstance(x, E.Expr) else id(x) for x in v))
+            parts.append(tuple(_key(x, memo) if isinstance(x, E.Expr) else id(x) for x in v))
         elif isinstance(v, (int, str, float)):
             parts.append(v)
         else:

@@ -82,13 +82,21 @@ def post_order(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
 
 
 def pre_order(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
-    """Rewrite top-down: ``fn(node)`` replaces a node (no descent), ``None`` descends."""
+    """Rewrite top-down: ``fn(node)`` replaces a node (no descent), ``None`` descends.
+
+    A node shared by several parents (``y = x * x; y * y``) is rewritten once:
+    expressions are DAGs, and a tree walk would be exponential.
+    """
+    memo: dict[int, E.Expr] = {}
 
     def visit(x: E.Expr) -> E.Expr:
+        key = id(x)
+        if key in memo:
+            return memo[key]
         r = fn(x)
-        if r is not None:
-            return r
-        return map_children(x, visit)
+        out = map_children(x, visit) if r is None else r
+        memo[key] = out
+        return out
 
     return visit(e)
 

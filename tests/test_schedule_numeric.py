@@ -836,3 +836,29 @@ def test_rfactor_rows_parallel():
     s[B].parallel(B.op.axis[0])
     s[BF].compute_at(s[B], B.op.axis[0])
     check_build(s, [A, B], lambda a: a.sum(1), rtol=1e-4, atol=1e-4)
+
+
+def test_shared_subexpressions_compile_in_linear_time():
+    # y = y * y ... builds a DAG of depth 64; a tree walk would take 2**64 steps
+    n = 1000
+    X = te.placeholder((n,), name="X")
+
+    def body(i):
+        y = X[i]
+        for _ in range(64):
+            y = y * y * 0.25 + 0.5
+        return y
+
+    Y = te.compute((n,), body, name="Y")
+    s = te.create_schedule(Y.op)
+    xo, xi = s[Y].split(Y.op.axis[0], factor=16)
+    s[Y].vectorize(xi)
+    s[Y].parallel(xo)
+
+    def ref(x):
+        y = x.copy()
+        for _ in range(64):
+            y = y * y * np.float32(0.25) + np.float32(0.5)
+        return y
+
+    check_build(s, [X, Y], ref, rtol=1e-4)

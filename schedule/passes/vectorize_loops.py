@@ -58,6 +58,7 @@ class _Vectorizer:
         self.n = lanes
         self.ramp = E.Ramp(lo, E.const(1, var.dtype), lanes, dt.with_lanes(var.dtype, lanes))
         self.lets: dict = {}
+        self.memo: dict = {}
 
     # statements ------------------------------------------------------------
     def stmt(self, s: S.Stmt) -> S.Stmt:
@@ -90,6 +91,14 @@ class _Vectorizer:
 
     # expressions -----------------------------------------------------------
     def expr(self, e: E.Expr) -> E.Expr:
+        """Vectorize ``e``, each shared node once."""
+        key = id(e)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._expr(e)
+        return hit
+
+    def _expr(self, e: E.Expr) -> E.Expr:
         if e is self.var:
             return self.ramp
         if isinstance(e, E.Var):
