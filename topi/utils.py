@@ -1,0 +1,61 @@
+"""Small helpers shared by the operators: shapes as ints, argument checks."""
+
+from __future__ import annotations
+
+import te
+
+
+def get_const_int(e) -> int:
+    """An int from an int or a constant expression (``ValueError`` if symbolic)."""
+    if isinstance(e, int):
+        return e
+    if isinstance(e, te.IntImm):
+        return e.value
+    s = te.simplify(e)
+    if isinstance(s, te.IntImm):
+        return s.value
+    raise ValueError(f"expected a constant integer, got {e}")
+
+
+def get_const_tuple(shape) -> tuple:
+    """Shape entries as ints where constant (symbolic entries are kept)."""
+    out = []
+    for s in shape:
+        try:
+            out.append(get_const_int(s))
+        except ValueError:
+            out.append(s)
+    return tuple(out)
+
+
+def shape_str(t) -> str:
+    return "(" + ", ".join(str(s) for s in t.shape) + ")"
+
+
+def check_axis(op: str, axis: int, ndim: int, arg: str = "axis") -> int:
+    """Normalise a possibly negative axis; ``ValueError`` naming the operator if out of range."""
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{op}: {arg}={axis} is out of range for a tensor of rank {ndim}")
+    return axis % ndim
+
+
+def traverse_inline(s, final_op, callback) -> None:
+    """Inline every injective stage reachable from ``final_op``; call ``callback(op)``
+    on the anchors (non-injective compute stages), as classic TVM's helper does."""
+    from topi import tag as tags
+
+    visited: set = set()
+
+    def visit(op):
+        if id(op) in visited:
+            return
+        visited.add(id(op))
+        if isinstance(op, te.ComputeOp):
+            if tags.is_injective(op.tag) and op not in s.outputs and not op.reduce_axis:
+                s[op].compute_inline()
+            for t in op.input_tensors:
+                if isinstance(t.op, te.ComputeOp):
+                    visit(t.op)
+        callback(op)
+
+    visit(final_op)
