@@ -196,6 +196,21 @@ def map_stmt_exprs(s: Stmt, fexpr: Callable[[E.Expr], E.Expr]) -> Stmt:
 
 
 # printing -------------------------------------------------------------------
+def _name_shared(value, pad: str, out: list) -> dict | None:
+    """Print subexpressions used more than once as ``let`` lines; return their names."""
+    from te.printer import shared_subexprs
+
+    shared = shared_subexprs(value)
+    if not shared:
+        return None
+    names: dict = {}
+    for k, node in enumerate(shared):
+        text = expr_str(node, names)
+        names[id(node)] = f"%{k}"
+        out.append(f"{pad}let %{k} = {text}")
+    return names
+
+
 def stmt_str(s: Stmt) -> str:
     lines: list[str] = []
     _print(s, 0, lines)
@@ -230,7 +245,8 @@ def _print(s: Stmt, depth: int, out: list) -> None:
         _print(s.body, depth, out)
     elif t is Provide:
         idx = ", ".join(expr_str(i) for i in s.indices)
-        out.append(f"{pad}{s.tensor.name}[{idx}] = {expr_str(s.value)}")
+        names = _name_shared(s.value, pad, out)
+        out.append(f"{pad}{s.tensor.name}[{idx}] = {expr_str(s.value, names)}")
     elif t is Realize:
         bounds = ", ".join(f"[{expr_str(r.min)}, {expr_str(r.extent)}]" for r in s.bounds)
         out.append(f"{pad}// realize {s.tensor.name}([{bounds}]) in {s.scope}")
@@ -240,7 +256,8 @@ def _print(s: Stmt, depth: int, out: list) -> None:
         _print(s.body, depth + 1, out)
         out.append(pad + "}")
     elif t is Store:
-        out.append(f"{pad}{s.buffer.name}[{expr_str(s.index)}] = {expr_str(s.value)}")
+        names = _name_shared(s.value, pad, out)
+        out.append(f"{pad}{s.buffer.name}[{expr_str(s.index)}] = {expr_str(s.value, names)}")
     elif t is Allocate:
         out.append(f"{pad}allocate {s.buffer.name}[{s.buffer.dtype} * {expr_str(s.extent)}]")
         _print(s.body, depth, out)

@@ -64,9 +64,17 @@ class Expr:
         return cast(self, dtype)
 
     def __repr__(self) -> str:
-        from te.printer import expr_str
+        from te.printer import expr_str, shared_subexprs
 
-        return expr_str(self)
+        shared = shared_subexprs(self)
+        if not shared:
+            return expr_str(self)
+        names: dict = {}
+        lets = []
+        for k, node in enumerate(shared):
+            lets.append(f"let %{k} = {expr_str(node, names)}")
+            names[id(node)] = f"%{k}"
+        return "; ".join(lets) + f"; {expr_str(self, names)}"
 
     __str__ = __repr__
 

@@ -12,8 +12,44 @@ _SYMBOL = {
 _FUNC = {E.FloorDiv: "floordiv", E.FloorMod: "floormod", E.Min: "min", E.Max: "max"}
 
 
-def expr_str(e) -> str:
-    """Print an expression (``((i*1024) + j)``, ``A[i, j]``, ``max(a, b)``)."""
+def shared_subexprs(e) -> list:
+    """Non-leaf nodes used more than once in ``e`` (a DAG), children first.
+
+    Printing them once under a name keeps the text linear in the DAG's size
+    (``y = x * x; y * y`` nested 64 times would otherwise print 2**64 nodes).
+    """
+    from te.visitor import children
+
+    uses: dict[int, int] = {}
+    order: list = []
+    seen: set = set()
+
+    def visit(x):
+        for c in children(x):
+            uses[id(c)] = uses.get(id(c), 0) + 1
+            if id(c) not in seen:
+                seen.add(id(c))
+                visit(c)
+        order.append(x)
+
+    visit(e)
+    return [x for x in order if uses.get(id(x), 0) > 1 and children(x)]
+
+
+def expr_str(e, names: dict | None = None) -> str:
+    """Print an expression (``((i*1024) + j)``, ``A[i, j]``, ``max(a, b)``).
+
+    ``names`` maps ``id(node)`` to a name printed in place of that node.
+    """
+    if names:
+        hit = names.get(id(e))
+        if hit is not None:
+            return hit
+        return _expr_str(e, lambda x: expr_str(x, names))
+    return _expr_str(e, expr_str)
+
+
+def _expr_str(e, expr_str) -> str:
     t = type(e)
     if t is E.IntImm:
         return str(e.value) if e.dtype in ("int32", "bool") else f"{e.value}{_suffix(e.dtype)}"
