@@ -16,7 +16,6 @@ from te import expr as E
 from te.simplify import simplify
 from te.tensor import ComputeOp, Tensor
 from te.visitor import substitute
-from schedule.errors import ScheduleError
 from schedule.relations import Fuse, Split
 from schedule.stage import Stage
 

@@ -10,7 +10,7 @@ loops inside that point copied as ``.init`` loops.
 from __future__ import annotations
 
 from te import expr as E
-from te.tensor import ComputeOp, PlaceholderOp, Tensor
+from te.tensor import ComputeOp, Tensor
 from te.simplify import simplify
 from te.visitor import pre_order, substitute
 from schedule import stmt as S

@@ -204,9 +204,9 @@ def _name_shared(value, pad: str, out: list) -> dict | None:
     if not shared:
         return None
     names: dict = {}
-    for k, node in enumerate(shared):
-        text = expr_str(node, names)
-        names[id(node)] = f"%{k}"
+    for k, sub in enumerate(shared):
+        text = expr_str(sub, names)
+        names[id(sub)] = f"%{k}"
         out.append(f"{pad}let %{k} = {text}")
     return names
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from te import dtype as dt
 from te import expr as E
 from te.intrin import max_value, min_value
 
