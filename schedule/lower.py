@@ -54,8 +54,8 @@ class LoweredFunc:
 def lower(sch, args, name: str = "main", simple_mode: bool = True) -> LoweredFunc:
     """Lower ``sch`` to a loop nest over the buffers of ``args`` (tensors and vars)."""
     args = _check_args(sch, args, name)
-    tensor_ops = {a.op for a in args if isinstance(a, Tensor)}
-    body, ranges = schedule_ops(sch, tensor_ops)
+    arg_keys = {(a.op, a.value_index) for a in args if isinstance(a, Tensor)}
+    body, ranges = schedule_ops(sch, arg_keys)
     buffers, params = arg_buffers(sch, args)
     params = params + _implicit_vars(args, name)
     ctx = {

@@ -82,18 +82,24 @@ class NestBuilder:
         roots = [st for st in self.sch.stages if st in self.bodies and st.attach_type == "root"]
         body = S.seq(*[self.stage_nest(st) for st in roots])
         for st in reversed(roots):
-            if st.origin_op not in self.args and st.op not in self.args:
-                if st.is_output:
-                    raise ScheduleError(
-                        f"output stage '{st.name}' is not in the argument list; pass its tensor to "
-                        f"lower/build"
-                    )
-                body = self.realize(st, body)
+            passed = [k for k in range(st.op.num_outputs) if self.is_arg(st, k)]
+            if st.is_output and not passed:
+                raise ScheduleError(
+                    f"output stage '{st.name}' is not in the argument list; pass its tensor to "
+                    f"lower/build"
+                )
+            if len(passed) < st.op.num_outputs:
+                body = self.realize(st, body, skip=passed)
         return body
 
-    def realize(self, st, body: S.Stmt) -> S.Stmt:
+    def is_arg(self, st, k: int) -> bool:
+        return (st.op, k) in self.args or (st.origin_op, k) in self.args
+
+    def realize(self, st, body: S.Stmt, skip=()) -> S.Stmt:
         info = self.infos[st]
         for k in reversed(range(st.op.num_outputs)):
+            if k in skip:
+                continue
             bounds = tuple(
                 E.Range(info.root_min[iv], info.alloc_extent[d]) for d, iv in enumerate(st.op.axis)
             )

@@ -862,3 +862,18 @@ def test_shared_subexpressions_compile_in_linear_time():
         return y
 
     check_build(s, [X, Y], ref, rtol=1e-4)
+
+
+def test_build_one_output_of_a_tuple_reduction():
+    am = te.comm_reducer(
+        lambda x, y: (te.if_then_else(y[1] > x[1], y[0], x[0]), te.max(x[1], y[1])),
+        lambda ti, tv: (te.const(-1, ti), te.min_value(tv)),
+    )
+    A = te.placeholder((4, 5), name="A")
+    k = te.reduce_axis((0, 5), name="k")
+    idx, _ = te.compute((4,), lambda i: am((k.var, A[i, k]), axis=k), name="R")
+    f = codegen.build(te.create_schedule(idx.op), [A, idx])
+    a = np.random.rand(4, 5).astype("float32")
+    out = np.zeros(4, dtype="int32")
+    f(a, out)
+    np.testing.assert_array_equal(out, a.argmax(axis=1))
