@@ -1,33 +1,31 @@
-"""topi: the operator library (computes, x86 and generic schedules, numpy references).
+"""topi: the operator library (classic TVM layout).
 
-Names resolve lazily from their modules; see each module for its operators.
+Computes live in ``topi`` (broadcast, math, reduction, transform) and
+``topi.nn``; default schedules in ``topi.generic``; tuned CPU schedules in
+``topi.x86`` (choices from ``topi.config.Config`` knobs); numpy references in
+``topi.testing``; tags that drive inlining and fusion in ``topi.tag``.
+Importing topi also gives ``te.Tensor`` its arithmetic operators (``A * 2.0``
+builds ``topi.multiply``), as classic TVM did.
 """
 
-from topi._lazy import lazy_exports
+# Imported eagerly: a lazy lookup would lose to the submodule attribute that
+# Python binds on the package when a module shares its function's name.
+from topi import config, tag, utils  # noqa: F401
+from topi.broadcast import (  # noqa: F401
+    add, subtract, multiply, divide, floor_divide, mod, floor_mod, power, maximum, minimum,
+    equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
+    logical_not, logical_xor, where, broadcast_to,
+)
+from topi.math import (  # noqa: F401
+    exp, log, log2, log10, sqrt, rsqrt, tanh, sigmoid, erf, abs, negative, floor, ceil,
+    round, trunc, sign, sin, cos, fast_exp, fast_tanh, identity,
+)
+from topi.reduction import sum, mean, max, min, prod, argmax, argmin, all, any  # noqa: F401
+from topi.transform import (  # noqa: F401
+    reshape, transpose, flatten, concatenate, stack, split, strided_slice, take, gather,
+    expand_dims, squeeze, tile, repeat, cast, layout_transform, resize,
+)
+from topi import generic, nn, testing, x86  # noqa: F401,E402
+from topi.operators import install_tensor_operators  # noqa: E402
 
-_TABLE = {}
-for _mod, _names in {
-    "broadcast": "add subtract multiply divide floor_divide mod floor_mod power maximum minimum "
-                 "equal not_equal less less_equal greater greater_equal logical_and logical_or "
-                 "logical_not logical_xor where broadcast_to",
-    "math": "exp log log2 log10 sqrt rsqrt tanh sigmoid erf abs negative floor ceil round trunc "
-            "sign sin cos fast_exp fast_tanh identity",
-    "reduction": "sum mean max min prod argmax argmin all any",
-    "transform": "reshape transpose flatten concatenate stack split strided_slice take gather "
-                 "expand_dims squeeze tile repeat cast layout_transform resize",
-}.items():
-    for _n in _names.split():
-        _TABLE[_n] = _mod
-for _sub in ("nn", "x86", "generic", "testing", "tag", "utils", "config"):
-    _TABLE[_sub] = "__sub__"
-
-
-def __getattr__(name):
-    if _TABLE.get(name) == "__sub__":
-        import importlib
-
-        return importlib.import_module(f"topi.{name}")
-    return _get(name)
-
-
-_get, __dir__ = lazy_exports("topi", {k: v for k, v in _TABLE.items() if v != "__sub__"})
+install_tensor_operators()

@@ -1,17 +1,15 @@
 """topi.generic: fallback schedules that are correct for any operator."""
 
-from topi._lazy import lazy_exports
-
-_TABLE = {}
-for _mod, _names in {
-    "injective": "schedule_injective schedule_elemwise schedule_broadcast schedule_concatenate",
-    "reduction": "schedule_reduce",
-    "nn": "schedule_conv2d_nchw schedule_conv2d_nhwc schedule_conv2d_NCHWc "
-          "schedule_depthwise_conv2d_nchw schedule_depthwise_conv2d_nhwc "
-          "schedule_conv2d_transpose_nchw schedule_conv1d_ncw schedule_dense schedule_batch_matmul "
-          "schedule_pool schedule_adaptive_pool schedule_softmax schedule_lrn default_schedule",
-}.items():
-    for _n in _names.split():
-        _TABLE[_n] = _mod
-
-__getattr__, __dir__ = lazy_exports("topi.generic", _TABLE)
+# Imported eagerly: a lazy lookup would lose to the submodule attribute that
+# Python binds on the package when a module shares its function's name.
+from topi.generic.injective import (  # noqa: F401
+    schedule_injective, schedule_elemwise, schedule_broadcast, schedule_concatenate,
+)
+from topi.generic.reduction import schedule_reduce  # noqa: F401
+from topi.generic.nn import (  # noqa: F401
+    schedule_conv2d_nchw, schedule_conv2d_nhwc, schedule_conv2d_NCHWc,
+    schedule_depthwise_conv2d_nchw, schedule_depthwise_conv2d_nhwc,
+    schedule_conv2d_transpose_nchw, schedule_conv1d_ncw, schedule_dense,
+    schedule_batch_matmul, schedule_pool, schedule_adaptive_pool, schedule_softmax,
+    schedule_lrn, default_schedule,
+)

@@ -1,24 +1,19 @@
 """topi.nn: target-independent computes of the neural-network operators."""
 
-from topi._lazy import lazy_exports
-
-_TABLE = {}
-for _mod, _names in {
-    "conv2d": "conv2d conv2d_nchw conv2d_nhwc conv2d_NCHWc group_conv2d_nchw conv2d_infer_layout",
-    "depthwise_conv2d": "depthwise_conv2d_nchw depthwise_conv2d_nhwc",
-    "conv2d_transpose": "conv2d_transpose_nchw",
-    "conv1d": "conv1d conv1d_ncw conv1d_nwc",
-    "pad": "pad",
-    "dense": "dense matmul",
-    "batch_matmul": "batch_matmul",
-    "pooling": "pool2d pool1d global_pool adaptive_pool",
-    "softmax": "softmax log_softmax",
-    "batch_norm": "batch_norm",
-    "lrn": "lrn",
-    "elemwise": "relu leaky_relu prelu elu selu gelu clip",
-    "flatten": "flatten",
-}.items():
-    for _n in _names.split():
-        _TABLE[_n] = _mod
-
-__getattr__, __dir__ = lazy_exports("topi.nn", _TABLE)
+# Imported eagerly: a lazy lookup would lose to the submodule attribute that
+# Python binds on the package when a module shares its function's name.
+from topi.nn.conv2d import (  # noqa: F401
+    conv2d, conv2d_nchw, conv2d_nhwc, conv2d_NCHWc, group_conv2d_nchw, conv2d_infer_layout,
+)
+from topi.nn.depthwise_conv2d import depthwise_conv2d_nchw, depthwise_conv2d_nhwc  # noqa: F401
+from topi.nn.conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
+from topi.nn.conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
+from topi.nn.pad import pad  # noqa: F401
+from topi.nn.dense import dense, matmul  # noqa: F401
+from topi.nn.batch_matmul import batch_matmul  # noqa: F401
+from topi.nn.pooling import pool2d, pool1d, global_pool, adaptive_pool  # noqa: F401
+from topi.nn.softmax import softmax, log_softmax  # noqa: F401
+from topi.nn.batch_norm import batch_norm  # noqa: F401
+from topi.nn.lrn import lrn  # noqa: F401
+from topi.nn.elemwise import relu, leaky_relu, prelu, elu, selu, gelu, clip  # noqa: F401
+from topi.nn.flatten import flatten  # noqa: F401

@@ -1,0 +1,157 @@
+"""topi injective and reduction operators (x86 schedules) vs numpy, onnxruntime, torch.
+
+Workloads: a fused chain ``relu(x * a + b)`` over 16M floats, a broadcast add
+(64, 112, 112) + (64, 1, 1), and sum / mean over the last axis of 4096 x 1000.
+Each row is the median of interleaved runs (one batch of each contender in
+turn), with a 0.25 s sleep before each timed batch: BLAS and torch threads spin
+after a call and would steal the cores of the next contender.  onnxruntime
+runs with 2 intra-op threads.
+
+Run: ``python3 benchmarks/topi_elementwise.py``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import codegen
+import te
+import topi
+from topi import x86
+
+SETTLE_S = 0.25
+REPEAT = 7
+NUMBER = 5
+
+
+def tessera(out, ins, outs_np, sched=x86.schedule_injective) -> Callable:
+    """The built x86 kernel, writing into the preallocated ``outs_np``."""
+    f = codegen.build(sched(out), [*ins, out], name=out.op.name)
+    return lambda *arrays: f(*arrays, outs_np)
+
+
+def onnx_session(node_type: str, shapes: list, out_shape, attrs=None, extra=None):
+    """An onnxruntime session for one node (or a small chain ``extra``) over float32 inputs."""
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+    except ImportError:
+        return None
+    names = [f"in{k}" for k in range(len(shapes))]
+    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in zip(names, shapes)]
+    output = helper.make_tensor_value_info("out", TensorProto.FLOAT, out_shape)
+    nodes = extra(names) if extra else [helper.make_node(node_type, names, ["out"], **(attrs or {}))]
+    graph = helper.make_graph(nodes, "g", inputs, [output])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 2
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return lambda *arrays: sess.run(None, dict(zip(names, arrays)))
+
+
+def chain_nodes(names):
+    from onnx import helper
+
+    return [helper.make_node("Mul", [names[0], names[1]], ["t0"]),
+            helper.make_node("Add", ["t0", names[2]], ["t1"]),
+            helper.make_node("Relu", ["t1"], ["out"])]
+
+
+def timed(fn, args) -> float:
+    time.sleep(SETTLE_S)
+    fn(*args)
+    t0 = time.perf_counter()
+    for _ in range(NUMBER):
+        fn(*args)
+    return (time.perf_counter() - t0) / NUMBER
+
+
+def interleaved(contenders: dict, args) -> dict:
+    samples: dict = {k: [] for k in contenders}
+    for _ in range(REPEAT):
+        for name, fn in contenders.items():
+            samples[name].append(timed(fn, args))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def workloads():
+    """(title, contenders, args, bytes moved) for each row."""
+    rng = np.random.default_rng(0)
+    n = 16 * 1024 * 1024
+    x, a, b = rng.random(n, dtype=np.float32), rng.random(1, dtype=np.float32), rng.random(1, dtype=np.float32)
+    X, A, B = te.placeholder((n,), name="X"), te.placeholder((1,), name="A"), te.placeholder((1,), name="B")
+    Y = topi.nn.relu(topi.add(topi.multiply(X, A), B))
+    yield ("relu(x*a+b) 16M", {
+        "tessera": tessera(Y, [X, A, B], np.empty(n, np.float32)),
+        "numpy": lambda x, a, b: np.maximum(x * a + b, 0),
+        "onnxruntime": onnx_session("", [[n], [1], [1]], [n], extra=chain_nodes),
+        "torch": _torch(lambda t, u, v: (t * u + v).relu()),
+    }, [x, a, b], 2 * n * 4)
+
+    p, q = rng.random((64, 112, 112), dtype=np.float32), rng.random((64, 1, 1), dtype=np.float32)
+    P, Q = te.placeholder(p.shape, name="P"), te.placeholder(q.shape, name="Q")
+    yield ("add (64,112,112)+(64,1,1)", {
+        "tessera": tessera(topi.add(P, Q), [P, Q], np.empty(p.shape, np.float32)),
+        "numpy": np.add,
+        "onnxruntime": onnx_session("Add", [list(p.shape), list(q.shape)], list(p.shape)),
+        "torch": _torch(lambda t, u: t + u),
+    }, [p, q], 2 * p.nbytes)
+
+    r = rng.random((4096, 1000), dtype=np.float32)
+    R = te.placeholder(r.shape, name="R")
+    for name, op, onnx_op in (("sum", topi.sum, "ReduceSum"), ("mean", topi.mean, "ReduceMean")):
+        yield (f"{name} 4096x1000 axis=-1", {
+            "tessera": tessera(op(R, -1), [R], np.empty(4096, np.float32), x86.schedule_reduce),
+            "numpy": _numpy_reduce(name),
+            "onnxruntime": onnx_session(onnx_op, [list(r.shape)], [4096], {"axes": [-1], "keepdims": 0})
+            if name == "mean" else _onnx_sum(r.shape),
+            "torch": _torch(lambda t, f=name: getattr(t, f)(-1)),
+        }, [r], r.nbytes)
+
+
+def _numpy_reduce(name: str):
+    fn = getattr(np, name)
+    return lambda t: fn(t, axis=-1)
+
+
+def _onnx_sum(shape):
+    """ReduceSum takes its axes as an input from opset 13."""
+    try:
+        from onnx import TensorProto, helper
+    except ImportError:
+        return None
+
+    def nodes(names):
+        axes = helper.make_tensor("axes", TensorProto.INT64, [1], [-1])
+        return [helper.make_node("Constant", [], ["ax"], value=axes),
+                helper.make_node("ReduceSum", [names[0], "ax"], ["out"], keepdims=0)]
+
+    return onnx_session("", [list(shape)], [shape[0]], extra=nodes)
+
+
+def _torch(fn):
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(2)
+    return lambda *arrays: fn(*[torch.from_numpy(a) for a in arrays])
+
+
+def main() -> None:
+    cols = ["tessera", "numpy", "onnxruntime", "torch"]
+    print(f"{'workload':<28}" + "".join(f"{c + ' ms':>16}" for c in cols) + f"{'tessera GB/s':>14}")
+    for title, contenders, args, nbytes in workloads():
+        contenders = {k: v for k, v in contenders.items() if v is not None}
+        t = interleaved(contenders, args)
+        row = "".join(f"{t[c] * 1e3:>16.3f}" if c in t else f"{'-':>16}" for c in cols)
+        print(f"{title:<28}{row}{nbytes / t['tessera'] / 1e9:>14.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""topi.nn operators with their x86 schedules, against numpy and onnxruntime.
+
+Run ``python3 benchmarks/topi_nn.py``.  Every system is timed in interleaved
+batches (a 0.25 s sleep before each, since BLAS and onnxruntime threads spin
+after a call and steal the cores); the table shows medians per call and the
+ratio ``baseline / tessera`` (above 1: tessera is faster).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import codegen
+import te
+from topi.nn.dense import dense
+from topi.nn.pooling import global_pool, pool2d
+from topi.nn.softmax import softmax
+from topi.x86.dense import schedule_dense
+from topi.x86.pooling import schedule_pool
+from topi.x86.softmax import schedule_softmax
+
+ROUNDS = 9
+BATCH_SECONDS = 0.05
+
+
+def _rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype("float32")
+
+
+def _ort(node, inputs: dict, out_shape):
+    """An onnxruntime session (2 intra-op threads) running one node, or None."""
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+    except ImportError:
+        return None
+    ins = [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()]
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)
+    model = helper.make_model(helper.make_graph([node], "g", ins, [out]),
+                              opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 2
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return lambda: sess.run(None, inputs)
+
+
+def _numpy_maxpool(x):
+    p = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    oh, ow = (x.shape[2] - 1) // 2 + 1, (x.shape[3] - 1) // 2 + 1
+    out = np.full((*x.shape[:2], oh, ow), -np.inf, np.float32)
+    for kh in range(3):
+        for kw in range(3):
+            np.maximum(out, p[:, :, kh:kh + 2 * oh:2, kw:kw + 2 * ow:2], out=out)
+    return out
+
+
+def _numpy_softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _build(out, ins, sched):
+    return codegen.build(sched(out), list(ins) + [out], name=out.op.name.replace(".", "_"))
+
+
+def workloads():
+    """``name -> (tessera_fn, {baseline: fn}, check)`` for the five kernels."""
+    import onnx.helper as oh
+
+    w = {}
+    for M in (1, 64):
+        X, W = te.placeholder((M, 2048), name="X"), te.placeholder((1000, 2048), name="W")
+        out = dense(X, W)
+        f = _build(out, [X, W], schedule_dense)
+        x, wt, y = _rand(M, 2048, seed=1), _rand(1000, 2048, seed=2), np.zeros((M, 1000), np.float32)
+        ort = _ort(oh.make_node("Gemm", ["x", "w"], ["y"], transB=1), {"x": x, "w": wt}, [M, 1000])
+        w[f"dense {M}x2048->1000"] = (lambda f=f, x=x, wt=wt, y=y: f(x, wt, y),
+                                      {"numpy": lambda x=x, wt=wt: np.dot(x, wt.T), "onnxruntime": ort},
+                                      (y, lambda x=x, wt=wt: x @ wt.T))
+    X = te.placeholder((1, 64, 112, 112), name="X")
+    f = _build(pool2d(X, 3, 2, 1, 1, "max"), [X], schedule_pool)
+    x, y = _rand(1, 64, 112, 112, seed=3), np.zeros((1, 64, 56, 56), np.float32)
+    ort = _ort(oh.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+               {"x": x}, [1, 64, 56, 56])
+    w["max pool 3x3/2 64x112x112"] = (lambda f=f, x=x, y=y: f(x, y),
+                                      {"numpy": lambda x=x: _numpy_maxpool(x), "onnxruntime": ort},
+                                      (y, lambda x=x: _numpy_maxpool(x)))
+    X = te.placeholder((1, 2048, 7, 7), name="X")
+    f = _build(global_pool(X, "avg"), [X], schedule_pool)
+    x, y = _rand(1, 2048, 7, 7, seed=4), np.zeros((1, 2048, 1, 1), np.float32)
+    ort = _ort(oh.make_node("GlobalAveragePool", ["x"], ["y"]), {"x": x}, [1, 2048, 1, 1])
+    w["global avg pool 2048x7x7"] = (lambda f=f, x=x, y=y: f(x, y),
+                                     {"numpy": lambda x=x: x.mean(axis=(2, 3), keepdims=True), "onnxruntime": ort},
+                                     (y, lambda x=x: x.mean(axis=(2, 3), keepdims=True)))
+    X = te.placeholder((4096, 1000), name="X")
+    f = _build(softmax(X), [X], schedule_softmax)
+    x, y = _rand(4096, 1000, seed=5), np.zeros((4096, 1000), np.float32)
+    ort = _ort(oh.make_node("Softmax", ["x"], ["y"], axis=1), {"x": x}, [4096, 1000])
+    w["softmax 4096x1000"] = (lambda f=f, x=x, y=y: f(x, y),
+                              {"numpy": lambda x=x: _numpy_softmax(x), "onnxruntime": ort},
+                              (y, lambda x=x: _numpy_softmax(x)))
+    return w
+
+
+def _batch(fn, n: int) -> float:
+    time.sleep(0.25)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t0) / n
+
+
+def measure(fns: dict) -> dict:
+    """Median seconds per call of each function, timed in interleaved batches."""
+    counts = {}
+    for k, fn in fns.items():
+        fn()
+        t = _batch(fn, 3)
+        counts[k] = max(3, int(BATCH_SECONDS / max(t, 1e-7)))
+    times = {k: [] for k in fns}
+    for _ in range(ROUNDS):
+        for k, fn in fns.items():
+            times[k].append(_batch(fn, counts[k]))
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
+def main() -> list:
+    """Print the table; return rows ``(workload, tessera_ms, {baseline: ms})``."""
+    rows = []
+    print(f"{'workload':30s} {'tessera':>10s} {'numpy':>10s} {'ort':>10s} {'np/t':>6s} {'ort/t':>6s}")
+    for name, (fn, baselines, (y, want)) in workloads().items():
+        fn()
+        np.testing.assert_allclose(y, want(), rtol=1e-3, atol=1e-3)
+        t = measure({"tessera": fn, **{k: v for k, v in baselines.items() if v is not None}})
+        ms = {k: v * 1e3 for k, v in t.items()}
+        npy, ort = ms.get("numpy", float("nan")), ms.get("onnxruntime", float("nan"))
+        print(f"{name:30s} {ms['tessera']:10.4f} {npy:10.4f} {ort:10.4f} "
+              f"{npy / ms['tessera']:6.2f} {ort / ms['tessera']:6.2f}")
+        rows.append((name, ms["tessera"], {k: v for k, v in ms.items() if k != "tessera"}))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

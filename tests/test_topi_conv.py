@@ -1,0 +1,225 @@
+"""topi convolutions: every compute and x86 schedule vs numpy (and torch), plus errors.
+
+Shapes are small and odd on purpose: 3 input channels, 7x7 and 9x11 images,
+channel counts that are no multiple of 16, asymmetric padding, strides,
+dilations and groups, so every schedule meets tails it must handle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import check_build
+
+import te
+import topi
+import topi.testing as T
+from topi.x86 import conv2d as x86conv
+
+RTOL, ATOL = 1e-4, 1e-4
+
+
+def _ph(shape, name):
+    return te.placeholder(shape, name=name)
+
+
+def _np(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _run(s, args, ref, inputs):
+    return check_build(s, args, lambda *a: ref, inputs=inputs, rtol=RTOL, atol=ATOL)[0]
+
+
+# ------------------------------------------------------------- conv2d ---
+CONV2D = [  # (N, IC, H, W, OC, K, stride, padding, dilation)
+    (1, 3, 7, 7, 5, 3, 1, 1, 1),
+    (2, 4, 9, 11, 6, 3, 2, (1, 0, 2, 1), 1),
+    (1, 8, 10, 9, 16, 3, (1, 2), "SAME", (2, 1)),
+    (1, 5, 8, 8, 7, 1, 1, "VALID", 1),
+    (1, 3, 15, 15, 17, 7, 2, 3, 1),
+]
+
+
+@pytest.mark.parametrize("case", CONV2D)
+def test_conv2d_nchw_direct(case):
+    n, ic, h, w, oc, k, st, pad, dil = case
+    A, W = _ph((n, ic, h, w), "A"), _ph((oc, ic, k, k), "W")
+    C = topi.nn.conv2d_nchw(A, W, st, pad, dil)
+    a, wt = _np((n, ic, h, w), 1), _np((oc, ic, k, k), 2)
+    _run(topi.x86.schedule_conv2d_nchw(C), [A, W, C], T.conv2d_nchw_python(a, wt, st, pad, dil), [a, wt])
+
+
+@pytest.mark.parametrize("case", CONV2D)
+def test_conv2d_nchw_x86_blocked(case):
+    n, ic, h, w, oc, k, st, pad, dil = case
+    A, W = _ph((n, ic, h, w), "A"), _ph((oc, ic, k, k), "W")
+    C = topi.x86.conv2d_nchw_x86(A, W, st, pad, dil)
+    a, wt = _np((n, ic, h, w), 1), _np((oc, ic, k, k), 2)
+    _run(topi.x86.schedule_conv2d_nchw(C), [A, W, C], T.conv2d_nchw_python(a, wt, st, pad, dil), [a, wt])
+
+
+def test_conv2d_nchw_x86_prepacked_kernel_and_padded_width():
+    A = _ph((1, 8, 13, 13), "A")
+    cfg = x86conv.default_conv2d_config(("conv2d_nchw", (1, 8, 13, 13), (32, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)))
+    cfg = cfg.with_values(ow_bn=4, pad_ow=True)
+    Wp = _ph((32 // cfg["oc_bn"], 8 // cfg["ic_bn"], 3, 3, cfg["ic_bn"], cfg["oc_bn"]), "Wp")
+    C = topi.x86.conv2d_nchw_x86(A, Wp, 1, 1, 1, cfg=cfg)
+    a, wt = _np((1, 8, 13, 13), 3), _np((32, 8, 3, 3), 4)
+    wp = x86conv.pack_kernel_numpy(wt, cfg["ic_bn"], cfg["oc_bn"])
+    _run(topi.x86.schedule_conv2d_nchw(C, cfg), [A, Wp, C], T.conv2d_nchw_python(a, wt, 1, 1), [a, wp])
+
+
+def test_conv2d_bias_relu_epilogue_is_fused():
+    A, W, B = _ph((1, 6, 9, 9), "A"), _ph((20, 6, 3, 3), "W"), _ph((20, 1, 1), "B")
+    conv = topi.x86.conv2d_nchw_x86(A, W, 1, 1, 1)
+    out = te.compute(conv.shape, lambda n, c, y, x: te.max(conv[n, c, y, x] + B[c, 0, 0], te.const(0.0)),
+                     name="bias_relu", tag="elemwise")
+    s = topi.x86.schedule_conv2d_nchw(out)
+    text = str(__import__("schedule").lower(s, [A, W, B, out]))
+    assert "allocate conv2d_NCHWc" in text and "produce conv2d_nchw_unpack" not in text
+    a, wt, b = _np((1, 6, 9, 9), 5), _np((20, 6, 3, 3), 6), _np((20, 1, 1), 7)
+    ref = np.maximum(T.conv2d_nchw_python(a, wt, 1, 1) + b, 0)
+    _run(s, [A, W, B, out], ref, [a, wt, b])
+
+
+@pytest.mark.parametrize("ic_bn,oc_bn,ow_bn", [(4, 16, 5), (3, 8, 7)])
+def test_conv2d_NCHWc(ic_bn, oc_bn, ow_bn):
+    icc, occ, h = 12 // ic_bn, 2, 9
+    A = _ph((1, icc, h, h, ic_bn), "A")
+    W = _ph((occ, icc, 3, 3, ic_bn, oc_bn), "W")
+    C = topi.nn.conv2d_NCHWc(A, W, 1, (1, 1, 0, 0), 1, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c")
+    cfg = x86conv.default_conv2d_config(C.op.attrs["workload"]).with_values(ow_bn=ow_bn)
+    a, wt = _np(tuple(int(d) for d in A.shape), 8), _np(tuple(int(d) for d in W.shape), 9)
+    ref = T.conv2d_NCHWc_python(a, wt, 1, (1, 1, 0, 0))
+    _run(topi.x86.schedule_conv2d_NCHWc(C, cfg), [A, W, C], ref, [a, wt])
+
+
+@pytest.mark.parametrize("groups,st,pad", [(2, 1, 1), (3, 2, (0, 1, 1, 0))])
+def test_group_conv2d(groups, st, pad):
+    A, W = _ph((1, 6, 8, 9), "A"), _ph((12, 6 // groups, 3, 3), "W")
+    C = topi.nn.group_conv2d_nchw(A, W, st, pad, 1, groups)
+    a, wt = _np((1, 6, 8, 9), 10), _np((12, 6 // groups, 3, 3), 11)
+    _run(topi.x86.schedule_conv2d_nchw(C), [A, W, C], T.group_conv2d_nchw_python(a, wt, st, pad, groups), [a, wt])
+
+
+@pytest.mark.parametrize("case", [(1, 3, 7, 9, 5, 3, 1, 1, 1), (2, 4, 9, 8, 20, 3, 2, "SAME", 1),
+                                  (1, 5, 10, 10, 8, 3, 1, (2, 1, 0, 1), 2)])
+def test_conv2d_nhwc(case):
+    n, ic, h, w, oc, k, st, pad, dil = case
+    A, W = _ph((n, h, w, ic), "A"), _ph((k, k, ic, oc), "W")
+    C = topi.nn.conv2d(A, W, st, pad, dil, layout="NHWC")
+    a, wt = _np((n, h, w, ic), 12), _np((k, k, ic, oc), 13)
+    _run(topi.x86.schedule_conv2d_nhwc(C), [A, W, C], T.conv2d_nhwc_python(a, wt, st, pad, dil), [a, wt])
+
+
+# ----------------------------------------------------------- depthwise ---
+@pytest.mark.parametrize("c,m,h,w,k,st,pad,dil", [(3, 1, 7, 7, 3, 1, 1, 1), (4, 2, 11, 9, 3, 2, (0, 1, 1, 0), 1),
+                                                  (5, 1, 20, 18, 5, 1, "SAME", 2), (2, 1, 6, 6, 3, 1, 0, 1)])
+def test_depthwise_nchw(c, m, h, w, k, st, pad, dil):
+    A, W = _ph((1, c, h, w), "A"), _ph((c, m, k, k), "W")
+    C = topi.nn.depthwise_conv2d_nchw(A, W, st, pad, dil)
+    a, wt = _np((1, c, h, w), 14), _np((c, m, k, k), 15)
+    _run(topi.x86.schedule_depthwise_conv2d_nchw(C), [A, W, C],
+         T.depthwise_conv2d_python_nchw(a, wt, st, pad, dil), [a, wt])
+
+
+def test_depthwise_nchw_epilogue():
+    A, W = _ph((1, 3, 9, 9), "A"), _ph((3, 1, 3, 3), "W")
+    C = topi.nn.depthwise_conv2d_nchw(A, W, 1, 1, 1)
+    out = te.compute(C.shape, lambda *i: te.max(C(*i), te.const(0.0)), name="relu", tag="elemwise")
+    a, wt = _np((1, 3, 9, 9), 16), _np((3, 1, 3, 3), 17)
+    ref = np.maximum(T.depthwise_conv2d_python_nchw(a, wt, 1, 1), 0)
+    _run(topi.x86.schedule_depthwise_conv2d_nchw(out), [A, W, out], ref, [a, wt])
+
+
+@pytest.mark.parametrize("c,m,st,pad", [(20, 1, 1, 1), (3, 2, 2, "SAME")])
+def test_depthwise_nhwc(c, m, st, pad):
+    A, W = _ph((1, 9, 7, c), "A"), _ph((3, 3, c, m), "W")
+    C = topi.nn.depthwise_conv2d_nhwc(A, W, st, pad, 1)
+    a, wt = _np((1, 9, 7, c), 18), _np((3, 3, c, m), 19)
+    _run(topi.x86.schedule_depthwise_conv2d_nhwc(C), [A, W, C],
+         T.depthwise_conv2d_python_nhwc(a, wt, st, pad), [a, wt])
+
+
+# ------------------------------------------------- transpose and conv1d ---
+@pytest.mark.parametrize("st,pad,opad", [(1, 0, (0, 0)), (2, 1, (1, 1)), ((2, 3), (1, 0, 0, 2), (1, 0))])
+def test_conv2d_transpose(st, pad, opad):
+    A, W = _ph((1, 4, 5, 7), "A"), _ph((4, 6, 3, 4), "W")
+    C = topi.nn.conv2d_transpose_nchw(A, W, st, pad, "float32", opad)
+    a, wt = _np((1, 4, 5, 7), 20), _np((4, 6, 3, 4), 21)
+    _run(topi.x86.schedule_conv2d_transpose_nchw(C), [A, W, C],
+         T.conv2d_transpose_nchw_python(a, wt, st, pad, opad), [a, wt])
+
+
+@pytest.mark.parametrize("layout,st,pad,dil", [("NCW", 1, 1, 1), ("NCW", 2, (2, 0), 2), ("NWC", 1, "SAME", 1),
+                                               ("NWC", 3, "VALID", 1)])
+def test_conv1d(layout, st, pad, dil):
+    a, wt = _np((2, 5, 19), 22), _np((7, 5, 3), 23)
+    ref = T.conv1d_ncw_python(a, wt, st, pad, dil)
+    if layout == "NWC":
+        a, wt, ref = a.transpose(0, 2, 1).copy(), wt.transpose(2, 1, 0).copy(), ref.transpose(0, 2, 1)
+    A, W = _ph(a.shape, "A"), _ph(wt.shape, "W")
+    C = topi.nn.conv1d(A, W, st, pad, dil, layout=layout)
+    sched = topi.x86.schedule_conv1d_ncw if layout == "NCW" else topi.x86.schedule_conv1d_nwc
+    _run(sched(C), [A, W, C], ref, [a, wt])
+
+
+def test_pad():
+    A = _ph((2, 3, 4), "A")
+    P = topi.nn.pad(A, (0, 1, 2), (1, 0, 3), pad_value=-1.5)
+    a = _np((2, 3, 4), 24)
+    ref = np.pad(a, ((0, 1), (1, 0), (2, 3)), constant_values=-1.5)
+    _run(te.create_schedule(P.op), [A, P], ref, [a])
+
+
+# ---------------------------------------------------------------- torch ---
+def test_against_torch():
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    a, wt, dw = _np((1, 6, 11, 10), 25), _np((10, 3, 3, 3), 26), _np((6, 1, 3, 3), 27)
+    ta = torch.from_numpy(a)
+    A, W, D = _ph(a.shape, "A"), _ph(wt.shape, "W"), _ph(dw.shape, "D")
+    C = topi.nn.group_conv2d_nchw(A, W, 2, (1, 2, 0, 1), (1, 2), 2)
+    ref = F.conv2d(F.pad(ta, (2, 1, 1, 0)), torch.from_numpy(wt), stride=2, dilation=(1, 2), groups=2).numpy()
+    _run(topi.x86.schedule_conv2d_nchw(C), [A, W, C], ref, [a, wt])
+    W2 = _ph((10, 6, 3, 3), "W2")
+    w2 = _np((10, 6, 3, 3), 28)
+    C2 = topi.x86.conv2d_nchw_x86(A, W2, 1, 1, 1)
+    _run(topi.x86.schedule_conv2d_nchw(C2), [A, W2, C2], F.conv2d(ta, torch.from_numpy(w2), padding=1).numpy(), [a, w2])
+    C3 = topi.nn.depthwise_conv2d_nchw(A, D, 2, 1, 1)
+    ref3 = F.conv2d(ta, torch.from_numpy(dw), stride=2, padding=1, groups=6).numpy()
+    _run(topi.x86.schedule_depthwise_conv2d_nchw(C3), [A, D, C3], ref3, [a, dw])
+    W4 = _ph((6, 4, 3, 3), "W4")
+    w4 = _np((6, 4, 3, 3), 29)
+    C4 = topi.nn.conv2d_transpose_nchw(A, W4, 2, 1, "float32", (1, 1))
+    ref4 = F.conv_transpose2d(ta, torch.from_numpy(w4), stride=2, padding=1, output_padding=1).numpy()
+    _run(topi.x86.schedule_conv2d_transpose_nchw(C4), [A, W4, C4], ref4, [a, w4])
+
+
+# --------------------------------------------------------------- errors ---
+def test_error_channel_mismatch():
+    with pytest.raises(ValueError, match=r"conv2d_nchw: argument kernel of shape \(4, 5, 3, 3\).*\(1, 3, 8, 8\)"):
+        topi.nn.conv2d_nchw(_ph((1, 3, 8, 8), "A"), _ph((4, 5, 3, 3), "W"), 1, 1, 1)
+    with pytest.raises(ValueError, match="conv2d_NCHWc: argument kernel"):
+        topi.nn.conv2d_NCHWc(_ph((1, 2, 8, 8, 4), "A"), _ph((1, 2, 3, 3, 8, 16), "W"), 1, 1, 1)
+
+
+def test_error_kernel_larger_than_padded_input():
+    with pytest.raises(ValueError, match=r"conv2d_nhwc: argument kernel of shape \(5, 5, 3, 4\).*larger"):
+        topi.nn.conv2d_nhwc(_ph((1, 4, 4, 3), "A"), _ph((5, 5, 3, 4), "W"), 1, 0, 1)
+    with pytest.raises(ValueError, match="depthwise_conv2d_nchw: .*larger"):
+        topi.nn.depthwise_conv2d_nchw(_ph((1, 3, 4, 4), "A"), _ph((3, 1, 3, 3), "W"), 1, 0, 2)
+
+
+def test_error_groups_and_arguments():
+    with pytest.raises(ValueError, match=r"group_conv2d_nchw: argument groups=4 must divide.*\(1, 6, 8, 8\)"):
+        topi.nn.group_conv2d_nchw(_ph((1, 6, 8, 8), "A"), _ph((8, 1, 3, 3), "W"), 1, 1, 1, 4)
+    with pytest.raises(ValueError, match="conv2d: argument layout='NCWH'"):
+        topi.nn.conv2d(_ph((1, 6, 8, 8), "A"), _ph((8, 6, 3, 3), "W"), 1, 1, 1, layout="NCWH")
+    with pytest.raises(ValueError, match="conv2d_nchw: argument padding='FULL'"):
+        topi.nn.conv2d_nchw(_ph((1, 6, 8, 8), "A"), _ph((8, 6, 3, 3), "W"), 1, "FULL", 1)
+    with pytest.raises(ValueError, match="conv1d_ncw: argument kernel of shape"):
+        topi.nn.conv1d_ncw(_ph((1, 6, 8), "A"), _ph((8, 5, 3), "W"))
+    with pytest.raises(ValueError, match="pad: argument pad_before has 2 entries"):
+        topi.nn.pad(_ph((1, 6, 8), "A"), (1, 1))

@@ -1,0 +1,32 @@
+"""Fallback schedule for reductions: correct for anything, no tuning.
+
+Injective producers of the reduction (``exp`` in ``sum(exp(x))``) are inlined
+into it, injective consumers (the division of ``mean``) into the outputs; the
+reduction stays a root stage with its loops in ``compute`` order.
+"""
+
+from __future__ import annotations
+
+import te
+from topi.generic.injective import as_tensor_list
+from topi.utils import traverse_inline
+
+__all__ = ["schedule_reduce"]
+
+
+def schedule_reduce(outs):
+    """A schedule for reduction outputs ``outs`` with injective stages inlined.
+
+    Parameters
+    ----------
+    outs : te.Tensor or list of te.Tensor
+
+    Returns
+    -------
+    schedule.Schedule
+    """
+    outs = as_tensor_list(outs)
+    s = te.create_schedule([t.op for t in outs])
+    for t in outs:
+        traverse_inline(s, t.op, lambda op: None)
+    return s

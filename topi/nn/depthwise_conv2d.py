@@ -1,0 +1,89 @@
+"""Depthwise 2-D convolution computes (classic ``topi.nn.depthwise_conv2d_*``).
+
+Each input channel ``c`` is convolved with its own ``multiplier`` filters;
+output channel ``c * multiplier + m`` reads input channel ``c`` only::
+
+    out[n, c*M + m, y, x] = sum_{ry, rx} PadInput[n, c, y*sh + ry*dh, x*sw + rx*dw]
+                                         * kernel[c, m, ry, rx]
+"""
+
+from __future__ import annotations
+
+import te
+from topi import tag
+from topi.nn.conv2d import _mul, _spatial
+from topi.nn.pad import pad
+from topi.utils import get_const_tuple
+
+
+def _check(op: str, dshape, kshape, channels: int, kchannels: int) -> None:
+    if len(dshape) != 4 or len(kshape) != 4:
+        raise ValueError(f"{op}: data {dshape} and kernel {kshape} must both be 4-D")
+    if channels != kchannels:
+        raise ValueError(f"{op}: argument kernel of shape {kshape} has {kchannels} channels, "
+                         f"but data of shape {dshape} has {channels}")
+
+
+def depthwise_conv2d_nchw(data, kernel, stride, padding, dilation, out_dtype=None):
+    """Depthwise conv of NCHW ``data`` with a ``[C, multiplier, KH, KW]`` kernel.
+
+    Parameters
+    ----------
+    data : te.Tensor
+        ``[N, C, H, W]``.
+    kernel : te.Tensor
+        ``[C, M, KH, KW]``.
+    stride, dilation : int or (int, int)
+    padding : int, tuple or str
+        As in :func:`topi.nn.conv2d_nchw`.
+    out_dtype : str, optional
+
+    Returns
+    -------
+    te.Tensor
+        ``[N, C * M, OH, OW]`` (tag ``depthwise_conv2d_nchw``).
+    """
+    op = "depthwise_conv2d_nchw"
+    dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
+    _check(op, dshape, kshape, dshape[1] if len(dshape) == 4 else -1, kshape[0] if kshape else -1)
+    n, c, h, w = dshape
+    _, m, kh, kw = kshape
+    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
+                                                          stride, padding, dilation)
+    out_dtype = out_dtype or data.dtype
+    padded = pad(data, [0, 0, t, l], [0, 0, b, r], name="PadInput") if t + l + b + r else data
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    return te.compute(
+        (n, c * m, oh, ow),
+        lambda b_, f, y, x: te.sum(_mul(padded[b_, f // m, y * sh + ry * dh, x * sw + rx * dw],
+                                        kernel[f // m, f % m, ry, rx], out_dtype), axis=[ry, rx]),
+        name="depthwise_conv2d_nchw", tag=tag.DEPTHWISE_CONV2D_NCHW,
+        attrs={"workload": (op, dshape, kshape, (sh, sw), (t, l, b, r), (dh, dw), c, out_dtype)},
+    )
+
+
+def depthwise_conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=None):
+    """Depthwise conv of NHWC ``data`` ``[N, H, W, C]`` with a ``[KH, KW, C, M]`` kernel.
+
+    Returns ``[N, OH, OW, C * M]``; the other arguments are as in
+    :func:`depthwise_conv2d_nchw`.
+    """
+    op = "depthwise_conv2d_nhwc"
+    dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
+    _check(op, dshape, kshape, dshape[3] if len(dshape) == 4 else -1, kshape[2] if len(kshape) > 2 else -1)
+    n, h, w, c = dshape
+    kh, kw, _, m = kshape
+    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
+                                                          stride, padding, dilation)
+    out_dtype = out_dtype or data.dtype
+    padded = pad(data, [0, t, l, 0], [0, b, r, 0], name="PadInput") if t + l + b + r else data
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    return te.compute(
+        (n, oh, ow, c * m),
+        lambda b_, y, x, f: te.sum(_mul(padded[b_, y * sh + ry * dh, x * sw + rx * dw, f // m],
+                                        kernel[ry, rx, f // m, f % m], out_dtype), axis=[ry, rx]),
+        name="depthwise_conv2d_nhwc", tag=tag.DEPTHWISE_CONV2D_NHWC,
+        attrs={"workload": (op, dshape, kshape, (sh, sw), (t, l, b, r), (dh, dw), c, out_dtype)},
+    )

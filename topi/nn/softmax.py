@@ -1,0 +1,78 @@
+"""Softmax and log-softmax along one axis, numerically stable.
+
+Four stages (classic TVM's split, so a schedule can place each)::
+
+    T_softmax_maxelem[r]   = max_k x[r, k]
+    T_softmax_exp[r, k]    = exp(x[r, k] - maxelem[r])
+    T_softmax_expsum[r]    = sum_k exp[r, k]
+    T_softmax_norm[r, k]   = exp[r, k] * (1 / expsum[r])    (tag softmax)
+
+``log_softmax`` ends with ``x - max - log(sum_k exp(x - max))`` instead.
+"""
+
+from __future__ import annotations
+
+import te
+from topi import tag
+from topi.utils import check_axis
+
+
+def _reduced(idx, axis: int, k):
+    """Indices of the full tensor with ``axis`` read from reduce axis ``k``."""
+    out = list(idx)
+    out.insert(axis, k)
+    return tuple(out)
+
+
+def _drop(idx, axis: int):
+    return tuple(i for n, i in enumerate(idx) if n != axis)
+
+
+def _max_and_expsum(x: te.Tensor, axis: int):
+    shape = [s for n, s in enumerate(x.shape) if n != axis]
+    n = x.shape[axis]
+    k1 = te.reduce_axis((0, n), name="k")
+    mx = te.compute(shape, lambda *i: te.max(x[_reduced(i, axis, k1)], axis=k1),
+                    name="T_softmax_maxelem", tag=tag.COMM_REDUCE)
+    ex = te.compute(x.shape, lambda *i: te.exp(x[i] - mx[_drop(i, axis)]),
+                    name="T_softmax_exp", tag=tag.ELEMWISE)
+    k2 = te.reduce_axis((0, n), name="k")
+    sm = te.compute(shape, lambda *i: te.sum(ex[_reduced(i, axis, k2)], axis=k2),
+                    name="T_softmax_expsum", tag=tag.COMM_REDUCE)
+    return mx, ex, sm
+
+
+def softmax(x: te.Tensor, axis: int = -1) -> te.Tensor:
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis``.
+
+    Parameters
+    ----------
+    x : te.Tensor
+        Float input of any rank >= 1.
+    axis : int
+        The normalised axis (negative counts from the end).
+
+    Returns
+    -------
+    te.Tensor
+        Same shape as ``x``; the final stage is tagged ``softmax``.
+
+    Raises
+    ------
+    ValueError
+        When ``axis`` is out of range (naming ``softmax`` and the rank).
+    """
+    axis = check_axis("softmax", axis, len(x.shape))
+    _, ex, sm = _max_and_expsum(x, axis)
+    return te.compute(x.shape, lambda *i: ex[i] * (te.const(1, x.dtype) / sm[_drop(i, axis)]),
+                      name="T_softmax_norm", tag=tag.SOFTMAX, attrs={"axis": axis})
+
+
+def log_softmax(x: te.Tensor, axis: int = -1) -> te.Tensor:
+    """``x - max - log(sum(exp(x - max)))`` along ``axis`` (see :func:`softmax`)."""
+    axis = check_axis("log_softmax", axis, len(x.shape))
+    mx, _, sm = _max_and_expsum(x, axis)
+    return te.compute(
+        x.shape, lambda *i: x[i] - mx[_drop(i, axis)] - te.log(sm[_drop(i, axis)]),
+        name="T_log_softmax_norm", tag=tag.SOFTMAX, attrs={"axis": axis},
+    )

@@ -1,0 +1,139 @@
+"""numpy references: padding, activations, resize, blocked layouts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "elu_python",
+    "gelu_python",
+    "layout_transform_python",
+    "leaky_relu_python",
+    "pad_python",
+    "prelu_python",
+    "relu_python",
+    "resize_python",
+    "selu_python",
+]
+
+
+def pad_python(a: np.ndarray, pad_before, pad_after, pad_value=0) -> np.ndarray:
+    """``a`` with ``pad_before[k]``/``pad_after[k]`` elements of ``pad_value`` on axis ``k``.
+
+    Missing trailing entries of ``pad_before``/``pad_after`` mean no padding.
+    """
+    n = a.ndim
+    before = list(pad_before) + [0] * (n - len(pad_before))
+    after = list(pad_after) + [0] * (n - len(pad_after))
+    return np.pad(a, list(zip(before, after)), mode="constant", constant_values=pad_value)
+
+
+def relu_python(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0).astype(x.dtype)
+
+
+def leaky_relu_python(x: np.ndarray, alpha: float) -> np.ndarray:
+    return np.where(x > 0, x, x * alpha).astype(x.dtype)
+
+
+def prelu_python(x: np.ndarray, slope: np.ndarray, axis: int = 1) -> np.ndarray:
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    return np.where(x > 0, x, x * slope.reshape(shape)).astype(x.dtype)
+
+
+def elu_python(x: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    return np.where(x > 0, x, alpha * np.expm1(x)).astype(x.dtype)
+
+
+def selu_python(x: np.ndarray) -> np.ndarray:
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    return (scale * np.where(x > 0, x, alpha * np.expm1(x))).astype(x.dtype)
+
+
+def gelu_python(x: np.ndarray) -> np.ndarray:
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    return (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(x.dtype)
+
+
+def _source_coords(n_out: int, n_in: int, mode: str) -> np.ndarray:
+    o = np.arange(n_out, dtype=np.float64)
+    if mode == "align_corners":
+        return o * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    if mode == "half_pixel":
+        return (o + 0.5) * (n_in / n_out) - 0.5
+    return o * (n_in / n_out)
+
+
+def _nearest_index(c: np.ndarray, n: int, rounding: str) -> np.ndarray:
+    if rounding == "round":
+        i = np.round(c)
+    elif rounding == "round_prefer_ceil":
+        i = np.floor(c + 0.5)
+    else:
+        i = np.floor(c + 1e-5)
+    return np.clip(i.astype(np.int64), 0, n - 1)
+
+
+def _lerp_axis(x: np.ndarray, c: np.ndarray, axis: int) -> np.ndarray:
+    n = x.shape[axis]
+    lo = np.floor(c)
+    i0 = np.clip(lo.astype(np.int64), 0, n - 1)
+    i1 = np.clip(lo.astype(np.int64) + 1, 0, n - 1)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    w = (c - lo).reshape(shape)
+    a, b = np.take(x, i0, axis=axis), np.take(x, i1, axis=axis)
+    return a + (b - a) * w
+
+
+def resize_python(x: np.ndarray, size, layout: str = "NCHW", method: str = "nearest_neighbor",
+                  coordinate_transformation_mode: str = "half_pixel",
+                  rounding_method: str = "") -> np.ndarray:
+    """Reference of ``topi.resize`` (same coordinate and rounding rules), in float64."""
+    hw = (2, 3) if layout == "NCHW" else (1, 2)
+    mode = coordinate_transformation_mode
+    default = {"align_corners": "round", "half_pixel": "round_prefer_ceil"}
+    rounding = rounding_method or default.get(mode, "floor")
+    out = x.astype(np.float64)
+    for axis, n_out in zip(hw, size):
+        c = _source_coords(n_out, x.shape[axis], mode)
+        if method == "nearest_neighbor":
+            out = np.take(out, _nearest_index(c, x.shape[axis], rounding), axis=axis)
+        else:
+            out = _lerp_axis(out, c, axis)
+    return out.astype(x.dtype)
+
+
+def _split_layout(layout: str) -> list:
+    items, digits = [], ""
+    for ch in layout:
+        if ch.isdigit():
+            digits += ch
+        else:
+            items.append((ch, int(digits) if digits else 0))
+            digits = ""
+    return items
+
+
+def layout_transform_python(x: np.ndarray, src_layout: str, dst_layout: str) -> np.ndarray:
+    """Reference of ``topi.layout_transform``: unblock to primal axes, permute, re-block."""
+    src, dst = _split_layout(src_layout), _split_layout(dst_layout)
+    # 1. to the primal layout: merge each inner block into its outer axis
+    names = [a for a, _ in src]
+    for a, f in [(a, f) for a, f in src if f]:
+        outer, inner = names.index(a.upper()), names.index(a)
+        x = np.moveaxis(x, inner, outer + 1)
+        names.insert(outer + 1, names.pop(inner))
+        shape = list(x.shape)
+        x = x.reshape(shape[:outer] + [shape[outer] * f] + shape[outer + 2:])
+        names.pop(outer + 1)
+    # 2. split the blocks of the destination off, innermost-last, and permute
+    for a, f in [(a, f) for a, f in dst if f]:
+        k = names.index(a.upper())
+        shape = list(x.shape)
+        x = x.reshape(shape[:k] + [shape[k] // f, f] + shape[k + 1:])
+        names.insert(k + 1, a)
+    return np.ascontiguousarray(x.transpose([names.index(a) for a, _ in dst]))

@@ -1,0 +1,115 @@
+"""x86 schedules for injective operators: one fused, vectorized, parallel loop.
+
+Every injective intermediate is inlined; the last axis of each output is
+split by the vector width and the inner part vectorized; the other axes and
+the outer part are fused into one loop, run in parallel when the tensor is
+large enough to pay for the launch::
+
+    for (i, 0, 64) {                        parallel (i.j.outer.fused, 0, 50176) {
+      for (j, 0, 12544) {            ->       T[ramp(i.j.outer.fused * 16, 1, 16)] = ...
+        T[i, j] = ...                        }
+
+(A last axis shorter than the vector is fused with the others first.)
+
+The choices come from a :class:`topi.config.Config` (``default_injective_config``).
+Halide: ``f.fuse(x, y, xy).vectorize(xy, 16).parallel(xy)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import te
+from topi.config import Config
+from topi.generic.injective import as_tensor_list
+from topi.utils import get_const_tuple, traverse_inline
+
+__all__ = [
+    "default_injective_config",
+    "schedule_broadcast",
+    "schedule_concatenate",
+    "schedule_elemwise",
+    "schedule_injective",
+    "schedule_injective_from_existing",
+]
+
+VECTOR_BYTES = 64  # one AVX-512 register, four SSE ones: LLVM legalises either
+PARALLEL_MIN_ELEMS = 32768
+
+
+def _num_elements(t: te.Tensor) -> int | None:
+    shape = get_const_tuple(t.shape)
+    return math.prod(shape) if all(isinstance(d, int) for d in shape) else None
+
+
+def default_injective_config(out: te.Tensor) -> Config:
+    """Knobs for ``out``: ``vector_width`` (lanes), ``parallel`` (bool)."""
+    item = max(1, te.dtype.bits(out.dtype) // 8)
+    lanes = max(1, min(16, VECTOR_BYTES // item))
+    n = _num_elements(out)
+    big = n is None or n >= PARALLEL_MIN_ELEMS
+    return Config("injective", {"vector_width": lanes, "parallel": big},
+                  space={"vector_width": [1, 4, 8, 16, 32], "parallel": [False, True]})
+
+
+def schedule_injective_from_existing(s, out: te.Tensor, cfg: Config | None = None):
+    """Fuse, vectorize and parallelise the stage of ``out`` inside schedule ``s``."""
+    cfg = cfg or default_injective_config(out)
+    stage = s[out]
+    axes = list(stage.op.axis)
+    if not axes:
+        return s
+    n = _num_elements(out)
+    lanes = cfg["vector_width"]
+    last = get_const_tuple(out.shape)[-1]
+    if lanes > 1 and len(axes) > 1 and isinstance(last, int) and last >= lanes:
+        # vectorize the last axis alone: a broadcast operand's index then stays one
+        # scalar per vector instead of a div/mod of the fused index per lane
+        lo, inner = stage.split(axes[-1], factor=lanes)
+        outer = stage.fuse(*axes[:-1], lo)
+        stage.vectorize(inner)
+    elif lanes > 1 and (n is None or n >= lanes):
+        fused = stage.fuse(*axes) if len(axes) > 1 else axes[0]
+        outer, inner = stage.split(fused, factor=lanes)
+        stage.vectorize(inner)
+    else:
+        outer = stage.fuse(*axes) if len(axes) > 1 else axes[0]
+    if cfg["parallel"]:
+        stage.parallel(outer)
+    return s
+
+
+def schedule_injective(outs, cfg: Config | None = None):
+    """The x86 schedule of injective outputs ``outs`` (a tensor or a list).
+
+    Parameters
+    ----------
+    outs : te.Tensor or list of te.Tensor
+    cfg : Config, optional
+        Overrides :func:`default_injective_config` (applied to every output).
+
+    Returns
+    -------
+    schedule.Schedule
+    """
+    outs = as_tensor_list(outs)
+    s = te.create_schedule([t.op for t in outs])
+    for t in outs:
+        traverse_inline(s, t.op, lambda op: None)
+        schedule_injective_from_existing(s, t, cfg)
+    return s
+
+
+def schedule_elemwise(outs, cfg: Config | None = None):
+    """Same as :func:`schedule_injective`."""
+    return schedule_injective(outs, cfg)
+
+
+def schedule_broadcast(outs, cfg: Config | None = None):
+    """Same as :func:`schedule_injective`."""
+    return schedule_injective(outs, cfg)
+
+
+def schedule_concatenate(outs, cfg: Config | None = None):
+    """Same as :func:`schedule_injective` (the branches on the input stay scalar code)."""
+    return schedule_injective(outs, cfg)

@@ -1,0 +1,113 @@
+"""x86 schedules of the pooling operators.
+
+``topi.nn.pool2d`` is a chain of one reduction stage per spatial axis
+(``pool_h``, ``pool_w``) and, for averages, a division stage.  The chain is
+computed per (batch, channel) plane for NCHW, per output row for NHWC::
+
+    parallel (n.c.fused, 0, N*C)
+      pool_h[oh, w]   = max_kh tap(data[..])     // vectorized along w: contiguous
+      pool_w[oh, ow]  = max_kw tap(pool_h[..])   // vectorized along ow
+      out[oh, ow]     = pool_w[oh, ow] / count   // (avg)
+
+Every stage vectorizes its innermost data axis with its reduction axes
+moved outside the vector loop.  The computes clamp their indices and mask
+padded taps arithmetically, so no vector loop falls back to scalar code at
+the borders.
+"""
+
+from __future__ import annotations
+
+import te
+from te import expr as E
+from topi import tag as tags
+from topi.generic.nn import default_schedule
+
+VEC = 16
+
+
+def _chain(out_op) -> list:
+    """The pooling stages feeding ``out_op`` (outermost producer first), ``out_op`` last."""
+    chain = [out_op]
+    op = out_op
+    while True:
+        nxt = [t.op for t in op.input_tensors
+               if isinstance(t.op, te.ComputeOp) and (t.op.tag == tags.POOL or tags.is_injective(t.op.tag))]
+        if len(nxt) != 1:
+            return chain[::-1]
+        op = nxt[0]
+        chain.append(op)
+
+
+def _extent(iv) -> int | None:
+    ext = iv.dom.extent if iv.dom is not None else None
+    return ext.value if isinstance(ext, E.IntImm) else None
+
+
+def _vectorize_inner(st, vec: int = VEC) -> None:
+    """Split the innermost data axis by ``vec``, move reductions outside, vectorize."""
+    data = [iv for iv in st.op.axis]
+    if not data:
+        return
+    inner = data[-1]
+    ext = _extent(inner)
+    if ext is None or ext < 2:
+        return
+    factor = vec if ext >= vec else (min(8, ext))
+    io, ii = st.split(inner, factor=factor)
+    st.reorder(io, *st.op.reduce_axis, ii)
+    st.vectorize(ii)
+
+
+def _parallel_outer(st):
+    """Fuse the two outer axes (batch and channel/row) and parallelize them."""
+    axes = st.op.axis
+    outer = st.fuse(axes[0], axes[1]) if len(axes) >= 3 else axes[0]
+    st.parallel(outer)
+    return outer
+
+
+def _schedule_chain(s, chain: list) -> None:
+    out = chain[-1]
+    outer = _parallel_outer(s[out])
+    consumer, at = out, outer
+    for op in reversed(chain[:-1]):
+        s[op].compute_at(s[consumer], at)
+        consumer, at = op, s[op].op.axis[1] if len(op.axis) >= 3 else s[op].op.axis[0]
+    for op in chain:
+        _vectorize_inner(s[op])
+
+
+def schedule_pool(outs, layout: str = "NCHW"):
+    """Schedule ``pool2d`` / ``pool1d`` / ``global_pool`` (and epilogues) for x86.
+
+    Parameters
+    ----------
+    outs : te.Tensor or list
+        The pooling output (or an injective epilogue of it).
+    layout : str
+        Accepted for TVM compatibility; the stages carry their own shapes.
+
+    Returns
+    -------
+    schedule.Schedule
+    """
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    if len(outs) != 1 or len(outs[0].shape) < 2:
+        return default_schedule(outs)
+    out_op = outs[0].op
+    chain = _chain(out_op)
+    if not any(op.tag == tags.POOL for op in chain) or any(
+            any(_extent(iv) is None for iv in op.axis) for op in chain):
+        return default_schedule(outs)
+    s = te.create_schedule([out_op])
+    pool_inputs = {t.op for op in chain for t in op.input_tensors}
+    for op in list(pool_inputs):
+        if isinstance(op, te.ComputeOp) and op not in chain and tags.is_injective(op.tag):
+            s[op].compute_inline()
+    _schedule_chain(s, chain)
+    return s
+
+
+def schedule_adaptive_pool(outs):
+    """Schedule ``adaptive_pool``: the same chain schedule as :func:`schedule_pool`."""
+    return schedule_pool(outs)
