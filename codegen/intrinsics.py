@@ -101,10 +101,12 @@ def _float_binary(b, op, x, y):
     if op in ("FloorDiv", "FloorMod"):
         q = call(b, "floor", [b.fdiv(x, y)], None)
         return q if op == "FloorDiv" else b.fsub(x, b.fmul(q, y))
-    if op == "Min":
-        return b.select(b.fcmp_ordered("<", x, y), x, y)
-    if op == "Max":
-        return b.select(b.fcmp_ordered(">", x, y), x, y)
+    if op in ("Min", "Max"):
+        # compare + select, flagged so LLVM may treat it as a min/max idiom
+        # (one vminps/vmaxps, and vectorized reductions); NaN operands give an
+        # unspecified one of the two, as C's fmin/fmax under -ffast-math
+        c = b.fcmp_ordered("<" if op == "Min" else ">", x, y, flags=("nnan", "nsz"))
+        return b.select(c, x, y, flags=("nnan", "nsz"))
     if op == "NE":
         return b.fcmp_unordered("!=", x, y)
     if op in _CMP:
