@@ -26,6 +26,15 @@ def as_tensor_list(outs) -> list:
     return outs
 
 
+def inlined_schedule(outs):
+    """``(schedule, outs)`` for ``outs`` with every injective intermediate inlined."""
+    outs = as_tensor_list(outs)
+    s = te.create_schedule([t.op for t in outs])
+    for t in outs:
+        traverse_inline(s, t.op, lambda op: None)
+    return s, outs
+
+
 def schedule_injective(outs):
     """A schedule for ``outs`` with every injective intermediate inlined.
 
@@ -38,11 +47,7 @@ def schedule_injective(outs):
     -------
     schedule.Schedule
     """
-    outs = as_tensor_list(outs)
-    s = te.create_schedule([t.op for t in outs])
-    for t in outs:
-        traverse_inline(s, t.op, lambda op: None)
-    return s
+    return inlined_schedule(outs)[0]
 
 
 def schedule_elemwise(outs):

@@ -7,9 +7,7 @@ reduction stays a root stage with its loops in ``compute`` order.
 
 from __future__ import annotations
 
-import te
-from topi.generic.injective import as_tensor_list
-from topi.utils import traverse_inline
+from topi.generic.injective import inlined_schedule
 
 __all__ = ["schedule_reduce"]
 
@@ -25,8 +23,4 @@ def schedule_reduce(outs):
     -------
     schedule.Schedule
     """
-    outs = as_tensor_list(outs)
-    s = te.create_schedule([t.op for t in outs])
-    for t in outs:
-        traverse_inline(s, t.op, lambda op: None)
-    return s
+    return inlined_schedule(outs)[0]

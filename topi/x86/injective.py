@@ -21,8 +21,8 @@ import math
 
 import te
 from topi.config import Config
-from topi.generic.injective import as_tensor_list
-from topi.utils import get_const_tuple, traverse_inline
+from topi.generic.injective import inlined_schedule
+from topi.utils import get_const_tuple
 
 __all__ = [
     "default_injective_config",
@@ -92,10 +92,8 @@ def schedule_injective(outs, cfg: Config | None = None):
     -------
     schedule.Schedule
     """
-    outs = as_tensor_list(outs)
-    s = te.create_schedule([t.op for t in outs])
+    s, outs = inlined_schedule(outs)
     for t in outs:
-        traverse_inline(s, t.op, lambda op: None)
         schedule_injective_from_existing(s, t, cfg)
     return s
 
