@@ -94,8 +94,8 @@ def _float_binary(b, op, x, y):
         return b.fsub(x, y, flags=FAST)
     if op == "Mul":
         return b.fmul(x, y, flags=FAST)
-    if op == "Div":
-        return b.fdiv(x, y, flags=FAST)
+    if op == "Div":  # arcp: x / s in a loop may become x * (1 / s), hoisted
+        return b.fdiv(x, y, flags=FAST + ("arcp",))
     if op == "Mod":
         return b.frem(x, y)
     if op in ("FloorDiv", "FloorMod"):

@@ -1,21 +1,28 @@
-"""topi.x86: tuned CPU schedules (each reads its choices from a topi.config.Config)."""
+"""topi.x86: tuned CPU schedules.
 
-# Imported eagerly: a lazy lookup would lose to the submodule attribute that
-# Python binds on the package when a module shares its function's name.
+Each schedule reads every choice it makes from a ``topi.config.Config`` of
+named knobs; ``default_*_config`` gives the rule-based default for a shape,
+and its ``space`` lists the candidates a tuner may try.
+"""
+
 from topi.x86.conv2d import (  # noqa: F401
     schedule_conv2d_nchw, schedule_conv2d_nhwc, schedule_conv2d_NCHWc, conv2d_nchw_x86,
     default_conv2d_config,
 )
+from topi.x86.conv_direct import default_direct_config  # noqa: F401
 from topi.x86.depthwise_conv2d import (  # noqa: F401
-    schedule_depthwise_conv2d_nchw, schedule_depthwise_conv2d_nhwc,
+    schedule_depthwise_conv2d_nchw, schedule_depthwise_conv2d_nhwc, default_depthwise_conv2d_config,
 )
-from topi.x86.conv2d_transpose import schedule_conv2d_transpose_nchw  # noqa: F401
-from topi.x86.conv1d import schedule_conv1d_ncw, schedule_conv1d_nwc  # noqa: F401
+from topi.x86.conv2d_transpose import (  # noqa: F401
+    schedule_conv2d_transpose_nchw, default_conv2d_transpose_config,
+)
+from topi.x86.conv1d import schedule_conv1d_ncw, schedule_conv1d_nwc, default_conv1d_config  # noqa: F401
 from topi.x86.dense import schedule_dense, schedule_matmul, default_dense_config  # noqa: F401
-from topi.x86.batch_matmul import schedule_batch_matmul  # noqa: F401
-from topi.x86.pooling import schedule_pool, schedule_adaptive_pool  # noqa: F401
-from topi.x86.softmax import schedule_softmax  # noqa: F401
+from topi.x86.batch_matmul import schedule_batch_matmul, default_batch_matmul_config  # noqa: F401
+from topi.x86.pooling import schedule_pool, schedule_adaptive_pool, default_pool_config  # noqa: F401
+from topi.x86.softmax import schedule_softmax, default_softmax_config  # noqa: F401
 from topi.x86.injective import (  # noqa: F401
     schedule_injective, schedule_elemwise, schedule_broadcast, schedule_concatenate,
+    default_injective_config,
 )
-from topi.x86.reduction import schedule_reduce  # noqa: F401
+from topi.x86.reduction import schedule_reduce, default_reduce_config  # noqa: F401

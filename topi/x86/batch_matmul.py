@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from topi import tag as tags
 from topi.config import Config
-from topi.x86.dense import _schedule
+from topi.x86.dense import _schedule, default_dense_config
+
+
+def default_batch_matmul_config(batch: int, M: int, N: int, K: int) -> Config:
+    """Knobs of :func:`schedule_batch_matmul` for ``batch`` ``[M, K] x [N, K]`` products:
+    the per-slice rule of :func:`topi.x86.dense.default_dense_config` (``vk``, ``mr``,
+    ``nr``, ``nb``); the batch does not change it."""
+    cfg = default_dense_config(M, N, K)
+    return Config("batch_matmul", cfg.values, cfg.space)
 
 
 def schedule_batch_matmul(outs, cfg: Config | None = None):
@@ -19,6 +27,8 @@ def schedule_batch_matmul(outs, cfg: Config | None = None):
     ----------
     outs : te.Tensor or list
     cfg : Config, optional
-        Knobs of :func:`topi.x86.dense.default_dense_config`.
+        Knobs of :func:`default_batch_matmul_config` (the same as
+        :func:`topi.x86.dense.default_dense_config`, which the schedule
+        applies when ``cfg`` is None).
     """
     return _schedule(outs, cfg, tags.BATCH_MATMUL)

@@ -1,25 +1,41 @@
-"""x86 schedules of 1-D convolution (the direct register-tiled conv schedule)."""
+"""x86 schedules of 1-D convolution: the direct register-tiled schedule of
+:mod:`topi.x86.conv_direct`."""
 
 from __future__ import annotations
 
 import te
-from topi.x86.conv2d import schedule_direct
+from topi.config import Config
+from topi.utils import get_const_tuple
+from topi.x86.conv_direct import _outs, default_direct_config, schedule_direct_config
 
 
-def _outs(outs) -> list:
-    return [outs] if isinstance(outs, te.Tensor) else list(outs)
+def default_conv1d_config(out_shape: tuple, layout: str = "NCW") -> Config:
+    """Knobs of :func:`schedule_conv1d_ncw` / :func:`schedule_conv1d_nwc` (see
+    :func:`default_direct_config`)."""
+    if layout not in ("NCW", "NWC"):
+        raise ValueError(f"default_conv1d_config: layout {layout!r} is not one of 'NCW', 'NWC'")
+    return default_direct_config(out_shape, layout == "NWC", f"conv1d_{layout.lower()}")
 
 
-def schedule_conv1d_ncw(outs):
+def _schedule(outs, layout: str, cfg: Config | None):
+    outs = _outs(outs)
+    s = te.create_schedule([o.op for o in outs])
+    cfg = cfg or default_conv1d_config(get_const_tuple(outs[0].shape), layout)
+    return schedule_direct_config(s, outs[0].op, layout == "NWC", cfg)
+
+
+def schedule_conv1d_ncw(outs, cfg: Config | None = None):
     """Schedule ``conv1d_ncw``: ``OW`` vectorized, a block of channels unrolled,
-    (n, channel blocks) parallel, the reduction over (ic, k) outside the tile."""
-    outs = _outs(outs)
-    s = te.create_schedule([o.op for o in outs])
-    return schedule_direct(s, outs[0].op, channels_last=False)
+    (n, channel blocks) parallel, the reduction over (ic, k) outside the tile.
+
+    ``cfg``: knobs of :func:`default_conv1d_config`.
+    """
+    return _schedule(outs, "NCW", cfg)
 
 
-def schedule_conv1d_nwc(outs):
-    """Schedule ``conv1d_nwc``: output channels vectorized, columns unrolled."""
-    outs = _outs(outs)
-    s = te.create_schedule([o.op for o in outs])
-    return schedule_direct(s, outs[0].op, channels_last=True)
+def schedule_conv1d_nwc(outs, cfg: Config | None = None):
+    """Schedule ``conv1d_nwc``: output channels vectorized, columns unrolled.
+
+    ``cfg``: knobs of :func:`default_conv1d_config` with ``layout="NWC"``.
+    """
+    return _schedule(outs, "NWC", cfg)

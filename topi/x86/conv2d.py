@@ -319,41 +319,14 @@ def _block(n: int, want: int) -> int:
     return d if d >= want // 2 else want
 
 
-def schedule_direct(s, out_op, channels_last: bool):
-    """Register-tile a plain conv: ``fb`` channels x ``vb`` columns in a local accumulator.
+def schedule_direct(s, out_op, channels_last: bool, cfg=None):
+    """Register-tile a plain conv: ``fb`` channels x ``xb`` columns in a local accumulator.
 
     Channels-first (NCHW, NCW): columns vectorized, channels unrolled;
     channels-last (NHWC, NWC): channels vectorized, columns unrolled.  The
     reduction axes run outside the tile; (n, rows, channel blocks) are parallel.
+    Knobs: :func:`topi.x86.conv_direct.default_direct_config`.
     """
-    conv_op = _direct_anchor(s, out_op)
-    acc = s.cache_write(conv_op.output(0), "local") if conv_op is out_op else conv_op.output(0)
-    shape = get_const_tuple(out_op.output(0).shape)
-    axes = list(s[out_op].op.axis)
-    if channels_last:
-        x, f = axes[-2], axes[-1]
-        mid = axes[:-2]
-        fo, fi = s[out_op].split(f, factor=_block(shape[-1], VEC))
-        xo, xi = s[out_op].split(x, factor=largest_divisor(shape[-2], 8))
-        s[out_op].reorder(*mid, xo, fo, xi, fi)
-        s[out_op].unroll(xi)
-        s[out_op].vectorize(fi)
-        s[out_op].parallel(s[out_op].fuse(*mid) if len(mid) > 1 else mid[0])
-        attach = fo
-    else:
-        f, x = axes[1], axes[-1]
-        fo, fi = s[out_op].split(f, factor=largest_divisor(shape[1], 8))
-        xo, xi = s[out_op].split(x, factor=_block(shape[-1], VEC))
-        s[out_op].reorder(axes[0], fo, *axes[2:-1], xo, fi, xi)
-        s[out_op].unroll(fi)
-        s[out_op].vectorize(xi)
-        s[out_op].parallel(s[out_op].fuse(axes[0], fo, *axes[2:-1]))
-        attach = xo
-    s[acc].compute_at(s[out_op], attach)
-    aaxes = list(s[acc].op.axis)
-    inner = [aaxes[-2], aaxes[-1]] if channels_last else [aaxes[1], aaxes[-1]]
-    rest = [a for a in aaxes if not any(a is b for b in inner)]
-    s[acc].reorder(*rest, *s[acc].op.reduce_axis, *inner)
-    s[acc].unroll(inner[0])
-    s[acc].vectorize(inner[1])
-    return s
+    from topi.x86.conv_direct import schedule_direct_config
+
+    return schedule_direct_config(s, out_op, channels_last, cfg)

@@ -13,6 +13,10 @@ Every stage vectorizes its innermost data axis with its reduction axes
 moved outside the vector loop.  The computes clamp their indices and mask
 padded taps arithmetically, so no vector loop falls back to scalar code at
 the borders.
+
+Every choice comes from a :class:`topi.config.Config`
+(:func:`default_pool_config`): ``vec`` lanes per vector, ``small_vec`` for a
+stage narrower than ``vec``, and whether the outer loop is ``parallel``.
 """
 
 from __future__ import annotations
@@ -20,9 +24,22 @@ from __future__ import annotations
 import te
 from te import expr as E
 from topi import tag as tags
+from topi.config import Config
 from topi.generic.nn import default_schedule
 
 VEC = 16
+
+
+def default_pool_config(out_shape: tuple | None = None) -> Config:
+    """Knobs of :func:`schedule_pool` (the rule does not depend on the shape today).
+
+    * ``vec``: lanes of each stage's innermost axis when its extent is at least ``vec``;
+    * ``small_vec``: the split factor (capped by the extent) of a narrower axis;
+    * ``parallel``: run the fused (batch, channel/row) loop in parallel.
+    """
+    values = {"vec": VEC, "small_vec": 8, "parallel": True}
+    space = {"vec": [4, 8, 16, 32], "small_vec": [4, 8, 16], "parallel": [True, False]}
+    return Config("pool", values, space)
 
 
 def _chain(out_op) -> list:
@@ -43,8 +60,9 @@ def _extent(iv) -> int | None:
     return ext.value if isinstance(ext, E.IntImm) else None
 
 
-def _vectorize_inner(st, vec: int = VEC) -> None:
-    """Split the innermost data axis by ``vec``, move reductions outside, vectorize."""
+def _vectorize_inner(st, cfg: Config) -> None:
+    """Split the innermost data axis by ``vec`` (``small_vec`` if narrower), move
+    reductions outside, vectorize."""
     data = [iv for iv in st.op.axis]
     if not data:
         return
@@ -52,32 +70,34 @@ def _vectorize_inner(st, vec: int = VEC) -> None:
     ext = _extent(inner)
     if ext is None or ext < 2:
         return
-    factor = vec if ext >= vec else (min(8, ext))
+    vec = cfg["vec"]
+    factor = vec if ext >= vec else min(cfg["small_vec"], ext)
     io, ii = st.split(inner, factor=factor)
     st.reorder(io, *st.op.reduce_axis, ii)
     st.vectorize(ii)
 
 
-def _parallel_outer(st):
-    """Fuse the two outer axes (batch and channel/row) and parallelize them."""
+def _parallel_outer(st, parallel: bool):
+    """Fuse the two outer axes (batch and channel/row); parallelize them if asked."""
     axes = st.op.axis
     outer = st.fuse(axes[0], axes[1]) if len(axes) >= 3 else axes[0]
-    st.parallel(outer)
+    if parallel:
+        st.parallel(outer)
     return outer
 
 
-def _schedule_chain(s, chain: list) -> None:
+def _schedule_chain(s, chain: list, cfg: Config) -> None:
     out = chain[-1]
-    outer = _parallel_outer(s[out])
+    outer = _parallel_outer(s[out], cfg["parallel"])
     consumer, at = out, outer
     for op in reversed(chain[:-1]):
         s[op].compute_at(s[consumer], at)
         consumer, at = op, s[op].op.axis[1] if len(op.axis) >= 3 else s[op].op.axis[0]
     for op in chain:
-        _vectorize_inner(s[op])
+        _vectorize_inner(s[op], cfg)
 
 
-def schedule_pool(outs, layout: str = "NCHW"):
+def schedule_pool(outs, layout: str = "NCHW", cfg: Config | None = None):
     """Schedule ``pool2d`` / ``pool1d`` / ``global_pool`` (and epilogues) for x86.
 
     Parameters
@@ -86,6 +106,8 @@ def schedule_pool(outs, layout: str = "NCHW"):
         The pooling output (or an injective epilogue of it).
     layout : str
         Accepted for TVM compatibility; the stages carry their own shapes.
+    cfg : Config, optional
+        Knobs (default :func:`default_pool_config`).
 
     Returns
     -------
@@ -104,10 +126,11 @@ def schedule_pool(outs, layout: str = "NCHW"):
     for op in list(pool_inputs):
         if isinstance(op, te.ComputeOp) and op not in chain and tags.is_injective(op.tag):
             s[op].compute_inline()
-    _schedule_chain(s, chain)
+    cfg = cfg or default_pool_config(tuple(_extent(iv) for iv in out_op.axis))
+    _schedule_chain(s, chain, cfg)
     return s
 
 
-def schedule_adaptive_pool(outs):
+def schedule_adaptive_pool(outs, cfg: Config | None = None):
     """Schedule ``adaptive_pool``: the same chain schedule as :func:`schedule_pool`."""
-    return schedule_pool(outs)
+    return schedule_pool(outs, cfg=cfg)
