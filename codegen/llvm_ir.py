@@ -268,12 +268,16 @@ class CodeGen(ParallelLoops):
         if n == 1:
             return self.b.load(self.address(buf, elem, e.index), align=_align(elem))
         idx = e.index
-        if isinstance(idx, E.Ramp) and _is_one(idx.stride):
-            ptr = self.address(buf, elem, idx.base)
-            vptr = self.b.bitcast(ptr, ir.VectorType(elem, n).as_pointer())
-            return self.b.load(vptr, align=_align(elem))
+        if isinstance(idx, E.Ramp):
+            return self.load_ramp(buf, elem, idx)
         if isinstance(idx, E.Broadcast):
             return self.splat(self.b.load(self.address(buf, elem, idx.value), align=_align(elem)), n)
+        clamp = _clamped_ramp(idx)
+        if clamp is not None:
+            return self.clamped_load(buf, elem, idx, *clamp)
+        return self.gather(buf, elem, idx, n)
+
+    def gather(self, buf, elem, idx: E.Expr, n: int) -> ir.Value:
         iv = self.expr(idx)
         out = ir.Constant(ir.VectorType(elem, n), ir.Undefined)
         for k in range(n):
@@ -281,6 +285,56 @@ class CodeGen(ParallelLoops):
             val = self.b.load(self.address_value(buf, elem, lane), align=_align(elem))
             out = self.b.insert_element(out, val, ir.Constant(I32, k))
         return out
+
+    def clamped_load(self, buf, elem, idx: E.Expr, ramp: E.Ramp, lo: E.Expr, hi: E.Expr) -> ir.Value:
+        """``buf[min(max(ramp, lo), hi)]``: when the whole ramp lies in ``[lo, hi]`` (all
+        but the border vectors) load it as a ramp, else gather the clamped lanes."""
+        b = self.b
+        base, stride = self.expr(ramp.base), self.expr(ramp.stride)
+        last = b.add(base, b.mul(stride, ir.Constant(stride.type, ramp.lanes - 1)))
+        lo_v, hi_v = self.expr(lo), self.expr(hi)
+        inside = b.and_(
+            b.and_(b.icmp_signed(">=", base, lo_v), b.icmp_signed(">=", last, lo_v)),
+            b.and_(b.icmp_signed("<=", base, hi_v), b.icmp_signed("<=", last, hi_v)),
+        )
+        fast_bb, slow_bb, done = (b.append_basic_block(n) for n in ("ramp_load", "clamp_gather", "clamp_end"))
+        b.cbranch(inside, fast_bb, slow_bb)
+        outer_memo = self.cur.memo
+        b.position_at_end(fast_bb)
+        self.cur.memo = dict(outer_memo)
+        fast = self.load_ramp(buf, elem, ramp)
+        fast_end = b.block
+        b.branch(done)
+        b.position_at_end(slow_bb)
+        self.cur.memo = dict(outer_memo)
+        slow = self.gather(buf, elem, idx, ramp.lanes)
+        slow_end = b.block
+        b.branch(done)
+        b.position_at_end(done)
+        self.cur.memo = outer_memo
+        phi = b.phi(fast.type)
+        phi.add_incoming(fast, fast_end)
+        phi.add_incoming(slow, slow_end)
+        return phi
+
+    def load_ramp(self, buf, elem, ramp: E.Ramp) -> ir.Value:
+        if _is_one(ramp.stride):
+            ptr = self.address(buf, elem, ramp.base)
+            return self.b.load(self.b.bitcast(ptr, ir.VectorType(elem, ramp.lanes).as_pointer()), align=_align(elem))
+        if isinstance(ramp.stride, E.IntImm) and 1 < ramp.stride.value <= 8:
+            return self.strided_load(buf, elem, ramp)
+        return self.gather(buf, elem, ramp, ramp.lanes)
+
+    def strided_load(self, buf, elem, idx: E.Ramp) -> ir.Value:
+        """``ramp(b, s, n)`` with a small constant ``s``: one contiguous load of the
+        ``(n-1)*s + 1`` elements spanned (never past the last lane's element) and
+        a shuffle that keeps every ``s``-th, instead of ``n`` scalar loads."""
+        stride, n = idx.stride.value, idx.lanes
+        span = (n - 1) * stride + 1
+        ptr = self.address(buf, elem, idx.base)
+        wide = self.b.load(self.b.bitcast(ptr, ir.VectorType(elem, span).as_pointer()), align=_align(elem))
+        mask = ir.Constant(ir.VectorType(I32, n), [k * stride for k in range(n)])
+        return self.b.shuffle_vector(wide, ir.Constant(wide.type, ir.Undefined), mask)
 
     def expr_Let(self, e):
         self.cur.symbols[e.var] = self.expr(e.value)
@@ -344,6 +398,17 @@ class CodeGen(ParallelLoops):
 for _name in ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
               "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or"):
     setattr(CodeGen, "expr_" + _name, CodeGen.binary)
+
+
+def _clamped_ramp(idx: E.Expr):
+    """``min(max(ramp, x(lo)), x(hi))`` (either nesting) -> ``(ramp, lo, hi)``, else None."""
+    for outer, inner in ((E.Min, E.Max), (E.Max, E.Min)):
+        if isinstance(idx, outer) and isinstance(idx.a, inner) and isinstance(idx.a.a, E.Ramp):
+            a, b = idx.a.b, idx.b
+            if isinstance(a, E.Broadcast) and isinstance(b, E.Broadcast):
+                lo, hi = (a.value, b.value) if outer is E.Min else (b.value, a.value)
+                return idx.a.a, lo, hi
+    return None
 
 
 def _is_one(e: E.Expr) -> bool:

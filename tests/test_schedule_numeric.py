@@ -877,3 +877,20 @@ def test_build_one_output_of_a_tuple_reduction():
     out = np.zeros(4, dtype="int32")
     f(a, out)
     np.testing.assert_array_equal(out, a.argmax(axis=1))
+
+
+def test_strided_and_clamped_vector_loads():
+    # stride-2 ramps load the span once and shuffle; clamped ramps load as ramps
+    # inside the clamp and gather at the border (guards catch any overreach)
+    n = 37
+    A = te.placeholder((2 * n,), name="A")
+    B = te.compute((n,), lambda i: A[2 * i] + A[te.min(te.max(2 * i - 1, 0), 2 * n - 1)], name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=8)
+    s[B].vectorize(xi)
+
+    def ref(a):
+        idx = np.clip(2 * np.arange(n) - 1, 0, 2 * n - 1)
+        return a[0::2] + a[idx]
+
+    check_build(s, [A, B], ref)
