@@ -21,7 +21,7 @@ How it works
 * Workers are created lazily, all signals blocked, and never exit (beyond
   ``num_threads`` they just sleep).  Worker ``i`` owns a cache line ``{gen,
   sleeping}`` and waits for ``gen`` to change: ``pause`` spin for
-  ``spin_ticks`` TSC ticks (~50 us), then futex sleep.
+  ``spin_ticks`` TSC ticks (~200 us: waking a halted vCPU costs 50-100 us), then futex sleep.
 * The caller stores the job (fn, closure, ntasks, P, ``pending = P - 1``),
   bumps ``gen`` of workers 1..P-1 only, runs its share, then waits the same
   way (spinning 8x longer) for ``pending == 0``; workers decrement it.
@@ -68,7 +68,7 @@ __all__ = ["runtime_llvm_ir", "runtime_module_ir", "bind_runtime",
            "MAX_THREADS", "SPIN_TICKS"]
 
 MAX_THREADS = 256        # size of the worker slot table (threads are capped)
-SPIN_TICKS = 1 << 17     # spin budget before futex sleep, TSC ticks (~50 us)
+SPIN_TICKS = 1 << 19     # spin budget before futex sleep, TSC ticks (~200 us): waking a halted vCPU costs 50-100 us
 JOIN_SPIN_FACTOR = 8     # a caller waiting for its workers spins 8x longer
 
 _IR = r"""
