@@ -22,7 +22,8 @@ from codegen import intrinsics
 from codegen.parallel import ParallelLoops
 
 FAST = ("reassoc", "contract")
-STACK_LIMIT = 256 * 1024  # bytes; larger or dynamic allocations use the heap
+STACK_LIMIT = 256 * 1024
+WORKSPACE_LIMIT = 256 * 1024 * 1024  # bytes; larger constant buffers are malloc'ed per call  # bytes; larger or dynamic allocations use the heap
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType(I8)
@@ -167,6 +168,9 @@ class CodeGen(ParallelLoops):
             self.cur.symbols[s.buffer] = self.b.bitcast(arr, PTR)
             self.stmt(s.body)
             return
+        if nbytes is not None and not self.cur.in_parallel and nbytes <= WORKSPACE_LIMIT:
+            self.workspace_allocate(s, elem, ext.value)
+            return
         size = self.b.mul(self.as_i64(self.expr(ext)), ir.Constant(I64, _size(s.buffer.dtype)))
         size = self.b.add(size, ir.Constant(I64, 64))
         malloc = self.declare("malloc", PTR, [I64])
@@ -174,6 +178,41 @@ class CodeGen(ParallelLoops):
         self.cur.symbols[s.buffer] = raw
         self.stmt(s.body)
         self.b.call(self.declare("free", ir.VoidType(), [PTR]), [raw])
+
+    def workspace_allocate(self, s: S.Allocate, elem: ir.Type, count: int) -> None:
+        """A large buffer of constant size outside parallel loops: a static workspace
+        of the module, reused from call to call (a fresh ``malloc`` of many MB
+        page-faults on every call).  A concurrent call that finds it taken (an
+        atomic flag) falls back to ``malloc``/``free``."""
+        b = self.b
+        name = f"{self.cur.fn.name}_ws{next(self.counter)}"
+        ws = ir.GlobalVariable(self.module, ir.ArrayType(elem, count), name=name)
+        ws.initializer = ir.Constant(ws.value_type, None)
+        ws.linkage = "internal"
+        ws.align = 64
+        flag = ir.GlobalVariable(self.module, I32, name=name + "_busy")
+        flag.initializer = ir.Constant(I32, 0)
+        flag.linkage = "internal"
+        pair = b.cmpxchg(flag, ir.Constant(I32, 0), ir.Constant(I32, 1), "acquire", "monotonic")
+        got = b.extract_value(pair, 1)
+        static = b.bitcast(ws, PTR)
+        with b.if_else(got) as (then, other):
+            with then:
+                then_bb = b.block
+            with other:
+                heap = b.call(self.declare("malloc", PTR, [I64]), [ir.Constant(I64, count * elem_size(elem) + 64)])
+                other_bb = b.block
+        ptr = b.phi(PTR)
+        ptr.add_incoming(static, then_bb)
+        ptr.add_incoming(heap, other_bb)
+        self.cur.symbols[s.buffer] = ptr
+        self.stmt(s.body)
+        b = self.b
+        with b.if_else(got) as (then, other):
+            with then:
+                b.store_atomic(ir.Constant(I32, 0), flag, "release", 4)
+            with other:
+                b.call(self.declare("free", ir.VoidType(), [PTR]), [ptr])
 
     def stmt_For(self, s: S.For) -> None:
         if s.kind == S.PARALLEL and not self.cur.in_parallel:
@@ -409,6 +448,10 @@ def _clamped_ramp(idx: E.Expr):
                 lo, hi = (a.value, b.value) if outer is E.Min else (b.value, a.value)
                 return idx.a.a, lo, hi
     return None
+
+
+def elem_size(t: ir.Type) -> int:
+    return _align(t)
 
 
 def _is_one(e: E.Expr) -> bool:

@@ -175,3 +175,32 @@ def test_parallel_launch_leaves_the_calling_thread_unpinned():
     f(a, b)
     assert os.sched_getaffinity(0) == before
     np.testing.assert_allclose(b, a + 1)
+
+
+def test_static_workspace_is_safe_under_concurrent_calls():
+    import threading
+
+    n = 400  # B is 640 KB: a static workspace of the module, not a stack buffer
+    A = te.placeholder((n, n), name="A")
+    B = te.compute((n, n), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((n, n), lambda i, j: B[i, j] + B[j, i], name="C")
+    s = te.create_schedule(C.op)
+    f = codegen.build(s, [A, C], name="workspace")
+    assert "_ws" in f.get_source("ll")
+    errors = []
+
+    def run(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(20):
+            a = rng.random((n, n), dtype=np.float32)
+            c = np.zeros((n, n), dtype=np.float32)
+            f(a, c)
+            if not np.allclose(c, 2 * a + 2 * a.T):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
