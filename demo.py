@@ -29,7 +29,13 @@ STEP_NOTES = {
 }
 
 
+SETTLE_S = 0.2  # OpenBLAS's threads spin ~0.2 s after a call and would steal our cores
+
+
 def timed(fn, args, number: int, repeat: int) -> float:
+    """Median seconds per call, after a settle pause and one warm-up call."""
+    time.sleep(SETTLE_S)
+    fn(*args)
     runs = []
     for _ in range(repeat):
         t0 = time.perf_counter()
