@@ -29,20 +29,8 @@ STEP_NOTES = {
 }
 
 
-SETTLE_S = 0.2  # OpenBLAS's threads spin ~0.2 s after a call and would steal our cores
-
-
 def timed(fn, args, number: int, repeat: int) -> float:
-    """Median seconds per call, after a settle pause and one warm-up call."""
-    time.sleep(SETTLE_S)
-    fn(*args)
-    runs = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn(*args)
-        runs.append((time.perf_counter() - t0) / number)
-    return statistics.median(runs)
+    return W.settled_median(fn, args, number, repeat)
 
 
 def versus(k: W.Kernel, base, base_args, ins, number: int, repeat: int) -> tuple[float, float]:

@@ -10,7 +10,6 @@ only when ``TESSERA_BENCH_ASSERT=1`` (ratios on a loaded machine drift).
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import time
 
@@ -46,7 +45,7 @@ def kernel(key, builder, *args, **kw) -> W.Kernel:
     return _kernels[key]
 
 
-SETTLE_S = 0.25  # OpenBLAS's threads spin ~0.2 s after a call and would steal our cores
+SETTLE_S = W.SETTLE_S
 
 
 @pytest.fixture(autouse=True)
@@ -56,16 +55,8 @@ def settle():
 
 
 def seconds(fn, *args, number: int = 5, repeat: int = 7) -> float:
-    """Median seconds per call of ``fn(*args)``."""
-    time.sleep(SETTLE_S)
-    fn(*args)
-    runs = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn(*args)
-        runs.append((time.perf_counter() - t0) / number)
-    return statistics.median(runs)
+    """Median seconds per call of ``fn(*args)`` (after a settle pause and a warm-up)."""
+    return W.settled_median(fn, args, number, repeat)
 
 
 def target(ok: bool, what: str) -> None:

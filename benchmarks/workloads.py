@@ -351,3 +351,23 @@ def build_times(n: int = 1024) -> tuple[float, float]:
 def lowered_text(s, args) -> str:
     """The printed loop nest (``str(schedule.lower(s, args))``)."""
     return str(schedule.lower(s, args))
+
+
+SETTLE_S = 0.25  # OpenBLAS's threads spin ~0.2 s after a call and would steal our cores
+
+
+def settled_median(fn, args, number: int = 5, repeat: int = 7) -> float:
+    """Median seconds per call of ``fn(*args)``: a settle pause, a warm-up call, then
+    ``repeat`` batches of ``number`` back-to-back calls."""
+    import statistics
+    import time
+
+    time.sleep(SETTLE_S)
+    fn(*args)
+    runs = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn(*args)
+        runs.append((time.perf_counter() - t0) / number)
+    return statistics.median(runs)

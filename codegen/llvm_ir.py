@@ -336,25 +336,9 @@ class CodeGen(ParallelLoops):
             b.and_(b.icmp_signed(">=", base, lo_v), b.icmp_signed(">=", last, lo_v)),
             b.and_(b.icmp_signed("<=", base, hi_v), b.icmp_signed("<=", last, hi_v)),
         )
-        fast_bb, slow_bb, done = (b.append_basic_block(n) for n in ("ramp_load", "clamp_gather", "clamp_end"))
-        b.cbranch(inside, fast_bb, slow_bb)
-        outer_memo = self.cur.memo
-        b.position_at_end(fast_bb)
-        self.cur.memo = dict(outer_memo)
-        fast = self.load_ramp(buf, elem, ramp)
-        fast_end = b.block
-        b.branch(done)
-        b.position_at_end(slow_bb)
-        self.cur.memo = dict(outer_memo)
-        slow = self.gather(buf, elem, idx, ramp.lanes)
-        slow_end = b.block
-        b.branch(done)
-        b.position_at_end(done)
-        self.cur.memo = outer_memo
-        phi = b.phi(fast.type)
-        phi.add_incoming(fast, fast_end)
-        phi.add_incoming(slow, slow_end)
-        return phi
+        return self.if_value(
+            inside, lambda: self.load_ramp(buf, elem, ramp), lambda: self.gather(buf, elem, idx, ramp.lanes)
+        )
 
     def load_ramp(self, buf, elem, ramp: E.Ramp) -> ir.Value:
         if _is_one(ramp.stride):
@@ -391,28 +375,30 @@ class CodeGen(ParallelLoops):
 
     def branching_select(self, e) -> ir.Value:
         """Evaluate only the taken side: its loads may be out of bounds otherwise."""
-        b = self.b
         cond = self.expr(e.cond)
-        then_bb = b.append_basic_block("sel_then")
-        else_bb = b.append_basic_block("sel_else")
-        merge = b.append_basic_block("sel_end")
+        return self.if_value(cond, lambda: self.expr(e.true_value), lambda: self.expr(e.false_value))
+
+    def if_value(self, cond: ir.Value, then, other) -> ir.Value:
+        """``cond ? then() : other()`` evaluating only the taken side (branches and a phi).
+
+        Values emitted inside a branch are not reused after it (they would not
+        dominate): each side starts from a copy of the statement's memo.
+        """
+        b = self.b
+        then_bb, else_bb, merge = (b.append_basic_block(n) for n in ("if_then", "if_else", "if_end"))
         b.cbranch(cond, then_bb, else_bb)
         outer_memo = self.cur.memo
-        b.position_at_end(then_bb)
-        self.cur.memo = dict(outer_memo)
-        t = self.expr(e.true_value)
-        t_end = b.block
-        b.branch(merge)
-        b.position_at_end(else_bb)
-        self.cur.memo = dict(outer_memo)
-        f = self.expr(e.false_value)
-        f_end = b.block
-        b.branch(merge)
+        ends = []
+        for block, fn in ((then_bb, then), (else_bb, other)):
+            b.position_at_end(block)
+            self.cur.memo = dict(outer_memo)
+            ends.append((fn(), b.block))
+            b.branch(merge)
         b.position_at_end(merge)
         self.cur.memo = outer_memo
-        phi = b.phi(t.type)
-        phi.add_incoming(t, t_end)
-        phi.add_incoming(f, f_end)
+        phi = b.phi(ends[0][0].type)
+        for value, block in ends:
+            phi.add_incoming(value, block)
         return phi
 
     def expr_Not(self, e):
