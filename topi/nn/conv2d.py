@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import te
 from topi import tag
-from topi.nn.pad import pad
+from topi.nn.pad import pad_spatial
 from topi.utils import get_const_tuple
 
 
@@ -125,7 +125,7 @@ def group_conv2d_nchw(data, kernel, stride, padding, dilation, groups: int, out_
     (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
                                                           stride, padding, dilation)
     out_dtype = out_dtype or data.dtype
-    padded = pad(data, [0, 0, t, l], [0, 0, b, r], name="PadInput") if t + l + b + r else data
+    padded = pad_spatial(data, (t, l, b, r), "NCHW")
     rc = te.reduce_axis((0, icg), "rc")
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
@@ -165,7 +165,7 @@ def conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=None):
     (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
                                                           stride, padding, dilation)
     out_dtype = out_dtype or data.dtype
-    padded = pad(data, [0, t, l, 0], [0, b, r, 0], name="PadInput") if t + l + b + r else data
+    padded = pad_spatial(data, (t, l, b, r), "NHWC")
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
     rc = te.reduce_axis((0, ic), "rc")
@@ -242,7 +242,7 @@ def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout: str = "NCHWc",
         raise ValueError(f"{op}: argument kernel of shape {kshape} expects input channels blocked as "
                          f"({kicc}, {kic_bn}), but data of shape {dshape} has ({icc}, {ic_bn})")
     st, dil, (t, l, b, r), ohw = _spatial(op, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation)
-    padded = pad(data, [0, 0, t, l, 0], [0, 0, b, r, 0], name="data_pad") if t + l + b + r else data
+    padded = pad_spatial(data, (t, l, b, r), "NCHWc", name="data_pad")
     attrs = {"workload": ("conv2d_NCHWc", dshape, kshape, st, (t, l, b, r), dil, layout, out_layout)}
     return nchwc_conv(padded, kernel, ohw, st, dil, out_dtype or data.dtype, attrs=attrs)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import te
 from topi import tag
 from topi.nn.conv2d import _mul, _spatial
-from topi.nn.pad import pad
+from topi.nn.pad import pad_spatial
 from topi.utils import get_const_tuple
 
 
@@ -51,7 +51,7 @@ def depthwise_conv2d_nchw(data, kernel, stride, padding, dilation, out_dtype=Non
     (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
                                                           stride, padding, dilation)
     out_dtype = out_dtype or data.dtype
-    padded = pad(data, [0, 0, t, l], [0, 0, b, r], name="PadInput") if t + l + b + r else data
+    padded = pad_spatial(data, (t, l, b, r), "NCHW")
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
     return te.compute(
@@ -77,7 +77,7 @@ def depthwise_conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=Non
     (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
                                                           stride, padding, dilation)
     out_dtype = out_dtype or data.dtype
-    padded = pad(data, [0, t, l, 0], [0, b, r, 0], name="PadInput") if t + l + b + r else data
+    padded = pad_spatial(data, (t, l, b, r), "NHWC")
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
     return te.compute(
