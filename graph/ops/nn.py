@@ -1,0 +1,194 @@
+"""Neural-network graph operators: convolutions, dense, pooling, softmax, norms, reductions.
+
+Convolutions, dense and pooling are the anchors of fused groups
+(OUT_ELEMWISE_FUSABLE: the elementwise ops after them run in their output
+loop); reductions take their injective inputs (COMM_REDUCE); softmax, LRN
+and batch_norm stand alone (OPAQUE).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import topi
+from graph.ops.registry import COMM_REDUCE, OPAQUE, OUT_ELEMWISE_FUSABLE, default_schedule, register
+from topi.nn.conv2d import out_size
+from topi.x86 import conv2d as x86conv
+
+
+def _conv_args(a):
+    return tuple(a.get("strides", (1, 1))), tuple(a.get("padding", (0, 0, 0, 0))), tuple(a.get("dilation", (1, 1)))
+
+
+def _conv2d_compute(xs, a):
+    """NCHW conv; groups == 1 takes the blocked x86 path (4-D OIHW or pre-packed 6-D kernel)."""
+    data, kernel = xs[0], xs[1]
+    st, pad, dil = _conv_args(a)
+    groups = a.get("groups", 1)
+    if groups != 1:
+        return [topi.nn.group_conv2d_nchw(data, kernel, st, pad, dil, groups)]
+    return [x86conv.conv2d_nchw_x86(data, kernel, st, pad, dil, cfg=a.get("config"))]
+
+
+def _conv2d_types(values, a):
+    data, kernel = values[0], values[1]
+    st, pad, dil = _conv_args(a)
+    groups = a.get("groups", 1)
+    if len(kernel.shape) == 6:
+        occ, icc, kh, kw, ic_bn, oc_bn = kernel.shape
+        kshape = (occ * oc_bn, icc * ic_bn, kh, kw)
+    else:
+        kshape = kernel.shape
+    if len(data.shape) != 4 or len(kshape) != 4:
+        raise ValueError(f"conv2d expects 4-D data and kernel, got {data.shape} and {kernel.shape}")
+    if data.shape[1] != kshape[1] * groups:
+        raise ValueError(f"conv2d: data has {data.shape[1]} channels, kernel {kernel.shape} with groups={groups} "
+                         f"expects {kshape[1] * groups}")
+    oh = out_size("conv2d", data.shape[2], kshape[2], st[0], dil[0], pad[0], pad[2], data.shape, kernel.shape)
+    ow = out_size("conv2d", data.shape[3], kshape[3], st[1], dil[1], pad[1], pad[3], data.shape, kernel.shape)
+    return [((data.shape[0], kshape[0], oh, ow), data.dtype)]
+
+
+def _schedule_conv2d(outs, a):
+    return topi.x86.schedule_conv2d_nchw(outs, a.get("config"))
+
+
+def _np_conv2d(xs, a):
+    data, kernel = xs
+    st, pad, dil = _conv_args(a)
+    if kernel.ndim == 6:
+        occ, icc, kh, kw, ic_bn, oc_bn = kernel.shape
+        kernel = kernel.transpose(0, 5, 1, 4, 2, 3).reshape(occ * oc_bn, icc * ic_bn, kh, kw)
+    padded = np.pad(data, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    return [topi.testing.conv2d_nchw_python(padded, kernel, st, 0, dil, a.get("groups", 1)).astype(data.dtype)]
+
+
+register("conv2d", _conv2d_compute, OUT_ELEMWISE_FUSABLE, _schedule_conv2d, _conv2d_types, _np_conv2d,
+         doc="attrs: strides, padding (top, left, bottom, right), dilation, groups; "
+             "kernel OIHW or pre-packed [OCc, ICc, KH, KW, ic_bn, oc_bn]")
+
+
+def _depthwise_compute(xs, a):
+    st, pad, dil = _conv_args(a)
+    return [topi.nn.depthwise_conv2d_nchw(xs[0], xs[1], st, pad, dil)]
+
+
+register("depthwise_conv2d", _depthwise_compute, OUT_ELEMWISE_FUSABLE,
+         lambda outs, a: topi.x86.schedule_depthwise_conv2d_nchw(outs), None, None,
+         doc="NCHW data, kernel [C, multiplier, KH, KW]")
+
+
+def _conv_transpose_compute(xs, a):
+    st = tuple(a.get("strides", (1, 1)))
+    out = topi.nn.conv2d_transpose_nchw(xs[0], xs[1], st, tuple(a.get("padding", (0, 0, 0, 0))),
+                                        output_padding=tuple(a.get("output_padding", (0, 0))))
+    return [out]
+
+
+register("conv2d_transpose", _conv_transpose_compute, OUT_ELEMWISE_FUSABLE,
+         lambda outs, a: topi.x86.schedule_conv2d_transpose_nchw(outs), None, None,
+         doc="NCHW data, kernel [IC, OC, KH, KW]")
+
+
+def _dense_types(values, a):
+    x, w = values
+    if len(x.shape) != 2 or len(w.shape) != 2 or x.shape[1] != w.shape[1]:
+        raise ValueError(f"dense expects data [M, K] and weight [N, K], got {x.shape} and {w.shape}")
+    return [((x.shape[0], w.shape[0]), x.dtype)]
+
+
+register("dense", lambda xs, a: [topi.nn.dense(xs[0], xs[1])], OUT_ELEMWISE_FUSABLE,
+         lambda outs, a: topi.x86.schedule_dense(outs), _dense_types,
+         lambda xs, a: [(xs[0] @ xs[1].T).astype(xs[0].dtype)], doc="data [M, K] x weight [N, K]")
+
+
+def _batch_matmul_compute(xs, a):
+    return [topi.nn.batch_matmul(xs[0], xs[1], transpose_b=a.get("transpose_b", False))]
+
+
+register("batch_matmul", _batch_matmul_compute, OUT_ELEMWISE_FUSABLE,
+         lambda outs, a: topi.x86.schedule_batch_matmul(outs), None,
+         lambda xs, a: [np.matmul(xs[0], np.swapaxes(xs[1], -1, -2) if a.get("transpose_b") else xs[1])],
+         doc="[B, M, K] x [B, K, N] (transpose_b: [B, N, K])")
+
+
+def _pool_compute(xs, a):
+    return [topi.nn.pool2d(xs[0], tuple(a["kernel"]), tuple(a.get("strides", (1, 1))),
+                           tuple(a.get("dilation", (1, 1))), tuple(a.get("padding", (0, 0, 0, 0))),
+                           a["pool_type"], a.get("ceil_mode", False), "NCHW",
+                           a.get("count_include_pad", True))]
+
+
+register("pool2d", _pool_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: topi.x86.schedule_pool(outs),
+         doc="attrs: pool_type (max/avg), kernel, strides, dilation, padding, ceil_mode, count_include_pad")
+
+
+def _np_global_pool(xs, a):
+    fn = np.max if a["pool_type"] == "max" else np.mean
+    return [fn(xs[0], axis=(2, 3), keepdims=True).astype(xs[0].dtype)]
+
+
+register("global_pool", lambda xs, a: [topi.nn.global_pool(xs[0], a["pool_type"])], OUT_ELEMWISE_FUSABLE,
+         lambda outs, a: topi.x86.schedule_pool(outs), None, _np_global_pool)
+
+
+def _softmax_schedule(outs, a):
+    return topi.x86.schedule_softmax(outs)
+
+
+def _np_softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)
+
+
+register("softmax", lambda xs, a: [topi.nn.softmax(xs[0], a.get("axis", -1))], OPAQUE, _softmax_schedule,
+         lambda v, a: [(v[0].shape, v[0].dtype)], lambda xs, a: [_np_softmax(xs[0], a.get("axis", -1))])
+register("log_softmax", lambda xs, a: [topi.nn.log_softmax(xs[0], a.get("axis", -1))], OPAQUE,
+         _softmax_schedule, lambda v, a: [(v[0].shape, v[0].dtype)],
+         lambda xs, a: [np.log(_np_softmax(xs[0], a.get("axis", -1)))])
+
+
+def _lrn_compute(xs, a):
+    return [topi.nn.lrn(xs[0], a["size"], 1, a.get("alpha", 1e-4), a.get("beta", 0.75), a.get("bias", 1.0))]
+
+
+register("lrn", _lrn_compute, OPAQUE, default_schedule, lambda v, a: [(v[0].shape, v[0].dtype)])
+
+
+def _batch_norm_compute(xs, a):
+    out = topi.nn.batch_norm(*xs, axis=a.get("axis", 1), epsilon=a.get("epsilon", 1e-5))
+    return [out[0] if isinstance(out, (list, tuple)) else out]
+
+
+def _np_batch_norm(xs, a):
+    x, gamma, beta, mean, var = xs
+    shape = [1] * x.ndim
+    shape[a.get("axis", 1)] = -1
+    scale = gamma / np.sqrt(var + a.get("epsilon", 1e-5))
+    return [(x * scale.reshape(shape) + (beta - mean * scale).reshape(shape)).astype(x.dtype)]
+
+
+register("batch_norm", _batch_norm_compute, OPAQUE, default_schedule,
+         lambda v, a: [(v[0].shape, v[0].dtype)], _np_batch_norm,
+         doc="inference batch norm: data, gamma, beta, mean, var (simplify_inference rewrites it)")
+
+
+def _reduce(name, fn, np_fn):
+    def compute(xs, a):
+        return [fn(xs[0], a.get("axis"), a.get("keepdims", False))]
+
+    def evaluate(xs, a):
+        axis = a.get("axis")
+        return [np.asarray(np_fn(xs[0], axis=tuple(axis) if isinstance(axis, (list, tuple)) else axis,
+                                 keepdims=a.get("keepdims", False)))]
+
+    register(name, compute, COMM_REDUCE, lambda outs, a: topi.x86.schedule_reduce(outs), None, evaluate)
+
+
+_reduce("sum", topi.sum, np.sum)
+_reduce("mean", topi.mean, np.mean)
+_reduce("max", topi.max, np.max)
+_reduce("min", topi.min, np.min)
+_reduce("prod", topi.prod, np.prod)
+_reduce("argmax", topi.argmax, lambda x, axis, keepdims: np.argmax(x, axis=axis, keepdims=keepdims).astype("int32"))
+_reduce("argmin", topi.argmin, lambda x, axis, keepdims: np.argmin(x, axis=axis, keepdims=keepdims).astype("int32"))
