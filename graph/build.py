@@ -1,0 +1,191 @@
+"""``graph.build``: bind params, optimise, fuse, compile, plan memory.
+
+::
+
+    g, params = graph.from_onnx(model)
+    lib = graph.build(g, target="llvm", params=params)
+    m = lib.create_executor()
+    m.run(data=x); y = m.get_output(0)
+
+The result, a :class:`GraphLibrary`, holds the fused graph, one compiled
+kernel per distinct group, the folded constants and the memory plan; the
+executor (``graph.executor.GraphModule``) turns it into a list of prebound
+native calls.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from graph.compile import KernelSource, compile_kernels, kernel_key, print_progress
+from graph.fuse import fuse_ops
+from graph.ir import Graph, constant_node, rebuild
+from graph.memory import MemoryPlan, plan_memory
+
+
+def bind_params(graph: Graph, params: dict | None) -> Graph:
+    """Turn the graph inputs named in ``params`` into constants."""
+    if not params:
+        return graph
+    names = {v.name for v in graph.inputs}
+    unknown = sorted(set(params) - names)
+    if unknown:
+        raise ValueError(f"build: params {unknown} are not inputs of the graph; inputs: {sorted(names)}")
+    consts: dict = {}
+    keep = []
+    for v in graph.inputs:
+        if v.name not in params:
+            keep.append(v)
+            continue
+        arr = np.asarray(params[v.name])
+        if tuple(arr.shape) != v.shape:
+            raise ValueError(f"build: param {v.name!r} has shape {arr.shape}, the graph expects {v.shape}")
+        if str(arr.dtype) != v.dtype:
+            arr = arr.astype(v.dtype)
+        consts[id(v)] = constant_node(arr, v.name).output
+
+    def swap(node, ins):
+        if any(id(v) in consts for v in node.inputs):
+            from graph.ir import copy_node
+
+            return copy_node(node, [consts.get(id(v), v) for v in node.inputs]).outputs
+        return None
+
+    outputs = [consts.get(id(v), v) for v in graph.outputs]
+    bound = Graph(keep, graph.nodes, outputs, graph.name)
+    out = rebuild(bound, swap)
+    return Graph.from_outputs(keep, out.outputs, graph.name)
+
+
+def optimize(graph: Graph, opt_level: int = 2, include=(), exclude=(), profile=None) -> Graph:
+    """The pass pipeline of ``graph.passes`` followed by operator fusion."""
+    from graph import passes
+
+    run = getattr(passes, "optimize", None)
+    if run is not None:
+        graph = run(graph, opt_level=opt_level, include=include, exclude=exclude, profile=profile)
+    start = time.perf_counter()
+    before = graph.op_count()
+    fused = fuse_ops(graph) if opt_level >= 1 else fuse_ops_singletons(graph)
+    if profile is not None and hasattr(profile, "record"):
+        profile.record("fuse_ops", time.perf_counter() - start, before, fused.op_count(), fused is not graph)
+    return fused
+
+
+def fuse_ops_singletons(graph: Graph) -> Graph:
+    """opt_level 0: every node its own kernel."""
+    from graph import fuse
+
+    saved = fuse._can_absorb
+    fuse._can_absorb = lambda group, pattern: False
+    try:
+        return fuse_ops(graph)
+    finally:
+        fuse._can_absorb = saved
+
+
+class GraphLibrary:
+    """A built graph: fused graph, kernels, constants and memory plan."""
+
+    def __init__(self, graph: Graph, kernels: dict, steps: list, plan: MemoryPlan, alias: dict,
+                 build_seconds: float = 0.0):
+        self.graph = graph
+        self.kernels = kernels  # key -> Kernel
+        self.steps = steps  # [(fused node, kernel key or None for an alias)]
+        self.plan = plan
+        self.alias = alias
+        self.build_seconds = build_seconds
+        self._addresses: dict | None = None
+        self.params: dict = {}
+
+    def bound_params(self) -> dict:
+        return self.params
+
+    def check_param(self, name: str, array) -> None:
+        """``set_input`` of a param bound at build: accepted when it is the bound value."""
+        bound = self.params[name]
+        array = np.asarray(array)
+        if array is bound or (array.shape == bound.shape and np.array_equal(array, bound)):
+            return
+        raise ValueError(f"set_input: param {name!r} was bound at build time and folded into constants; "
+                         f"rebuild with graph.build(g, params={{...{name!r}: new value}}) to change it")
+
+    def addresses(self) -> dict:
+        """symbol -> native address (objects added to the process JIT once)."""
+        if self._addresses is None:
+            from codegen import jit
+            import llvmlite.binding as llvm
+
+            eng = jit.engine()
+            with jit._lock:
+                for k in self.kernels.values():
+                    if not _loaded(k.symbol):
+                        eng.add_object_file(llvm.ObjectFileRef.from_data(k.obj))
+                        _LOADED.add(k.symbol)
+                eng.finalize_object()
+                self._addresses = {k.symbol: eng.get_function_address(k.symbol) for k in self.kernels.values()}
+        return self._addresses
+
+    def create_executor(self):
+        from graph.executor import GraphModule
+
+        return GraphModule(self)
+
+    @property
+    def input_names(self) -> list:
+        return [v.name for v in self.graph.inputs]
+
+    def summary(self) -> str:
+        n_const = sum(1 for n in self.graph.nodes if n.is_constant)
+        const_bytes = sum(n.output.nbytes for n in self.graph.nodes if n.is_constant)
+        return (f"{len(self.steps)} kernel calls, {len(self.kernels)} distinct kernels, {n_const} constants "
+                f"({const_bytes / 2**20:.1f} MiB); {self.plan.report()}")
+
+
+_LOADED: set = set()
+
+
+def _loaded(symbol: str) -> bool:
+    return symbol in _LOADED
+
+
+def is_alias_group(node) -> bool:
+    """A fused group that is only reshapes: its output is its input's buffer."""
+    body = node.attrs["body"]
+    return len(node.inputs) == 1 and all(n.op == "reshape" for n in body.nodes)
+
+
+def build(graph: Graph, target: str = "llvm", params: dict | None = None, opt_level: int = 2,
+          include=(), exclude=(), profile=None, jobs: int | None = None, verbose: bool = False) -> GraphLibrary:
+    """Compile ``graph`` (classic ``nnvm.compiler.build`` / ``relay.build``)."""
+    from codegen.build import _check_target
+
+    _check_target(target)
+    start = time.perf_counter()
+    fused = optimize(bind_params(graph, params), opt_level, include, exclude, profile)
+    const_ids = {id(n.output) for n in fused.nodes if n.is_constant}
+    input_ids = {id(v) for v in fused.inputs}
+    output_ids = {id(v) for v in fused.outputs}
+    steps, sources, alias = [], {}, {}
+    for node in fused.nodes:
+        if node.op != "fused":
+            continue
+        src = node.inputs[0] if node.inputs else None
+        if (is_alias_group(node) and id(src) not in const_ids and id(src) not in input_ids
+                and id(src) not in output_ids and id(node.output) not in output_ids):
+            alias[id(node.output)] = src
+            steps.append((node, None))
+            continue
+        key = kernel_key(node.attrs["body"])
+        if key not in sources:
+            sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name)
+        steps.append((node, key))
+    kernels = compile_kernels(list(sources.values()), jobs=jobs, progress=print_progress if verbose else None)
+    intermediates = {id(v) for node, _ in steps for v in node.outputs} - output_ids
+    plan = plan_memory([(n.inputs, n.outputs) for n, _ in steps], intermediates, alias)
+    lib = GraphLibrary(fused, {k.key: k for k in kernels}, steps, plan, alias, time.perf_counter() - start)
+    lib.params = dict(params or {})
+    lib.addresses()
+    return lib

@@ -1,0 +1,242 @@
+"""Compile fused groups to machine code: one kernel per distinct group.
+
+A group's ``body`` graph becomes a topi compute over placeholders, is
+scheduled by its anchor's x86 schedule (conv2d, dense, pool, softmax,
+reduce) or as an injective kernel, lowered, emitted as LLVM IR, optimised
+and turned into an object file.  Kernels are keyed by a canonical text of
+their body (ops, attributes, shapes; not names), so the 16 identical
+bottleneck blocks of a ResNet compile once.  Objects live in a disk cache
+(``$TESSERA_CACHE_DIR``, default ``~/.cache/tessera``) keyed by that text and
+a digest of the compiler's own sources; missing ones are compiled in
+parallel worker processes.  Loading adds the objects to the process JIT,
+where they share its thread pool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+import te
+from graph.ops import get_op
+from graph.ops.registry import COMM_REDUCE, injective_schedule
+from graph.printer import format_attr
+
+
+@dataclass
+class KernelSource:
+    """What a worker needs to build one kernel (picklable)."""
+
+    key: str
+    symbol: str
+    body: object  # graph.ir.Graph
+    label: str
+
+
+@dataclass
+class Kernel:
+    key: str
+    symbol: str
+    label: str
+    params: list  # codegen.module.ParamSpec
+    obj: bytes
+
+
+# ------------------------------------------------------------------ keys ---
+def canonical_text(body) -> str:
+    """The body with names replaced by positions: equal text, equal kernel."""
+    ids: dict = {}
+    lines = []
+    for k, v in enumerate(body.inputs):
+        ids[id(v)] = f"%{k}"
+        lines.append(f"in %{k}: {v.type_str()}")
+    for node in body.nodes:
+        for v in node.outputs:
+            ids[id(v)] = f"%{len(ids)}"
+        outs = ", ".join(f"{ids[id(v)]}: {v.type_str()}" for v in node.outputs)
+        if node.is_constant:
+            arr = node.attrs["value"]
+            lines.append(f"{outs} = constant {arr.dtype} {arr.ravel().tolist()}")
+            continue
+        args = [ids[id(v)] for v in node.inputs]
+        args += [f"{k}={format_attr(v)}" for k, v in sorted(node.attrs.items())]
+        lines.append(f"{outs} = {node.op}({', '.join(args)})")
+    lines.append("out " + ", ".join(ids[id(v)] for v in body.outputs))
+    return "\n".join(lines)
+
+
+_SOURCE_DIGEST: list = []
+
+
+def compiler_digest() -> str:
+    """A digest of the compiler's sources, the LLVM version and the host CPU (cache validity)."""
+    if not _SOURCE_DIGEST:
+        import llvmlite
+        import llvmlite.binding as llvm
+
+        h = hashlib.sha1()
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for pkg in ("te", "schedule", "codegen", "topi", "graph"):
+            for dirpath, _, files in sorted(os.walk(os.path.join(root, pkg))):
+                for f in sorted(files):
+                    if f.endswith(".py"):
+                        with open(os.path.join(dirpath, f), "rb") as fh:
+                            h.update(f.encode() + fh.read())
+        h.update(llvmlite.__version__.encode())
+        h.update(llvm.get_host_cpu_name().encode() + llvm.get_host_cpu_features().flatten().encode())
+        _SOURCE_DIGEST.append(h.hexdigest()[:16])
+    return _SOURCE_DIGEST[0]
+
+
+def kernel_key(body) -> str:
+    return hashlib.sha1(canonical_text(body).encode()).hexdigest()[:20]
+
+
+# --------------------------------------------------------------- compute ---
+def body_to_te(body) -> tuple:
+    """Placeholders for the body's inputs and the tensors of its outputs."""
+    tensors: dict = {}
+    args = []
+    for k, v in enumerate(body.inputs):
+        t = te.placeholder(v.shape, dtype=v.dtype, name=f"arg{k}")
+        tensors[id(v)] = t
+        args.append(t)
+    for node in body.nodes:
+        if node.is_constant:
+            value = node.attrs["value"]
+            imm = te.const(value.reshape(()).item() if value.size == 1 else 0, str(value.dtype))
+            tensors[id(node.output)] = te.compute(node.output.shape, lambda *i, c=imm: c,
+                                                  name=node.name, tag="elemwise")
+            continue
+        outs = get_op(node.op).compute([tensors[id(v)] for v in node.inputs], node.attrs)
+        for v, t in zip(node.outputs, outs):
+            tensors[id(v)] = t
+    return args, [tensors[id(v)] for v in body.outputs]
+
+
+def schedule_body(body, outs):
+    anchor = next((n for n in body.nodes if not n.is_constant and get_op(n.op).pattern >= COMM_REDUCE), None)
+    if anchor is None:
+        return injective_schedule(outs)
+    opdef = get_op(anchor.op)
+    if opdef.schedule is None:
+        raise ValueError(f"operator {anchor.op!r} has no schedule and cannot be compiled")
+    return opdef.schedule(outs, anchor.attrs)
+
+
+def compile_source(src: KernelSource) -> Kernel:
+    """Lower, emit, optimise and assemble one kernel (runs in a worker process)."""
+    from codegen import jit
+    from codegen.build import _specs
+    from codegen.llvm_ir import CodeGen
+    from schedule.lower import lower
+
+    args, outs = body_to_te(src.body)
+    sch = schedule_body(src.body, outs)
+    lowered = lower(sch, args + outs, name=src.symbol)
+    gen = CodeGen(src.symbol)
+    gen.add_function(lowered)
+    mod = jit.parse(str(gen.module))
+    jit.optimize(mod)
+    obj = jit.target_machine().emit_object(mod)
+    return Kernel(src.key, src.symbol, src.label, _specs(lowered), obj)
+
+
+# ----------------------------------------------------------------- cache ---
+def cache_dir() -> str:
+    root = os.environ.get("TESSERA_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tessera")
+    path = os.path.join(root, "kernels", compiler_digest())
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _cache_paths(key: str) -> tuple:
+    base = os.path.join(cache_dir(), key)
+    return base + ".o", base + ".json"
+
+
+def load_cached(src: KernelSource) -> Kernel | None:
+    from codegen.module import ParamSpec
+
+    obj_path, meta_path = _cache_paths(src.key)
+    try:
+        with open(meta_path) as fh:
+            meta = json.load(fh)
+        with open(obj_path, "rb") as fh:
+            obj = fh.read()
+    except (OSError, ValueError):
+        return None
+    if meta.get("symbol") != src.symbol:
+        return None
+    params = [ParamSpec(p["kind"], p["name"], p["dtype"], tuple(p["shape"]), p["is_output"]) for p in meta["params"]]
+    return Kernel(src.key, src.symbol, src.label, params, obj)
+
+
+def store_cached(kernel: Kernel) -> None:
+    obj_path, meta_path = _cache_paths(kernel.key)
+    params = [{"kind": p.kind, "name": p.name, "dtype": p.dtype, "shape": list(p.shape), "is_output": p.is_output}
+              for p in kernel.params]
+    for path, data, mode in ((obj_path, kernel.obj, "wb"), (meta_path, json.dumps({"symbol": kernel.symbol,
+                                                                                   "params": params}), "w")):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, mode) as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+
+
+# ------------------------------------------------------------ the driver ---
+def _cost(src: KernelSource) -> float:
+    """A rough compile-time estimate, to start the slowest kernels first."""
+    return sum(10.0 if n.op in ("conv2d", "dense", "batch_matmul") else 1.0 for n in src.body.nodes)
+
+
+def compile_kernels(sources: list, jobs: int | None = None, progress=None) -> list:
+    """Kernels for ``sources`` (distinct keys), from the cache or compiled in parallel."""
+    kernels: dict = {}
+    todo = []
+    for src in sources:
+        hit = load_cached(src)
+        if hit is not None:
+            kernels[src.key] = hit
+        else:
+            todo.append(src)
+    total, done, start = len(todo), 0, time.perf_counter()
+
+    def finished(k: Kernel) -> None:
+        nonlocal done
+        done += 1
+        store_cached(k)
+        kernels[k.key] = k
+        if progress:
+            progress(done, total, k.label, time.perf_counter() - start)
+
+    jobs = jobs if jobs is not None else min(len(todo), os.cpu_count() or 1)
+    todo.sort(key=_cost, reverse=True)
+    if jobs <= 1 or len(todo) <= 1:
+        for src in todo:
+            finished(compile_source(src))
+    else:
+        import multiprocessing
+
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            for k in pool.map(compile_source, todo):
+                finished(k)
+    return [kernels[src.key] for src in sources]
+
+
+def print_progress(done: int, total: int, label: str, elapsed: float) -> None:
+    sys.stderr.write(f"\r[{done}/{total}] compiled {label:<40.40s} {elapsed:6.1f} s")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def numpy_dtype(dtype: str):
+    return np.dtype(dtype)
