@@ -88,9 +88,9 @@ class GraphModule:
         if array.shape != buf.shape:
             raise ValueError(f"set_input: input {name!r} expects shape {buf.shape} {buf.dtype}, got {array.shape}")
         if array.dtype != buf.dtype:
-            if not np.can_cast(array.dtype, buf.dtype, "same_kind"):
-                raise TypeError(f"set_input: input {name!r} expects dtype {buf.dtype}, got {array.dtype}")
-        np.copyto(buf, array, casting="same_kind")
+            raise TypeError(f"set_input: input {name!r} expects dtype {buf.dtype}, got {array.dtype} "
+                            f"(convert it with .astype('{buf.dtype}'))")
+        np.copyto(buf, array)
 
     def get_input(self, name: str) -> np.ndarray:
         return self._inputs[name]

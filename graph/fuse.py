@@ -68,7 +68,7 @@ def partition(graph: Graph) -> list:
             for v in node.inputs:
                 g = group_of.get(id(v.node)) if v.node is not None else None
                 if (g is None or g in mergeable or v.node is not g.nodes[-1] or len(v.node.outputs) != 1
-                        or len(users.get(id(v), ())) != 1 or id(v) in out_ids
+                        or len({id(n) for n, _ in users.get(id(v), ())}) != 1 or id(v) in out_ids
                         or not _can_absorb(g, pattern)):
                     continue
                 mergeable.append(g)

@@ -19,7 +19,9 @@ def format_attr(value) -> str:
         return "(" + ", ".join(format_attr(v) for v in value) + (",)" if len(value) == 1 else ")")
     if hasattr(value, "values") and hasattr(value, "name") and not isinstance(value, dict):
         return f"config<{value.name}>"
-    if callable(value) or hasattr(value, "nodes"):
+    if hasattr(value, "nodes") and hasattr(value, "outputs"):
+        return "<" + ", ".join(n.op for n in value.nodes if n.op != "constant") + ">"
+    if callable(value):
         return f"<{type(value).__name__}>"
     return repr(value)
 

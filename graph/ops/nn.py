@@ -192,3 +192,17 @@ _reduce("min", topi.min, np.min)
 _reduce("prod", topi.prod, np.prod)
 _reduce("argmax", topi.argmax, lambda x, axis, keepdims: np.argmax(x, axis=axis, keepdims=keepdims).astype("int32"))
 _reduce("argmin", topi.argmin, lambda x, axis, keepdims: np.argmin(x, axis=axis, keepdims=keepdims).astype("int32"))
+
+
+def _pack_kernel_types(values, a):
+    oc, ic, kh, kw = values[0].shape
+    ic_bn, oc_bn = a["ic_bn"], a["oc_bn"]
+    if ic % ic_bn or oc % oc_bn:
+        raise ValueError(f"pack_conv2d_kernel: blocks ({ic_bn}, {oc_bn}) must divide IC={ic} and OC={oc}")
+    return [((oc // oc_bn, ic // ic_bn, kh, kw, ic_bn, oc_bn), values[0].dtype)]
+
+
+register("pack_conv2d_kernel", lambda xs, a: [x86conv.pack_kernel(xs[0], a["ic_bn"], a["oc_bn"])], OPAQUE,
+         default_schedule, _pack_kernel_types,
+         lambda xs, a: [x86conv.pack_kernel_numpy(xs[0], a["ic_bn"], a["oc_bn"])],
+         doc="OIHW -> [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn, oc_bn] (folded on constant weights)")
