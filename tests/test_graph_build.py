@@ -1,0 +1,176 @@
+"""graph.build: fusion groups, kernel dedupe, memory planning, the executor, errors."""
+
+import numpy as np
+import pytest
+
+import graph
+from graph import GraphBuilder
+from graph.fuse import fuse_ops, partition
+from graph.interpreter import interpret
+from graph.memory import plan_memory
+
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype("float32")
+
+
+def conv_block(b, x, cin, cout, name):
+    w = b.const(rand(cout, cin, 3, 3) * 0.1, f"{name}_w")
+    bias = b.const(rand(cout, 1, 1), f"{name}_b")
+    return b.op("relu", b.op("add", b.op("conv2d", x, w, padding=(1, 1, 1, 1)), bias))
+
+
+def small_net():
+    b = GraphBuilder()
+    x = b.input("data", (1, 3, 17, 13))
+    y = conv_block(b, x, 3, 16, "c1")
+    z = conv_block(b, y, 16, 16, "c2")
+    r = b.op("add", z, y)  # residual: joins c2's group as its epilogue
+    p = b.op("pool2d", r, pool_type="max", kernel=(3, 3), strides=(2, 2), padding=(1, 1, 1, 1))
+    f = b.op("reshape", b.op("global_pool", p, pool_type="avg"), newshape=(1, 16))
+    w = b.const(rand(10, 16), "fc_w")
+    out = b.op("softmax", b.op("add", b.op("dense", f, w), b.const(rand(10), "fc_b")))
+    return b.finish(out)
+
+
+def ops_of(group):
+    return [n.op for n in group]
+
+
+def test_fusion_groups_follow_tvm_rules():
+    groups = [ops_of(g) for g in partition(small_net())]
+    assert groups == [
+        ["conv2d", "add", "relu"],
+        ["conv2d", "add", "relu", "add"],
+        ["pool2d"],
+        ["global_pool"],
+        ["reshape"],
+        ["dense", "add"],
+        ["softmax"],
+    ]
+
+
+def test_injective_chain_and_reduction_take_their_inputs():
+    b = GraphBuilder()
+    x = b.input("x", (4, 6))
+    y = b.op("exp", b.op("transpose", b.op("relu", x), axes=(1, 0)))
+    s = b.op("sum", b.op("multiply", y, y), axis=(1,))
+    groups = [ops_of(g) for g in partition(b.finish(s))]
+    assert groups == [["relu", "transpose", "exp", "multiply", "sum"]]
+
+
+def test_value_with_two_consumers_ends_its_group():
+    b = GraphBuilder()
+    x = b.input("x", (8,))
+    r = b.op("relu", x)
+    out = b.op("add", b.op("exp", r), b.op("sigmoid", r))
+    groups = [ops_of(g) for g in partition(b.finish(out))]
+    assert groups == [["relu"], ["exp", "sigmoid", "add"]]
+
+
+def test_fused_graph_computes_the_same():
+    g = small_net()
+    x = {"data": rand(1, 3, 17, 13)}
+    ref = interpret(g, x)[0]
+    np.testing.assert_allclose(interpret(fuse_ops(g), x)[0], ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_build_matches_interpreter(opt_level, tmp_path, monkeypatch):
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    g = small_net()
+    lib = graph.build(g, opt_level=opt_level)
+    m = lib.create_executor()
+    for _ in range(2):
+        x = rand(1, 3, 17, 13)
+        m.run(data=x)
+        np.testing.assert_allclose(m.get_output(0), interpret(g, {"data": x})[0], rtol=1e-4, atol=1e-5)
+
+
+def test_identical_groups_compile_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    b = GraphBuilder()
+    y = b.input("x", (1, 8, 9, 9))
+    for k in range(4):
+        y = conv_block(b, y, 8, 8, f"c{k}")
+    lib = graph.build(b.finish(y))
+    assert len(lib.steps) == 4 and len(lib.kernels) == 1
+
+
+def test_memory_plan_reuses_buffers():
+    b = GraphBuilder()
+    y = b.input("x", (1, 8, 32, 32))
+    for k in range(6):
+        y = b.op("relu", b.op("conv2d", y, b.const(rand(8, 8, 1, 1), f"w{k}")))
+    lib = graph.build(b.finish(y))
+    plan = lib.plan
+    assert plan.naive_bytes == 5 * 8 * 32 * 32 * 4
+    assert plan.arena_bytes == 2 * 8 * 32 * 32 * 4
+    assert "arena" in plan.report()
+
+
+def test_plan_never_shares_a_block_between_live_values():
+    b = GraphBuilder()
+    x = b.input("x", (64,))
+    a = b.op("exp", x)
+    c = b.op("negative", x)
+    d = b.op("add", b.op("sqrt", b.op("abs", a)), c)
+    g = fuse_ops(b.finish(d))
+    steps = [(n.inputs, n.outputs) for n in g.nodes if n.op == "fused"]
+    inter = {id(v) for _, outs in steps for v in outs} - {id(v) for v in g.outputs}
+    plan = plan_memory(steps, inter, {})
+    live = {}
+    for k, (ins, outs) in enumerate(steps):
+        for v in outs:
+            if id(v) in plan.offsets:
+                for other, (off, last) in live.items():
+                    if last >= k:
+                        assert plan.offsets[id(v)] != off
+                users = [j for j, (i2, _) in enumerate(steps) if any(u is v for u in i2)]
+                live[id(v)] = (plan.offsets[id(v)], max(users))
+
+
+def test_reshape_is_an_alias_not_a_kernel():
+    b = GraphBuilder()
+    x = b.input("x", (2, 3, 4))
+    y = b.op("exp", b.op("reshape", b.op("relu", x), newshape=(6, 4)))
+    y = b.op("sum", y, axis=(1,))
+    lib = graph.build(b.finish(y), opt_level=0)
+    assert [key is None for _, key in lib.steps].count(True) == 1
+    m = lib.create_executor()
+    xv = rand(2, 3, 4)
+    m.run(x=xv)
+    np.testing.assert_allclose(m.get_output(0), np.exp(np.maximum(xv, 0)).reshape(6, 4).sum(1), rtol=1e-5)
+
+
+def test_run_time_errors_name_the_input():
+    lib = graph.build(small_net())
+    m = lib.create_executor()
+    with pytest.raises(KeyError, match="no input 'image'.*data"):
+        m.set_input(image=rand(1, 3, 17, 13))
+    with pytest.raises(ValueError, match="input 'data' expects shape \\(1, 3, 17, 13\\)"):
+        m.run(data=rand(1, 3, 17, 12))
+    with pytest.raises(TypeError, match="input 'data' expects dtype float32"):
+        m.run(data=np.zeros((1, 3, 17, 13), "int64"))
+    with pytest.raises(IndexError, match="output 3 out of range"):
+        m.get_output(3)
+
+
+def test_params_bind_as_constants():
+    b = GraphBuilder()
+    x = b.input("x", (4, 5))
+    w = b.input("w", (3, 5))
+    g = b.finish(b.op("dense", x, w))
+    wv, xv = rand(3, 5), rand(4, 5)
+    lib = graph.build(g, params={"w": wv})
+    assert lib.input_names == ["x"]
+    m = lib.create_executor()
+    m.set_input(w=wv)  # the bound value: accepted
+    m.run(x=xv)
+    np.testing.assert_allclose(m.get_output(0), xv @ wv.T, rtol=1e-5)
+    with pytest.raises(ValueError, match="param 'w' was bound at build time"):
+        m.set_input(w=wv + 1)
+    with pytest.raises(ValueError, match="not inputs of the graph"):
+        graph.build(g, params={"v": wv})
