@@ -1,0 +1,71 @@
+"""Graph passes: ``Graph -> Graph`` rewrites in one ordered, tagged table (``OPTDB``).
+
+Each pass lives in its own module, named verb_object, and returns its
+argument itself when it changes nothing.  ``optimize`` runs the table::
+
+    from graph.passes import OPTDB, PassProfile, optimize
+
+    profile = PassProfile()
+    g = optimize(g, opt_level=2, exclude=("merge_common_subexpressions",), profile=profile)
+    print(profile.report())
+
+The standard table (``opt_level``: the lowest level that runs the pass;
+``include`` by name or tag runs it at any level, ``exclude`` always wins):
+
+====  ============================  ============  =========
+pos   pass                          tags          opt_level
+====  ============================  ============  =========
+10    eliminate_dead_code           cleanup       0
+20    merge_common_subexpressions   cleanup       1
+30    simplify_inference            simplify      0
+35    simplify_arithmetic           simplify      1
+40    fold_constants                fold          0
+50    fold_scale_into_conv          fold          2
+60    (reserved: alter_conv_layout) layout
+70    fold_constants_late           fold          0
+80    (reserved: fuse_ops)          fusion
+====  ============================  ============  =========
+
+``fold_constants`` runs at every level: ``shape_of`` has no kernel, so it
+must fold.  ``fold_constants_late`` folds what the layout pass packs.
+Passes written elsewhere join with ``OPTDB.register(name, fn, position,
+tags, opt_level)``.  ``TESSERA_PRINT_GRAPH_PASSES=1`` prints the graph after
+each pass that changed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from graph.ir import Graph
+from graph.passes.database import Pass, PassDatabase, PassProfile, PassStats  # noqa: F401
+from graph.passes.eliminate_dead_code import eliminate_dead_code
+from graph.passes.fold_constants import fold_constants
+from graph.passes.fold_scale_into_conv import fold_scale_into_conv
+from graph.passes.merge_common_subexpressions import merge_common_subexpressions
+from graph.passes.simplify_arithmetic import simplify_arithmetic
+from graph.passes.simplify_inference import simplify_inference
+
+OPTDB = PassDatabase("OPTDB")
+OPTDB.register("eliminate_dead_code", eliminate_dead_code, 10, ("cleanup",), opt_level=0)
+OPTDB.register("merge_common_subexpressions", merge_common_subexpressions, 20, ("cleanup",), opt_level=1)
+OPTDB.register("simplify_inference", simplify_inference, 30, ("simplify",), opt_level=0)
+OPTDB.register("simplify_arithmetic", simplify_arithmetic, 35, ("simplify",), opt_level=1)
+OPTDB.register("fold_constants", fold_constants, 40, ("fold",), opt_level=0)
+OPTDB.register("fold_scale_into_conv", fold_scale_into_conv, 50, ("fold",), opt_level=2)
+OPTDB.register("fold_constants_late", fold_constants, 70, ("fold",), opt_level=0)
+
+
+def optimize(
+    graph: Graph,
+    opt_level: int = 2,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    profile: PassProfile | None = None,
+) -> Graph:
+    """Run the passes of ``OPTDB`` that ``opt_level``, ``include`` and ``exclude`` select.
+
+    Returns ``graph`` itself when no pass changed it; ``profile`` (a
+    ``PassProfile``) accumulates time, node counts and times applied per pass.
+    """
+    return OPTDB.run(graph, opt_level, include, exclude, profile)
