@@ -131,7 +131,50 @@ class GraphLibrary:
     def create_executor(self):
         from graph.executor import GraphModule
 
-        return GraphModule(self)
+        return GraphModule(self.execution_plan(), self.constants(), self.addresses(), self)
+
+    def constants(self) -> list:
+        return [np.ascontiguousarray(n.attrs["value"]) for n in self.graph.nodes if n.is_constant]
+
+    def execution_plan(self) -> dict:
+        """The flat plan the executor runs: buffer slots and kernel calls (JSON-able)."""
+        slots, slot_of = [], {}
+
+        def add(v, kind, **extra) -> int:
+            slot_of[id(v)] = len(slots)
+            slots.append({"kind": kind, "name": v.name, "shape": list(v.shape), "dtype": v.dtype, **extra})
+            return slot_of[id(v)]
+
+        for v in self.graph.inputs:
+            add(v, "input")
+        k = 0
+        for node in self.graph.nodes:
+            if node.is_constant:
+                add(node.output, "const", index=k)
+                k += 1
+        outputs = {id(v) for v in self.graph.outputs}
+        calls = []
+        for node, key in self.steps:
+            for v in node.outputs:
+                if id(v) in self.alias:
+                    add(v, "alias", of=slot_of[id(self.alias[id(v)])])
+                elif id(v) in outputs:
+                    add(v, "output")
+                else:
+                    add(v, "arena", offset=self.plan.offsets[id(v)])
+            if key is not None:
+                calls.append({"symbol": self.kernels[key].symbol, "label": node.name,
+                              "args": [slot_of[id(v)] for v in (*node.inputs, *node.outputs)]})
+        return {"slots": slots, "calls": calls, "arena_bytes": self.plan.arena_bytes,
+                "inputs": [slot_of[id(v)] for v in self.graph.inputs],
+                "outputs": [slot_of[id(v)] for v in self.graph.outputs],
+                "params": sorted(self.params)}
+
+    def export_library(self, path: str) -> None:
+        """One shared library: kernels, runtime, plan and constants (load with ``graph.load_library``)."""
+        from graph.export import export_library
+
+        export_library(self, path)
 
     @property
     def input_names(self) -> list:

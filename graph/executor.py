@@ -4,6 +4,9 @@ Everything that can be decided at build time is: each kernel call is a
 ``ctypes`` function already bound to the addresses of its buffers (inputs,
 folded constants, views into the one memory-planned arena, outputs), so
 ``run`` is one loop of ``call()`` with no Python work per node beyond it.
+The executor runs a flat *plan* (buffer slots and calls, see
+``GraphLibrary.execution_plan``), the same for a freshly built graph and for
+a library loaded with ``graph.load_library``.
 
 API (classic TVM graph runtime)::
 
@@ -25,49 +28,34 @@ from codegen.module import data_pointer
 
 
 class GraphModule:
-    """Runs a :class:`graph.build.GraphLibrary`."""
+    """Runs an execution plan: ``set_input``, ``run``, ``get_output``."""
 
-    def __init__(self, lib):
+    def __init__(self, plan: dict, constants: list, addresses: dict, lib=None):
         self.lib = lib
-        graph = lib.graph
-        self._arena = np.zeros(max(lib.plan.arena_bytes, 64) + 64, np.uint8)
+        self.plan = plan
+        self._arena = np.zeros(max(plan["arena_bytes"], 64) + 64, np.uint8)
         base = (-data_pointer(self._arena)) % 64
-        self._buffers: dict = {}
-        self._inputs = {v.name: np.zeros(v.shape, v.dtype) for v in graph.inputs}
-        for v in graph.inputs:
-            self._buffers[id(v)] = self._inputs[v.name]
-        for node in graph.nodes:
-            if node.is_constant:
-                self._buffers[id(node.output)] = np.ascontiguousarray(node.attrs["value"])
-        outputs = {id(v) for v in graph.outputs}
-        for node, key in lib.steps:
-            for v in node.outputs:
-                if id(v) in lib.alias:
-                    src = self._buffers[id(lib.alias[id(v)])]
-                    self._buffers[id(v)] = src.reshape(v.shape)
-                elif id(v) in outputs:
-                    self._buffers.setdefault(id(v), np.zeros(v.shape, v.dtype))
-                else:
-                    off = base + lib.plan.offsets[id(v)]
-                    view = self._arena[off:off + v.nbytes].view(v.dtype).reshape(v.shape)
-                    self._buffers[id(v)] = view
-        self._outputs = [self._buffers[id(v)] if id(v) in self._buffers else None for v in graph.outputs]
-        self._calls = self._bind_calls()
+        self._buffers: list = []
+        for slot in plan["slots"]:
+            shape, dtype, kind = tuple(slot["shape"]), np.dtype(slot["dtype"]), slot["kind"]
+            if kind in ("input", "output"):
+                buf = np.zeros(shape, dtype)
+            elif kind == "const":
+                buf = constants[slot["index"]]
+            elif kind == "alias":
+                buf = self._buffers[slot["of"]].reshape(shape)
+            else:
+                off = base + slot["offset"]
+                buf = self._arena[off:off + int(np.prod(shape)) * dtype.itemsize].view(dtype).reshape(shape)
+            self._buffers.append(buf)
+        self._inputs = {plan["slots"][k]["name"]: self._buffers[k] for k in plan["inputs"]}
+        self._params = set(plan.get("params", ()))
+        self._calls = [self._bind(call, addresses) for call in plan["calls"]]
 
-    def _bind_calls(self) -> list:
-        addresses = self.lib.addresses()
-        calls = []
-        for node, key in self.lib.steps:
-            if key is None:
-                continue
-            kernel = self.lib.kernels[key]
-            args = [data_pointer(self._buffers[id(v)]) for v in (*node.inputs, *node.outputs)]
-            if len(args) != len(kernel.params):
-                raise RuntimeError(f"executor: kernel {kernel.label} takes {len(kernel.params)} arguments, "
-                                   f"the graph gives {len(args)}")
-            fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(args))(addresses[kernel.symbol])
-            calls.append(partial(fn, *args))
-        return calls
+    def _bind(self, call: dict, addresses: dict):
+        args = [data_pointer(self._buffers[k]) for k in call["args"]]
+        fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(args))(addresses[call["symbol"]])
+        return partial(fn, *args)
 
     # inputs ------------------------------------------------------------------
     def set_input(self, key=None, value=None, **inputs) -> None:
@@ -80,8 +68,9 @@ class GraphModule:
     def _set_one(self, name: str, array) -> None:
         buf = self._inputs.get(name)
         if buf is None:
-            if name in self.lib.bound_params():
-                self.lib.check_param(name, array)
+            if name in self._params:
+                if self.lib is not None:
+                    self.lib.check_param(name, array)
                 return
             raise KeyError(f"set_input: the graph has no input {name!r}; inputs: {sorted(self._inputs)}")
         array = np.asarray(array)
@@ -95,6 +84,10 @@ class GraphModule:
     def get_input(self, name: str) -> np.ndarray:
         return self._inputs[name]
 
+    @property
+    def input_names(self) -> list:
+        return list(self._inputs)
+
     # running -----------------------------------------------------------------
     def run(self, **inputs) -> None:
         if inputs:
@@ -103,20 +96,20 @@ class GraphModule:
             call()
 
     def get_output(self, index: int = 0) -> np.ndarray:
-        if not 0 <= index < len(self._outputs):
-            raise IndexError(f"get_output: output {index} out of range; the graph has {len(self._outputs)} outputs")
-        out = self._outputs[index]
-        if out is None:  # a graph output that is a constant or an input
-            v = self.lib.graph.outputs[index]
-            out = self._buffers.get(id(v))
-        return np.array(out, copy=True)
+        outs = self.plan["outputs"]
+        if not 0 <= index < len(outs):
+            raise IndexError(f"get_output: output {index} out of range; the graph has {len(outs)} outputs")
+        return np.array(self._buffers[outs[index]], copy=True)
 
     @property
     def num_outputs(self) -> int:
-        return len(self._outputs)
+        return len(self.plan["outputs"])
+
+    def output_names(self) -> list:
+        return [self.plan["slots"][k]["name"] for k in self.plan["outputs"]]
 
     def benchmark(self, number: int = 10, repeat: int = 5) -> list:
-        """Seconds per run, ``repeat`` medians-of-``number`` samples."""
+        """Seconds per run: ``repeat`` samples, each the mean of ``number`` runs."""
         self.run()
         results = []
         for _ in range(repeat):

@@ -174,3 +174,31 @@ def test_params_bind_as_constants():
         m.set_input(w=wv + 1)
     with pytest.raises(ValueError, match="not inputs of the graph"):
         graph.build(g, params={"v": wv})
+
+
+def test_export_library_round_trip(tmp_path):
+    g = small_net()
+    lib = graph.build(g)
+    path = str(tmp_path / "net.so")
+    lib.export_library(path)
+    loaded = graph.load_library(path)
+    m = loaded.create_executor()
+    x = rand(1, 3, 17, 13)
+    m.run(data=x)
+    np.testing.assert_allclose(m.get_output(0), interpret(g, {"data": x})[0], rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="not a Tessera graph library"):
+        _load_foreign(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        graph.load_library(str(tmp_path / "missing.so"))
+
+
+def _load_foreign(tmp_path):
+    """A real shared library that Tessera did not write."""
+    import shutil
+    import subprocess
+
+    src = tmp_path / "foreign.c"
+    src.write_text("int answer(void) { return 42; }\n")
+    so = tmp_path / "foreign.so"
+    subprocess.run([shutil.which("cc") or "gcc", "-shared", "-fPIC", "-o", str(so), str(src)], check=True)
+    graph.load_library(str(so))
