@@ -201,6 +201,20 @@ def test_fold_constants_guards_expanding_ops(monkeypatch):
     check_same(g, out)
 
 
+def test_fold_constants_names_the_node_that_failed(monkeypatch):
+    class Broken:
+        def evaluate(self, arrays, attrs):
+            raise ValueError("no numpy twin")
+
+    b = GraphBuilder()
+    g = b.finish(b.op("exp", b.const(np.ones(3, "float32"), "c"), name="e"))
+    monkeypatch.setattr(fold_module, "get_op", lambda op: Broken())
+    with pytest.raises(
+        RuntimeError, match=r"evaluating node 'e' \(exp\) on constants \(float32\[3\]\) failed"
+    ):
+        fold_constants(g)
+
+
 # ---------------------------------------------------------------- simplify_inference
 
 
@@ -467,6 +481,15 @@ def test_database_run_and_profile_report():
     assert rows[3][4:] == ["1", "1", "2", "1", "2", "1"]
     assert report[-1].split()[0] == "total"
     assert len({len(line) for line in report[1:7]}) == 1  # aligned
+
+
+def test_run_prints_changed_graphs_when_asked(monkeypatch, capsys):
+    monkeypatch.setenv("TESSERA_PRINT_GRAPH_PASSES", "1")
+    g = batch_norm_graph()
+    optimize(g, opt_level=0)
+    err = capsys.readouterr().err
+    assert "// after simplify_inference (" in err and "// after fold_constants (" in err
+    assert "// after eliminate_dead_code" not in err  # it changed nothing
 
 
 def test_standard_table():

@@ -60,10 +60,20 @@ def fold_constants(graph: Graph) -> Graph:
         arrays = [const_array(v) for v in ins]
         if any(a is None for a in arrays) or _too_big(node, arrays):
             return None
-        results = get_op(node.op).evaluate(arrays, node.attrs)
-        return tuple(_constant(node, v, a) for v, a in zip(node.outputs, results))
+        return tuple(_constant(node, v, a) for v, a in zip(node.outputs, _evaluate(node, arrays)))
 
     return rebuild(graph, rewrite)
+
+
+def _evaluate(node, arrays: list) -> list:
+    try:
+        return get_op(node.op).evaluate(arrays, node.attrs)
+    except Exception as err:
+        shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+        raise RuntimeError(
+            f"fold_constants: evaluating node {node.name!r} ({node.op}) on constants ({shapes}) failed: {err}. "
+            f"Exclude 'fold' to keep it as a runtime node."
+        ) from err
 
 
 def _too_big(node, arrays: list) -> bool:
