@@ -22,7 +22,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-import numpy as np
 
 import te
 from graph.ops import get_op
@@ -76,15 +75,17 @@ _SOURCE_DIGEST: list = []
 
 
 def compiler_digest() -> str:
-    """A digest of the compiler's sources, the LLVM version and the host CPU (cache validity)."""
+    """A digest of the sources that shape a kernel (te, schedule, codegen, topi, graph.ops), the LLVM version and the host CPU (cache validity)."""
     if not _SOURCE_DIGEST:
         import llvmlite
         import llvmlite.binding as llvm
 
         h = hashlib.sha1()
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        for pkg in ("te", "schedule", "codegen", "topi", "graph"):
-            for dirpath, _, files in sorted(os.walk(os.path.join(root, pkg))):
+        for pkg in ("te", "schedule", "codegen", "topi", "graph/ops", "graph/compile.py"):
+            path = os.path.join(root, pkg)
+            walk = [(os.path.dirname(path), [], [os.path.basename(path)])] if pkg.endswith(".py") else os.walk(path)
+            for dirpath, _, files in sorted(walk):
                 for f in sorted(files):
                     if f.endswith(".py"):
                         with open(os.path.join(dirpath, f), "rb") as fh:
@@ -237,6 +238,3 @@ def print_progress(done: int, total: int, label: str, elapsed: float) -> None:
         sys.stderr.write("\n")
     sys.stderr.flush()
 
-
-def numpy_dtype(dtype: str):
-    return np.dtype(dtype)
