@@ -363,6 +363,20 @@ def test_fold_scale_into_conv_scalar_scale_on_graph_output():
     check_same(g, out)
 
 
+def test_fold_scale_into_conv_chains_in_one_run():
+    b = GraphBuilder()
+    x = b.input("x", (1, 2, 4, 4))
+    y = b.op("conv2d", x, b.const(rand(3, 2, 3, 3), "w"), name="conv")
+    y = b.op("add", y, b.const(rand(3, 1, 1), "bias"))
+    for k in range(3):
+        y = b.op("multiply", y, b.const(rand(1, 3, 1, 1), "s"))
+        y = b.op("add", y, b.const(rand(3, 1, 1), "t"))
+    g = b.finish(y)
+    out = check_idempotent(fold_scale_into_conv, g)
+    assert op_list(out) == ["conv2d", "add"]
+    check_same(g, out, rtol=1e-4, atol=1e-4)
+
+
 # ---------------------------------------------------------------- simplify_arithmetic
 
 
@@ -390,10 +404,11 @@ def test_simplify_arithmetic_composes_and_keeps_broadcasts():
     grown = b.op("add", b.input("v", (4,)), b.const(np.zeros((2, 4), "float32"), "z"))  # broadcasts: kept
     sub = b.op("subtract", b.const(np.zeros(4, "float32"), "z0"), b.input("w", (4,)))  # 0 - w: kept
     same = b.op("reshape", b.op("cast", x, dtype="float32"), newshape=(2, 3, 4))
-    g = b.finish([t, grown, sub, same])
+    back = b.op("reshape", b.op("reshape", x, newshape=(24,)), newshape=(2, 3, 4))
+    g = b.finish([t, grown, sub, same, back])
     out = check_idempotent(simplify_arithmetic, g)
     assert op_list(out) == ["transpose", "add", "subtract"]
-    assert out.outputs[3] is x
+    assert out.outputs[3] is x and out.outputs[4] is x
     check_same(g, out)
 
 
@@ -494,7 +509,8 @@ def test_run_prints_changed_graphs_when_asked(monkeypatch, capsys):
 
 def test_standard_table():
     ours = ["eliminate_dead_code", "merge_common_subexpressions", "simplify_inference", "simplify_arithmetic",
-            "fold_constants", "fold_scale_into_conv", "fold_constants_late"]  # fmt: skip
+            "fold_constants", "fold_scale_into_conv", "fold_constants_late",
+            "merge_common_subexpressions_late"]  # fmt: skip
     table = [(p.position, p.name, p.tags, p.opt_level) for p in OPTDB.passes() if p.name in ours]
     assert table == [
         (10, "eliminate_dead_code", ("cleanup",), 0),
@@ -504,6 +520,7 @@ def test_standard_table():
         (40, "fold_constants", ("fold",), 0),
         (50, "fold_scale_into_conv", ("fold",), 2),
         (70, "fold_constants_late", ("fold",), 0),
+        (75, "merge_common_subexpressions_late", ("cleanup",), 1),
     ]
 
 
@@ -537,3 +554,19 @@ def test_optimize_resnet_like_numerics_and_time():
     assert optimize(out) is out
     assert optimize(g, opt_level=1).op_count() > out.op_count()  # no scale folding below 2
     assert "batch_norm" in op_list(optimize(g, opt_level=0, exclude=["simplify_inference"]))
+
+
+def test_optimize_light_model_merges_what_folding_made_equal():
+    """Weights and statistics all made by ``full`` (as the light ONNX models do)."""
+    b = GraphBuilder()
+    h = b.input("x", (1, 4, 5, 5))
+    for _ in range(3):
+        w = b.op("full", shape=(4, 4, 3, 3), value=0.1, dtype="float32")
+        stats = [b.op("full", shape=(4,), value=v, dtype="float32") for v in (1.0, 0.5, 0.2, 2.0)]
+        h = b.op("relu", b.op("batch_norm", b.op("conv2d", h, w, padding=(1, 1, 1, 1)), *stats))
+    g = b.finish(h)
+    out = optimize(g)
+    assert op_list(out) == ["conv2d", "add", "relu"] * 3
+    assert len([n for n in out.nodes if n.is_constant]) == 2  # one kernel, one shift
+    assert optimize(out) is out
+    check_same(g, out)

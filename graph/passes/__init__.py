@@ -12,22 +12,25 @@ argument itself when it changes nothing.  ``optimize`` runs the table::
 The standard table (``opt_level``: the lowest level that runs the pass;
 ``include`` by name or tag runs it at any level, ``exclude`` always wins):
 
-====  ============================  ============  =========
-pos   pass                          tags          opt_level
-====  ============================  ============  =========
-10    eliminate_dead_code           cleanup       0
-20    merge_common_subexpressions   cleanup       1
-30    simplify_inference            simplify      0
-35    simplify_arithmetic           simplify      1
-40    fold_constants                fold          0
-50    fold_scale_into_conv          fold          2
-60    (reserved: alter_conv_layout) layout
-70    fold_constants_late           fold          0
-80    (reserved: fuse_ops)          fusion
-====  ============================  ============  =========
+====  ================================  ========  =========
+pos   pass                              tags      opt_level
+====  ================================  ========  =========
+10    eliminate_dead_code               cleanup   0
+20    merge_common_subexpressions       cleanup   1
+30    simplify_inference                simplify  0
+35    simplify_arithmetic               simplify  1
+40    fold_constants                    fold      0
+50    fold_scale_into_conv              fold      2
+60    (reserved: alter_conv_layout)     layout
+70    fold_constants_late               fold      0
+75    merge_common_subexpressions_late  cleanup   1
+80    (reserved: fuse_ops)              fusion
+====  ================================  ========  =========
 
 ``fold_constants`` runs at every level: ``shape_of`` has no kernel, so it
-must fold.  ``fold_constants_late`` folds what the layout pass packs.
+must fold.  ``fold_constants_late`` folds what the layout pass packs, and
+``merge_common_subexpressions_late`` merges the constants folding made equal
+(models whose statistics are all one value give identical scales and shifts).
 Passes written elsewhere join with ``OPTDB.register(name, fn, position,
 tags, opt_level)``.  ``TESSERA_PRINT_GRAPH_PASSES=1`` prints the graph after
 each pass that changed it.
@@ -54,6 +57,7 @@ OPTDB.register("simplify_arithmetic", simplify_arithmetic, 35, ("simplify",), op
 OPTDB.register("fold_constants", fold_constants, 40, ("fold",), opt_level=0)
 OPTDB.register("fold_scale_into_conv", fold_scale_into_conv, 50, ("fold",), opt_level=2)
 OPTDB.register("fold_constants_late", fold_constants, 70, ("fold",), opt_level=0)
+OPTDB.register("merge_common_subexpressions_late", merge_common_subexpressions, 75, ("cleanup",), opt_level=1)
 
 
 def optimize(

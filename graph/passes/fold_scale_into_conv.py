@@ -97,6 +97,7 @@ def _fold_multiply(node, x: Value, scale: np.ndarray, uses: dict) -> Value | Non
             continue
         conv = _scaled_producer(y.node, scale)
         if conv is not None:
+            uses[id(conv)] = 1  # read by the add below only
             shifted = constant_node((bias * scale).astype(bias.dtype, copy=False), f"{b.name}.scaled").output
             return replace_node(node, "add", (conv, shifted))
     return None

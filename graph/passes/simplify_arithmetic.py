@@ -21,7 +21,7 @@ def simplify_arithmetic(graph: Graph) -> Graph:
       only, and only when they do not broadcast ``x`` to a bigger shape);
     - ``reshape(x)`` to ``x``'s own shape, ``transpose(x)`` by the identity
       permutation and ``cast(x)`` to ``x``'s own dtype -> ``x``;
-    - ``reshape(reshape(x))`` -> ``reshape(x)``;
+    - ``reshape(reshape(x))`` -> ``reshape(x)`` (or ``x``);
     - ``transpose(transpose(x, p), q)`` -> ``transpose(x, p[q])`` (or ``x``).
 
     Examples
@@ -62,7 +62,8 @@ def _simplify(node, ins) -> Value | None:
     if node.op in ("reshape", "cast") and x.shape == out.shape and x.dtype == out.dtype:
         return x
     if node.op == "reshape" and x.node is not None and x.node.op == "reshape":
-        return replace_node(node, "reshape", x.node.inputs, node.attrs)
+        src = x.node.inputs[0]
+        return src if src.shape == out.shape else replace_node(node, "reshape", (src,), node.attrs)
     if node.op == "transpose":
         return _compose_transposes(node, x)
     return None
