@@ -120,8 +120,9 @@ class PassProfile:
     def report(self) -> str:
         """An aligned table, one pass a line in position order, then the total time."""
         total = self.total_time
+        w = max([len(name) for name in self.stats] + [24])
         head = (
-            f"{'pos':>6}  {'pass':<30} {'time (s)':>9} {'%':>6} {'calls':>6} {'applied':>8} "
+            f"{'pos':>6}  {'pass':<{w}} {'time (s)':>9} {'%':>6} {'calls':>6} {'applied':>8} "
             f"{'ops before':>11} {'ops after':>10} {'nodes before':>13} {'nodes after':>12}"
         )
         lines = [f"Graph pass profile: {self.runs} run(s), {len(self.stats)} passes", head, "-" * len(head)]
@@ -129,11 +130,11 @@ class PassProfile:
             pct = 100.0 * s.time / total if total > 0 else 0.0
             pos = "-" if s.position is None else f"{s.position:g}"
             lines.append(
-                f"{pos:>6}  {name:<30} {s.time:>9.4f} {pct:>5.1f}% {s.calls:>6} {s.applied:>8} "
+                f"{pos:>6}  {name:<{w}} {s.time:>9.4f} {pct:>5.1f}% {s.calls:>6} {s.applied:>8} "
                 f"{s.ops_before:>11} {s.ops_after:>10} {s.nodes_before:>13} {s.nodes_after:>12}"
             )
         lines.append("-" * len(head))
-        lines.append(f"{'':>6}  {'total':<30} {total:>9.4f}")
+        lines.append(f"{'':>6}  {'total':<{w}} {total:>9.4f}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
