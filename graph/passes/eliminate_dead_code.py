@@ -9,6 +9,7 @@ def eliminate_dead_code(graph: Graph) -> Graph:
     """Keep only the nodes reachable from the graph outputs.
 
     Graph inputs stay (the signature does not change), even when unused.
+    TVM's ``relay.transform.DeadCodeElimination``.
 
     Examples
     --------

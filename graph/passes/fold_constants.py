@@ -26,7 +26,8 @@ def fold_constants(graph: Graph) -> Graph:
     ``full`` has no inputs and always folds.  ``broadcast_to`` and ``tile``
     do not fold when their result is over ``EXPAND_LIMIT_BYTES`` and bigger
     than their input.  Folded constants keep the names of the values they
-    replace and are C-contiguous.
+    replace and are C-contiguous.  TVM's ``relay.transform.FoldConstant``
+    (NNVM's ``PrecomputePrune``).
 
     Examples
     --------
@@ -38,15 +39,16 @@ def fold_constants(graph: Graph) -> Graph:
           %eps = constant float32[]
           %d: float32[4] = add(%var, %eps)
           %r: float32[4] = sqrt(%d)
-          %y: float32[1, 4, 2, 2] = multiply(%x, %r)
+          %rc: float32[4, 1, 1] = reshape(%r, newshape=(4, 1, 1))
+          %y: float32[1, 4, 2, 2] = multiply(%x, %rc)
           return %y, %s
         }
 
     After::
 
         graph main(%x: float32[1, 4, 2, 2]) {
-          %r = constant float32[4]
-          %y: float32[1, 4, 2, 2] = multiply(%x, %r)
+          %rc = constant float32[4, 1, 1]
+          %y: float32[1, 4, 2, 2] = multiply(%x, %rc)
           %s = constant int64[4]
           return %y, %s
         }

@@ -24,7 +24,8 @@ def fold_scale_into_conv(graph: Graph) -> Graph:
     b * s``), and two constant adds in a row merge into one, so
     ``conv -> add(b) -> batch_norm`` ends as one convolution and one add.
     Exact up to float rounding.  The new convolution keeps the old one's
-    names; a replaced add keeps the name of the node it replaces.
+    names; a replaced add keeps the name of the node it replaces.  The
+    backward half of TVM's ``relay.transform.FoldScaleAxis``.
 
     Examples
     --------

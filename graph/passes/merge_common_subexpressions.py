@@ -19,7 +19,8 @@ def merge_common_subexpressions(graph: Graph) -> Graph:
     Attributes compare by value; numpy arrays (a constant's ``value``) by
     dtype, shape and bitwise content, so identical constant arrays become one
     node.  Linear in the node count: nodes are bucketed by a hashable key and
-    only colliding big arrays are compared element by element.
+    only colliding big arrays are compared element by element.  TVM's
+    ``relay.transform.EliminateCommonSubexpr``; Theano's ``MergeOptimizer``.
 
     Examples
     --------

@@ -24,6 +24,8 @@ def simplify_arithmetic(graph: Graph) -> Graph:
     - ``reshape(reshape(x))`` -> ``reshape(x)`` (or ``x``);
     - ``transpose(transpose(x, p), q)`` -> ``transpose(x, p[q])`` (or ``x``).
 
+    A small part of TVM's ``relay.transform.SimplifyExpr``.
+
     Examples
     --------
     Before::

@@ -19,6 +19,7 @@ def simplify_inference(graph: Graph) -> Graph:
     ``shift = beta - mean * scale``, built as graph nodes (so
     ``fold_constants`` folds them when the statistics are constants) and
     reshaped to broadcast over ``axis``: ``(C, 1, 1)`` for NCHW data.
+    TVM's ``relay.transform.SimplifyInference``.
 
     Examples
     --------
