@@ -11,6 +11,7 @@ from graph.ops.registry import (  # noqa: F401
     OpDef, get_op, register, registered_ops,
 )
 from graph.ops import elemwise, nn, transform  # noqa: F401,E402
+from graph.ops import extra  # noqa: F401,E402
 
 
 def _register_constant() -> None:

@@ -1,0 +1,29 @@
+"""ONNX import: ``g, params = graph.onnx.from_onnx(model, shape=None, dtype="float32")``.
+
+One converter function per ONNX operator, registered with the operator
+versions it handles (:mod:`graph.onnx.table`), grouped by kind:
+
+=================  ==============================================================
+module             operators
+=================  ==============================================================
+``elemwise``       activations, unary math, Add/Sub/Mul/Div/Pow/Mod, Sum/Max/Min/Mean,
+                   comparisons, logic, Where, Clip, Cast
+``nn``             Conv, ConvTranspose, Gemm, MatMul
+``pool``           MaxPool, AveragePool, global pools, LRN, BatchNormalization,
+                   InstanceNormalization
+``reduce``         Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax
+``tensor``         Reshape, Flatten, Transpose, Squeeze/Unsqueeze, Concat, Split, Slice,
+                   Pad, Gather, Tile, Expand, DepthToSpace/SpaceToDepth
+``constant``       Constant, ConstantOfShape, Shape, Size, Identity, Dropout
+``resize``         Resize, Upsample
+=================  ==============================================================
+
+Shapes are static: inputs a converter needs as values are folded at import
+time (:mod:`graph.onnx.fold`).
+"""
+
+from graph.onnx import constant, elemwise, nn, pool, reduce, resize, tensor  # noqa: F401  (register converters)
+from graph.onnx.frontend import from_onnx
+from graph.onnx.table import supported_ops
+
+__all__ = ["from_onnx", "supported_ops"]

@@ -1,0 +1,80 @@
+"""Converters of constants and pass-throughs: Constant, ConstantOfShape, Shape, Size, Identity, Dropout.
+
+``ConstantOfShape`` stays a ``full`` node and ``Shape`` a ``shape_of`` node:
+the constant-folding pass folds them; converters that need their values
+fold them on demand (``ctx.value``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graph.onnx.context import Context, OnnxNode
+from graph.onnx.table import converter
+
+_SCALAR_ATTRS = {"value_float": np.float32, "value_floats": np.float32, "value_int": np.int64,
+                 "value_ints": np.int64}
+
+
+@converter("Constant")
+def convert_constant(ctx: Context, node: OnnxNode) -> list:
+    """A ``constant`` node from ``value`` or ``value_float(s)``/``value_int(s)``."""
+    if "value" in node.attrs:
+        array = np.asarray(node.attrs["value"])
+    else:
+        found = [k for k in _SCALAR_ATTRS if k in node.attrs]
+        if not found:
+            others = sorted(node.attrs) or ["none"]
+            raise node.error(f"only value, value_float(s) and value_int(s) are supported, got {others}")
+        array = np.array(node.attrs[found[0]], dtype=_SCALAR_ATTRS[found[0]])
+    if array.dtype.kind not in "biuf":
+        raise node.error(f"constants of type {array.dtype} are not supported")
+    return [ctx.const(np.ascontiguousarray(array), "value")]
+
+
+@converter("ConstantOfShape", since=9)
+def convert_constant_of_shape(ctx: Context, node: OnnxNode) -> list:
+    """``full`` of the folded ``shape`` input, filled with ``value`` (default float32 0)."""
+    shape = tuple(ctx.ints(node, 0, "shape"))
+    if any(d < 0 for d in shape):
+        raise node.error(f"shape {list(shape)} has a negative extent")
+    value = np.asarray(node.attr("value", np.zeros(1, np.float32)))
+    if value.size != 1:
+        raise node.error(f"value must hold one element, got shape {value.shape}")
+    attrs = {"shape": shape, "value": value.reshape(-1)[0].item(), "dtype": str(value.dtype)}
+    return [ctx.op("full", [], attrs)]
+
+
+@converter("Shape")
+def convert_shape(ctx: Context, node: OnnxNode) -> list:
+    """``shape_of`` (its input's static shape); ``start``/``end`` (version 15) slice it."""
+    x = node.input(0)
+    shape = ctx.op("shape_of", [x])
+    rank = len(x.shape)
+    start, end = int(node.attr("start", 0)), node.attr("end")
+    lo, hi, _ = slice(start, None if end is None else int(end)).indices(rank)
+    if (lo, hi) == (0, rank):
+        return [shape]
+    attrs = {"begin": (lo,), "end": (max(hi, lo),), "strides": (1,), "axes": (0,)}
+    return [ctx.op("strided_slice", [shape], attrs)]
+
+
+@converter("Size")
+def convert_size(ctx: Context, node: OnnxNode) -> list:
+    """The (static) element count, as an int64 constant."""
+    return [ctx.const(np.array(node.input(0).size, dtype=np.int64), "size")]
+
+
+@converter("Identity")
+def convert_identity(ctx: Context, node: OnnxNode) -> list:
+    return [node.input(0)]
+
+
+@converter("Dropout")
+def convert_dropout(ctx: Context, node: OnnxNode) -> list:
+    """Inference: the identity.  A used ``mask`` output and training mode are refused."""
+    if node.has_input(2):
+        training = ctx.value(node, 2, "training_mode")
+        if bool(np.asarray(training).reshape(-1)[0]):
+            raise node.error("training_mode=True is not supported (inference only)")
+    return [node.input(0)]

@@ -1,0 +1,150 @@
+"""What a converter sees: the ONNX node (:class:`OnnxNode`) and the graph being built (:class:`Context`).
+
+A converter reads attributes and inputs from the node, builds graph nodes
+with ``ctx.op`` (names come fresh from the ONNX output name, e.g.
+``conv1/conv2d``), asks ``ctx.value`` for inputs it needs as arrays, and
+returns one value per ONNX output it supports.  The importer renames the
+returned values to the ONNX tensor names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from graph.ir import Value, constant_node, make_node
+from graph.onnx.fold import NotFoldable, fold_value
+
+
+def attribute_value(attr: onnx.AttributeProto):
+    """An ONNX attribute as Python: str for strings, np.ndarray for tensors, lists for repeated fields."""
+    value = helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, list):
+        return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value]
+    return value
+
+
+@dataclass
+class OnnxNode:
+    """One ONNX node with its inputs resolved to graph values (None for an omitted optional input)."""
+
+    name: str
+    op_type: str
+    opset: int
+    inputs: list
+    input_names: list
+    outputs: list
+    attrs: dict = field(default_factory=dict)
+
+    def attr(self, key: str, default=None):
+        return self.attrs.get(key, default)
+
+    def error(self, message: str) -> ValueError:
+        return ValueError(f"from_onnx: node {self.name!r} ({self.op_type}, opset {self.opset}): {message}")
+
+    def input(self, k: int, what: str = "") -> Value:
+        """Input ``k``, which must be present."""
+        if k >= len(self.inputs) or self.inputs[k] is None:
+            label = f" ({what})" if what else ""
+            raise self.error(f"input {k}{label} is required but missing")
+        return self.inputs[k]
+
+    def has_input(self, k: int) -> bool:
+        return k < len(self.inputs) and self.inputs[k] is not None
+
+
+class Context:
+    """The graph under construction: ONNX name -> Value, parameters, fresh names, import-time folding."""
+
+    def __init__(self, reserved_names, opset: int):
+        self.env: dict = {}
+        self.known: dict = {}
+        self.opset = opset
+        self._names = set(reserved_names)
+        self._count = 0
+        self.node: OnnxNode | None = None
+        self.created: list = []
+        self.onnx_names: set = set()
+
+    # ------------------------------------------------------------------ names
+    def fresh(self, base: str) -> str:
+        name = base
+        while name in self._names:
+            self._count += 1
+            name = f"{base}_{self._count}"
+        self._names.add(name)
+        return name
+
+    def _base(self, what: str) -> str:
+        prefix = self.node.outputs[0] if self.node is not None and self.node.outputs else "onnx"
+        return f"{prefix}/{what}"
+
+    def node_count(self) -> int:
+        return len(self.created)
+
+    def created_since(self, node, start: int) -> bool:
+        return any(n is node for n in self.created[start:])
+
+    # ----------------------------------------------------------------- builders
+    def op(self, op: str, inputs, attrs: dict | None = None, n_out: int = 1):
+        """Build graph node ``op``; returns its Value (a tuple when ``n_out > 1``).
+
+        Errors of shape inference name the ONNX node being converted.
+        """
+        try:
+            node = make_node(op, inputs, attrs, self.fresh(self._base(op)))
+        except ValueError as err:
+            if self.node is None:
+                raise
+            raise self.node.error(str(err)) from None
+        self.created.append(node)
+        if len(node.outputs) != n_out:
+            raise AssertionError(f"{op} gave {len(node.outputs)} outputs, expected {n_out}")
+        return node.outputs[0] if n_out == 1 else node.outputs
+
+    def const(self, array, what: str = "const") -> Value:
+        node = constant_node(np.asarray(array), self.fresh(self._base(what)))
+        self.created.append(node)
+        return node.output
+
+    def scalar(self, value, dtype: str) -> Value:
+        return self.const(np.array(value, dtype=dtype), "scalar")
+
+    def reshape(self, v: Value, shape) -> Value:
+        shape = tuple(int(d) for d in shape)
+        return v if shape == v.shape else self.op("reshape", [v], {"newshape": shape})
+
+    def transpose(self, v: Value, axes) -> Value:
+        axes = tuple(int(a) for a in axes)
+        return v if axes == tuple(range(len(v.shape))) else self.op("transpose", [v], {"axes": axes})
+
+    def cast(self, v: Value, dtype: str) -> Value:
+        dtype = str(np.dtype(dtype))
+        return v if v.dtype == dtype else self.op("cast", [v], {"dtype": dtype})
+
+    # ------------------------------------------------------------------ values
+    def param(self, v: Value, array: np.ndarray) -> None:
+        """Record ``v`` (a graph input backed by an initializer) as known at import time."""
+        self.known[id(v)] = array
+
+    def value(self, node: OnnxNode, k: int, what: str) -> np.ndarray:
+        """The array of input ``k`` of ``node``, folded at import time (ValueError if it cannot be)."""
+        v = node.input(k, what)
+        try:
+            return fold_value(v, self.known)
+        except NotFoldable as err:
+            raise node.error(f"input {k} ({what}, {node.input_names[k]!r}) must be computable at import "
+                             f"time, but it depends on the graph input {err.input_name!r}") from None
+
+    def optional_value(self, node: OnnxNode, k: int, what: str) -> np.ndarray | None:
+        return self.value(node, k, what) if node.has_input(k) else None
+
+    def ints(self, node: OnnxNode, k: int, what: str) -> list:
+        return [int(i) for i in np.asarray(self.value(node, k, what)).reshape(-1)]

@@ -1,0 +1,180 @@
+"""``from_onnx``: an ONNX model -> (graph.ir.Graph, params).
+
+The import runs in four steps, each refusing what it cannot handle before
+the next starts:
+
+1. load and check the model (:mod:`graph.onnx.loader`);
+2. refuse every operator without a converter for the model's opset, all in
+   one error;
+3. make the graph inputs: the data inputs with static shapes (declared or
+   given by ``shape=``) and one input per initializer (its array goes to
+   ``params``, the caller binds it);
+4. convert the nodes in order, one converter per ONNX operator
+   (:mod:`graph.onnx.table`), and name the graph outputs as ONNX does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from graph.ir import Graph, Value, make_node
+from graph.onnx.context import Context, OnnxNode, attribute_value
+from graph.onnx.loader import check_supported, default_opset, load_model
+from graph.onnx.table import lookup
+
+
+def from_onnx(model, shape: dict | None = None, dtype="float32") -> tuple:
+    """Import an ONNX model as a graph and its parameters (classic NNVM/TVM ``from_onnx``).
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, str, os.PathLike or bytes
+        The model, a path to it, or its serialized bytes.
+    shape : dict, optional
+        Input name -> shape; overrides the declared shape (required for inputs
+        with symbolic or unknown dimensions).
+    dtype : str or dict, optional
+        Element type of data inputs that declare none (a dict maps input names).
+
+    Returns
+    -------
+    (Graph, dict)
+        The graph, whose inputs are the data inputs and the initializers (in
+        the order of the model), and ``params``: initializer name -> array.
+
+    Raises
+    ------
+    ValueError
+        Naming the file for a malformed model, listing every unsupported
+        operator with its opset, naming the node for an unsupported attribute
+        or an input that must be known at import time, naming the input for
+        an unknown dimension.
+    """
+    proto, label = load_model(model)
+    opset = default_opset(proto, label)
+    domains = {imp.domain: imp.version for imp in proto.opset_import}
+    g = proto.graph
+    check_supported(g, opset, domains)
+    ctx = Context(_tensor_names(g), opset)
+    inputs, params = _make_inputs(ctx, g, dict(shape or {}), dtype, label)
+    used = {name for node in g.node for name in node.input} | {o.name for o in g.output}
+    for node in g.node:
+        _convert(ctx, node, used, label)
+    outputs = [_graph_output(ctx, o.name, label) for o in g.output]
+    return Graph.from_outputs(inputs, outputs, g.name or "main"), params
+
+
+def _tensor_names(g: onnx.GraphProto) -> set:
+    names = {v.name for v in g.input} | {t.name for t in g.initializer} | {o.name for o in g.output}
+    for node in g.node:
+        names.update(node.output)
+    return names - {""}
+
+
+# ------------------------------------------------------------------ inputs
+def _make_inputs(ctx: Context, g: onnx.GraphProto, shape: dict, dtype, label: str) -> tuple:
+    inits = {t.name: t for t in g.initializer}
+    data = [v for v in g.input if v.name not in inits]
+    unknown = sorted(set(shape) - {v.name for v in data})
+    if unknown:
+        raise ValueError(f"from_onnx: shape= names {unknown}, which are not data inputs of {label}; "
+                         f"data inputs: {[v.name for v in data]}")
+    inputs, params = [], {}
+    listed = [v.name for v in g.input] + [t.name for t in g.initializer if t.name not in {v.name for v in g.input}]
+    by_name = {v.name: v for v in g.input}
+    for name in dict.fromkeys(listed):
+        if name in inits:
+            array = _initializer_array(inits[name], label)
+            v = Value(name, tuple(int(d) for d in array.shape), str(array.dtype))
+            params[name] = array
+            ctx.param(v, array)
+        else:
+            v = _data_input(by_name[name], shape, dtype, label)
+        ctx.env[name] = v
+        ctx.onnx_names.add(name)
+        inputs.append(v)
+    return inputs, params
+
+
+def _initializer_array(tensor: onnx.TensorProto, label: str) -> np.ndarray:
+    try:
+        return np.ascontiguousarray(numpy_helper.to_array(tensor))
+    except Exception as err:  # truncated raw data, missing external file, unknown type
+        raise ValueError(f"from_onnx: initializer {tensor.name!r} of {label} cannot be read "
+                         f"({type(err).__name__}: {err})") from None
+
+
+def _data_input(info: onnx.ValueInfoProto, shape: dict, dtype, label: str) -> Value:
+    name = info.name
+    if not info.type.HasField("tensor_type"):
+        raise ValueError(f"from_onnx: input {name!r} of {label} is not a tensor ({info.type.WhichOneof('value')})")
+    ttype = info.type.tensor_type
+    if name in shape:
+        dims = tuple(int(d) for d in shape[name])
+    else:
+        dims = _declared_shape(name, ttype, label)
+    if isinstance(dtype, dict) and name in dtype:
+        elem = str(np.dtype(dtype[name]))
+    elif ttype.elem_type:
+        elem = str(helper.tensor_dtype_to_np_dtype(ttype.elem_type))
+    else:
+        elem = str(np.dtype(dtype if isinstance(dtype, str) else "float32"))
+    return Value(name, dims, elem)
+
+
+def _declared_shape(name: str, ttype, label: str) -> tuple:
+    if not ttype.HasField("shape"):
+        raise ValueError(f"from_onnx: input {name!r} of {label} declares no shape; "
+                         f"pass shape={{{name!r}: (...)}}")
+    dims = []
+    for d in ttype.shape.dim:
+        dims.append(d.dim_value if d.WhichOneof("value") == "dim_value" else (d.dim_param or "?"))
+    if any(isinstance(d, str) for d in dims):
+        raise ValueError(f"from_onnx: input {name!r} of {label} has unknown dimensions {dims}; "
+                         f"pass shape={{{name!r}: (...)}} with static extents")
+    return tuple(int(d) for d in dims)
+
+
+# ------------------------------------------------------------------ nodes
+def _convert(ctx: Context, proto: onnx.NodeProto, used: set, label: str) -> None:
+    node = OnnxNode(proto.name or proto.output[0], proto.op_type, ctx.opset, [], list(proto.input),
+                    list(proto.output), {a.name: attribute_value(a) for a in proto.attribute})
+    for name in proto.input:
+        if name and name not in ctx.env:
+            raise node.error(f"reads {name!r}, which no earlier node, graph input or initializer of "
+                             f"{label} defines")
+        node.inputs.append(ctx.env[name] if name else None)
+    ctx.node = node
+    before = ctx.node_count()
+    outs = list(lookup(proto.op_type, ctx.opset).fn(ctx, node))
+    for k, name in enumerate(proto.output):
+        if not name:
+            continue
+        if k >= len(outs) or outs[k] is None:
+            if name in used:
+                raise node.error(f"output {k} ({name!r}) is used, but only the first {len(outs)} "
+                                 f"output(s) of {proto.op_type} are supported")
+            continue
+        ctx.env[name] = _adopt_name(ctx, outs[k], name, before)
+    ctx.node = None
+
+
+def _adopt_name(ctx: Context, v: Value, name: str, before: int) -> Value:
+    """Give a value made for this node its ONNX tensor name (aliases keep theirs)."""
+    if v.node is not None and ctx.created_since(v.node, before) and v.name not in ctx.onnx_names:
+        v.name = name
+        if len(v.node.outputs) == 1:
+            v.node.name = name
+        ctx.onnx_names.add(name)
+    return v
+
+
+def _graph_output(ctx: Context, name: str, label: str) -> Value:
+    if name not in ctx.env:
+        raise ValueError(f"from_onnx: graph output {name!r} of {label} is not produced by any node")
+    v = ctx.env[name]
+    if v.name != name:
+        v = make_node("identity", [v], {}, name, [name]).output
+    return v

@@ -1,0 +1,109 @@
+"""Converters of pooling and normalisation: MaxPool, AveragePool, global pools, LRN,
+BatchNormalization, InstanceNormalization.
+
+1-D pooling runs as 2-D pooling over an extent-1 H axis; 3-D pooling uses
+``pool3d`` (``graph.ops.extra``).
+"""
+
+from __future__ import annotations
+
+from graph.ir import Value
+from graph.onnx.common import kernel_shape, spatial_ints, window_pads
+from graph.onnx.context import Context, OnnxNode
+from graph.onnx.table import converter
+
+
+def _pool(ctx: Context, node: OnnxNode, pool_type: str) -> Value:
+    x = node.input(0, "X")
+    nd = len(x.shape) - 2
+    if nd not in (1, 2, 3):
+        raise node.error(f"only 1-D, 2-D and 3-D pooling is supported, got X {x.shape}")
+    kernel = kernel_shape(node, nd)
+    strides, dilations = spatial_ints(node, "strides", nd), spatial_ints(node, "dilations", nd)
+    before, after = window_pads(node, x.shape[2:], kernel, strides, dilations)
+    attrs = {"pool_type": pool_type, "ceil_mode": bool(node.attr("ceil_mode", 0)),
+             "count_include_pad": bool(node.attr("count_include_pad", 0))}
+    if nd == 3:
+        return ctx.op("pool3d", [x], {**attrs, "kernel": kernel, "strides": strides, "dilation": dilations,
+                                      "padding": before + after})
+    if nd == 2:
+        return ctx.op("pool2d", [x], {**attrs, "kernel": kernel, "strides": strides, "dilation": dilations,
+                                      "padding": (before[0], before[1], after[0], after[1])})
+    x4 = ctx.reshape(x, x.shape[:2] + (1,) + x.shape[2:])
+    y = ctx.op("pool2d", [x4], {**attrs, "kernel": (1,) + kernel, "strides": (1,) + strides,
+                                "dilation": (1,) + dilations, "padding": (0, before[0], 0, after[0])})
+    return ctx.reshape(y, y.shape[:2] + y.shape[3:])
+
+
+@converter("MaxPool")
+def convert_max_pool(ctx: Context, node: OnnxNode) -> list:
+    """Max pooling (pads, strides, dilations, ceil_mode, auto_pad); the Indices output is refused."""
+    return [_pool(ctx, node, "max")]
+
+
+@converter("AveragePool")
+def convert_average_pool(ctx: Context, node: OnnxNode) -> list:
+    """Average pooling; ``count_include_pad`` chooses the divisor at the borders."""
+    return [_pool(ctx, node, "avg")]
+
+
+def _global(ctx: Context, node: OnnxNode, pool_type: str) -> list:
+    x = node.input(0, "X")
+    if len(x.shape) == 4:
+        return [ctx.op("global_pool", [x], {"pool_type": pool_type})]
+    if len(x.shape) < 3:
+        raise node.error(f"X {x.shape} has no spatial axes")
+    axes = tuple(range(2, len(x.shape)))
+    return [ctx.op("mean" if pool_type == "avg" else "max", [x], {"axis": axes, "keepdims": True})]
+
+
+@converter("GlobalAveragePool")
+def convert_global_average_pool(ctx: Context, node: OnnxNode) -> list:
+    return _global(ctx, node, "avg")
+
+
+@converter("GlobalMaxPool")
+def convert_global_max_pool(ctx: Context, node: OnnxNode) -> list:
+    return _global(ctx, node, "max")
+
+
+@converter("LRN")
+def convert_lrn(ctx: Context, node: OnnxNode) -> list:
+    """Across-channel LRN: ``x / (bias + alpha / size * sum x^2) ** beta``."""
+    size = node.attr("size")
+    if size is None:
+        raise node.error("attribute size is required")
+    attrs = {"size": int(size), "alpha": float(node.attr("alpha", 1e-4)), "beta": float(node.attr("beta", 0.75)),
+             "bias": float(node.attr("bias", 1.0))}
+    return [ctx.op("lrn", [node.input(0)], attrs)]
+
+
+@converter("BatchNormalization")
+def convert_batch_norm(ctx: Context, node: OnnxNode) -> list:
+    """Inference batch norm over axis 1; training mode and the statistics outputs are refused."""
+    if node.attr("training_mode", 0):
+        raise node.error("training_mode=1 is not supported (inference only)")
+    if not node.attr("spatial", 1):
+        raise node.error("spatial=0 (per-activation statistics) is not supported")
+    x = node.input(0, "X")
+    if len(x.shape) < 2:
+        raise node.error(f"X {x.shape} has no channel axis")
+    args = [x] + [node.input(k, what) for k, what in enumerate(("scale", "B", "mean", "var"), 1)]
+    return [ctx.op("batch_norm", args, {"axis": 1, "epsilon": float(node.attr("epsilon", 1e-5))})]
+
+
+@converter("InstanceNormalization")
+def convert_instance_norm(ctx: Context, node: OnnxNode) -> list:
+    """``(x - mean) / sqrt(var + eps) * scale + B`` with statistics over the spatial axes of
+    each (n, c), composed from ``mean``/``subtract``/``multiply``/``sqrt``/``divide``."""
+    x, scale, bias = node.input(0, "input"), node.input(1, "scale"), node.input(2, "B")
+    if len(x.shape) < 3:
+        raise node.error(f"input {x.shape} has no spatial axes")
+    axes = tuple(range(2, len(x.shape)))
+    centered = ctx.op("subtract", [x, ctx.op("mean", [x], {"axis": axes, "keepdims": True})])
+    var = ctx.op("mean", [ctx.op("multiply", [centered, centered])], {"axis": axes, "keepdims": True})
+    eps = ctx.scalar(float(node.attr("epsilon", 1e-5)), x.dtype)
+    normed = ctx.op("divide", [centered, ctx.op("sqrt", [ctx.op("add", [var, eps])])])
+    per_channel = (x.shape[1],) + (1,) * len(axes)
+    y = ctx.op("multiply", [normed, ctx.reshape(scale, per_channel)])
+    return [ctx.op("add", [y, ctx.reshape(bias, per_channel)])]

@@ -1,0 +1,128 @@
+"""Converters of reductions: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax."""
+
+from __future__ import annotations
+
+import math
+
+from graph.ir import Value
+from graph.onnx.common import norm_axes, norm_axis
+from graph.onnx.context import Context, OnnxNode
+from graph.onnx.table import converter
+
+# The version from which each reduction takes its axes as an input instead of an attribute.
+_AXES_INPUT_SINCE = {"ReduceSum": 13}
+_REDUCE_OPS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min",
+               "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL1": "sum", "ReduceL2": "sum",
+               "ReduceLogSum": "sum", "ReduceLogSumExp": "sum"}
+
+
+def _reduce_axes(ctx: Context, node: OnnxNode, rank: int, axes_input: bool) -> tuple | None:
+    """The reduced axes; None when the node is a no-op (empty axes with noop_with_empty_axes)."""
+    if axes_input:
+        axes = ctx.ints(node, 1, "axes") if node.has_input(1) else []
+    else:
+        axes = list(node.attr("axes", []))
+    if not axes:
+        return None if node.attr("noop_with_empty_axes", 0) else tuple(range(rank))
+    return tuple(sorted(norm_axes(node, axes, rank)))
+
+
+def _reduce_body(ctx: Context, op_type: str, x: Value, axes: tuple, keepdims: bool) -> Value:
+    attrs = {"axis": axes, "keepdims": keepdims}
+    if op_type in ("ReduceSumSquare", "ReduceL2"):
+        x = ctx.op("multiply", [x, x])
+    elif op_type == "ReduceL1":
+        x = ctx.op("abs", [x])
+    elif op_type == "ReduceLogSumExp":
+        peak = ctx.op("max", [x], {"axis": axes, "keepdims": True})
+        total = ctx.op("sum", [ctx.op("exp", [ctx.op("subtract", [x, peak])])], attrs)
+        peak = peak if keepdims else ctx.reshape(peak, total.shape)
+        return ctx.op("add", [ctx.op("log", [total]), peak])
+    y = ctx.op(_REDUCE_OPS[op_type], [x], attrs)
+    if op_type == "ReduceL2":
+        y = ctx.op("sqrt", [y])
+    elif op_type == "ReduceLogSum":
+        y = ctx.op("log", [y])
+    return y
+
+
+def _reduction(op_type: str) -> None:
+    since_input = _AXES_INPUT_SINCE.get(op_type, 18)
+
+    def convert(ctx: Context, node: OnnxNode, axes_input: bool) -> list:
+        x = node.input(0, "data")
+        axes = _reduce_axes(ctx, node, len(x.shape), axes_input)
+        if axes is None:
+            return [x]
+        return [_reduce_body(ctx, op_type, x, axes, bool(node.attr("keepdims", 1)))]
+
+    def attr_axes(ctx: Context, node: OnnxNode) -> list:
+        return convert(ctx, node, axes_input=False)
+
+    def input_axes(ctx: Context, node: OnnxNode) -> list:
+        return convert(ctx, node, axes_input=True)
+
+    for fn, what in ((attr_axes, "an attribute"), (input_axes, "an input")):
+        fn.__name__ = f"convert_{op_type.lower()}_{'v1' if fn is attr_axes else f'v{since_input}'}"
+        fn.__doc__ = f"ONNX {op_type} with axes as {what} (keepdims, noop_with_empty_axes)."
+    converter(op_type, since=1, until=since_input - 1)(attr_axes)
+    converter(op_type, since=since_input)(input_axes)
+
+
+for _op_type in _REDUCE_OPS:
+    _reduction(_op_type)
+
+
+def _arg_reduce(op: str):
+    def convert(ctx: Context, node: OnnxNode) -> list:
+        if node.attr("select_last_index", 0):
+            raise node.error("select_last_index=1 is not supported")
+        x = node.input(0, "data")
+        axis = norm_axis(node, node.attr("axis", 0), len(x.shape))
+        y = ctx.op(op, [x], {"axis": axis, "keepdims": bool(node.attr("keepdims", 1))})
+        return [ctx.cast(y, "int64")]
+
+    convert.__name__ = f"convert_{op}"
+    convert.__doc__ = f"ONNX {op} -> graph op {op!r} and a cast to int64."
+    return convert
+
+
+converter("ArgMax")(_arg_reduce("argmax"))
+converter("ArgMin")(_arg_reduce("argmin"))
+
+
+def _softmax_2d(ctx: Context, node: OnnxNode, op: str) -> list:
+    """Opset < 13: coerce to 2-D ``[prod(shape[:axis]), prod(shape[axis:])]``, softmax the
+    rows, restore the shape."""
+    x = node.input(0)
+    rank = len(x.shape)
+    axis = norm_axis(node, node.attr("axis", 1), max(rank, 1))
+    if axis == rank - 1:
+        return [ctx.op(op, [x], {"axis": -1})]
+    flat = ctx.reshape(x, (math.prod(x.shape[:axis]), math.prod(x.shape[axis:])))
+    return [ctx.reshape(ctx.op(op, [flat], {"axis": -1}), x.shape)]
+
+
+def _softmax_axis(ctx: Context, node: OnnxNode, op: str) -> list:
+    x = node.input(0)
+    return [ctx.op(op, [x], {"axis": norm_axis(node, node.attr("axis", -1), max(len(x.shape), 1))})]
+
+
+@converter("Softmax", since=1, until=12)
+def convert_softmax_v1(ctx: Context, node: OnnxNode) -> list:
+    return _softmax_2d(ctx, node, "softmax")
+
+
+@converter("Softmax", since=13)
+def convert_softmax_v13(ctx: Context, node: OnnxNode) -> list:
+    return _softmax_axis(ctx, node, "softmax")
+
+
+@converter("LogSoftmax", since=1, until=12)
+def convert_log_softmax_v1(ctx: Context, node: OnnxNode) -> list:
+    return _softmax_2d(ctx, node, "log_softmax")
+
+
+@converter("LogSoftmax", since=13)
+def convert_log_softmax_v13(ctx: Context, node: OnnxNode) -> list:
+    return _softmax_axis(ctx, node, "log_softmax")

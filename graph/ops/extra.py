@@ -1,0 +1,139 @@
+"""Graph operators the ONNX importer needs beyond ``nn``/``transform``: 3-D convolution and pooling.
+
+``conv3d`` (NCDHW data, OIDHW kernel, groups) and ``pool3d`` (max/avg over
+D, H, W) are the anchors of fused groups like their 2-D counterparts
+(OUT_ELEMWISE_FUSABLE).  Both carry a numpy twin for constant folding and
+the reference interpreter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import te
+import topi
+from graph.ops.registry import OUT_ELEMWISE_FUSABLE, default_schedule, register
+from topi.nn.pooling import _pool_nd
+
+
+def _conv3d_args(a: dict) -> tuple:
+    pads = tuple(a.get("padding", (0,) * 6))
+    return tuple(a.get("strides", (1, 1, 1))), pads[:3], pads[3:], tuple(a.get("dilation", (1, 1, 1)))
+
+
+def _conv3d_out(n: int, k: int, s: int, d: int, before: int, after: int) -> int:
+    eff = (k - 1) * d + 1
+    if n + before + after < eff:
+        raise ValueError(f"conv3d: kernel extent {eff} (with dilation) exceeds the padded input {n + before + after}")
+    return (n + before + after - eff) // s + 1
+
+
+def _conv3d_types(values, a):
+    data, kernel = values
+    if len(data.shape) != 5 or len(kernel.shape) != 5:
+        raise ValueError(f"conv3d expects 5-D data and kernel, got {data.shape} and {kernel.shape}")
+    groups = a.get("groups", 1)
+    if data.shape[1] != kernel.shape[1] * groups or kernel.shape[0] % groups:
+        raise ValueError(f"conv3d: data has {data.shape[1]} channels, kernel {kernel.shape} with "
+                         f"groups={groups} expects {kernel.shape[1] * groups}")
+    st, before, after, dil = _conv3d_args(a)
+    spatial = tuple(_conv3d_out(*args) for args in zip(data.shape[2:], kernel.shape[2:], st, dil, before, after))
+    return [((data.shape[0], kernel.shape[0]) + spatial, data.dtype)]
+
+
+def conv3d_ncdhw(data: te.Tensor, kernel: te.Tensor, strides, before, after, dilation,
+                 groups: int = 1) -> te.Tensor:
+    """Grouped 3-D convolution of NCDHW ``data`` with an ``[OC, IC/groups, KD, KH, KW]`` kernel::
+
+        out[n, f, z, y, x] = sum_{c, rz, ry, rx} pad[n, g(f)*ICg + c, z*sd + rz*dd, ...]
+                                                 * kernel[f, c, rz, ry, rx]
+    """
+    n, ic = (int(d) for d in data.shape[:2])
+    oc, icg, kd, kh, kw = (int(d) for d in kernel.shape)
+    sizes = [int(d) for d in data.shape[2:]]
+    outs = [_conv3d_out(*args) for args in zip(sizes, (kd, kh, kw), strides, dilation, before, after)]
+    if any(before) or any(after):
+        data = topi.nn.pad(data, [0, 0, *before], [0, 0, *after], name="PadInput")
+    ocg = oc // groups
+    rc = te.reduce_axis((0, icg), "rc")
+    rz, ry, rx = (te.reduce_axis((0, k), name) for k, name in ((kd, "rz"), (kh, "ry"), (kw, "rx")))
+    (sd, sh, sw), (dd, dh, dw) = strides, dilation
+
+    def body(b, f, z, y, x):
+        c = (f // ocg) * icg + rc if groups > 1 else rc
+        return te.sum(data[b, c, z * sd + rz * dd, y * sh + ry * dh, x * sw + rx * dw] * kernel[f, rc, rz, ry, rx],
+                      axis=[rc, rz, ry, rx])
+
+    return te.compute((n, oc, *outs), body, name="conv3d_ncdhw", tag="conv3d_ncdhw")
+
+
+def _np_conv3d(xs, a):
+    data, kernel = xs
+    st, before, after, dil = _conv3d_args(a)
+    groups = a.get("groups", 1)
+    data = np.pad(data, [(0, 0), (0, 0)] + list(zip(before, after)))
+    oc, icg = kernel.shape[:2]
+    outs = [(n - (k - 1) * d - 1) // s + 1 for n, k, s, d in zip(data.shape[2:], kernel.shape[2:], st, dil)]
+    out = np.zeros((data.shape[0], oc, *outs), dtype=np.float64)
+    ocg = oc // groups
+    for g in range(groups):
+        x = data[:, g * icg:(g + 1) * icg]
+        w = kernel[g * ocg:(g + 1) * ocg]
+        for tap in np.ndindex(*kernel.shape[2:]):
+            window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dil, outs, st))
+            out[:, g * ocg:(g + 1) * ocg] += np.einsum("ncdhw,oc->nodhw", x[(Ellipsis,) + window],
+                                                       w[(Ellipsis,) + tap])
+    return [out.astype(data.dtype)]
+
+
+def _conv3d_compute(xs, a):
+    st, before, after, dil = _conv3d_args(a)
+    return [conv3d_ncdhw(xs[0], xs[1], st, before, after, dil, a.get("groups", 1))]
+
+
+register("conv3d", _conv3d_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: default_schedule(outs),
+         _conv3d_types, _np_conv3d,
+         doc="NCDHW conv; attrs strides, padding (d0, h0, w0, d1, h1, w1), dilation, groups; kernel OIDHW")
+
+
+def _pool3d_args(a: dict) -> tuple:
+    return (tuple(a["kernel"]), tuple(a.get("strides", (1, 1, 1))), tuple(a.get("dilation", (1, 1, 1))),
+            tuple(a.get("padding", (0,) * 6)))
+
+
+def _pool3d_compute(xs, a):
+    kernel, strides, dilation, padding = _pool3d_args(a)
+    return [_pool_nd("pool3d", xs[0], kernel, strides, dilation, padding, a["pool_type"],
+                     a.get("ceil_mode", False), "NCDHW", "DHW", a.get("count_include_pad", True))]
+
+
+def _np_pool3d(xs, a):
+    """Reference pooling over the last three axes: pad, then reduce every dilated window."""
+    x = xs[0]
+    kernel, strides, dilation, padding = _pool3d_args(a)
+    out_shape = _pool3d_compute([te.placeholder(x.shape, x.dtype, "x")], a)[0].shape
+    outs = [int(d) for d in out_shape[2:]]
+    fill = -np.inf if a["pool_type"] == "max" else 0.0
+    need = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(outs, strides, kernel, dilation)]
+    after = [max(n - b - size, 0) for n, b, size in zip(need, padding[:3], x.shape[2:])]
+    width = [(0, 0), (0, 0)] + list(zip(padding[:3], after))
+    xp = np.pad(x.astype(np.float64), width, constant_values=fill)
+    ones = np.pad(np.ones(x.shape[2:]), list(zip(padding[:3], after)))
+    inside = np.ones([n + b + e for n, b, e in zip(x.shape[2:], padding[:3], padding[3:])])
+    inside = np.pad(inside, [(0, max(n - inside.shape[k], 0)) for k, n in enumerate(xp.shape[2:])])
+    acc = np.full((x.shape[0], x.shape[1], *outs), fill)
+    count = np.zeros(outs)
+    for tap in np.ndindex(*kernel):
+        window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilation, outs, strides))
+        v = xp[(Ellipsis,) + window]
+        acc = np.maximum(acc, v) if a["pool_type"] == "max" else acc + v
+        count += (inside if a.get("count_include_pad", True) else ones)[window]
+    if a["pool_type"] == "avg":
+        acc = acc / np.maximum(count, 1)
+    return [acc.astype(x.dtype)]
+
+
+register("pool3d", _pool3d_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: topi.x86.schedule_pool(outs),
+         None, _np_pool3d,
+         doc="attrs: pool_type (max/avg), kernel, strides, dilation, padding (d0, h0, w0, d1, h1, w1), "
+             "ceil_mode, count_include_pad (NCDHW)")
