@@ -111,7 +111,7 @@ def _np_take(xs, a):
     return np.take(data, np.clip(idx, 0, data.shape[axis] - 1), axis=axis)
 
 
-register("take", _one(lambda xs, a: topi.take(xs[0], xs[1], a.get("axis", 0), mode="fast_wrap")),
+register("take", _one(lambda xs, a: topi.take(xs[0], xs[1], a.get("axis", 0), mode="negative")),
          INJECTIVE, injective_schedule, _take_types, _np_one(_np_take))
 
 
