@@ -133,10 +133,13 @@ def test_cse_constants_need_same_dtype_shape_and_bits():
         np.zeros((1, 2), "float32"),
         np.zeros(2, "int32"),
     ]
-    outs = [b.const(c, "c") for c in consts] + [x]
-    out = merge_common_subexpressions(b.finish(outs))
-    assert out is not None and len(out.nodes) == 4
-    assert merge_common_subexpressions(out) is out
+    g = b.finish([b.const(c, "c") for c in consts] + [x])
+    assert merge_common_subexpressions(g) is g
+    big = np.zeros(cse_module.SMALL_BYTES, "float32")
+    big_neg = big.copy()
+    big_neg[1] = -0.0  # compared in full, still by bits
+    g = b.finish([b.const(big, "z"), b.const(big_neg, "z")])
+    assert merge_common_subexpressions(g) is g
 
 
 def test_cse_merges_multi_output_nodes():
