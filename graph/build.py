@@ -47,10 +47,10 @@ def bind_params(graph: Graph, params: dict | None) -> Graph:
         consts[id(v)] = constant_node(arr, v.name).output
 
     def swap(node, ins):
-        if any(id(v) in consts for v in node.inputs):
+        if any(id(v) in consts for v in ins):
             from graph.ir import copy_node
 
-            return copy_node(node, [consts.get(id(v), v) for v in node.inputs]).outputs
+            return copy_node(node, [consts.get(id(v), v) for v in ins]).outputs
         return None
 
     outputs = [consts.get(id(v), v) for v in graph.outputs]
@@ -60,30 +60,15 @@ def bind_params(graph: Graph, params: dict | None) -> Graph:
 
 
 def optimize(graph: Graph, opt_level: int = 2, include=(), exclude=(), profile=None) -> Graph:
-    """The pass pipeline of ``graph.passes`` followed by operator fusion."""
+    """The pass table of ``graph.passes`` (fusion included at opt_level >= 1).
+
+    Whatever the table left unfused (opt_level 0, or ``exclude=("fusion",)``)
+    becomes one kernel per node.
+    """
     from graph import passes
 
-    run = getattr(passes, "optimize", None)
-    if run is not None:
-        graph = run(graph, opt_level=opt_level, include=include, exclude=exclude, profile=profile)
-    start = time.perf_counter()
-    before = graph.op_count()
-    fused = fuse_ops(graph) if opt_level >= 1 else fuse_ops_singletons(graph)
-    if profile is not None and hasattr(profile, "record"):
-        profile.record("fuse_ops", time.perf_counter() - start, before, fused.op_count(), fused is not graph)
-    return fused
-
-
-def fuse_ops_singletons(graph: Graph) -> Graph:
-    """opt_level 0: every node its own kernel."""
-    from graph import fuse
-
-    saved = fuse._can_absorb
-    fuse._can_absorb = lambda group, pattern: False
-    try:
-        return fuse_ops(graph)
-    finally:
-        fuse._can_absorb = saved
+    graph = passes.optimize(graph, opt_level=opt_level, include=include, exclude=exclude, profile=profile)
+    return fuse_ops(graph, singletons=True)
 
 
 class GraphLibrary:

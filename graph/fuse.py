@@ -53,8 +53,10 @@ def _can_absorb(group: _Group, pattern: int) -> bool:
     return False
 
 
-def partition(graph: Graph) -> list:
-    """The fusion groups of ``graph`` (lists of nodes in topological order)."""
+def partition(graph: Graph, singletons: bool = False) -> list:
+    """The fusion groups of ``graph`` (lists of nodes in topological order).
+
+    ``singletons``: every node its own group (no fusion, opt_level 0)."""
     users = graph.consumers()
     out_ids = {id(v) for v in graph.outputs}
     group_of: dict = {}
@@ -64,7 +66,7 @@ def partition(graph: Graph) -> list:
             continue
         pattern = get_op(node.op).pattern
         mergeable = []
-        if len(node.outputs) == 1 and pattern <= COMM_REDUCE:
+        if len(node.outputs) == 1 and pattern <= COMM_REDUCE and not singletons:
             for v in node.inputs:
                 g = group_of.get(id(v.node)) if v.node is not None else None
                 if (g is None or g in mergeable or v.node is not g.nodes[-1] or len(v.node.outputs) != 1
@@ -132,12 +134,25 @@ def group_name(nodes: list) -> str:
     return "fused_" + "_".join(ops[:4])
 
 
-def fuse_ops(graph: Graph) -> Graph:
-    """Replace every fusion group by one ``fused`` node (see the module docstring)."""
+def fuse_ops(graph: Graph, singletons: bool = False) -> Graph:
+    """Replace every fusion group by one ``fused`` node (see the module docstring).
+
+    Nodes already fused stay as they are; ``singletons`` gives every other
+    node a group of its own (what the compiler needs when fusion is off).
+    """
     if all(n.op in ("fused", "constant") for n in graph.nodes):
         return graph
     remap: dict = {}
-    for nodes in partition(graph):
+    for nodes in partition(graph, singletons):
+        if len(nodes) == 1 and nodes[0].op == "fused":
+            node = nodes[0]
+            if any(id(v) in remap for v in node.inputs):
+                node = Node("fused", tuple(remap.get(id(v), v) for v in node.inputs), node.attrs, node.name)
+                node.outputs = tuple(Value(v.name, v.shape, v.dtype, node, k)
+                                     for k, v in enumerate(nodes[0].outputs))
+                for old, new in zip(nodes[0].outputs, node.outputs):
+                    remap[id(old)] = new
+            continue
         anchor = next((n for n in nodes if get_op(n.op).pattern >= COMM_REDUCE), None)
         name = group_name(nodes)
         body, outer = _group_body(nodes, name)

@@ -42,6 +42,8 @@ from collections.abc import Iterable
 
 from graph.ir import Graph
 from graph.passes.database import Pass, PassDatabase, PassProfile, PassStats  # noqa: F401
+from graph.fuse import fuse_ops
+from graph.passes.alter_conv_layout import alter_conv_layout
 from graph.passes.eliminate_dead_code import eliminate_dead_code
 from graph.passes.fold_constants import fold_constants
 from graph.passes.fold_scale_into_conv import fold_scale_into_conv
@@ -56,8 +58,10 @@ OPTDB.register("simplify_inference", simplify_inference, 30, ("simplify",), opt_
 OPTDB.register("simplify_arithmetic", simplify_arithmetic, 35, ("simplify",), opt_level=1)
 OPTDB.register("fold_constants", fold_constants, 40, ("fold",), opt_level=0)
 OPTDB.register("fold_scale_into_conv", fold_scale_into_conv, 50, ("fold",), opt_level=2)
+OPTDB.register("alter_conv_layout", alter_conv_layout, 60, ("layout",), opt_level=2)
 OPTDB.register("fold_constants_late", fold_constants, 70, ("fold",), opt_level=0)
 OPTDB.register("merge_common_subexpressions_late", merge_common_subexpressions, 75, ("cleanup",), opt_level=1)
+OPTDB.register("fuse_ops", fuse_ops, 80, ("fusion",), opt_level=1)
 
 
 def optimize(
