@@ -29,7 +29,7 @@ def convert_constant(ctx: Context, node: OnnxNode) -> list:
         array = np.array(node.attrs[found[0]], dtype=_SCALAR_ATTRS[found[0]])
     if array.dtype.kind not in "biuf":
         raise node.error(f"constants of type {array.dtype} are not supported")
-    return [ctx.const(np.ascontiguousarray(array), "value")]
+    return [ctx.const(np.array(array, order="C"), "value")]
 
 
 @converter("ConstantOfShape", since=9)

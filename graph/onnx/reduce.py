@@ -16,29 +16,33 @@ _REDUCE_OPS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "Re
                "ReduceLogSum": "sum", "ReduceLogSumExp": "sum"}
 
 
-def _reduce_axes(ctx: Context, node: OnnxNode, rank: int, axes_input: bool) -> tuple | None:
-    """The reduced axes; None when the node is a no-op (empty axes with noop_with_empty_axes)."""
+def _reduce_axes(ctx: Context, node: OnnxNode, rank: int, axes_input: bool) -> tuple:
+    """The reduced axes; () when ``noop_with_empty_axes`` keeps an empty list empty."""
     if axes_input:
         axes = ctx.ints(node, 1, "axes") if node.has_input(1) else []
     else:
         axes = list(node.attr("axes", []))
     if not axes:
-        return None if node.attr("noop_with_empty_axes", 0) else tuple(range(rank))
+        return () if node.attr("noop_with_empty_axes", 0) else tuple(range(rank))
     return tuple(sorted(norm_axes(node, axes, rank)))
 
 
 def _reduce_body(ctx: Context, op_type: str, x: Value, axes: tuple, keepdims: bool) -> Value:
+    """The reduction and the elementwise ops around it (L1, L2, LogSum...); over no axes only
+    the elementwise ops remain, as in onnx's reference."""
     attrs = {"axis": axes, "keepdims": keepdims}
-    if op_type in ("ReduceSumSquare", "ReduceL2"):
-        x = ctx.op("multiply", [x, x])
-    elif op_type == "ReduceL1":
-        x = ctx.op("abs", [x])
-    elif op_type == "ReduceLogSumExp":
+    if op_type == "ReduceLogSumExp":
+        if not axes:
+            return x
         peak = ctx.op("max", [x], {"axis": axes, "keepdims": True})
         total = ctx.op("sum", [ctx.op("exp", [ctx.op("subtract", [x, peak])])], attrs)
         peak = peak if keepdims else ctx.reshape(peak, total.shape)
         return ctx.op("add", [ctx.op("log", [total]), peak])
-    y = ctx.op(_REDUCE_OPS[op_type], [x], attrs)
+    if op_type in ("ReduceSumSquare", "ReduceL2"):
+        x = ctx.op("multiply", [x, x])
+    elif op_type == "ReduceL1":
+        x = ctx.op("abs", [x])
+    y = ctx.op(_REDUCE_OPS[op_type], [x], attrs) if axes else x
     if op_type == "ReduceL2":
         y = ctx.op("sqrt", [y])
     elif op_type == "ReduceLogSum":
@@ -52,8 +56,6 @@ def _reduction(op_type: str) -> None:
     def convert(ctx: Context, node: OnnxNode, axes_input: bool) -> list:
         x = node.input(0, "data")
         axes = _reduce_axes(ctx, node, len(x.shape), axes_input)
-        if axes is None:
-            return [x]
         return [_reduce_body(ctx, op_type, x, axes, bool(node.attr("keepdims", 1)))]
 
     def attr_axes(ctx: Context, node: OnnxNode) -> list:
@@ -62,9 +64,9 @@ def _reduction(op_type: str) -> None:
     def input_axes(ctx: Context, node: OnnxNode) -> list:
         return convert(ctx, node, axes_input=True)
 
-    for fn, what in ((attr_axes, "an attribute"), (input_axes, "an input")):
-        fn.__name__ = f"convert_{op_type.lower()}_{'v1' if fn is attr_axes else f'v{since_input}'}"
-        fn.__doc__ = f"ONNX {op_type} with axes as {what} (keepdims, noop_with_empty_axes)."
+    attr_axes.__name__, input_axes.__name__ = f"convert_{op_type.lower()}_v1", f"convert_{op_type.lower()}_v{since_input}"
+    attr_axes.__doc__ = f"ONNX {op_type} with axes as an attribute (keepdims)."
+    input_axes.__doc__ = f"ONNX {op_type} with axes as an input (keepdims, noop_with_empty_axes)."
     converter(op_type, since=1, until=since_input - 1)(attr_axes)
     converter(op_type, since=since_input)(input_axes)
 
