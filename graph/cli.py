@@ -1,0 +1,495 @@
+"""``tessera``: run, benchmark and compile ONNX models from the command line.
+
+::
+
+    tessera run model.onnx [--input NAME=FILE.npy ...] [--seed N] [--opt-level N] [--profile]
+    tessera bench model.onnx [--repeat N] [--number N] [--threads N]
+    tessera compile model.onnx [-o model.so]
+    tessera run model.so                 # a library written by ``compile``
+
+``python -m graph`` is the same program.  Inputs not given as ``.npy`` files
+are random (seeded; shapes and dtypes from the model).  Progress and notes go
+to stderr (``--quiet`` silences them), results to stdout.  Every error is one
+line on stderr and exit status 2 (``--debug`` shows the traceback instead);
+``bench`` exits with 1 when Tessera and onnxruntime disagree.
+
+Timings are medians of batches interleaved between the systems, each batch
+after a 0.25 s pause: onnxruntime's and BLAS's worker threads spin after a
+call and would steal the cores from whoever runs next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+EXIT_ERROR = 2
+EXIT_MISMATCH = 1
+SETTLE_S = 0.25
+RTOL = 1e-3
+ATOL = 1e-5  # times the largest magnitude of the reference output
+
+
+class CliError(Exception):
+    """A user error (bad file, bad --input, unsupported model): one line, exit status 2."""
+
+
+# ------------------------------------------------------------------ parser
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("model", help="an ONNX model (.onnx) or a library written by 'tessera compile' (.so)")
+    common.add_argument(
+        "--opt-level",
+        type=int,
+        default=2,
+        choices=range(4),
+        metavar="N",
+        help="graph optimisation level 0-3 (default 2)",
+    )
+    common.add_argument(
+        "--profile", action="store_true", help="print the graph pass profile and the memory plan"
+    )
+    common.add_argument("--quiet", "-q", action="store_true", help="no progress or notes on stderr")
+    common.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    timed = argparse.ArgumentParser(add_help=False)
+    timed.add_argument(
+        "--input",
+        "-i",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="an input from a .npy file (repeatable; NAME may be left out for a one-input model)",
+    )
+    timed.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    timed.add_argument("--repeat", type=int, default=None, metavar="N", help="timed batches")
+    timed.add_argument(
+        "--number",
+        type=int,
+        default=None,
+        metavar="N",
+        help="runs per batch (default: as many as fit in about 0.1 s)",
+    )
+    timed.add_argument(
+        "--threads", type=int, default=2, metavar="N", help="threads of Tessera and onnxruntime (default 2)"
+    )
+    parser = argparse.ArgumentParser(prog="tessera", description="Run, benchmark and compile ONNX models.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,bench,compile}")
+    sub.add_parser("run", parents=[common, timed], help="run a model on random or given inputs")
+    sub.add_parser(
+        "bench", parents=[common, timed], help="time a model next to onnxruntime and compare outputs"
+    )
+    comp = sub.add_parser("compile", parents=[common], help="build a model and export it as a shared library")
+    comp.add_argument("-o", "--output", default=None, help="the library to write (default: MODEL with .so)")
+    return parser
+
+
+def main(argv: list | None = None) -> int:
+    """The ``tessera`` program; returns the exit status (0 ok, 1 outputs differ, 2 error)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # argparse has printed usage and the error
+        return int(exit_.code or 0)
+    log = Log(args.quiet)
+    command = {"run": cmd_run, "bench": cmd_bench, "compile": cmd_compile}[args.command]
+    try:
+        return command(args, log)
+    except KeyboardInterrupt:
+        print("tessera: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # the one place that turns errors into an exit status
+        if args.debug:
+            raise
+        print(f"tessera: error: {one_line(err)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def one_line(err: BaseException) -> str:
+    text = " ".join(str(err.args[0] if isinstance(err, KeyError) and err.args else err).split())
+    if isinstance(err, CliError):
+        return text
+    if isinstance(err, (ValueError, FileNotFoundError, OSError, TypeError, KeyError, NotImplementedError)):
+        return text or type(err).__name__
+    return f"{type(err).__name__}: {text} (an internal error; rerun with --debug for the traceback)"
+
+
+class Log:
+    """Progress notes on stderr, silenced by ``--quiet``."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def __call__(self, msg: str) -> None:
+        if not self.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ loading
+@dataclass
+class Loaded:
+    """A runnable model: an executor factory, its inputs, and where it came from."""
+
+    path: str
+    lib: object  # graph.build.GraphLibrary or graph.export.LoadedLibrary
+    inputs: dict  # name -> (shape, dtype)
+    onnx_path: str | None
+    profile: object = None
+    build_seconds: float = 0.0
+    notes: list = field(default_factory=list)
+
+    def executor(self):
+        return self.lib.create_executor()
+
+
+def is_library(path: str) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(4) == b"\x7fELF"
+
+
+def load(path: str, args, log: Log) -> Loaded:
+    """Import and build an ONNX model, or load a compiled library."""
+    if not os.path.exists(path):
+        raise CliError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise CliError(f"{path} is a directory, not an ONNX model or a Tessera library")
+    if is_library(path):
+        import graph
+
+        lib = graph.load_library(path)
+        inputs = {
+            lib.plan["slots"][k]["name"]: (
+                tuple(lib.plan["slots"][k]["shape"]),
+                lib.plan["slots"][k]["dtype"],
+            )
+            for k in lib.plan["inputs"]
+        }
+        log(f"loaded library {path}: {len(lib.plan['calls'])} kernel calls")
+        return Loaded(path, lib, inputs, None)
+    return build_onnx(path, args, log)
+
+
+def build_onnx(path: str, args, log: Log) -> Loaded:
+    import graph
+    from graph.passes import PassProfile
+
+    from_onnx = getattr(graph, "from_onnx", None)
+    if from_onnx is None:
+        raise CliError("this Tessera has no ONNX importer (graph.from_onnx)")
+    start = time.perf_counter()
+    log(f"importing {path} ...")
+    try:
+        g, params = from_onnx(path)
+    except FileNotFoundError as err:
+        raise CliError(one_line(err)) from None
+    except (ValueError, TypeError, NotImplementedError, KeyError) as err:
+        raise CliError(f"cannot import {path}: {one_line(err).removeprefix('from_onnx: ')}") from None
+    log(
+        f"imported {g.op_count() if hasattr(g, 'op_count') else len(g.nodes)} operators in "
+        f"{time.perf_counter() - start:.1f} s; compiling at opt_level {args.opt_level} ..."
+    )
+    profile = PassProfile() if args.profile else None
+    try:
+        lib = graph.build(g, params=params, opt_level=args.opt_level, profile=profile, verbose=not args.quiet)
+    except (ValueError, TypeError, NotImplementedError, KeyError) as err:
+        raise CliError(f"cannot compile {path}: {one_line(err)}") from None
+    log(f"built in {lib.build_seconds:.1f} s: {lib.summary()}")
+    inputs = {v.name: (tuple(v.shape), v.dtype) for v in lib.graph.inputs}
+    return Loaded(path, lib, inputs, path, profile, lib.build_seconds)
+
+
+def print_profile(model: Loaded) -> None:
+    if model.profile is not None:
+        print(model.profile.report())
+    plan = getattr(model.lib, "plan", None)
+    if hasattr(plan, "report"):
+        print(plan.report())
+    elif isinstance(plan, dict):
+        print(f"memory plan: arena {plan['arena_bytes'] / 2**20:.2f} MiB (from the library)")
+
+
+# ------------------------------------------------------------------ inputs
+def parse_input_specs(items: list, inputs: dict) -> dict:
+    """``NAME=FILE.npy`` (or ``FILE.npy`` for a one-input model) -> {name: array}, checked."""
+    given = {}
+    for item in items:
+        name, sep, path = item.rpartition("=")
+        if not sep:
+            if len(inputs) != 1:
+                raise CliError(
+                    f"--input {item!r}: name the input (NAME=FILE.npy); the model's inputs: {list(inputs)}"
+                )
+            name = next(iter(inputs))
+        if name not in inputs:
+            raise CliError(
+                f"--input {item!r}: the model has no input {name!r}; its inputs: "
+                + ", ".join(f"{n} {format_type(*t)}" for n, t in inputs.items())
+            )
+        given[name] = check_input(name, read_npy(item, path), *inputs[name])
+    return given
+
+
+def read_npy(item: str, path: str) -> np.ndarray:
+    if not os.path.isfile(path):
+        raise CliError(f"--input {item!r}: no such file: {path}")
+    with open(path, "rb") as fh:
+        if fh.read(6) != b"\x93NUMPY":
+            raise CliError(
+                f"--input {item!r}: {path} is not a .npy file (no NPY header; save it with numpy.save)"
+            )
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        raise CliError(f"--input {item!r}: {path} is not a .npy array file ({one_line(err)})") from None
+
+
+def check_input(name: str, array, shape: tuple, dtype: str) -> np.ndarray:
+    if not isinstance(array, np.ndarray):
+        raise CliError(f"--input {name}: expected one array in a .npy file, got {type(array).__name__}")
+    if tuple(array.shape) != tuple(shape) or str(array.dtype) != dtype:
+        raise CliError(
+            f"--input {name}: expects {format_type(shape, dtype)}, the file holds "
+            f"{format_type(array.shape, array.dtype)}"
+            + (f" (convert it with .astype('{dtype}'))" if tuple(array.shape) == tuple(shape) else "")
+        )
+    return np.ascontiguousarray(array)
+
+
+def format_type(shape, dtype) -> str:
+    return f"{tuple(int(d) for d in shape)} {dtype}"
+
+
+def random_inputs(inputs: dict, seed: int) -> dict:
+    """Seeded inputs: standard normal floats, small non-negative integers, random booleans."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, (shape, dtype) in inputs.items():
+        kind = np.dtype(dtype).kind
+        if kind == "f":
+            out[name] = rng.standard_normal(shape).astype(dtype)
+        elif kind in "iu":
+            out[name] = rng.integers(0, 4, size=shape).astype(dtype)
+        elif kind == "b":
+            out[name] = rng.random(shape) < 0.5
+        else:
+            raise CliError(f"input {name!r} has dtype {dtype}: give it with --input {name}=FILE.npy")
+    return out
+
+
+def model_inputs(model: Loaded, args, log: Log) -> dict:
+    arrays = random_inputs(model.inputs, args.seed)
+    given = parse_input_specs(args.input, model.inputs)
+    random = [n for n in model.inputs if n not in given]
+    if random:
+        log(
+            f"random inputs (seed {args.seed}): "
+            + ", ".join(f"{n} {format_type(*model.inputs[n])}" for n in random)
+        )
+    arrays.update(given)
+    return arrays
+
+
+# ------------------------------------------------------------------ timing
+def interleaved(
+    fns: dict, repeat: int = 7, number: int | None = None, settle: float = SETTLE_S, budget: float = 0.1
+) -> dict:
+    """Seconds per call of each function: ``repeat`` rounds, each one batch of ``number``
+    calls per function in turn, every batch after a ``settle`` pause.  Returns name -> samples."""
+    counts = {}
+    for name, fn in fns.items():
+        fn()  # warm-up
+        t0 = time.perf_counter()
+        fn()
+        once = max(time.perf_counter() - t0, 1e-7)
+        counts[name] = number or max(1, min(1000, int(budget / once)))
+    samples: dict = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            time.sleep(settle)
+            t0 = time.perf_counter()
+            for _ in range(counts[name]):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / counts[name])
+    return samples
+
+
+def format_time(seconds: float) -> str:
+    if seconds >= 1.0:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def format_samples(samples: list) -> str:
+    med = statistics.median(samples)
+    spread = (max(samples) - min(samples)) / med if med > 0 else 0.0
+    return (
+        f"{format_time(med)} median (min {format_time(min(samples))}, max {format_time(max(samples))}, "
+        f"spread {spread:.0%}, {len(samples)} batches)"
+    )
+
+
+# ------------------------------------------------------------------ outputs
+def summarize(name: str, array: np.ndarray) -> str:
+    """One line: name, shape, dtype, first values, range; argmax of a 1000-class output."""
+    flat = array.reshape(-1)
+    first = ", ".join(f"{x:.6g}" if array.dtype.kind == "f" else str(x) for x in flat[:5])
+    line = f"{name}: {format_type(array.shape, array.dtype)}  [{first}{', ...' if flat.size > 5 else ''}]"
+    if flat.size and array.dtype.kind in "fiub":
+        line += f"  min {flat.min():.6g} max {flat.max():.6g}"
+    classes = [d for d in array.shape if d != 1]
+    if classes == [1000]:
+        top = int(np.argmax(flat))
+        line += f"  argmax {top} ({flat[top]:.6g})"
+    return line
+
+
+def differences(ours: np.ndarray, ref: np.ndarray) -> tuple:
+    """(max abs difference, max relative difference, agree): relative to |ref|, floored at
+    1e-3 of the largest |ref| so near-zero elements do not dominate."""
+    a, b = ours.astype(np.float64), ref.astype(np.float64)
+    if a.shape != b.shape:
+        return float("inf"), float("inf"), False
+    if a.size == 0:
+        return 0.0, 0.0, True
+    diff = np.abs(a - b)
+    scale = float(np.abs(b).max())
+    rel = diff / np.maximum(np.abs(b), 1e-3 * scale + 1e-30)
+    agree = bool(np.all(diff <= ATOL * max(scale, 1e-30) + RTOL * np.abs(b))) and bool(
+        np.array_equal(np.isnan(a), np.isnan(b))
+    )
+    return float(np.nanmax(diff)), float(np.nanmax(rel)), agree
+
+
+# ------------------------------------------------------------------ commands
+def set_threads(n: int, lib=None) -> None:
+    """Threads of the process JIT's pool and, for a loaded library, of the library's own pool."""
+    import ctypes
+
+    import codegen
+
+    if n < 1:
+        raise CliError(f"--threads {n}: need at least 1 thread")
+    codegen.set_num_threads(n)
+    dll = getattr(lib, "_dll", None)  # an exported library links its own copy of the runtime
+    if dll is not None and hasattr(dll, "tessera_set_num_threads"):
+        dll.tessera_set_num_threads.argtypes = [ctypes.c_int32]
+        dll.tessera_set_num_threads(n)
+
+
+def check_counts(args) -> None:
+    for flag in ("repeat", "number"):
+        value = getattr(args, flag, None)
+        if value is not None and value < 1:
+            raise CliError(f"--{flag} {value}: must be at least 1")
+
+
+def cmd_run(args, log: Log) -> int:
+    check_counts(args)
+    set_threads(args.threads)
+    model = load(args.model, args, log)
+    set_threads(args.threads, model.lib)
+    arrays = model_inputs(model, args, log)
+    m = model.executor()
+    m.set_input(**arrays)
+    m.run()
+    for k, name in enumerate(m.output_names()):
+        print(summarize(name, m.get_output(k)))
+    samples = interleaved({"tessera": m.run}, args.repeat or 5, args.number, settle=0.0)["tessera"]
+    print(f"latency: {format_samples(samples)}")
+    if args.profile:
+        print_profile(model)
+    return 0
+
+
+def ort_session(path: str, threads: int, log: Log):
+    """An onnxruntime session with ``threads`` intra-op threads, or None (with a note why)."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        log("onnxruntime is not installed: timing Tessera alone (pip install onnxruntime)")
+        return None
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    try:
+        return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as err:  # onnxruntime raises its own exception types
+        log(f"onnxruntime cannot run {path}: {one_line(err)}; timing Tessera alone")
+        return None
+
+
+def cmd_bench(args, log: Log) -> int:
+    check_counts(args)
+    set_threads(args.threads)
+    model = load(args.model, args, log)
+    set_threads(args.threads, model.lib)
+    arrays = model_inputs(model, args, log)
+    m = model.executor()
+    m.set_input(**arrays)
+    fns = {"tessera": m.run}
+    sess = ort_session(model.onnx_path, args.threads, log) if model.onnx_path else None
+    if model.onnx_path is None:
+        log("a compiled library carries no ONNX model: timing Tessera alone")
+    status = 0
+    if sess is not None:
+        feed = {i.name: arrays[i.name] for i in sess.get_inputs()}
+        fns["onnxruntime"] = lambda: sess.run(None, feed)
+        m.run()
+        status = compare_outputs(m, sess.run(None, feed), [o.name for o in sess.get_outputs()])
+    log(f"timing ({args.threads} threads) ...")
+    samples = interleaved(fns, args.repeat or 7, args.number)
+    for name, s in samples.items():
+        print(f"{name + ':':13} {format_samples(s)}")
+    if "onnxruntime" in samples:
+        ratio = statistics.median(samples["onnxruntime"]) / statistics.median(samples["tessera"])
+        print(f"speed ratio (onnxruntime time / Tessera time): {ratio:.2f}x")
+    if args.profile:
+        print_profile(model)
+    return status
+
+
+def compare_outputs(m, ref: list, ref_names: list) -> int:
+    status = 0
+    for k, name in enumerate(m.output_names()):
+        ours = m.get_output(k)
+        if k >= len(ref):
+            print(f"output {name}: onnxruntime has no output {k}")
+            status = EXIT_MISMATCH
+            continue
+        theirs = np.asarray(ref[k])
+        abs_d, rel_d, agree = differences(ours, theirs)
+        verdict = "agree" if agree else f"DIFFER (rtol {RTOL:g}, atol {ATOL:g} x max|ref|)"
+        shapes = "" if ours.shape == theirs.shape else f" shapes {ours.shape} vs {theirs.shape}"
+        print(f"output {name}: max abs diff {abs_d:.3g}, max rel diff {rel_d:.3g}{shapes}: {verdict}")
+        status = status if agree else EXIT_MISMATCH
+    return status
+
+
+def cmd_compile(args, log: Log) -> int:
+    if os.path.isfile(args.model) and is_library(args.model):
+        raise CliError(f"{args.model} is already a compiled library; compile takes an ONNX model")
+    out = args.output or os.path.splitext(args.model)[0] + ".so"
+    if os.path.abspath(out) == os.path.abspath(args.model):
+        raise CliError(f"-o {out}: would overwrite the model itself; choose another output path")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+        raise CliError(f"-o {out}: no such directory: {os.path.dirname(os.path.abspath(out))}")
+    model = load(args.model, args, log)
+    start = time.perf_counter()
+    model.lib.export_library(out)
+    size = os.path.getsize(out)
+    print(
+        f"wrote {out} ({size / 2**20:.1f} MiB) in {model.build_seconds + time.perf_counter() - start:.1f} s: "
+        f"{model.lib.summary()}"
+    )
+    print(f"run it:  tessera run {out}")
+    print(f"load it: m = graph.load_library({out!r}).create_executor(); m.run(**inputs); m.get_output(0)")
+    print("inputs:  " + ", ".join(f"{n} {format_type(*t)}" for n, t in model.inputs.items()))
+    if args.profile:
+        print_profile(model)
+    return 0
