@@ -419,7 +419,7 @@ def ort_session(path: str, threads: int, log: Log):
     options.inter_op_num_threads = 1
     try:
         return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    except Exception as err:  # onnxruntime raises its own exception types
+    except Exception as err:  # noqa: BLE001 - onnxruntime raises its own exception types
         log(f"onnxruntime cannot run {path}: {one_line(err)}; timing Tessera alone")
         return None
 
