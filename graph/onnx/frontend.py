@@ -101,7 +101,7 @@ def _make_inputs(ctx: Context, g: onnx.GraphProto, shape: dict, dtype, label: st
 def _initializer_array(tensor: onnx.TensorProto, label: str) -> np.ndarray:
     try:
         return np.array(numpy_helper.to_array(tensor), order="C")  # (ascontiguousarray makes 0-d 1-d)
-    except Exception as err:  # truncated raw data, missing external file, unknown type
+    except (ValueError, TypeError, KeyError, OSError, RuntimeError) as err:  # truncated data, missing file
         raise ValueError(f"from_onnx: initializer {tensor.name!r} of {label} cannot be read "
                          f"({type(err).__name__}: {err})") from None
 

@@ -19,8 +19,8 @@ converter claims it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import onnx.defs
 

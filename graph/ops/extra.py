@@ -48,7 +48,7 @@ def conv3d_ncdhw(data: te.Tensor, kernel: te.Tensor, strides, before, after, dil
         out[n, f, z, y, x] = sum_{c, rz, ry, rx} pad[n, g(f)*ICg + c, z*sd + rz*dd, ...]
                                                  * kernel[f, c, rz, ry, rx]
     """
-    n, ic = (int(d) for d in data.shape[:2])
+    n = int(data.shape[0])
     oc, icg, kd, kh, kw = (int(d) for d in kernel.shape)
     sizes = [int(d) for d in data.shape[2:]]
     outs = [_conv3d_out(*args) for args in zip(sizes, (kd, kh, kw), strides, dilation, before, after)]
