@@ -108,6 +108,19 @@ class GraphModule:
     def output_names(self) -> list:
         return [self.plan["slots"][k]["name"] for k in self.plan["outputs"]]
 
+    def profile_kernels(self, number: int = 10) -> list:
+        """(label, median seconds) of each kernel call, in execution order."""
+        self.run()
+        out = []
+        for call, spec in zip(self._calls, self.plan["calls"]):
+            samples = []
+            for _ in range(number):
+                t = time.perf_counter()
+                call()
+                samples.append(time.perf_counter() - t)
+            out.append((spec["label"], float(np.median(samples))))
+        return out
+
     def benchmark(self, number: int = 10, repeat: int = 5) -> list:
         """Seconds per run: ``repeat`` samples, each the mean of ``number`` runs."""
         self.run()

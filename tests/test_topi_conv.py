@@ -14,6 +14,8 @@ from helpers import check_build
 import te
 import topi
 import topi.testing as T
+import codegen
+import schedule
 from topi.x86 import conv2d as x86conv
 
 RTOL, ATOL = 1e-4, 1e-4
@@ -223,3 +225,28 @@ def test_error_groups_and_arguments():
         topi.nn.conv1d_ncw(_ph((1, 6, 8), "A"), _ph((8, 5, 3), "W"))
     with pytest.raises(ValueError, match="pad: argument pad_before has 2 entries"):
         topi.nn.pad(_ph((1, 6, 8), "A"), (1, 1))
+
+
+@pytest.mark.parametrize("ic,oc,groups,k,stride,size", [
+    (48, 48, 3, 1, 1, 9), (24, 96, 3, 3, 2, 11), (64, 32, 2, 3, 1, 7), (32, 32, 4, 1, 1, 5),
+])
+def test_conv2d_nchw_x86_grouped_blocked(ic, oc, groups, k, stride, size):
+    """Grouped convs take the blocked path when each group's channels divide into blocks."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((1, ic, size, size)).astype("float32")
+    w = rng.standard_normal((oc, ic // groups, k, k)).astype("float32")
+    A, W = te.placeholder(a.shape, name="A"), te.placeholder(w.shape, name="W")
+    C = topi.x86.conv2d_nchw_x86(A, W, stride, k // 2, 1, groups=groups)
+    s = topi.x86.schedule_conv2d_nchw(C)
+    assert "conv2d_NCHWc" in str(schedule.lower(s, [A, W, C]))
+    out = np.zeros(tuple(int(d) for d in C.shape), "float32")
+    codegen.build(s, [A, W, C])(a, w, out)
+    ref = topi.testing.conv2d_nchw_python(np.pad(a, ((0, 0), (0, 0)) + ((k // 2, k // 2),) * 2), w, stride, 0,
+                                          1, groups)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_nchw_x86_grouped_too_narrow_is_refused():
+    A, W = te.placeholder((1, 12, 5, 5)), te.placeholder((12, 4, 1, 1))
+    with pytest.raises(ValueError, match="groups=3 leave 4 output channels per group"):
+        topi.x86.conv2d_nchw_x86(A, W, 1, 0, 1, groups=3)

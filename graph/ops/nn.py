@@ -25,9 +25,29 @@ def _conv2d_compute(xs, a):
     data, kernel = xs[0], xs[1]
     st, pad, dil = _conv_args(a)
     groups = a.get("groups", 1)
-    if groups != 1:
+    if groups != 1 and len(kernel.shape) == 4 and group_conv_blocks(data.shape, kernel.shape, a) is None:
         return [topi.nn.group_conv2d_nchw(data, kernel, st, pad, dil, groups)]
-    return [x86conv.conv2d_nchw_x86(data, kernel, st, pad, dil, cfg=a.get("config"))]
+    return [x86conv.conv2d_nchw_x86(data, kernel, st, pad, dil, cfg=a.get("config"), groups=groups)]
+
+
+def conv_config(data_shape, kernel_shape, a):
+    """The default x86 config of an OIHW conv2d node's workload."""
+    import te
+
+    st, pad, dil = _conv_args(a)
+    probe = topi.nn.group_conv2d_nchw(te.placeholder(tuple(data_shape)), te.placeholder(tuple(kernel_shape)),
+                                      st, pad, dil, a.get("groups", 1))
+    return x86conv.default_conv2d_config(probe.op.attrs["workload"])
+
+
+def group_conv_blocks(data_shape, kernel_shape, a) -> tuple | None:
+    """(ic_bn, oc_bn) of the blocked path for a conv2d node, None if it cannot be blocked."""
+    oc, icg = int(kernel_shape[0]), int(kernel_shape[1])
+    cfg = conv_config(data_shape, kernel_shape, a)
+    groups = a.get("groups", 1)
+    if groups == 1:
+        return cfg["ic_bn"], cfg["oc_bn"]
+    return x86conv.group_blocks(icg, oc // groups, cfg)
 
 
 def _conv2d_types(values, a):

@@ -21,30 +21,28 @@ from graph.ir import Graph, make_node, rebuild
 
 
 def _blocks(node) -> tuple | None:
-    import te
-    from topi.nn.conv2d import conv2d_nchw
-    from topi.x86.conv2d import default_conv2d_config
+    from graph.ops.nn import group_conv_blocks
 
-    data, kernel = node.inputs[0], node.inputs[1]
-    a = node.attrs
-    probe = conv2d_nchw(te.placeholder(data.shape, data.dtype), te.placeholder(kernel.shape, kernel.dtype),
-                        tuple(a.get("strides", (1, 1))), tuple(a.get("padding", (0, 0, 0, 0))),
-                        tuple(a.get("dilation", (1, 1))))
-    cfg = default_conv2d_config(probe.op.attrs["workload"])
-    oc, ic = kernel.shape[0], kernel.shape[1]
-    ic_bn, oc_bn = cfg["ic_bn"], cfg["oc_bn"]
-    while oc_bn > 1 and oc % oc_bn:
+    kernel = node.inputs[1]
+    blocks = group_conv_blocks(node.inputs[0].shape, kernel.shape, node.attrs)
+    if blocks is None:
+        return None
+    ic_bn, oc_bn = blocks
+    oc, icg = kernel.shape[0], kernel.shape[1]
+    groups = node.attrs.get("groups", 1)
+    while oc_bn > 1 and (oc // groups) % oc_bn:
         oc_bn //= 2
-    if oc_bn < 8 or ic % ic_bn:
+    if oc_bn < 8 or icg % ic_bn:
         return None
     return ic_bn, oc_bn
 
 
 def alter_conv_layout(graph: Graph) -> Graph:
-    """Pack the constant kernels of ``conv2d`` (groups == 1) for the blocked x86 convolution."""
+    """Pack the constant kernels of ``conv2d`` for the blocked x86 convolution (grouped too,
+    when each group's channels divide into blocks)."""
 
     def rewrite(node, ins):
-        if node.op != "conv2d" or node.attrs.get("groups", 1) != 1 or len(ins[1].shape) != 4:
+        if node.op != "conv2d" or len(ins[1].shape) != 4:
             return None
         if ins[1].node is None or not ins[1].node.is_constant:
             return None

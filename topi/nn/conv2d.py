@@ -187,7 +187,8 @@ def conv2d(data, kernel, strides, padding, dilation, layout: str = "NCHW", out_d
     raise ValueError(f"conv2d: argument layout={layout!r} is not supported; use 'NCHW' or 'NHWC'")
 
 
-def nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, name="conv2d_NCHWc", attrs=None):
+def nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, name="conv2d_NCHWc", attrs=None,
+               groups: int = 1):
     """The blocked conv over an already padded ``[N, ICc, Hp, Wp, ic_bn]`` input.
 
     The reduction runs over ``(ic_outer, kh, kw, ic_inner)``, four separate
@@ -195,6 +196,10 @@ def nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, name="conv
 
         conv[n, oc, y, x, ob] += data_pad[n, ico, y*sh + kh*dh, x*sw + kw*dw, ici]
                                  * kernel[oc, ico, kh, kw, ici, ob]
+
+    With ``groups`` > 1 the kernel holds one group's input blocks
+    (``ICc / groups``) and output block ``oc`` reads the blocks of its group,
+    ``oc // (OCc / groups) * ICc / groups + ico`` (the blocks must not straddle groups).
     """
     n = get_const_tuple(data_pad.shape)[0]
     occ, icc, kh, kw, ic_bn, oc_bn = get_const_tuple(kernel.shape)
@@ -203,10 +208,15 @@ def nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, name="conv
     ry = te.reduce_axis((0, kh), "kh")
     rx = te.reduce_axis((0, kw), "kw")
     ici = te.reduce_axis((0, ic_bn), "ic_inner")
+    occ_group = occ // groups
+
+    def block(oc):
+        return ico if groups == 1 else oc // occ_group * icc + ico
+
     return te.compute(
         (n, occ, out_hw[0], out_hw[1], oc_bn),
         lambda b, oc, y, x, ob: te.sum(
-            _mul(data_pad[b, ico, y * sh + ry * dh, x * sw + rx * dw, ici],
+            _mul(data_pad[b, block(oc), y * sh + ry * dh, x * sw + rx * dw, ici],
                  kernel[oc, ico, ry, rx, ici, ob], out_dtype), axis=[ico, ry, rx, ici]),
         name=name, tag=tag.CONV2D_NCHWC, attrs=attrs or {},
     )

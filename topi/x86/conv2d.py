@@ -111,7 +111,18 @@ def pack_kernel_numpy(kernel, ic_bn: int, oc_bn: int):
     return np.ascontiguousarray(k.transpose(0, 2, 4, 5, 3, 1))
 
 
-def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg: Config | None = None):
+def group_blocks(icg: int, ocg: int, cfg: Config) -> tuple | None:
+    """(ic_bn, oc_bn) for a grouped blocked conv: the config's, shrunk to divide each
+    group's channels; None when a group is too narrow to vectorize (OC/groups < 8)."""
+    ic_bn = largest_divisor(icg, cfg["ic_bn"])
+    oc_bn = cfg["oc_bn"]
+    while oc_bn >= 8 and ocg % oc_bn:
+        oc_bn //= 2
+    return (ic_bn, oc_bn) if oc_bn >= 8 else None
+
+
+def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg: Config | None = None,
+                    groups: int = 1):
     """NCHW conv through the blocked fast path: pack, ``conv2d_NCHWc``, unpack.
 
     Parameters
@@ -127,6 +138,9 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
         As in :func:`topi.nn.conv2d_nchw`.
     cfg : Config, optional
         Block sizes (default: :func:`default_conv2d_config`).
+    groups : int
+        Grouped convolution (kernel ``[OC, IC/groups, KH, KW]``); the blocks
+        must divide each group's channels (see :func:`group_blocks`).
 
     Returns
     -------
@@ -134,7 +148,7 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
         ``[N, OC, OH, OW]`` (tag ``injective``: the unpacking stage, which
         :func:`schedule_conv2d_nchw` fuses with any epilogue).
     """
-    from topi.nn.conv2d import conv2d_nchw
+    from topi.nn.conv2d import group_conv2d_nchw
 
     dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
     if len(kshape) == 6:
@@ -142,10 +156,16 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
         oc, plain = occ * oc_bn, (oc_bn * occ, icc * ic_bn, kh, kw)
     else:
         oc, plain = kshape[0], kshape
-    probe = conv2d_nchw(te.placeholder(dshape, data.dtype), te.placeholder(plain, kernel.dtype),
-                        stride, padding, dilation, out_dtype)  # validates, gives the workload
+    probe = group_conv2d_nchw(te.placeholder(dshape, data.dtype), te.placeholder(plain, kernel.dtype),
+                              stride, padding, dilation, groups, out_dtype)  # validates, gives the workload
     wl = probe.op.attrs["workload"]
     cfg = cfg or default_conv2d_config(wl)
+    if groups > 1:
+        blocks = group_blocks(plain[1], oc // groups, cfg)
+        if blocks is None or (len(kshape) == 6 and (oc // groups) % kshape[5]):
+            raise ValueError(f"conv2d_nchw_x86: groups={groups} leave {oc // groups} output channels per "
+                             f"group, too few to block; use topi.nn.group_conv2d_nchw")
+        cfg = cfg.with_values(ic_bn=blocks[0], oc_bn=blocks[1])
     st, pads, dil = wl[3], wl[4], wl[5]
     _, _, oh, ow = get_const_tuple(probe.shape)
     ow_bn = cfg["ow_bn"]
@@ -159,7 +179,7 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
         kvec = pack_kernel(kernel, ic_bn, cfg["oc_bn"])
     dvec = pack_data(data, ic_bn, pads, width)
     conv = nchwc_conv(dvec, kvec, (oh, owp), st, dil, out_dtype or data.dtype,
-                      attrs={"workload": wl, "config": cfg})
+                      attrs={"workload": wl, "config": cfg}, groups=groups)
     ocb = get_const_tuple(kvec.shape)[5]
     return te.compute((dshape[0], oc, oh, ow), lambda n, c, y, x: conv[n, c // ocb, y, x, c % ocb],
                       name="conv2d_nchw_unpack", tag=tag.INJECTIVE)
