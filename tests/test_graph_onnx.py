@@ -381,6 +381,39 @@ def test_resize(opset, attrs, scales, sizes):
     assert "resize" in ops_of(g)
 
 
+@pytest.mark.parametrize("attrs, scales, sizes, x, op", [
+    ({"coordinate_transformation_mode": "asymmetric"}, [1, 1, 2, 2], None, (1, 2, 3, 3), "resize"),  # ties
+    ({}, [1, 1, 1.5, 1.5], None, (1, 2, 3, 3), None),  # out != in * scale
+    ({}, [1, 1, 1.4, 0.6], None, (1, 2, 5, 6), None),
+    ({}, None, [1, 2, 3, 4], (1, 2, 4, 6), "take"),  # a tie rounded down
+    ({"coordinate_transformation_mode": "tf_half_pixel_for_nn", "nearest_mode": "ceil"}, [1, 1, 0.6, 1.7], None,
+     (1, 2, 5, 4), "take"),
+    ({"coordinate_transformation_mode": "half_pixel_symmetric"}, [1, 1, 1.5, 0.7], None, (1, 2, 3, 5), "take"),
+    ({"coordinate_transformation_mode": "align_corners", "nearest_mode": "floor"}, [1, 3, 1, 2], None,
+     (1, 2, 3, 3), "take"),
+    ({}, [1, 2, 1.5], None, (2, 3, 4), "take"),
+])
+def test_resize_nearest(attrs, scales, sizes, x, op):
+    """Exact ONNX indices: ``resize`` where topi picks the same, else one ``take`` per axis."""
+    node, inits = _resize(19, {"mode": "nearest", **attrs}, scales, sizes)
+    g = check([node], {"X": rand(*x)}, ["Y"], inits, opset=19)
+    assert (op is None or op in ops_of(g)) and ops_of(g) <= {"resize", "take", "constant"}
+
+
+@pytest.mark.parametrize("attrs, scales, match", [
+    ({"mode": "cubic"}, [1, 1, 2, 2], "mode='cubic' is not supported"),
+    ({"coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2],
+     "coordinate_transformation_mode='tf_crop_and_resize' is not supported"),
+    ({"mode": "linear"}, [1, 1, 1.5, 1.5], r"scale 1.5 on an axis of 3 gives 4.5, not a whole extent"),
+    ({"mode": "linear"}, [1, 2, 2, 2], "linear resizing covers the H, W axes of a 4-D NCHW input only"),
+    ({"antialias": 1, "mode": "linear"}, [1, 1, 0.5, 0.5], "antialias=1 when downscaling is not supported"),
+])
+def test_resize_refusals(attrs, scales, match):
+    node, inits = _resize(18, attrs, scales)
+    with pytest.raises(ValueError, match=r"node 'Y' \(Resize, opset 18\): .*" + match):
+        graph.from_onnx(make_model([node], {"X": rand(1, 2, 3, 3)}, ["Y"], inits, opset=18))
+
+
 @pytest.mark.parametrize("opset, mode", [(9, "nearest"), (9, "linear"), (7, "nearest")])
 def test_upsample(opset, mode):
     scales = [1.0, 1.0, 2.0, 3.0]
@@ -389,20 +422,6 @@ def test_upsample(opset, mode):
     else:
         node, inits = N("Upsample", ["X", "s"], ["Y"], mode=mode), {"s": np.array(scales, np.float32)}
     check([node], {"X": rand(1, 2, 3, 4)}, ["Y"], inits, opset=opset)
-
-
-@pytest.mark.parametrize("attrs, scales, match", [
-    ({"mode": "cubic"}, [1, 1, 2, 2], "mode='cubic' is not supported"),
-    ({"coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2],
-     "coordinate_transformation_mode='tf_crop_and_resize' is not supported"),
-    ({"coordinate_transformation_mode": "asymmetric"}, [1, 1, 2, 2], "exact halves"),
-    ({}, [1, 1, 1.5, 1.5], r"scale 1.5 on an axis of 3 gives 4.5"),
-    ({}, [1, 2, 2, 2], "only the H, W axes"),
-])
-def test_resize_refusals(attrs, scales, match):
-    node, inits = _resize(13, attrs, scales)
-    with pytest.raises(ValueError, match=r"node 'Y' \(Resize, opset 13\): .*" + match):
-        graph.from_onnx(make_model([node], {"X": rand(1, 2, 3, 3)}, ["Y"], inits))
 
 
 # ------------------------------------------------------------------ the graph's interface
@@ -502,6 +521,15 @@ def test_missing_empty_random_and_wrong_type(tmp_path):
     with pytest.raises(TypeError, match=r"from_onnx: expects an onnx.ModelProto, a file path or the model "
                                         r"bytes, got int"):
         graph.from_onnx(42)
+
+
+def test_malformed_nodes_named():
+    model = make_model([N("DepthToSpace", ["X"], ["Y"])], {"X": rand(1, 4, 2, 2)}, ["Y"])
+    with pytest.raises(ValueError, match=r"node 'Y' \(DepthToSpace, opset 13\): attribute blocksize is required"):
+        graph.from_onnx(model)
+    model = make_model([N("Concat", [], ["Y"], axis=0)], {"X": rand(2)}, ["Y"])
+    with pytest.raises(ValueError, match=r"node 'Y' \(Concat, opset 13\): cannot be converted \(IndexError: "):
+        graph.from_onnx(model)
 
 
 def test_dangling_input_named():

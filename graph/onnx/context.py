@@ -46,6 +46,11 @@ class OnnxNode:
     def attr(self, key: str, default=None):
         return self.attrs.get(key, default)
 
+    def required(self, key: str):
+        if key not in self.attrs:
+            raise self.error(f"attribute {key} is required")
+        return self.attrs[key]
+
     def error(self, message: str) -> ValueError:
         return ValueError(f"from_onnx: node {self.name!r} ({self.op_type}, opset {self.opset}): {message}")
 

@@ -139,7 +139,7 @@ def _declared_shape(name: str, ttype, label: str) -> tuple:
 
 # ------------------------------------------------------------------ nodes
 def _convert(ctx: Context, proto: onnx.NodeProto, used: set, label: str) -> None:
-    node = OnnxNode(proto.name or proto.output[0], proto.op_type, ctx.opset, [], list(proto.input),
+    node = OnnxNode(proto.name or (proto.output[0] if proto.output else proto.op_type), proto.op_type, ctx.opset, [], list(proto.input),
                     list(proto.output), {a.name: attribute_value(a) for a in proto.attribute})
     for name in proto.input:
         if name and name not in ctx.env:
@@ -148,7 +148,11 @@ def _convert(ctx: Context, proto: onnx.NodeProto, used: set, label: str) -> None
         node.inputs.append(ctx.env[name] if name else None)
     ctx.node = node
     before = ctx.node_count()
-    outs = list(lookup(proto.op_type, ctx.opset).fn(ctx, node))
+    try:
+        outs = list(lookup(proto.op_type, ctx.opset).fn(ctx, node))
+    except (IndexError, KeyError, TypeError, ZeroDivisionError) as err:  # malformed attributes or ranks
+        raise node.error(f"cannot be converted ({type(err).__name__}: {err}); check its attributes and "
+                         f"input shapes {[None if v is None else v.shape for v in node.inputs]}") from err
     for k, name in enumerate(proto.output):
         if not name:
             continue

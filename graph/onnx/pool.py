@@ -70,11 +70,8 @@ def convert_global_max_pool(ctx: Context, node: OnnxNode) -> list:
 @converter("LRN")
 def convert_lrn(ctx: Context, node: OnnxNode) -> list:
     """Across-channel LRN: ``x / (bias + alpha / size * sum x^2) ** beta``."""
-    size = node.attr("size")
-    if size is None:
-        raise node.error("attribute size is required")
-    attrs = {"size": int(size), "alpha": float(node.attr("alpha", 1e-4)), "beta": float(node.attr("beta", 0.75)),
-             "bias": float(node.attr("bias", 1.0))}
+    attrs = {"size": int(node.required("size")), "alpha": float(node.attr("alpha", 1e-4)),
+             "beta": float(node.attr("beta", 0.75)), "bias": float(node.attr("bias", 1.0))}
     return [ctx.op("lrn", [node.input(0)], attrs)]
 
 

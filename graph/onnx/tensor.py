@@ -261,12 +261,20 @@ def convert_expand(ctx: Context, node: OnnxNode) -> list:
     return [ctx.op("broadcast_to", [x], {"shape": out})]
 
 
+def _blocked_input(node: OnnxNode) -> tuple:
+    x, b = node.input(0), int(node.required("blocksize"))
+    if len(x.shape) != 4 or b < 1:
+        raise node.error(f"needs a 4-D NCHW input and a positive blocksize, got {x.shape} and {b}")
+    return x, b
+
+
 @converter("DepthToSpace")
 def convert_depth_to_space(ctx: Context, node: OnnxNode) -> list:
     """Reshape, transpose, reshape (DCR or CRD order)."""
-    x = node.input(0)
-    b = int(node.attr("blocksize"))
+    x, b = _blocked_input(node)
     n, c, h, w = x.shape
+    if c % (b * b):
+        raise node.error(f"channels {c} are not a multiple of blocksize^2 = {b * b}")
     if node.attr("mode", "DCR") == "DCR":
         y = ctx.transpose(ctx.reshape(x, (n, b, b, c // (b * b), h, w)), (0, 3, 4, 1, 5, 2))
     else:
@@ -276,8 +284,9 @@ def convert_depth_to_space(ctx: Context, node: OnnxNode) -> list:
 
 @converter("SpaceToDepth")
 def convert_space_to_depth(ctx: Context, node: OnnxNode) -> list:
-    x = node.input(0)
-    b = int(node.attr("blocksize"))
+    x, b = _blocked_input(node)
     n, c, h, w = x.shape
+    if h % b or w % b:
+        raise node.error(f"H, W of {x.shape} are not multiples of blocksize {b}")
     y = ctx.transpose(ctx.reshape(x, (n, c, h // b, b, w // b, b)), (0, 3, 5, 1, 2, 4))
     return [ctx.reshape(y, (n, c * b * b, h // b, w // b))]
