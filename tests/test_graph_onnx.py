@@ -158,6 +158,13 @@ def test_lrn_and_batch_norm_and_instance_norm():
     assert {"lrn", "batch_norm", "mean", "sqrt"} <= ops_of(g)
 
 
+def test_layer_norm():
+    nodes = [N("LayerNormalization", ["X", "s", "b"], ["Y"], axis=-2, epsilon=1e-3),
+             N("LayerNormalization", ["X", "s1"], ["Z"])]
+    check(nodes, {"X": rand(2, 3, 4)}, ["Y", "Z"], {"s": rand(3, 4), "b": rand(4), "s1": rand(4)}, opset=17,
+          rtol=1e-4, atol=1e-5)
+
+
 def test_extra_outputs_refused_when_used():
     pool = N("MaxPool", ["X"], ["Y", "I"], kernel_shape=[2, 2])
     model = make_model([pool], {"X": rand(1, 1, 4, 4)}, ["Y", "I"], opset=12)
@@ -181,6 +188,8 @@ def test_unary(op):
 
 
 @pytest.mark.parametrize("op, attrs", [("Log", {}), ("Sqrt", {}), ("LeakyRelu", {"alpha": 0.3}),
+                                       ("Softsign", {}), ("ThresholdedRelu", {"alpha": 0.8}),
+                                       ("Celu", {"alpha": 2.0}), ("Celu", {}), ("Mish", {}),
                                        ("Elu", {"alpha": 0.5}), ("Selu", {"alpha": 1.5, "gamma": 2.0}),
                                        ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
                                        ("Gelu", {}), ("Gelu", {"approximate": "tanh"})])
@@ -280,10 +289,19 @@ def test_shape_arithmetic_is_folded_for_reshape():
     assert g.outputs[0].shape == (2, 12) and g.outputs[0].node.op == "reshape"
 
 
-def test_gather():
-    nodes = [N("Gather", ["X", "idx"], ["Y"], axis=1), N("Gather", ["X", "k"], ["Z"], axis=-1)]
-    check(nodes, {"X": rand(2, 5, 3)}, ["Y", "Z"], {"idx": np.array([[0, -1], [4, 2]], np.int64),
-                                                    "k": np.array(-2, np.int64)})
+def test_gather_and_gather_elements():
+    nodes = [N("Gather", ["X", "idx"], ["Y"], axis=1), N("Gather", ["X", "k"], ["Z"], axis=-1),
+             N("GatherElements", ["X", "el"], ["E"], axis=1)]
+    inits = {"idx": np.array([[0, -1], [4, 2]], np.int64), "k": np.array(-2, np.int64),
+             "el": np.array([[[0, -1, 3]], [[4, 2, -5]]], np.int64)}
+    check(nodes, {"X": rand(2, 5, 3)}, ["Y", "Z", "E"], inits)
+
+
+def test_range_is_folded():
+    nodes = [N("Range", ["a", "b", "c"], ["r"]), N("Add", ["X", "r"], ["Y"])]
+    g = check(nodes, {"X": rand(2, 4)}, ["r", "Y"], {"a": np.array(1.0, np.float32), "b": np.array(-1.0, np.float32),
+                                                     "c": np.array(-0.5, np.float32)}, opset=11)
+    assert g.outputs[0].node.is_constant
 
 
 BIG = np.iinfo(np.int64).max

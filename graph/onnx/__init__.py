@@ -7,14 +7,14 @@ versions it handles (:mod:`graph.onnx.table`), grouped by kind:
 module             operators
 =================  ==============================================================
 ``elemwise``       activations, unary math, Add/Sub/Mul/Div/Pow/Mod, Sum/Max/Min/Mean,
-                   comparisons, logic, Where, Clip, Cast
+                   comparisons, logic, Where, Clip, Cast, Softsign, Celu, Mish...
 ``nn``             Conv, ConvTranspose, Gemm, MatMul
 ``pool``           MaxPool, AveragePool, global pools, LRN, BatchNormalization,
-                   InstanceNormalization
+                   InstanceNormalization, LayerNormalization
 ``reduce``         Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax
 ``tensor``         Reshape, Flatten, Transpose, Squeeze/Unsqueeze, Concat, Split, Slice,
-                   Pad, Gather, Tile, Expand, DepthToSpace/SpaceToDepth
-``constant``       Constant, ConstantOfShape, Shape, Size, Identity, Dropout
+                   Pad, Gather, GatherElements, Tile, Expand, DepthToSpace/SpaceToDepth
+``constant``       Constant, ConstantOfShape, Range, Shape, Size, Identity, Dropout
 ``resize``         Resize, Upsample
 =================  ==============================================================
 

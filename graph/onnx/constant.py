@@ -1,4 +1,5 @@
-"""Converters of constants and pass-throughs: Constant, ConstantOfShape, Shape, Size, Identity, Dropout.
+"""Converters of constants and pass-throughs: Constant, ConstantOfShape, Range, Shape, Size,
+Identity, Dropout.
 
 ``ConstantOfShape`` stays a ``full`` node and ``Shape`` a ``shape_of`` node:
 the constant-folding pass folds them; converters that need their values
@@ -43,6 +44,17 @@ def convert_constant_of_shape(ctx: Context, node: OnnxNode) -> list:
         raise node.error(f"value must hold one element, got shape {value.shape}")
     attrs = {"shape": shape, "value": value.reshape(-1)[0].item(), "dtype": str(value.dtype)}
     return [ctx.op("full", [], attrs)]
+
+
+@converter("Range", since=11)
+def convert_range(ctx: Context, node: OnnxNode) -> list:
+    """A constant: ``start``, ``limit`` and ``delta`` must be known at import time."""
+    start, limit, delta = (ctx.value(node, k, what).reshape(-1)[0] for k, what in
+                           enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise node.error("delta is 0")
+    count = max(int(np.ceil((limit - start) / delta)), 0)
+    return [ctx.const((start + np.arange(count) * delta).astype(start.dtype), "range")]
 
 
 @converter("Shape")

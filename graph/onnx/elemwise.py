@@ -215,3 +215,35 @@ def convert_cast(ctx: Context, node: OnnxNode) -> list:
     if dtype.kind not in "biuf":
         raise node.error(f"cast to {dtype} is not supported (numeric and bool types only)")
     return [ctx.cast(node.input(0), str(dtype))]
+
+
+@converter("Softsign")
+def convert_softsign(ctx: Context, node: OnnxNode) -> list:
+    """``x / (1 + |x|)``."""
+    x = node.input(0)
+    return [ctx.op("divide", [x, ctx.op("add", [ctx.op("abs", [x]), ctx.scalar(1.0, x.dtype)])])]
+
+
+@converter("ThresholdedRelu", since=10)
+def convert_thresholded_relu(ctx: Context, node: OnnxNode) -> list:
+    """``where(x > alpha, x, 0)``."""
+    x = node.input(0)
+    above = ctx.op("greater", [x, ctx.scalar(float(node.attr("alpha", 1.0)), x.dtype)])
+    return [ctx.op("where", [above, x, ctx.scalar(0.0, x.dtype)])]
+
+
+@converter("Celu", since=12)
+def convert_celu(ctx: Context, node: OnnxNode) -> list:
+    """``alpha * elu(x / alpha)``."""
+    x, alpha = node.input(0), float(node.attr("alpha", 1.0))
+    if alpha == 1.0:
+        return [ctx.op("elu", [x], {"alpha": 1.0})]
+    y = ctx.op("elu", [ctx.op("multiply", [x, ctx.scalar(1.0 / alpha, x.dtype)])], {"alpha": 1.0})
+    return [ctx.op("multiply", [y, ctx.scalar(alpha, x.dtype)])]
+
+
+@converter("Mish", since=18)
+def convert_mish(ctx: Context, node: OnnxNode) -> list:
+    """``x * tanh(softplus(x))``."""
+    x = node.input(0)
+    return [ctx.op("multiply", [x, ctx.op("tanh", [ctx.op("softplus", [x])])])]

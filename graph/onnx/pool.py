@@ -1,5 +1,5 @@
 """Converters of pooling and normalisation: MaxPool, AveragePool, global pools, LRN,
-BatchNormalization, InstanceNormalization.
+BatchNormalization, InstanceNormalization, LayerNormalization.
 
 1-D pooling runs as 2-D pooling over an extent-1 H axis; 3-D pooling uses
 ``pool3d`` (``graph.ops.extra``).
@@ -8,7 +8,7 @@ BatchNormalization, InstanceNormalization.
 from __future__ import annotations
 
 from graph.ir import Value
-from graph.onnx.common import kernel_shape, spatial_ints, window_pads
+from graph.onnx.common import kernel_shape, norm_axis, spatial_ints, window_pads
 from graph.onnx.context import Context, OnnxNode
 from graph.onnx.table import converter
 
@@ -97,10 +97,26 @@ def convert_instance_norm(ctx: Context, node: OnnxNode) -> list:
     if len(x.shape) < 3:
         raise node.error(f"input {x.shape} has no spatial axes")
     axes = tuple(range(2, len(x.shape)))
-    centered = ctx.op("subtract", [x, ctx.op("mean", [x], {"axis": axes, "keepdims": True})])
-    var = ctx.op("mean", [ctx.op("multiply", [centered, centered])], {"axis": axes, "keepdims": True})
-    eps = ctx.scalar(float(node.attr("epsilon", 1e-5)), x.dtype)
-    normed = ctx.op("divide", [centered, ctx.op("sqrt", [ctx.op("add", [var, eps])])])
+    normed = _normalize(ctx, x, axes, float(node.attr("epsilon", 1e-5)))
     per_channel = (x.shape[1],) + (1,) * len(axes)
     y = ctx.op("multiply", [normed, ctx.reshape(scale, per_channel)])
     return [ctx.op("add", [y, ctx.reshape(bias, per_channel)])]
+
+
+def _normalize(ctx: Context, x: Value, axes: tuple, epsilon: float) -> Value:
+    """``(x - mean) / sqrt(var + epsilon)`` with statistics over ``axes``."""
+    centered = ctx.op("subtract", [x, ctx.op("mean", [x], {"axis": axes, "keepdims": True})])
+    var = ctx.op("mean", [ctx.op("multiply", [centered, centered])], {"axis": axes, "keepdims": True})
+    eps = ctx.scalar(epsilon, x.dtype)
+    return ctx.op("divide", [centered, ctx.op("sqrt", [ctx.op("add", [var, eps])])])
+
+
+@converter("LayerNormalization", since=17)
+def convert_layer_norm(ctx: Context, node: OnnxNode) -> list:
+    """Normalise over the axes from ``axis`` on, then ``* Scale + B`` (broadcast); the Mean and
+    InvStdDev outputs are refused."""
+    x = node.input(0, "X")
+    axis = norm_axis(node, node.attr("axis", -1), len(x.shape))
+    y = ctx.op("multiply", [_normalize(ctx, x, tuple(range(axis, len(x.shape))), float(node.attr("epsilon", 1e-5))),
+                            node.input(1, "Scale")])
+    return [ctx.op("add", [y, node.input(2)]) if node.has_input(2) else y]

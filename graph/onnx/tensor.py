@@ -1,5 +1,6 @@
 """Converters of shape and data-movement operators: Reshape, Flatten, Transpose, Squeeze,
-Unsqueeze, Concat, Split, Slice, Pad, Gather, Tile, Expand, DepthToSpace, SpaceToDepth.
+Unsqueeze, Concat, Split, Slice, Pad, Gather, GatherElements, Tile, Expand, DepthToSpace,
+SpaceToDepth.
 
 Every shape-like operand (a Reshape target, Slice bounds, Pad widths...) is
 folded at import time (``ctx.value``); the graph keeps static shapes.
@@ -233,6 +234,14 @@ def convert_gather(ctx: Context, node: OnnxNode) -> list:
         raise node.error(f"indices must be int32 or int64, got {indices.dtype}")
     axis = norm_axis(node, node.attr("axis", 0), len(data.shape))
     return [ctx.op("take", [data, indices], {"axis": axis})]
+
+
+@converter("GatherElements", since=11)
+def convert_gather_elements(ctx: Context, node: OnnxNode) -> list:
+    """``gather_elements`` (``graph.ops.extra``): ``out[i, j] = data[i, indices[i, j]]`` for axis 1."""
+    data, indices = node.input(0, "data"), node.input(1, "indices")
+    axis = norm_axis(node, node.attr("axis", 0), len(data.shape))
+    return [ctx.op("gather_elements", [data, indices], {"axis": axis})]
 
 
 @converter("Tile", since=6)

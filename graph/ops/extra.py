@@ -1,9 +1,10 @@
-"""Graph operators the ONNX importer needs beyond ``nn``/``transform``: 3-D convolution and pooling.
+"""Graph operators the ONNX importer needs beyond ``nn``/``transform``.
 
 ``conv3d`` (NCDHW data, OIDHW kernel, groups) and ``pool3d`` (max/avg over
 D, H, W) are the anchors of fused groups like their 2-D counterparts
-(OUT_ELEMWISE_FUSABLE).  Both carry a numpy twin for constant folding and
-the reference interpreter.
+(OUT_ELEMWISE_FUSABLE); ``gather_elements`` (ONNX GatherElements) is
+injective.  Each carries a numpy twin for constant folding and the
+reference interpreter.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 import te
 import topi
-from graph.ops.registry import OUT_ELEMWISE_FUSABLE, default_schedule, register
+from graph.ops.registry import INJECTIVE, OUT_ELEMWISE_FUSABLE, default_schedule, injective_schedule, register
 from topi.nn.pooling import _pool_nd
 
 
@@ -137,3 +138,25 @@ register("pool3d", _pool3d_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: topi.x
          None, _np_pool3d,
          doc="attrs: pool_type (max/avg), kernel, strides, dilation, padding (d0, h0, w0, d1, h1, w1), "
              "ceil_mode, count_include_pad (NCDHW)")
+
+
+def _gather_elements_types(values, a):
+    data, idx = values
+    axis = a.get("axis", 0) % max(len(data.shape), 1)
+    if len(idx.shape) != len(data.shape) or any(i > d for k, (i, d) in enumerate(zip(idx.shape, data.shape))
+                                                if k != axis):
+        raise ValueError(f"gather_elements: indices {idx.shape} do not fit data {data.shape} on axis {axis}")
+    return [(idx.shape, data.dtype)]
+
+
+def _np_gather_elements(xs, a):
+    data, idx = xs
+    axis = a.get("axis", 0) % data.ndim
+    idx = np.clip(np.where(idx < 0, idx + data.shape[axis], idx), 0, data.shape[axis] - 1)
+    window = tuple(slice(0, n) if k != axis else slice(None) for k, n in enumerate(idx.shape))
+    return [np.take_along_axis(data[window], idx, axis=axis)]
+
+
+register("gather_elements", lambda xs, a: [topi.gather(xs[0], a.get("axis", 0), xs[1])], INJECTIVE,
+         injective_schedule, _gather_elements_types, _np_gather_elements,
+         doc="out[i, j] = data[i, indices[i, j]] for axis=1 (ONNX GatherElements; negative indices wrap once)")
