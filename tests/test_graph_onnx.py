@@ -231,6 +231,8 @@ def test_clip_bounds_from_data_use_maximum_minimum():
 def test_cast():
     nodes = [N("Cast", ["X"], ["i"], to=TensorProto.INT32), N("Cast", ["i"], ["Y"], to=TensorProto.FLOAT)]
     check(nodes, {"X": rand(3, 4) * 5}, ["i", "Y"])
+    legacy = make_model([N("Cast", ["X"], ["Y"], to="FLOAT16")], {"X": rand(2)}, ["Y"], opset=5)
+    assert graph.from_onnx(legacy)[0].outputs[0].dtype == "float16"  # a type name before opset 6
 
 
 # ------------------------------------------------------------------ tensors and shapes
@@ -627,8 +629,11 @@ def _random_weights(model: onnx.ModelProto, seed: int) -> onnx.ModelProto:
     for n in m.graph.node:
         if n.op_type == "ConstantOfShape":
             shape = tuple(int(d) for d in shapes[n.input[0]])
-            scale = 1.0 / np.sqrt(np.prod(shape[1:])) if len(shape) > 1 else 0.1
-            w = (rng.standard_normal(shape) * scale).astype(np.float32)
+            if len(shape) > 1:
+                w = rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))
+            else:  # biases and batch-norm statistics: positive, so variances are
+                w = rng.uniform(0.5, 1.5, shape)
+            w = w.astype(np.float32)
             m.graph.initializer.append(numpy_helper.from_array(w, n.output[0]))
     del m.graph.node[:]
     m.graph.node.extend(keep)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from onnx import helper
+from onnx import TensorProto, helper
 
 from graph.onnx.context import Context, OnnxNode
 from graph.onnx.table import converter
@@ -206,9 +206,9 @@ def convert_clip_v11(ctx: Context, node: OnnxNode) -> list:
 def convert_cast(ctx: Context, node: OnnxNode) -> list:
     """``cast``; ``to`` is a TensorProto type (a type name before opset 6)."""
     to = node.attr("to")
-    if isinstance(to, str):
-        to = helper.np_dtype_to_tensor_dtype(np.dtype(to.lower()))
     try:
+        if isinstance(to, str):
+            to = TensorProto.DataType.Value(to.upper())
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(int(to)))
     except (KeyError, TypeError, ValueError):
         raise node.error(f"cast to ONNX type {to} is not supported") from None

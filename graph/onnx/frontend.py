@@ -75,6 +75,7 @@ def _tensor_names(g: onnx.GraphProto) -> set:
 
 # ------------------------------------------------------------------ inputs
 def _make_inputs(ctx: Context, g: onnx.GraphProto, shape: dict, dtype, label: str) -> tuple:
+    """Graph inputs in the model's order (declared inputs, then undeclared initializers) and params."""
     inits = {t.name: t for t in g.initializer}
     data = [v for v in g.input if v.name not in inits]
     unknown = sorted(set(shape) - {v.name for v in data})
@@ -82,9 +83,8 @@ def _make_inputs(ctx: Context, g: onnx.GraphProto, shape: dict, dtype, label: st
         raise ValueError(f"from_onnx: shape= names {unknown}, which are not data inputs of {label}; "
                          f"data inputs: {[v.name for v in data]}")
     inputs, params = [], {}
-    listed = [v.name for v in g.input] + [t.name for t in g.initializer if t.name not in {v.name for v in g.input}]
     by_name = {v.name: v for v in g.input}
-    for name in dict.fromkeys(listed):
+    for name in dict.fromkeys([v.name for v in g.input] + list(inits)):  # the model's order, no repeats
         if name in inits:
             array = _initializer_array(inits[name], label)
             v = Value(name, tuple(int(d) for d in array.shape), str(array.dtype))
