@@ -36,6 +36,10 @@ def _np_erf(x):
     return np.vectorize(math.erf, otypes=[x.dtype])(x)
 
 
+def _softplus(x):
+    return topi.add(topi.maximum(x, 0.0), topi.log(topi.add(topi.exp(topi.negative(topi.abs(x))), 1.0)))
+
+
 def _np_sigmoid(x):
     return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype)
 
@@ -64,8 +68,8 @@ _unary("elu", lambda x, a: topi.nn.elu(x, a.get("alpha", 1.0)),
        lambda x, a: np.where(x > 0, x, a.get("alpha", 1.0) * (np.exp(x) - 1)).astype(x.dtype))
 _unary("selu", lambda x, a: topi.nn.selu(x), None)
 _unary("gelu", lambda x, a: topi.nn.gelu(x), None)
-_unary("softplus", lambda x, a: topi.log(topi.add(topi.exp(x), 1.0)),
-       lambda x, a: np.log1p(np.exp(x)).astype(x.dtype))
+_unary("softplus", lambda x, a: _softplus(x),  # max(x, 0) + log(1 + exp(-|x|)): no overflow for large x
+       lambda x, a: (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype))
 _unary("clip", lambda x, a: topi.nn.clip(x, a.get("a_min", -np.inf), a.get("a_max", np.inf)),
        lambda x, a: np.clip(x, a.get("a_min", -np.inf), a.get("a_max", np.inf)).astype(x.dtype))
 _unary("logical_not", lambda x, a: topi.logical_not(x), lambda x, a: np.logical_not(x))
