@@ -197,6 +197,10 @@ def test_unary_attrs(op, attrs):
     check([N(op, ["X"], ["Y"], **attrs)], {"X": np.abs(rand(3, 4)) + 0.1}, ["Y"], opset=20, atol=1e-5)
 
 
+def test_softplus_large_inputs():
+    check([N("Softplus", ["X"], ["Y"])], {"X": np.array([-100, -1, 0, 1, 100, 1000], np.float32)}, ["Y"])
+
+
 def test_prelu_and_binary_broadcasting():
     feeds = {"A": rand(2, 3, 4), "B": rand(3, 1), "C": np.abs(rand(4)) + 0.5}
     nodes = [N("PRelu", ["A", "slope"], ["p"]), N("Add", ["p", "B"], ["s"]), N("Sub", ["s", "C"], ["d"]),
