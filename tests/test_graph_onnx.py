@@ -372,6 +372,14 @@ def test_reduce(op, opset):
     check(nodes, x, [n.output[0] for n in nodes], inits, opset=opset, rtol=1e-5)
 
 
+@pytest.mark.parametrize("opset, attrs", [(9, {"k": 2}), (11, {"axis": 1, "largest": 0}), (11, {"axis": -1})])
+def test_topk(opset, attrs):
+    x = rand(2, 5, 4)
+    x[0, 1, 0] = x[0, 3, 0]  # a tie: the lower index first
+    node = N("TopK", ["X"] + (["k"] if opset >= 10 else []), ["V", "I"], **attrs)
+    check([node], {"X": x}, ["V", "I"], {"k": np.array([3], np.int64)} if opset >= 10 else {}, opset=opset)
+
+
 def test_arg_reduce():
     nodes = [N("ArgMax", ["X"], ["a"], axis=1), N("ArgMin", ["X"], ["b"], axis=-1, keepdims=0)]
     check(nodes, {"X": rand(2, 5, 3)}, ["a", "b"])

@@ -11,7 +11,7 @@ module             operators
 ``nn``             Conv, ConvTranspose, Gemm, MatMul
 ``pool``           MaxPool, AveragePool, global pools, LRN, BatchNormalization,
                    InstanceNormalization, LayerNormalization
-``reduce``         Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax
+``reduce``         Reduce*, ArgMax/ArgMin, TopK, Softmax/LogSoftmax
 ``tensor``         Reshape, Flatten, Transpose, Squeeze/Unsqueeze, Concat, Split, Slice,
                    Pad, Gather, GatherElements, Tile, Expand, DepthToSpace/SpaceToDepth
 ``constant``       Constant, ConstantOfShape, Range, Shape, Size, Identity, Dropout

@@ -1,4 +1,4 @@
-"""Converters of reductions: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax."""
+"""Converters of reductions: Reduce*, ArgMax/ArgMin, TopK, Softmax/LogSoftmax."""
 
 from __future__ import annotations
 
@@ -91,6 +91,28 @@ def _arg_reduce(op: str):
 
 converter("ArgMax")(_arg_reduce("argmax"))
 converter("ArgMin")(_arg_reduce("argmin"))
+
+
+def _topk(ctx: Context, node: OnnxNode, k: int) -> list:
+    x = node.input(0, "X")
+    axis = norm_axis(node, node.attr("axis", -1), len(x.shape))
+    if not 0 <= k <= x.shape[axis]:
+        raise node.error(f"k={k} is not in [0, {x.shape[axis]}] (axis {axis} of {x.shape})")
+    attrs = {"k": k, "axis": axis, "largest": bool(node.attr("largest", 1))}
+    return list(ctx.op("topk", [x], attrs, n_out=2))
+
+
+@converter("TopK", since=1, until=9)
+def convert_topk_v1(ctx: Context, node: OnnxNode) -> list:
+    """``topk`` (``graph.ops.extra``) with ``k`` an attribute: sorted values and int64 indices."""
+    return _topk(ctx, node, int(node.required("k")))
+
+
+@converter("TopK", since=10)
+def convert_topk_v10(ctx: Context, node: OnnxNode) -> list:
+    """``k`` is an input folded at import time; ``largest`` (version 11) picks the smallest
+    instead; the output is always sorted (``sorted=0`` allows any order)."""
+    return _topk(ctx, node, ctx.ints(node, 1, "K")[0])
 
 
 def _softmax_2d(ctx: Context, node: OnnxNode, op: str) -> list:

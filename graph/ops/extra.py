@@ -3,8 +3,8 @@
 ``conv3d`` (NCDHW data, OIDHW kernel, groups) and ``pool3d`` (max/avg over
 D, H, W) are the anchors of fused groups like their 2-D counterparts
 (OUT_ELEMWISE_FUSABLE); ``gather_elements`` (ONNX GatherElements) is
-injective.  Each carries a numpy twin for constant folding and the
-reference interpreter.
+injective; ``topk`` (two outputs, sort-free) is opaque.  Each carries a
+numpy twin for constant folding and the reference interpreter.
 """
 
 from __future__ import annotations
@@ -13,7 +13,14 @@ import numpy as np
 
 import te
 import topi
-from graph.ops.registry import INJECTIVE, OUT_ELEMWISE_FUSABLE, default_schedule, injective_schedule, register
+from graph.ops.registry import (
+    INJECTIVE,
+    OPAQUE,
+    OUT_ELEMWISE_FUSABLE,
+    default_schedule,
+    injective_schedule,
+    register,
+)
 from topi.nn.pooling import _pool_nd
 
 
@@ -160,3 +167,64 @@ def _np_gather_elements(xs, a):
 register("gather_elements", lambda xs, a: [topi.gather(xs[0], a.get("axis", 0), xs[1])], INJECTIVE,
          injective_schedule, _gather_elements_types, _np_gather_elements,
          doc="out[i, j] = data[i, indices[i, j]] for axis=1 (ONNX GatherElements; negative indices wrap once)")
+
+
+def _topk_types(values, a):
+    x = values[0]
+    axis, k = a.get("axis", -1) % len(x.shape), int(a["k"])
+    if not 0 <= k <= x.shape[axis]:
+        raise ValueError(f"topk: k={k} exceeds axis {axis} of shape {x.shape}")
+    shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
+    return [(shape, x.dtype), (shape, "int64")]
+
+
+def topk(x: te.Tensor, k: int, axis: int = -1, largest: bool = True) -> list:
+    """The ``k`` largest (smallest) entries along ``axis``, sorted, ties in index order.
+
+    Sort-free: each entry's rank is the number of entries before it in the order
+    (a reduction over the axis), then output ``j`` sums the entry of rank ``j``::
+
+        rank[i]   = sum_e (x[e] > x[i]) || (x[e] == x[i] && e < i)
+        values[j] = sum_r (rank[r] == j ? x[r] : 0);   indices[j] = sum_r (rank[r] == j ? r : 0)
+
+    O(n^2) per row along the axis: meant for class scores, not long axes.
+    """
+    shape = tuple(int(d) for d in x.shape)
+    axis %= len(shape)
+    n = shape[axis]
+
+    def at(t, idx, pos):
+        idx = list(idx)
+        idx[axis] = pos
+        return t(*idx)
+
+    e = te.reduce_axis((0, n), "e")
+
+    def rank_body(*i):
+        vi, ve = x(*i), at(x, i, e)
+        before = te.any(ve > vi if largest else ve < vi, te.all(ve == vi, e < i[axis]))
+        return te.sum(te.if_then_else(before, te.const(1, "int32"), te.const(0, "int32")), axis=e)
+
+    rank = te.compute(shape, rank_body, name="topk_rank", tag="topk")
+    out = shape[:axis] + (k,) + shape[axis + 1:]
+    rv, ri = te.reduce_axis((0, n), "r"), te.reduce_axis((0, n), "r")
+    values = te.compute(out, lambda *j: te.sum(te.if_then_else(at(rank, j, rv) == j[axis], at(x, j, rv),
+                                                               te.const(0, x.dtype)), axis=rv),
+                        name="topk_values", tag="topk")
+    indices = te.compute(out, lambda *j: te.sum(te.if_then_else(at(rank, j, ri) == j[axis], ri.var.astype("int64"),
+                                                                te.const(0, "int64")), axis=ri),
+                         name="topk_indices", tag="topk")
+    return [values, indices]
+
+
+def _np_topk(xs, a):
+    x = xs[0]
+    axis, k = a.get("axis", -1) % x.ndim, int(a["k"])
+    keys = -x.astype(np.float64) if a.get("largest", True) else x
+    order = np.take(np.argsort(keys, axis=axis, kind="stable"), np.arange(k), axis=axis)
+    return [np.take_along_axis(x, order, axis=axis), order.astype(np.int64)]
+
+
+register("topk", lambda xs, a: topk(xs[0], int(a["k"]), a.get("axis", -1), a.get("largest", True)), OPAQUE,
+         lambda outs, a: default_schedule(outs), _topk_types, _np_topk,
+         doc="attrs k, axis, largest; outputs the sorted values and their int64 indices (ONNX TopK)")
