@@ -86,7 +86,7 @@ def _too_big(node, arrays: list) -> bool:
 
 
 def _constant(node, value, array: np.ndarray):
-    array = np.ascontiguousarray(array)  # a transpose's view would alias a strided constant
+    array = np.asarray(array, order="C")  # a transpose's view would alias a strided constant
     if tuple(array.shape) != value.shape:
         raise AssertionError(
             f"fold_constants: node {node.name!r} ({node.op}) evaluated to shape "
