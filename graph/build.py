@@ -119,7 +119,7 @@ class GraphLibrary:
         return GraphModule(self.execution_plan(), self.constants(), self.addresses(), self)
 
     def constants(self) -> list:
-        return [np.array(n.attrs["value"], order="C", copy=False) for n in self.graph.nodes if n.is_constant]
+        return [np.asarray(n.attrs["value"], order="C") for n in self.graph.nodes if n.is_constant]
 
     def execution_plan(self) -> dict:
         """The flat plan the executor runs: buffer slots and kernel calls (JSON-able)."""
