@@ -91,7 +91,43 @@ def reshape(x: te.Tensor, newshape) -> te.Tensor:
         new[new.index(-1)] = size // rest
     if _math.prod(new) != size:
         raise ValueError(f"reshape: cannot reshape shape {shape} ({size} elements) to {tuple(new)}")
-    return _injective(new, lambda *i: x(*_unravel(_ravel(i, new), shape)), "T_reshape")
+    groups = _reshape_groups(shape, new)
+    if groups is None:
+        return _injective(new, lambda *i: x(*_unravel(_ravel(i, new), shape)), "T_reshape")
+
+    def body(*i):
+        src = []
+        for (a0, a1), (b0, b1) in groups:  # input axes [a0, a1) hold output axes [b0, b1)
+            src += _unravel(_ravel(i[b0:b1], new[b0:b1]), shape[a0:a1]) if a1 - a0 > 1 else \
+                [_ravel(i[b0:b1], new[b0:b1])]
+        return x(*src)
+
+    return _injective(new, body, "T_reshape")
+
+
+def _reshape_groups(shape: list, new: list) -> list | None:
+    """Pair runs of input and output axes with equal products, so each output
+    index maps to an input index within its run: a split or a merge of axes
+    costs no division unless a run merges axes (``(1,136,28,28) -> (1,4,34,28,28)``
+    reads ``x[n, g*34 + c, y, x]``).  ``None`` when no finer pairing exists."""
+    groups, a, b = [], 0, 0
+    while a < len(shape) or b < len(new):
+        a1, b1 = a + 1 if a < len(shape) else a, b + 1 if b < len(new) else b
+        pa, pb = _math.prod(shape[a:a1]), _math.prod(new[b:b1])
+        while pa != pb:
+            if pa < pb and a1 < len(shape):
+                a1, pa = a1 + 1, pa * shape[a1]
+            elif pb < pa and b1 < len(new):
+                b1, pb = b1 + 1, pb * new[b1]
+            else:
+                return None
+        while a1 < len(shape) and shape[a1] == 1 and (b1 == len(new) or new[b1] != 1):
+            a1 += 1
+        while b1 < len(new) and new[b1] == 1 and (a1 == len(shape) or shape[a1] != 1):
+            b1 += 1
+        groups.append(((a, a1), (b, b1)))
+        a, b = a1, b1
+    return groups if len(groups) > 1 else None
 
 
 def flatten(x: te.Tensor, axis: int = 1) -> te.Tensor:
