@@ -202,3 +202,24 @@ def _load_foreign(tmp_path):
     so = tmp_path / "foreign.so"
     subprocess.run([shutil.which("cc") or "gcc", "-shared", "-fPIC", "-o", str(so), str(src)], check=True)
     graph.load_library(str(so))
+
+
+@pytest.mark.parametrize("op,shapes,attrs", [
+    ("pool2d", [(1, 8, 11, 13)], dict(pool_type="max", kernel=(3, 3), strides=(2, 2), padding=(1, 0, 1, 1),
+                                      ceil_mode=True)),
+    ("pool2d", [(1, 8, 11, 13)], dict(pool_type="avg", kernel=(3, 2), strides=(2, 1), padding=(1, 1, 0, 1),
+                                      count_include_pad=False)),
+    ("depthwise_conv2d", [(1, 8, 11, 13), (8, 2, 3, 3)], dict(strides=(2, 1), padding=(1, 0, 1, 2),
+                                                              dilation=(1, 2))),
+    ("lrn", [(1, 8, 11, 13)], dict(size=5, alpha=1e-3, beta=0.75, bias=2.0)),
+    ("conv2d", [(1, 8, 11, 13), (12, 4, 3, 3)], dict(strides=(1, 2), padding=(1, 1, 2, 0), groups=2)),
+])
+def test_numpy_twins_match_the_compiled_operator(op, shapes, attrs):
+    """Constant folding and the interpreter use the numpy twin; it must agree with the kernel."""
+    from graph.ops import get_op
+    from graph.ops.registry import evaluate_compiled
+
+    xs = [rand(*s) for s in shapes]
+    opdef = get_op(op)
+    np.testing.assert_allclose(opdef.evaluate(xs, attrs)[0], evaluate_compiled(opdef, xs, attrs)[0],
+                               rtol=1e-5, atol=1e-5)

@@ -93,8 +93,14 @@ def _depthwise_compute(xs, a):
     return [topi.nn.depthwise_conv2d_nchw(xs[0], xs[1], st, pad, dil)]
 
 
+def _np_depthwise(xs, a):
+    st, pad, dil = _conv_args(a)
+    padded = np.pad(xs[0], ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    return [topi.testing.depthwise_conv2d_python_nchw(padded, xs[1], st, 0, dil).astype(xs[0].dtype)]
+
+
 register("depthwise_conv2d", _depthwise_compute, OUT_ELEMWISE_FUSABLE,
-         lambda outs, a: topi.x86.schedule_depthwise_conv2d_nchw(outs), None, None,
+         lambda outs, a: topi.x86.schedule_depthwise_conv2d_nchw(outs), None, _np_depthwise,
          doc="NCHW data, kernel [C, multiplier, KH, KW]")
 
 
@@ -139,7 +145,14 @@ def _pool_compute(xs, a):
                            a.get("count_include_pad", True))]
 
 
-register("pool2d", _pool_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: topi.x86.schedule_pool(outs),
+def _np_pool(xs, a):
+    return [topi.testing.pool2d_python(xs[0], tuple(a["kernel"]), tuple(a.get("strides", (1, 1))),
+                                       tuple(a.get("dilation", (1, 1))), tuple(a.get("padding", (0, 0, 0, 0))),
+                                       a["pool_type"], a.get("ceil_mode", False), "NCHW",
+                                       a.get("count_include_pad", True)).astype(xs[0].dtype)]
+
+
+register("pool2d", _pool_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: topi.x86.schedule_pool(outs), None, _np_pool,
          doc="attrs: pool_type (max/avg), kernel, strides, dilation, padding, ceil_mode, count_include_pad")
 
 
@@ -172,7 +185,9 @@ def _lrn_compute(xs, a):
     return [topi.nn.lrn(xs[0], a["size"], 1, a.get("alpha", 1e-4), a.get("beta", 0.75), a.get("bias", 1.0))]
 
 
-register("lrn", _lrn_compute, OPAQUE, default_schedule, lambda v, a: [(v[0].shape, v[0].dtype)])
+register("lrn", _lrn_compute, OPAQUE, default_schedule, lambda v, a: [(v[0].shape, v[0].dtype)],
+         lambda xs, a: [topi.testing.lrn_python(xs[0], a["size"], 1, a.get("alpha", 1e-4), a.get("beta", 0.75),
+                                                a.get("bias", 1.0)).astype(xs[0].dtype)])
 
 
 def _batch_norm_compute(xs, a):
