@@ -1,6 +1,8 @@
 """topi.nn operators with their x86 schedules, against numpy and onnxruntime.
 
-Run ``python3 benchmarks/topi_nn.py``.  Every system is timed in interleaved
+Run ``python3 benchmarks/topi_nn.py`` (``--plain-dense`` adds dense over the
+unpacked ``[N, K]`` weight; the dense rows hand Tessera its weight block-packed
+once, see ``_dense_fn``).  Every system is timed in interleaved
 batches (a 0.25 s sleep before each, since BLAS and onnxruntime threads spin
 after a call and steal the cores); the table shows medians per call and the
 ratio ``baseline / tessera`` (above 1: tessera is faster).
@@ -21,7 +23,9 @@ import te
 from topi.nn.dense import dense
 from topi.nn.pooling import global_pool, pool2d
 from topi.nn.softmax import softmax
-from topi.x86.dense import schedule_dense
+from topi.x86.dense import (
+    default_dense_pack_config, dense_pack, pack_dense_weight_numpy, schedule_dense, schedule_dense_pack,
+)
 from topi.x86.pooling import schedule_pool
 from topi.x86.softmax import schedule_softmax
 
@@ -69,20 +73,37 @@ def _build(out, ins, sched):
     return codegen.build(sched(out), list(ins) + [out], name=out.op.name.replace(".", "_"))
 
 
-def workloads():
-    """``name -> (tessera_fn, {baseline: fn}, check)`` for the five kernels."""
+def _dense_fn(M: int, wt, packed: bool):
+    """The dense kernel and the weight it takes: block-packed once (``dense_pack``,
+    as a graph compiler folds a constant weight; onnxruntime prepacks at session
+    creation too) or the plain ``[N, K]`` weight (``dense``)."""
+    N, K = wt.shape
+    X = te.placeholder((M, K), name="X")
+    if not packed:
+        W = te.placeholder((N, K), name="W")
+        return _build(dense(X, W), [X, W], schedule_dense), wt
+    wk = pack_dense_weight_numpy(wt, default_dense_pack_config(M, N, K)["bn"])
+    W = te.placeholder(wk.shape, name="W")
+    return _build(dense_pack(X, W, units=N), [X, W], schedule_dense_pack), wk
+
+
+def workloads(plain_dense: bool = False):
+    """``name -> (tessera_fn, {baseline: fn}, check)`` for the five kernels (and dense
+    over the plain weight too with ``plain_dense``)."""
     import onnx.helper as oh
 
     w = {}
     for M in (1, 64):
-        X, W = te.placeholder((M, 2048), name="X"), te.placeholder((1000, 2048), name="W")
-        out = dense(X, W)
-        f = _build(out, [X, W], schedule_dense)
         x, wt, y = _rand(M, 2048, seed=1), _rand(1000, 2048, seed=2), np.zeros((M, 1000), np.float32)
+        f, wk = _dense_fn(M, wt, packed=True)
         ort = _ort(oh.make_node("Gemm", ["x", "w"], ["y"], transB=1), {"x": x, "w": wt}, [M, 1000])
-        w[f"dense {M}x2048->1000"] = (lambda f=f, x=x, wt=wt, y=y: f(x, wt, y),
-                                      {"numpy": lambda x=x, wt=wt: np.dot(x, wt.T), "onnxruntime": ort},
+        base = {"numpy": lambda x=x, wt=wt: np.dot(x, wt.T), "onnxruntime": ort}
+        w[f"dense {M}x2048->1000"] = (lambda f=f, x=x, wk=wk, y=y: f(x, wk, y), base,
                                       (y, lambda x=x, wt=wt: x @ wt.T))
+        if plain_dense:
+            f, _ = _dense_fn(M, wt, packed=False)
+            w[f"dense {M}x2048->1000 plain W"] = (lambda f=f, x=x, wt=wt, y=y: f(x, wt, y), base,
+                                                  (y, lambda x=x, wt=wt: x @ wt.T))
     X = te.placeholder((1, 64, 112, 112), name="X")
     f = _build(pool2d(X, 3, 2, 1, 1, "max"), [X], schedule_pool)
     x, y = _rand(1, 64, 112, 112, seed=3), np.zeros((1, 64, 56, 56), np.float32)
@@ -130,11 +151,11 @@ def measure(fns: dict) -> dict:
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
-def main() -> list:
+def main(plain_dense: bool = False) -> list:
     """Print the table; return rows ``(workload, tessera_ms, {baseline: ms})``."""
     rows = []
     print(f"{'workload':30s} {'tessera':>10s} {'numpy':>10s} {'ort':>10s} {'np/t':>6s} {'ort/t':>6s}")
-    for name, (fn, baselines, (y, want)) in workloads().items():
+    for name, (fn, baselines, (y, want)) in workloads(plain_dense).items():
         fn()
         np.testing.assert_allclose(y, want(), rtol=1e-3, atol=1e-3)
         t = measure({"tessera": fn, **{k: v for k, v in baselines.items() if v is not None}})
@@ -147,4 +168,4 @@ def main() -> list:
 
 
 if __name__ == "__main__":
-    main()
+    main(plain_dense="--plain-dense" in sys.argv[1:])

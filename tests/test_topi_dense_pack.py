@@ -1,0 +1,98 @@
+"""topi.x86.dense_pack: the block-packed dense against numpy, on guarded buffers.
+
+Shapes are chosen so that nothing divides: ``N`` not a multiple of the block
+``bn`` (the last weight block is zero-padded), ``K`` not a multiple of the
+reduction unroll ``ku``, ``M`` not a multiple of the register tile ``mr``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import check_build
+
+import te
+from topi.x86.dense import (
+    default_dense_pack_config, dense_pack, pack_dense_weight_numpy, schedule_dense_pack,
+)
+
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def _data(*shape, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, shape).astype("float32")
+
+
+def _check_packed(M, N, K, cfg=None, bias=False, relu=False):
+    """dense_pack over a numpy-packed weight (+ bias, relu), compared with ``x @ w.T``."""
+    cfg = cfg or default_dense_pack_config(M, N, K)
+    bn = cfg["bn"]
+    x, w, b = _data(M, K, seed=1), _data(N, K, seed=2), _data(N, seed=3)
+    wp = pack_dense_weight_numpy(w, bn)
+    X = te.placeholder((M, K), name="X")
+    W = te.placeholder(wp.shape, name="W")
+    B = te.placeholder((N,), name="B")
+    out = dense_pack(X, W, bias=B if bias else None, units=N)
+    if relu:
+        out = te.compute(out.shape, lambda i, j: te.max(out[i, j], te.const(0.0, "float32")),
+                         name="relu", tag="elemwise")
+    args, inputs = ([X, W, B], [x, wp, b]) if bias else ([X, W], [x, wp])
+
+    def want(*_):
+        y = x.astype("float64") @ w.T.astype("float64") + (b if bias else 0)
+        return np.maximum(y, 0) if relu else y
+
+    check_build(schedule_dense_pack(out, cfg), args + [out], want, inputs=inputs, **TOL)
+
+
+@pytest.mark.parametrize("M", [1, 3, 64])
+@pytest.mark.parametrize("N,K", [(1000, 2048), (1001, 2047), (7, 5)])
+def test_dense_pack(M, N, K):
+    _check_packed(M, N, K)
+
+
+@pytest.mark.parametrize("bn,mr,ku", [(16, 1, 1), (16, 4, 3), (32, 6, 4), (32, 2, 8), (64, 1, 4), (128, 3, 2)])
+def test_dense_pack_configs(bn, mr, ku):
+    cfg = default_dense_pack_config(5, 37, 13).with_values(bn=bn, mr=mr, ku=ku)
+    _check_packed(5, 37, 13, cfg)
+    _check_packed(17, 130, 19, cfg)
+
+
+@pytest.mark.parametrize("M", [1, 9])
+def test_dense_pack_epilogue(M):
+    _check_packed(M, 1001, 67, bias=True, relu=True)
+
+
+@pytest.mark.parametrize("M,N,K", [(1, 1000, 2048), (3, 7, 5), (10, 50, 33)])
+def test_dense_pack_plain_weight(M, N, K):
+    """A plain ``[N, K]`` weight is packed in a stage with the config's ``bn``."""
+    X = te.placeholder((M, K), name="X")
+    W = te.placeholder((N, K), name="W")
+    out = dense_pack(X, W)
+    assert tuple(int(d) for d in out.shape) == (M, N)
+    check_build(schedule_dense_pack(out), [X, W, out], lambda x, w: x @ w.T, **TOL)
+
+
+def test_pack_dense_weight_numpy_layout():
+    w = _data(37, 5)
+    wp = pack_dense_weight_numpy(w, 16)
+    assert wp.shape == (3, 5, 16) and wp.flags.c_contiguous
+    for n in range(48):
+        want = w[n] if n < 37 else np.zeros(5, np.float32)
+        np.testing.assert_array_equal(wp[n // 16, :, n % 16], want)
+
+
+def test_dense_pack_units_default_is_packed_width():
+    X = te.placeholder((2, 8), name="X")
+    W = te.placeholder((3, 8, 16), name="W")
+    assert tuple(int(d) for d in dense_pack(X, W).shape) == (2, 48)
+
+
+def test_dense_pack_errors():
+    X = te.placeholder((2, 8), name="X")
+    with pytest.raises(ValueError, match=r"dense_pack: data has K=8 but the packed weight \(3, 9, 16\) has K=9"):
+        dense_pack(X, te.placeholder((3, 9, 16), name="W"))
+    with pytest.raises(ValueError, match=r"dense_pack: units=49 must be in \[1, 48\]"):
+        dense_pack(X, te.placeholder((3, 8, 16), name="W"), units=49)
+    with pytest.raises(ValueError, match="dense_pack: argument 'weight' must have rank 3"):
+        dense_pack(X, te.placeholder((3, 8, 16, 1), name="W"))
