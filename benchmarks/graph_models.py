@@ -39,27 +39,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from graph.cli import differences, format_time, interleaved
+from graph.onnx.zoo import LIGHT_MODELS, light_model_path
 
-MODELS = [
-    "resnet50",
-    "densenet121",
-    "inception_v1",
-    "inception_v2",
-    "shufflenet",
-    "squeezenet",
-    "vgg19",
-    "bvlc_alexnet",
-    "zfnet512",
-]
+MODELS = LIGHT_MODELS
 THREADS = 2
 
 
 def model_path(name: str) -> str:
-    import onnx
 
-    return os.path.join(
-        os.path.dirname(onnx.__file__), "backend", "test", "data", "light", f"light_{name}.onnx"
-    )
+    return light_model_path(name)
 
 
 def select(patterns: list) -> list:

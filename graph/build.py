@@ -100,8 +100,9 @@ class GraphLibrary:
     def addresses(self) -> dict:
         """symbol -> native address (objects added to the process JIT once)."""
         if self._addresses is None:
-            from codegen import jit
             import llvmlite.binding as llvm
+
+            from codegen import jit
 
             eng = jit.engine()
             with jit._lock:

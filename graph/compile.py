@@ -22,7 +22,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-
 import te
 from graph.ops import get_op
 from graph.ops.registry import COMM_REDUCE, injective_schedule

@@ -28,15 +28,22 @@ from __future__ import annotations
 
 from graph.ir import Graph, Node, Value, constant_node
 from graph.ops import get_op
-from graph.ops.registry import (BROADCAST, COMM_REDUCE, INJECTIVE, OPAQUE, OUT_ELEMWISE_FUSABLE,
-                                PATTERN_NAMES, register)
+from graph.ops.registry import (
+    BROADCAST,
+    COMM_REDUCE,
+    INJECTIVE,
+    OPAQUE,
+    OUT_ELEMWISE_FUSABLE,
+    PATTERN_NAMES,
+    register,
+)
 
 # Small constants are folded into the kernel as immediates instead of arguments.
 INLINE_CONSTANT_ELEMENTS = 1
 
 
 class _Group:
-    __slots__ = ("nodes", "anchor", "pattern")
+    __slots__ = ("anchor", "nodes", "pattern")
 
     def __init__(self, node: Node, pattern: int):
         self.nodes = [node]

@@ -22,8 +22,8 @@ changes nothing returns the same graph object.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import numpy as np
 
@@ -35,7 +35,7 @@ class Value:
     name: str
     shape: tuple
     dtype: str
-    node: "Node | None" = None
+    node: Node | None = None
     index: int = 0
 
     @property
@@ -108,8 +108,10 @@ def constant_node(array: np.ndarray, name: str) -> Node:
     return node
 
 
-def topo_sort(outputs: Iterable[Value]) -> list:
-    """The nodes that ``outputs`` depend on, producers first (iterative DFS)."""
+def topo_sort(outputs: Iterable[Value], inputs_of=None) -> list:
+    """The nodes that ``outputs`` depend on, producers first (iterative DFS).
+
+    ``inputs_of(node)`` may restrict the edges followed (default: all inputs)."""
     order: list = []
     seen: set = set()
     for out in outputs:
@@ -119,9 +121,10 @@ def topo_sort(outputs: Iterable[Value]) -> list:
         seen.add(id(out.node))
         while stack:
             node, k = stack.pop()
-            if k < len(node.inputs):
+            inputs = node.inputs if inputs_of is None else inputs_of(node)
+            if k < len(inputs):
                 stack.append((node, k + 1))
-                src = node.inputs[k].node
+                src = inputs[k].node
                 if src is not None and id(src) not in seen:
                     seen.add(id(src))
                     stack.append((src, 0))
@@ -134,7 +137,7 @@ class Graph:
     """A dataflow graph: ``inputs`` (values without producer), ``nodes`` in
     topological order, ``outputs``.  Treat it as immutable; passes build new ones."""
 
-    __slots__ = ("inputs", "nodes", "outputs", "name")
+    __slots__ = ("inputs", "name", "nodes", "outputs")
 
     def __init__(self, inputs, nodes, outputs, name: str = "main"):
         self.inputs = tuple(inputs)
@@ -143,7 +146,7 @@ class Graph:
         self.name = name
 
     @classmethod
-    def from_outputs(cls, inputs, outputs, name: str = "main") -> "Graph":
+    def from_outputs(cls, inputs, outputs, name: str = "main") -> Graph:
         return cls(inputs, topo_sort(outputs), outputs, name)
 
     def input(self, name: str) -> Value:
@@ -213,6 +216,16 @@ def copy_node(node: Node, inputs) -> Node:
     return make_node(node.op, inputs, node.attrs, node.name, [v.name for v in node.outputs])
 
 
+def fresh_name(base: str, used: set, count: int) -> tuple:
+    """``base``, or ``base_<k>`` with the next free counter; marks it used. Returns (name, counter)."""
+    name = base
+    while name in used:
+        count += 1
+        name = f"{base}_{count}"
+    used.add(name)
+    return name, count
+
+
 class GraphBuilder:
     """Build a graph in Python: ``input``, ``const``, ``op``, then ``finish``."""
 
@@ -223,11 +236,7 @@ class GraphBuilder:
         self._count = 0
 
     def _fresh(self, base: str) -> str:
-        name = base
-        while name in self._names:
-            self._count += 1
-            name = f"{base}_{self._count}"
-        self._names.add(name)
+        name, self._count = fresh_name(base, self._names, self._count)
         return name
 
     def input(self, name: str, shape, dtype: str = "float32") -> Value:

@@ -31,21 +31,12 @@ import pytest
 from onnx import helper, numpy_helper
 
 import graph
+from graph.onnx.zoo import BACKEND_DATA, LIGHT_MODELS, light_model_path
 
 ort = pytest.importorskip("onnxruntime")
 
-DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
-LIGHT = [
-    "resnet50",
-    "densenet121",
-    "inception_v1",
-    "inception_v2",
-    "shufflenet",
-    "squeezenet",
-    "vgg19",
-    "bvlc_alexnet",
-    "zfnet512",
-]
+DATA = BACKEND_DATA
+LIGHT = LIGHT_MODELS
 RTOL, ATOL = 1e-3, 1e-5  # light models: atol is ATOL times the largest |expected|
 TORCH_RTOL, TORCH_ATOL = 1e-3, 1e-4
 LOGIT_STD = 3.0  # random weights: the classifier is rescaled so the softmax is neither flat nor one-hot
@@ -98,7 +89,7 @@ def assert_close(
 
 
 def light_path(name: str) -> str:
-    return os.path.join(DATA, "light", f"light_{name}.onnx")
+    return light_model_path(name)
 
 
 def seeded_input(model: onnx.ModelProto, seed: int = 0) -> dict:

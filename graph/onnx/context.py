@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from graph.ir import Value, constant_node, make_node
+from graph.ir import Value, constant_node, fresh_name, make_node
 from graph.onnx.fold import NotFoldable, fold_value
 
 
@@ -80,11 +80,7 @@ class Context:
 
     # ------------------------------------------------------------------ names
     def fresh(self, base: str) -> str:
-        name = base
-        while name in self._names:
-            self._count += 1
-            name = f"{base}_{self._count}"
-        self._names.add(name)
+        name, self._count = fresh_name(base, self._names, self._count)
         return name
 
     def _base(self, what: str) -> str:

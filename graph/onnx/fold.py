@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graph.ir import Value
+from graph.ir import Value, topo_sort
 
 
 class NotFoldable(Exception):
@@ -31,23 +31,7 @@ class NotFoldable(Exception):
 
 def _producers(value: Value) -> list:
     """Nodes to evaluate for ``value``, producers first; does not look behind ``shape_of``."""
-    order, seen = [], set()
-    if value.node is None:
-        return order
-    stack = [(value.node, 0)]
-    seen.add(id(value.node))
-    while stack:
-        node, k = stack.pop()
-        inputs = () if node.op == "shape_of" else node.inputs
-        if k < len(inputs):
-            stack.append((node, k + 1))
-            src = inputs[k].node
-            if src is not None and id(src) not in seen:
-                seen.add(id(src))
-                stack.append((src, 0))
-        else:
-            order.append(node)
-    return order
+    return topo_sort([value], lambda node: () if node.op == "shape_of" else node.inputs)
 
 
 def _leaf(value: Value, known: dict) -> np.ndarray:

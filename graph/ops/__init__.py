@@ -6,12 +6,25 @@ their operators on import: ``elemwise`` (unary and broadcast binary ops),
 ``nn`` (convolutions, dense, pooling, softmax, norms, reductions).
 """
 
-from graph.ops.registry import (  # noqa: F401
-    BROADCAST, COMM_REDUCE, ELEMWISE, INJECTIVE, OPAQUE, OUT_ELEMWISE_FUSABLE, PATTERN_NAMES,
-    OpDef, get_op, register, registered_ops,
+from graph.ops import (  # noqa: F401
+    elemwise,
+    extra,
+    nn,
+    transform,
 )
-from graph.ops import elemwise, nn, transform  # noqa: F401,E402
-from graph.ops import extra  # noqa: F401,E402
+from graph.ops.registry import (  # noqa: F401
+    BROADCAST,
+    COMM_REDUCE,
+    ELEMWISE,
+    INJECTIVE,
+    OPAQUE,
+    OUT_ELEMWISE_FUSABLE,
+    PATTERN_NAMES,
+    OpDef,
+    get_op,
+    register,
+    registered_ops,
+)
 
 
 def _register_constant() -> None:

@@ -14,8 +14,8 @@ Each graph operator is one ``OpDef``:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -40,10 +40,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from graph.ir import Graph
-from graph.passes.database import Pass, PassDatabase, PassProfile, PassStats  # noqa: F401
 from graph.fuse import fuse_ops
+from graph.ir import Graph
 from graph.passes.alter_conv_layout import alter_conv_layout
+from graph.passes.database import Pass, PassDatabase, PassProfile, PassStats  # noqa: F401
 from graph.passes.eliminate_dead_code import eliminate_dead_code
 from graph.passes.fold_constants import fold_constants
 from graph.passes.fold_scale_into_conv import fold_scale_into_conv
