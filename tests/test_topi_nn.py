@@ -25,7 +25,7 @@ from topi.testing import nn_ref as ref
 from topi.x86.batch_matmul import schedule_batch_matmul
 from topi.x86.dense import default_dense_config, schedule_dense, schedule_matmul
 from topi.x86.pooling import schedule_adaptive_pool, schedule_pool
-from topi.x86.softmax import schedule_softmax
+from topi.x86.softmax import default_softmax_config, max_lanes, schedule_softmax
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -157,13 +157,26 @@ def test_adaptive_pool(pool_type, size, layout):
 
 
 # ------------------------------------------------------- softmax and norms ---
-@pytest.mark.parametrize("shape,axis", [((5, 37), -1), ((3, 4, 19), -1), ((40, 1000), 1), ((3, 6, 5), 1)])
+@pytest.mark.parametrize("shape,axis", [((5, 37), -1), ((3, 4, 19), -1), ((40, 1000), 1), ((3, 6, 5), 1),
+                                        ((7, 1001), -1), ((65, 40), -1), ((9, 1024), -1)])
 @pytest.mark.parametrize("fn,ref_fn", [(softmax, ref.softmax_python), (log_softmax, ref.log_softmax_python)])
 def test_softmax(shape, axis, fn, ref_fn):
     X = te.placeholder(shape, name="X")
     out = fn(X, axis)
     check(schedule_softmax, out, [X], lambda x: ref_fn(x, axis), rtol=1e-5, atol=1e-6)
     check(generic.schedule_softmax, out, [X], lambda x: ref_fn(x, axis), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("rb,vec", [(1, 8), (4, 16), (8, 32), (16, 64)])
+def test_softmax_configs(rb, vec):
+    X = te.placeholder((70, 1000), name="X")
+    cfg = default_softmax_config(70, 1000).with_values(rb=rb, vec=vec)
+    check(lambda o: schedule_softmax(o, cfg), softmax(X), [X], lambda x: ref.softmax_python(x, 1),
+          rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_max_lanes():
+    assert [max_lanes(c) for c in (1000, 1024, 1001, 12, 7)] == [40, 64, None, 4, None]
 
 
 def test_softmax_vs_torch():
