@@ -223,3 +223,18 @@ def test_numpy_twins_match_the_compiled_operator(op, shapes, attrs):
     opdef = get_op(op)
     np.testing.assert_allclose(opdef.evaluate(xs, attrs)[0], evaluate_compiled(opdef, xs, attrs)[0],
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 300, 77), (5, 64, 130), (64, 96, 64)])
+def test_dense_weights_are_packed_and_fused_with_their_epilogue(m, k, n):
+    b = GraphBuilder()
+    x = b.input("x", (m, k))
+    w, bias = b.const(rand(n, k), "w"), b.const(rand(n), "b")
+    g = b.finish(b.op("relu", b.op("add", b.op("dense", x, w), bias)))
+    lib = graph.build(g)
+    (node,) = [n for n in lib.graph.nodes if n.op == "fused"]
+    assert [v.shape for v in node.inputs][1][2] == 64  # [N/bn, K, bn]
+    mod = lib.create_executor()
+    xv = rand(m, k)
+    mod.run(x=xv)
+    np.testing.assert_allclose(mod.get_output(0), interpret(g, {"x": xv})[0], rtol=1e-4, atol=1e-4)

@@ -14,6 +14,7 @@ import topi
 from graph.ops.registry import COMM_REDUCE, OPAQUE, OUT_ELEMWISE_FUSABLE, default_schedule, register
 from topi.nn.conv2d import out_size
 from topi.x86 import conv2d as x86conv
+from topi.x86 import dense as x86dense
 
 
 def _conv_args(a):
@@ -118,14 +119,38 @@ register("conv2d_transpose", _conv_transpose_compute, OUT_ELEMWISE_FUSABLE,
 
 def _dense_types(values, a):
     x, w = values
-    if len(x.shape) != 2 or len(w.shape) != 2 or x.shape[1] != w.shape[1]:
-        raise ValueError(f"dense expects data [M, K] and weight [N, K], got {x.shape} and {w.shape}")
-    return [((x.shape[0], w.shape[0]), x.dtype)]
+    k_w = w.shape[1]
+    n = a.get("units", w.shape[0]) if len(w.shape) == 3 else w.shape[0]
+    if len(x.shape) != 2 or len(w.shape) not in (2, 3) or x.shape[1] != k_w:
+        raise ValueError(f"dense expects data [M, K] and weight [N, K] (or packed [N/bn, K, bn]), "
+                         f"got {x.shape} and {w.shape}")
+    return [((x.shape[0], n), x.dtype)]
 
 
-register("dense", lambda xs, a: [topi.nn.dense(xs[0], xs[1])], OUT_ELEMWISE_FUSABLE,
-         lambda outs, a: topi.x86.schedule_dense(outs), _dense_types,
-         lambda xs, a: [(xs[0] @ xs[1].T).astype(xs[0].dtype)], doc="data [M, K] x weight [N, K]")
+def _dense_compute(xs, a):
+    if len(xs[1].shape) == 3:
+        return [topi.x86.dense_pack(xs[0], xs[1], units=a.get("units"))]
+    return [topi.nn.dense(xs[0], xs[1])]
+
+
+def _dense_schedule(outs, a):
+    if a.get("units") is not None:
+        return topi.x86.schedule_dense_pack(outs)
+    return topi.x86.schedule_dense(outs)
+
+
+def _np_dense(xs, a):
+    w = xs[1]
+    if w.ndim == 3:
+        w = w.transpose(0, 2, 1).reshape(-1, w.shape[1])[: a["units"]]
+    return [(xs[0] @ w.T).astype(xs[0].dtype)]
+
+
+register("dense", _dense_compute, OUT_ELEMWISE_FUSABLE, _dense_schedule, _dense_types, _np_dense,
+         doc="data [M, K] x weight [N, K], or a packed weight [N/bn, K, bn] with attrs units=N")
+register("pack_dense_weight", lambda xs, a: [x86dense.pack_dense_weight(xs[0], a["bn"])], OPAQUE,
+         default_schedule, None, lambda xs, a: [x86dense.pack_dense_weight_numpy(xs[0], a["bn"])],
+         doc="[N, K] -> [N/bn, K, bn] (folded on constant weights)")
 
 
 def _batch_matmul_compute(xs, a):
