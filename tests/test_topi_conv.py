@@ -250,3 +250,23 @@ def test_conv2d_nchw_x86_grouped_too_narrow_is_refused():
     A, W = te.placeholder((1, 12, 5, 5)), te.placeholder((12, 4, 1, 1))
     with pytest.raises(ValueError, match="groups=3 leave 4 output channels per group"):
         topi.x86.conv2d_nchw_x86(A, W, 1, 0, 1, groups=3)
+
+
+@pytest.mark.parametrize("ic,oc,size,stride,in_place", [
+    (32, 48, 15, 1, True), (16, 32, 13, 1, None), (32, 16, 8, 1, False), (32, 32, 16, 2, False),
+])
+def test_conv2d_1x1_reads_nchw_data_in_place(ic, oc, size, stride, in_place):
+    """A 1x1 stride-1 unpadded conv skips the data packing stage when its width needs no padding."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((1, ic, size, size)).astype("float32")
+    w = rng.standard_normal((oc, ic, 1, 1)).astype("float32")
+    A, W = te.placeholder(a.shape, name="A"), te.placeholder(w.shape, name="W")
+    C = topi.x86.conv2d_nchw_x86(A, W, stride, 0, 1)
+    s = topi.x86.schedule_conv2d_nchw(C)
+    text = str(schedule.lower(s, [A, W, C]))
+    if in_place is not None:
+        assert ("data_vec" not in text) == in_place
+    out = np.zeros(tuple(int(d) for d in C.shape), "float32")
+    codegen.build(s, [A, W, C])(a, w, out)
+    ref = topi.testing.conv2d_nchw_python(a, w, stride, 0)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)

@@ -31,6 +31,9 @@ MAX_ACC = 16  # vector accumulators kept in registers (LLVM spills past ~20 of t
 VEC = 16  # float32 lanes of one zmm register
 
 
+IN_PLACE_MIN_PLANE = 14 * 14
+
+
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -201,11 +204,29 @@ def _find_conv(out_op):
     raise ValueError(f"schedule_conv2d_NCHWc: no conv2d_NCHWc stage under output '{out_op.name}'")
 
 
+def _reads_in_place(conv_op, data_vec_op) -> bool:
+    """A 1x1, stride-1, unpadded conv over a wide enough plane reads NCHW data in place:
+    packing would only copy it (the register tile broadcasts one scalar per
+    channel and column either way).  Measured on ResNet-50's 1x1 layers at 56x56,
+    28x28 and 14x14: 10-40% faster; at 7x7 and stride 2 the packed copy wins."""
+    wl = conv_op.attrs.get("workload")
+    if data_vec_op.name != "data_vec" or wl is None or wl[0] != "conv2d_nchw":
+        return False
+    _, dshape, kshape, stride, pads = wl[:5]
+    _, _, oh, ow, _ = get_const_tuple(conv_op.output(0).shape)
+    return (tuple(kshape[2:4]) == (1, 1) and tuple(stride) == (1, 1) and not any(pads)
+            and ow == dshape[3] and oh * ow >= IN_PLACE_MIN_PLANE)
+
+
 def _schedule_inputs(s, conv_op) -> None:
-    """Compute padding and packing stages at the root, parallel and vectorized."""
+    """Compute padding and packing stages at the root, parallel and vectorized
+    (or inline the data packing where the conv reads the data in place)."""
     for t in conv_op.input_tensors:
         op = t.op
         if not isinstance(op, te.ComputeOp):
+            continue
+        if _reads_in_place(conv_op, op):
+            s[op].compute_inline()
             continue
         axes = list(s[op].op.axis)
         fused = s[op].fuse(*axes[:3])
