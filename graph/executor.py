@@ -30,7 +30,10 @@ from codegen.module import data_pointer
 class GraphModule:
     """Runs an execution plan: ``set_input``, ``run``, ``get_output``."""
 
-    def __init__(self, plan: dict, constants: list, addresses: dict, lib=None):
+    def __init__(self, plan, constants: list | None = None, addresses: dict | None = None, lib=None):
+        if constants is None:  # GraphModule(lib), as classic TVM's graph_runtime.GraphModule
+            lib = plan
+            plan, constants, addresses = _plan_of(lib)
         self.lib = lib
         self.plan = plan
         self._arena = np.zeros(max(plan["arena_bytes"], 64) + 64, np.uint8)
@@ -131,3 +134,13 @@ class GraphModule:
                 self.run()
             results.append((time.perf_counter() - t) / number)
         return results
+
+
+def _plan_of(lib) -> tuple:
+    """(plan, constants, addresses) of a built or a loaded library."""
+    if hasattr(lib, "execution_plan"):
+        return lib.execution_plan(), lib.constants(), lib.addresses()
+    if hasattr(lib, "plan") and hasattr(lib, "addresses"):
+        return lib.plan, lib._constants, lib.addresses()
+    raise TypeError(f"GraphModule: expects a library from graph.build or graph.load_library, "
+                    f"got {type(lib).__name__}")

@@ -238,3 +238,15 @@ def test_dense_weights_are_packed_and_fused_with_their_epilogue(m, k, n):
     xv = rand(m, k)
     mod.run(x=xv)
     np.testing.assert_allclose(mod.get_output(0), interpret(g, {"x": xv})[0], rtol=1e-4, atol=1e-4)
+
+
+def test_graph_module_wraps_a_library_as_in_classic_tvm():
+    g = small_net()
+    lib = graph.build(g)
+    m = graph.GraphModule(lib)
+    x = rand(1, 3, 17, 13)
+    m.set_input("data", x)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0), interpret(g, {"data": x})[0], rtol=1e-4, atol=1e-5)
+    with pytest.raises(TypeError, match="expects a library"):
+        graph.GraphModule(42)
