@@ -382,7 +382,8 @@ def check_counts(args) -> None:
             raise CliError(f"--{flag} {value}: must be at least 1")
 
 
-def cmd_run(args, log: Log) -> int:
+def prepared(args, log: Log) -> tuple:
+    """The model loaded or built, its executor fed and run once, and the input arrays."""
     check_counts(args)
     set_threads(args.threads)
     model = load(args.model, args, log)
@@ -391,6 +392,11 @@ def cmd_run(args, log: Log) -> int:
     m = model.executor()
     m.set_input(**arrays)
     m.run()
+    return model, m, arrays
+
+
+def cmd_run(args, log: Log) -> int:
+    model, m, _ = prepared(args, log)
     for k, name in enumerate(m.output_names()):
         print(summarize(name, m.get_output(k)))
     samples = interleaved({"tessera": m.run}, args.repeat or 5, args.number, settle=0.0)["tessera"]
@@ -419,14 +425,7 @@ def ort_session(path: str | None, threads: int) -> tuple:
 
 
 def cmd_bench(args, log: Log) -> int:
-    check_counts(args)
-    set_threads(args.threads)
-    model = load(args.model, args, log)
-    set_threads(args.threads, model.lib)
-    arrays = model_inputs(model, args, log)
-    m = model.executor()
-    m.set_input(**arrays)
-    m.run()
+    model, m, arrays = prepared(args, log)
     fns = {"tessera": m.run}
     sess, why_not = ort_session(model.onnx_path, args.threads)
     status = 0
