@@ -13,6 +13,8 @@ Signatures are classic TVM's: ``stride`` and ``dilation`` an int or a pair,
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import te
 from topi import tag
 from topi.nn.pad import pad_spatial
@@ -82,6 +84,26 @@ def _spatial(op, data_shape, kernel_shape, hw, khw, stride, padding, dilation):
     return (sh, sw), (dh, dw), (top, left, bottom, right), (oh, ow)
 
 
+class Window(NamedTuple):
+    """What every direct convolution sets up: strides, dilations, pads, output
+    extent, the padded input and the reduce axes over the kernel window."""
+
+    stride: tuple
+    dilation: tuple
+    pads: tuple
+    out_hw: tuple
+    padded: te.Tensor
+    ry: te.IterVar
+    rx: te.IterVar
+
+
+def conv_window(op, data, dshape, kshape, hw, khw, stride, padding, dilation, layout: str) -> Window:
+    st, dil, pads, out_hw = _spatial(op, dshape, kshape, hw, khw, stride, padding, dilation)
+    padded = pad_spatial(data, pads, layout)
+    return Window(st, dil, pads, out_hw, padded, te.reduce_axis((0, khw[0]), "ry"),
+                  te.reduce_axis((0, khw[1]), "rx"))
+
+
 def _check_channels(op, data_shape, kernel_shape, have: int, want: int) -> None:
     if have != want:
         raise ValueError(
@@ -122,13 +144,10 @@ def group_conv2d_nchw(data, kernel, stride, padding, dilation, groups: int, out_
         raise ValueError(f"{op}: argument groups={groups} must divide the input channels of data "
                          f"{dshape} and the output channels of kernel {kshape}")
     _check_channels(op, dshape, kshape, ic // groups, icg)
-    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
-                                                          stride, padding, dilation)
+    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx = conv_window(
+        op, data, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation, "NCHW")
     out_dtype = out_dtype or data.dtype
-    padded = pad_spatial(data, (t, l, b, r), "NCHW")
     rc = te.reduce_axis((0, icg), "rc")
-    ry = te.reduce_axis((0, kh), "ry")
-    rx = te.reduce_axis((0, kw), "rx")
     ocg = oc // groups
 
     def body(nn, ff, yy, xx):
@@ -162,12 +181,9 @@ def conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=None):
     n, h, w, ic = dshape
     kh, kw, kic, oc = kshape
     _check_channels(op, dshape, kshape, ic, kic)
-    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
-                                                          stride, padding, dilation)
+    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx = conv_window(
+        op, data, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation, "NHWC")
     out_dtype = out_dtype or data.dtype
-    padded = pad_spatial(data, (t, l, b, r), "NHWC")
-    ry = te.reduce_axis((0, kh), "ry")
-    rx = te.reduce_axis((0, kw), "rx")
     rc = te.reduce_axis((0, ic), "rc")
     return te.compute(
         (n, oh, ow, oc),

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import te
 from topi import tag
-from topi.nn.conv2d import _mul, _spatial
-from topi.nn.pad import pad_spatial
+from topi.nn.conv2d import _mul, conv_window
 from topi.utils import get_const_tuple
 
 
@@ -48,12 +47,9 @@ def depthwise_conv2d_nchw(data, kernel, stride, padding, dilation, out_dtype=Non
     _check(op, dshape, kshape, dshape[1] if len(dshape) == 4 else -1, kshape[0] if kshape else -1)
     n, c, h, w = dshape
     _, m, kh, kw = kshape
-    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
-                                                          stride, padding, dilation)
+    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx = conv_window(
+        op, data, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation, "NCHW")
     out_dtype = out_dtype or data.dtype
-    padded = pad_spatial(data, (t, l, b, r), "NCHW")
-    ry = te.reduce_axis((0, kh), "ry")
-    rx = te.reduce_axis((0, kw), "rx")
     return te.compute(
         (n, c * m, oh, ow),
         lambda b_, f, y, x: te.sum(_mul(padded[b_, f // m, y * sh + ry * dh, x * sw + rx * dw],
@@ -74,12 +70,9 @@ def depthwise_conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=Non
     _check(op, dshape, kshape, dshape[3] if len(dshape) == 4 else -1, kshape[2] if len(kshape) > 2 else -1)
     n, h, w, c = dshape
     kh, kw, _, m = kshape
-    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow) = _spatial(op, dshape, kshape, (h, w), (kh, kw),
-                                                          stride, padding, dilation)
+    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx = conv_window(
+        op, data, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation, "NHWC")
     out_dtype = out_dtype or data.dtype
-    padded = pad_spatial(data, (t, l, b, r), "NHWC")
-    ry = te.reduce_axis((0, kh), "ry")
-    rx = te.reduce_axis((0, kw), "rx")
     return te.compute(
         (n, oh, ow, c * m),
         lambda b_, y, x, f: te.sum(_mul(padded[b_, y * sh + ry * dh, x * sw + rx * dw, f // m],
