@@ -118,15 +118,25 @@ def _tensor(op):
     return Tensor(op, 0)
 
 
-def _schedule(outs, cfg: Config | None, tag: str):
+def _anchored(outs, tag: str):
+    """(schedule, output op, static anchor tagged ``tag``), or None where only the
+    generic schedule applies (several outputs, no anchor, symbolic extents)."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     if len(outs) > 1:
-        return default_schedule(outs)
+        return None
     out_op = outs[0].op
     s = te.create_schedule([out_op])
     anchor = _find_anchor(s, out_op, tag)
     if anchor is None or len(out_op.axis) < 2 or not _static(anchor):
+        return None
+    return s, out_op, anchor
+
+
+def _schedule(outs, cfg: Config | None, tag: str):
+    found = _anchored(outs, tag)
+    if found is None:
         return default_schedule(outs)
+    s, out_op, anchor = found
     schedule_dense_op(s, anchor, out_op, cfg)
     return s
 
@@ -348,14 +358,10 @@ def schedule_dense_pack(outs, cfg: Config | None = None):
     -------
     schedule.Schedule
     """
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    if len(outs) > 1:
+    found = _anchored(outs, DENSE_PACK)
+    if found is None:
         return default_schedule(outs)
-    out_op = outs[0].op
-    s = te.create_schedule([out_op])
-    anchor = _find_anchor(s, out_op, DENSE_PACK)
-    if anchor is None or not _static(anchor):
-        return default_schedule(outs)
+    s, out_op, anchor = found
     M, nb, bn = (get_const_int(iv.dom.extent) for iv in anchor.axis)
     K = get_const_int(anchor.reduce_axis[0].dom.extent)
     cfg = (cfg or default_dense_pack_config(M, nb * bn, K)).with_values(bn=bn)
