@@ -39,6 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from graph.cli import differences, format_time, interleaved
+from graph.cli import ort_session as cli_ort_session
 from graph.onnx.zoo import LIGHT_MODELS, light_model_path
 
 MODELS = LIGHT_MODELS
@@ -113,13 +114,8 @@ def compile_times(name: str, cache_dir: str) -> dict:
 
 # ------------------------------------------------------------------ timing
 def ort_session(name: str):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = THREADS
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    return ort.InferenceSession(model_path(name), options, providers=["CPUExecutionProvider"])
+    """onnxruntime with THREADS intra-op threads, or None where it is missing or refuses the model."""
+    return cli_ort_session(model_path(name), THREADS)[0]
 
 
 def seeded_feed(lib) -> dict:
@@ -146,10 +142,7 @@ def bench_model(name: str, repeat: int, cold: bool) -> dict:
     feed = seeded_feed(lib)
     m.set_input(**feed)
     fns = {"tessera": m.run}
-    try:
-        sess = ort_session(name)
-    except ImportError:
-        sess = None
+    sess = ort_session(name)
     if sess is not None:
         m.run()
         ref = sess.run(None, feed)
@@ -252,10 +245,7 @@ if pytest is not None:
         lib, m = _executor(name)
         feed = seeded_feed(lib)
         extra = {"model": name, "arena_bytes": lib.plan.arena_bytes, "naive_bytes": lib.plan.naive_bytes}
-        try:
-            sess = ort_session(name)
-        except ImportError:
-            sess = None
+        sess = ort_session(name)
         if sess is not None:
             m.run()
             np.testing.assert_allclose(m.get_output(0), sess.run(None, feed)[0], rtol=1e-3, atol=1e-5)
