@@ -24,7 +24,7 @@ from te.simplify import can_prove, const_bounds, simplify
 from te.visitor import collect_reads
 from schedule.errors import ScheduleError
 from schedule.interval import interval_of, union
-from schedule.relations import Fuse, Split
+from schedule.relations import Fuse, Singleton, Split
 
 
 @dataclass
@@ -79,23 +79,30 @@ def _pass_down(stage, info: LoopInfo, ranges: dict) -> None:
             ext = info.extent[rel.parent]
             if rel.factor is not None:
                 f = rel.factor
-                info.extent[rel.inner] = f
+                info.extent[rel.inner] = _tight(f, ext, ranges)
                 info.extent[rel.outer] = simplify(E.FloorDiv(ext + f - 1, f, "int32"), ranges)
-                covered = simplify(info.extent[rel.outer] * f, ranges)
+                covered = simplify(info.extent[rel.outer] * info.extent[rel.inner], ranges)
             else:
                 p = rel.nparts
                 inner = simplify(E.FloorDiv(ext + p - 1, p, "int32"), ranges)
-                info.extent[rel.outer] = p
+                info.extent[rel.outer] = _tight(p, ext, ranges)
                 info.extent[rel.inner] = inner
-                covered = simplify(inner * p, ranges)
+                covered = simplify(inner * info.extent[rel.outer], ranges)
             if not can_prove(E.LE(covered, ext, "bool"), ranges):
                 info.guards.append(rel.parent)
         elif isinstance(rel, Fuse):
             info.extent[rel.fused] = simplify(info.extent[rel.outer] * info.extent[rel.inner], ranges)
+        elif isinstance(rel, Singleton):
+            info.extent[rel.iv] = E.const(1)
     for iv in stage.leaf_iter_vars:
         ext = info.extent[iv]
         hi = const_bounds(simplify(ext - 1, ranges), ranges)[1]
         ranges[iv.var] = (0, hi)
+
+
+def _tight(part: E.Expr, ext: E.Expr, ranges: dict) -> E.Expr:
+    """A split part never exceeds its parent: an extent-8 axis split by 32 has inner 8 (TVM)."""
+    return ext if can_prove(E.LE(ext, part, "bool"), ranges) else part
 
 
 def _pass_up(stage, info: LoopInfo, ranges: dict) -> None:

@@ -2,6 +2,7 @@
 
 ``Split``: ``parent = outer * factor + inner`` (``inner`` in ``[0, factor)``).
 ``Fuse``:  ``fused = outer * extent(inner) + inner``.
+``Singleton``: a new outermost axis of extent 1 (``fuse()`` of no axes, as TVM).
 Bounds inference and loop-nest building interpret these; nothing else does.
 """
 
@@ -26,3 +27,8 @@ class Fuse:
     outer: IterVar
     inner: IterVar
     fused: IterVar
+
+
+@dataclass(frozen=True, eq=False)
+class Singleton:
+    iv: IterVar

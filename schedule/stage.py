@@ -13,7 +13,7 @@ from te import expr as E
 from te.simplify import simplify
 from te.tensor import ComputeOp, PlaceholderOp
 from schedule.errors import ScheduleError
-from schedule.relations import Fuse, Split
+from schedule.relations import Fuse, Singleton, Split
 
 LEGAL_PRAGMAS = ("auto_unroll_max_step", "unroll_explicit", "parallel_launch_point")
 
@@ -102,11 +102,12 @@ class Stage:
             )
         value = _positive_int(factor if factor is not None else nparts, self, parent)
         ext = _extent(parent)
+        short = isinstance(ext, E.IntImm) and ext.value < value  # never wider than the parent
         if factor is not None:
             outer_ext = None if ext is None else simplify(E.FloorDiv(ext + (value - 1), E.const(value), "int32"))
-            inner_ext = E.const(value)
+            inner_ext = ext if short else E.const(value)
         else:
-            outer_ext = E.const(value)
+            outer_ext = ext if short else E.const(value)
             inner_ext = None if ext is None else simplify(E.FloorDiv(ext + (value - 1), E.const(value), "int32"))
         outer = _derived(parent, ".outer", outer_ext)
         inner = _derived(parent, ".inner", inner_ext)
@@ -133,8 +134,12 @@ class Stage:
         """
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
-        if not args:
-            raise ValueError(f"fuse in stage '{self.name}': give at least one axis")
+        if not args:  # TVM: a new outermost axis of extent 1 (a 0-d stage gets one loop)
+            single = E.IterVar(E.Range(E.const(0), E.const(1)), E.Var("singleton"))
+            self.leaf_iter_vars.insert(0, single)
+            self.all_iter_vars.append(single)
+            self.relations.append(Singleton(single))
+            return single
         fused = self._check_leaf(args[0], "fuse")
         for iv in args[1:]:
             fused = self._fuse_pair(fused, self._check_leaf(iv, "fuse"))

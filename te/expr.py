@@ -38,8 +38,12 @@ class Expr:
     def __pos__(self): return self
 
     # comparisons build nodes, never bools --------------------------------
-    def __eq__(self, o): return binary_op(EQ, self, o)  # type: ignore[override]
-    def __ne__(self, o): return binary_op(NE, self, o)  # type: ignore[override]
+    def __eq__(self, o):  # type: ignore[override]
+        return binary_op(EQ, self, o) if _comparable(o) else NotImplemented
+
+    def __ne__(self, o):  # type: ignore[override]
+        return binary_op(NE, self, o) if _comparable(o) else NotImplemented
+
     def __lt__(self, o): return binary_op(LT, self, o)
     def __le__(self, o): return binary_op(LE, self, o)
     def __gt__(self, o): return binary_op(GT, self, o)
@@ -59,6 +63,10 @@ class Expr:
             "conditions and te.if_then_else(cond, a, b) to select a value"
         )
 
+    def same_as(self, other) -> bool:
+        """Identity, as classic TVM's ``same_as`` (two ``Var("i")`` are not the same)."""
+        return self is other
+
     def astype(self, dtype: str) -> Expr:
         """Cast to ``dtype`` (``x.astype("float16")``)."""
         return cast(self, dtype)
@@ -77,6 +85,17 @@ class Expr:
         return "; ".join(lets) + f"; {expr_str(self, names)}"
 
     __str__ = __repr__
+
+
+def _comparable(o) -> bool:
+    """Operands ``==`` builds a node for; anything else compares by identity (False)."""
+    import numpy as np
+
+    if isinstance(o, (Expr, bool, int, float, np.generic)):
+        return True
+    from te.tensor import Tensor
+
+    return isinstance(o, Tensor) and len(o.shape) == 0
 
 
 def node(cls):
@@ -145,8 +164,29 @@ class CmpOp(BinaryOp):
     __slots__ = ()
 
 
-class EQ(CmpOp): __slots__ = ()
-class NE(CmpOp): __slots__ = ()
+class EQ(CmpOp):
+    """``a == b``; between two variables (or axes) its truth value is identity (TVM)."""
+    __slots__ = ()
+
+    def __bool__(self):
+        return _identity(self, equal=True)
+
+
+class NE(CmpOp):
+    __slots__ = ()
+
+    def __bool__(self):
+        return _identity(self, equal=False)
+
+
+def _identity(e: CmpOp, equal: bool) -> bool:
+    """``iv in leaf_iter_vars``, ``axes.index(iv)``, ``tuple(axes) == (xo, xi)``."""
+    if isinstance(e.a, Var) and isinstance(e.b, Var):
+        return (e.a is e.b) == equal
+    return Expr.__bool__(e)
+
+
+
 class LT(CmpOp): __slots__ = ()
 class LE(CmpOp): __slots__ = ()
 class GT(CmpOp): __slots__ = ()

