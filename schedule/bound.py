@@ -149,29 +149,23 @@ def _required_region(sch, stage, bodies, infos, ranges) -> list:
             f"[{', '.join(iv.var.name for iv in consumer.leaf_iter_vars)}]. "
             f"Call compute_at with one of those."
         )
-    cinfo = infos[consumer]
-    pos = E.index_of(consumer.leaf_iter_vars, axis)
-    ranged = {}
-    for iv in consumer.leaf_iter_vars[pos + 1:]:
-        ranged[iv.var] = (E.const(0), simplify(cinfo.extent[iv] - 1, ranges))
-    root_vars = list(consumer.op.axis) + list(consumer.op.reduce_axis)
-    actual = {}
-    for iv in root_vars:
-        actual[iv.var] = interval_of(cinfo.root_min[iv] + cinfo.value[iv], ranged, ranges)
     region = None
-    found = False
-    for read in _reads_of(bodies[consumer], stage, sch):
-        found = True
-        box = []
-        for idx in read.indices:
-            box.append(_index_interval(idx, actual, ranges))
-        region = box if region is None else [union(a, b, ranges) for a, b in zip(region, box)]
-    if not found:
+    readers = [c for c in sch.stages if c in infos and _reads_of(bodies[c], stage, sch)]
+    if not readers:
         raise ScheduleError(
             f"In schedule for stage '{stage.name}': compute_at stage '{consumer.name}', but "
-            f"'{consumer.name}' does not read '{stage.name}' directly. Attach it to its "
-            f"direct consumer ({[s.name for s in sch.consumers(stage)]})."
+            f"no stage computed inside it reads '{stage.name}'. Attach it to one of its "
+            f"consumers ({[s.name for s in sch.consumers(stage)]})."
         )
+    for reader in readers:
+        ranged = _relaxed_loops(stage, reader, infos, ranges)
+        cinfo = infos[reader]
+        actual = {}
+        for iv in list(reader.op.axis) + list(reader.op.reduce_axis):
+            actual[iv.var] = _relax(cinfo.root_min[iv] + cinfo.value[iv], ranged, ranges)
+        for read in _reads_of(bodies[reader], stage, sch):
+            box = [_index_interval(idx, actual, ranges) for idx in read.indices]
+            region = box if region is None else [union(a, b, ranges) for a, b in zip(region, box)]
     out = []
     for d, shape_d in enumerate(stage.op.shape):
         iv = region[d]
@@ -186,6 +180,61 @@ def _required_region(sch, stage, bodies, infos, ranges) -> list:
         alloc = raw_ext if isinstance(raw_ext, E.IntImm) else _bound_of(ext, ranges, shape_d)
         out.append((clo, ext, alloc))
     return out
+
+
+def _relaxed_loops(stage, reader, infos, ranges) -> dict:
+    """Loops that run within one iteration of ``stage``'s attach loop, around ``reader``.
+
+    ``reader`` is the attach stage itself (its loops inside the attach axis
+    vary) or a stage attached, directly or through others, at or inside that
+    axis (all of its loops, and those of the stages between, vary too): TVM's
+    rule for ``s[AA].compute_at(s[B], xo)`` when ``B.local`` reads ``AA``.
+    """
+    target, axis = stage.attach_stage, stage.attach_ivar
+    ranged: dict = {}
+    cur, inner_axis = reader, None
+    while cur is not target:
+        if cur.attach_type != "scope":
+            raise ScheduleError(
+                f"In schedule for stage '{stage.name}': it is computed at loop "
+                f"'{axis.var.name}' of stage '{target.name}', but its consumer "
+                f"'{reader.name}' is computed outside that loop ({_where(reader)}). "
+                f"Attach '{reader.name}' inside '{target.name}' at '{axis.var.name}' or deeper, "
+                f"or attach '{stage.name}' to '{reader.name}'."
+            )
+        for iv in cur.leaf_iter_vars:
+            ranged[iv.var] = (E.const(0), simplify(infos[cur].extent[iv] - 1, ranges))
+        cur, inner_axis = cur.attach_stage, cur.attach_ivar
+    pos = E.index_of(target.leaf_iter_vars, axis)
+    if inner_axis is not None and E.index_of(target.leaf_iter_vars, inner_axis) < pos:
+        raise ScheduleError(
+            f"In schedule for stage '{stage.name}': it is computed at loop '{axis.var.name}' of "
+            f"stage '{target.name}', but its consumer '{reader.name}' is computed outside that "
+            f"loop (at '{inner_axis.var.name}'). Attach '{stage.name}' at "
+            f"'{inner_axis.var.name}' or further out."
+        )
+    for iv in target.leaf_iter_vars[pos + 1:]:
+        ranged[iv.var] = (E.const(0), simplify(infos[target].extent[iv] - 1, ranges))
+    return ranged
+
+
+def _where(st) -> str:
+    if st.attach_type == "scope":
+        return f"at loop '{st.attach_ivar.var.name}' of stage '{st.attach_stage.name}'"
+    return "at root"
+
+
+def _relax(e: E.Expr, ranged: dict, ranges: dict):
+    """Interval of ``e`` over ``ranged``, repeated while bounds still name a ranged loop."""
+    from te.visitor import collect_vars
+
+    iv = interval_of(e, ranged, ranges)
+    for _ in range(4):
+        if iv is None or not any(v in ranged for v in collect_vars(iv[0]) | collect_vars(iv[1])):
+            return iv
+        lo, hi = interval_of(iv[0], ranged, ranges), interval_of(iv[1], ranged, ranges)
+        iv = None if lo is None or hi is None else (lo[0], hi[1])
+    return None
 
 
 def _index_interval(idx, actual: dict, ranges: dict):

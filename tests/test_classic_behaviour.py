@@ -66,3 +66,35 @@ def test_fuse_of_no_axes_on_0d_stage_is_a_singleton():
     s[T].parallel(x)
     a = np.arange(4, dtype="float32")
     check_build(s, [A, T], lambda a: np.array(a[1] + a[2], dtype="float32"), inputs=[a])
+
+
+# 2. compute_at across cache stages ------------------------------------------------
+def _cached_rowsum(n):
+    A = te.placeholder((n, n), name="A")
+    k = te.reduce_axis((0, n), name="k")
+    B = te.compute((n, n), lambda i, j: te.sum(A[i, k] * A[j, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    AA = s.cache_read(A, "local", [B])
+    BB = s.cache_write(B, "local")
+    return A, B, AA, BB, s
+
+
+@pytest.mark.parametrize("n", [64, 50])
+@pytest.mark.parametrize("deeper", [False, True])
+def test_cache_read_computed_at_the_cache_writes_consumer(n, deeper):
+    A, B, AA, BB, s = _cached_rowsum(n)
+    xo, xi = s[B].split(B.op.axis[0], factor=8)
+    s[BB].compute_at(s[B], xi if deeper else xo)
+    s[AA].compute_at(s[B], xo)  # B reads B.local, which reads A.local
+    text = str(schedule.lower(s, [A, B]))
+    assert "allocate A.local" in text
+    check_build(s, [A, B], lambda a: a @ a.T, rtol=1e-4, atol=1e-4)
+
+
+def test_cache_read_outside_its_consumers_loop_is_refused():
+    A, B, AA, BB, s = _cached_rowsum(16)
+    xo, xi = s[B].split(B.op.axis[0], factor=8)
+    s[AA].compute_at(s[B], xo)  # but B.local stays at root, before B's loops
+    with pytest.raises(schedule.ScheduleError,
+                       match=r"'A.local'.*consumer 'B.local' is computed outside that loop \(at root\)"):
+        schedule.lower(s, [A, B])
