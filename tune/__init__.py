@@ -1,0 +1,1 @@
+"""tune: the auto-tuner.  ``from tune import autotvm`` (classic AutoTVM: templates, tuners, records)."""

@@ -1,0 +1,121 @@
+"""Dispatch contexts: which config a template gets when it asks ``autotvm.get_config()``.
+
+A stack per thread, innermost first.  ``ApplyConfig(cfg)`` answers every
+query with ``cfg`` (task creation, tuning); ``ApplyHistoryBest(records)``
+answers with the best record for the same workload *and* target (a record
+measured on another CPU is never applied); with no answer the template gets a
+``FallbackConfigEntity`` (its own defaults, ``cfg.is_fallback`` true).
+
+>>> with autotvm.apply_history_best("matmul.log"):
+...     s, args = matmul(512, 512, 512, "float32")   # the best record's config
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from tune.autotvm.space import ConfigSpace, FallbackConfigEntity
+
+logger = logging.getLogger("autotvm")
+_local = threading.local()
+
+
+def _stack() -> list:
+    st = getattr(_local, "stack", None)
+    if st is None:
+        st = _local.stack = []
+    return st
+
+
+def target_key(target) -> str:
+    """The canonical target text records carry: CPU name and every enabled feature."""
+    from codegen.target import create
+
+    return str(create(target))
+
+
+class DispatchContext:
+    """Base: ``query(target, workload)`` returns a config or None (ask the next context)."""
+
+    def query(self, target, workload) -> ConfigSpace | None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _stack().remove(self)
+
+    @staticmethod
+    def current() -> "DispatchContext | None":
+        st = _stack()
+        return st[-1] if st else None
+
+
+def query(target, workload) -> ConfigSpace:
+    """The config for ``workload`` on ``target``: the innermost context that answers, else a fallback."""
+    for ctx in reversed(_stack()):
+        cfg = ctx.query(target, workload)
+        if cfg is not None:
+            return cfg
+    return FallbackConfigEntity()
+
+
+class ApplyConfig(DispatchContext):
+    """Answers every query with one config."""
+
+    def __init__(self, config: ConfigSpace):
+        self._config = config
+
+    def query(self, target, workload) -> ConfigSpace:
+        return self._config
+
+
+class ApplyHistoryBest(DispatchContext):
+    """The best measured config per (target, workload) of some records (a path or (input, result) pairs)."""
+
+    def __init__(self, records):
+        from tune.autotvm.record import best_by_workload, load_from_file
+
+        if isinstance(records, (str, bytes)) or hasattr(records, "__fspath__"):
+            records = load_from_file(records)
+        self.best = best_by_workload(records)
+        self._workloads = {wl for _, wl in self.best}
+        self._warned: set = set()
+
+    def query(self, target, workload) -> ConfigSpace | None:
+        if workload is None:
+            return None
+        key = target_key(target)
+        hit = self.best.get((key, workload))
+        if hit is not None:
+            return hit[0].config
+        if workload in self._workloads and workload not in self._warned:
+            self._warned.add(workload)
+            logger.warning("apply_history_best: records for %s exist only for other targets, not %s; "
+                           "the template's fallback config is used", workload, key)
+        return None
+
+
+def apply_history_best(records) -> ApplyHistoryBest:
+    """``with apply_history_best("x.log"):`` templates inside get their best records' configs."""
+    return ApplyHistoryBest(records)
+
+
+class FallbackContext(DispatchContext):
+    """Answers with fallback configs, one per (target, workload), so a template's defaults stick."""
+
+    def __init__(self):
+        self.memory: dict = {}
+
+    def query(self, target, workload) -> ConfigSpace:
+        key = (target_key(target), workload)
+        if key not in self.memory:
+            self.memory[key] = FallbackConfigEntity()
+        return self.memory[key]
+
+
+__all__ = ["DispatchContext", "ApplyConfig", "ApplyHistoryBest", "apply_history_best", "FallbackContext",
+           "query", "target_key"]

@@ -1,0 +1,41 @@
+"""Named errors of the tuner: every failure a user can cause says what, where and what to do."""
+
+from __future__ import annotations
+
+
+class TuneError(Exception):
+    """Base of the tuner's errors."""
+
+
+class TemplateNotFoundError(TuneError, KeyError):
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class TemplateError(TuneError):
+    """A template raised while it was being instantiated (defining its space, or with a config)."""
+
+
+class KnobError(TuneError, ValueError):
+    """A knob defined twice with different candidates, or a bad definition."""
+
+
+class MissingKnobError(TuneError, KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class TunerNotFoundError(TuneError, ValueError):
+    """An unknown tuner name."""
+
+
+class RecordError(TuneError, ValueError):
+    """An unreadable record file or record line."""
+
+
+class InstantiationError(TuneError):
+    """The template cannot be instantiated with this config (classic ``InstantiationError``)."""
+
+
+__all__ = ["TuneError", "TemplateNotFoundError", "TemplateError", "KnobError", "MissingKnobError",
+           "TunerNotFoundError", "RecordError", "InstantiationError"]

@@ -1,0 +1,17 @@
+"""Measuring candidates: builders (compile in workers), runners (time in a separate process)."""
+
+from tune.autotvm.measure.local import LocalBuilder, LocalRunner
+from tune.autotvm.measure.measure import (BuildResult, MeasureErrorNo, MeasureInput, MeasureResult,
+                                          create_measure_batch, measure_option)
+
+
+def __getattr__(name):
+    if name == "DaskRunner":  # imported on use: dask is an optional extra
+        from tune.autotvm.measure.dask_runner import DaskRunner
+
+        return DaskRunner
+    raise AttributeError(f"module 'tune.autotvm.measure' has no attribute {name!r}")
+
+
+__all__ = ["LocalBuilder", "LocalRunner", "DaskRunner", "MeasureErrorNo", "MeasureInput", "MeasureResult",
+           "BuildResult", "measure_option", "create_measure_batch"]

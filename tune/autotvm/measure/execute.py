@@ -1,0 +1,223 @@
+"""What the worker processes do: build a candidate to object code, load and time it.
+
+Both halves run in children (``Worker``), never in the tuner's process:
+
+* ``build_candidate``: instantiate the template with the config, lower,
+  emit LLVM IR, optimise, and emit relocatable object code (bytes);
+* ``run_candidate``: add the object code to this process's JIT (which holds
+  the thread-pool runtime the kernel calls), check the output against the
+  reference (the fallback config's build, on the same random inputs), then
+  time it as ``time_evaluator`` does (``number`` calls per repeat, repeats
+  grown to ``min_repeat_ms``, caches optionally flushed before each repeat).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+
+import numpy as np
+
+CHECK_RTOL = 1e-3
+
+
+def warm_runner() -> None:
+    """Worker init: the JIT engine and its runtime, so the first measurement pays nothing."""
+    from codegen import jit
+
+    jit.engine()
+
+
+def warm_builder() -> None:
+    from codegen import jit
+
+    jit.target_machine()
+    import schedule  # noqa: F401
+
+
+def compile_object(sch, args, name: str, lowered=None) -> dict:
+    """Lower and compile ``sch`` to object code: ``{"obj", "symbol", "specs", "name"}``.
+
+    The steps are ``codegen.build``'s, ending in an object file instead of the
+    JIT, so that another process can load it.  ``lowered``: already lowered.
+    """
+    from schedule.lower import lower
+    from codegen import jit
+    from codegen.build import _c_name, _specs
+    from codegen.llvm_ir import CodeGen
+
+    if lowered is None:
+        lowered = lower(sch, args, name=name)
+    gen = CodeGen(lowered.name)
+    fn = gen.add_function(lowered)
+    raw = str(gen.module)
+    symbol = f"{_c_name(name)}_{hashlib.sha1(raw.encode()).hexdigest()[:16]}"
+    mod = jit.parse(raw.replace(f'@"{fn.name}"(', f'@"{symbol}"('))
+    jit.optimize(mod)
+    obj = jit.target_machine().emit_object(mod)
+    specs = [dataclasses.asdict(p) for p in _specs(lowered)]
+    return {"obj": obj, "symbol": symbol, "specs": specs, "name": name}
+
+
+def build_candidate(payload: dict) -> dict:
+    """Instantiate ``payload["task"]`` with ``payload["config"]`` and compile it (in a builder worker)."""
+    from tune.autotvm.errors import TuneError
+    from tune.autotvm.measure.measure import MeasureErrorNo
+
+    t0 = time.perf_counter()
+    task, config, lowered = payload["task"], payload["config"], payload.get("lowered")
+    sch = args = None
+    if lowered is None:
+        try:
+            sch, args = task.instantiate(config)
+        except TuneError as err:
+            return {"error_no": MeasureErrorNo.INSTANTIATION_ERROR, "error": str(err),
+                    "time": time.perf_counter() - t0}
+    try:
+        with task.target:
+            out = compile_object(sch, args, kernel_name(task.name), lowered)
+    except Exception as err:
+        return {"error_no": MeasureErrorNo.COMPILE_HOST, "error": f"{type(err).__name__}: {err}",
+                "time": time.perf_counter() - t0}
+    out.update(error_no=0, error="", time=time.perf_counter() - t0)
+    return out
+
+
+def lower_here(task, config) -> dict | None:
+    """For a template defined in ``__main__`` (a script the workers cannot import): instantiate
+    and lower in this process; the worker only compiles.  Returns an error dict, or None."""
+    from schedule.lower import lower
+    from tune.autotvm.errors import TuneError
+    from tune.autotvm.measure.measure import MeasureErrorNo
+
+    try:
+        sch, args = task.instantiate(config)
+    except TuneError as err:
+        return {"error_no": MeasureErrorNo.INSTANTIATION_ERROR, "error": str(err)}
+    try:
+        with task.target:
+            return {"lowered": lower(sch, args, name=kernel_name(task.name))}
+    except Exception as err:
+        return {"error_no": MeasureErrorNo.COMPILE_HOST, "error": f"{type(err).__name__}: {err}"}
+
+
+def kernel_name(task_name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in task_name) or "kernel"
+
+
+# ------------------------------------------------------------------ runner --
+_loaded: dict = {}  # symbol -> Module (object files stay loaded for the life of the worker)
+_refs: dict = {}  # reference key -> (inputs, outputs)
+_flush: dict = {}
+
+
+def load_object(build: dict):
+    """The ``codegen.Module`` of a built candidate, its object code added to this process's JIT."""
+    import llvmlite.binding as llvm
+
+    from codegen import jit
+    from codegen.module import Module, ParamSpec
+
+    sym = build["symbol"]
+    hit = _loaded.get(sym)
+    if hit is None:
+        eng = jit.engine()
+        objf = llvm.ObjectFileRef.from_data(build["obj"])
+        with jit._lock:
+            eng.add_object_file(objf)
+            eng.finalize_object()
+            addr = eng.get_function_address(sym)
+        if not addr:
+            raise RuntimeError(f"object code of {build['name']} lacks its symbol {sym}")
+        specs = [ParamSpec(**{**p, "shape": tuple(p["shape"])}) for p in build["specs"]]
+        hit = _loaded[sym] = (Module(build["name"], sym, specs, addr), objf)
+    return hit[0]
+
+
+def random_arguments(specs: list, seed: int) -> list:
+    """Inputs drawn from a seeded generator; outputs filled with NaN (or -7), so an unwritten element shows."""
+    rng = np.random.default_rng(seed)
+    args = []
+    for p in specs:
+        if p["kind"] != "buffer" or any(not isinstance(d, int) for d in p["shape"]):
+            raise ValueError(f"argument {p['name']!r} has no constant shape; tuning needs constant shapes")
+        shape, dtype = tuple(p["shape"]), np.dtype(p["dtype"])
+        if p["is_output"]:
+            args.append(np.full(shape, np.nan if dtype.kind == "f" else -7, dtype=dtype))
+        elif dtype.kind == "f":
+            args.append(rng.uniform(-1, 1, size=shape).astype(dtype))
+        else:
+            args.append(rng.integers(0, 4, size=shape).astype(dtype))
+    return args
+
+
+def _reference(ref: dict) -> tuple:
+    hit = _refs.get(ref["key"])
+    if hit is None:
+        mod = load_object(ref)
+        args = random_arguments(ref["specs"], ref.get("seed", 0))
+        mod(*args)
+        outs = [a.copy() for a, p in zip(args, ref["specs"]) if p["is_output"]]
+        hit = _refs[ref["key"]] = ([None if p["is_output"] else a for a, p in zip(args, ref["specs"])], outs)
+    return hit
+
+
+def check_output(build: dict, ref: dict) -> str:
+    """'' when the candidate computes the reference's outputs; else what differs."""
+    if [(p["dtype"], tuple(p["shape"])) for p in build["specs"]] != \
+            [(p["dtype"], tuple(p["shape"])) for p in ref["specs"]]:
+        return ""  # different argument layouts: not comparable
+    inputs, ref_outs = _reference(ref)
+    mod = load_object(build)
+    outs = random_arguments([p for p in build["specs"] if p["is_output"]], 0)
+    it = iter(outs)
+    args = [next(it) if a is None else a for a in inputs]
+    mod(*args)
+    for k, (got, want) in enumerate(zip(outs, ref_outs)):
+        tol = CHECK_RTOL * max(1.0, float(np.nanmax(np.abs(want))) if want.size else 1.0)
+        if got.shape != want.shape or not np.allclose(got, want, rtol=CHECK_RTOL, atol=tol):
+            bad = int(np.sum(~np.isclose(got, want, rtol=CHECK_RTOL, atol=tol)))
+            return f"output {k} differs from the reference (fallback config) in {bad} of {want.size} elements"
+    return ""
+
+
+def _flush_cache() -> None:
+    buf = _flush.get("buf")
+    if buf is None:
+        buf = _flush["buf"] = np.zeros(64 << 20 >> 2, dtype=np.float32)  # 64 MiB: beyond any L3 slice
+    buf += 1.0
+
+
+def run_candidate(payload: dict) -> dict:
+    """Check and time one build; ``{"costs", "wrong"}`` (costs in seconds per call)."""
+    build, ref = payload["build"], payload.get("ref")
+    if ref is not None:
+        wrong = check_output(build, ref)
+        if wrong:
+            return {"costs": [], "wrong": wrong}
+    mod = load_object(build)
+    args = random_arguments(build["specs"], 1)
+    raw = mod._check(args)
+    fn = mod._fn
+    fn(*raw)
+    number, min_ms = payload["number"], payload["min_repeat_ms"]
+    costs = []
+    for _ in range(payload["repeat"]):
+        if payload["flush"]:
+            _flush_cache()
+        n = number
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn(*raw)
+            elapsed = time.perf_counter() - t0
+            if elapsed * 1e3 >= min_ms or n >= 1 << 24:
+                break
+            n = max(n * 2, int(n * min_ms / max(elapsed * 1e3, 1e-3)) + 1)
+        costs.append(elapsed / n)
+    return {"costs": costs, "wrong": ""}
+
+
+__all__ = ["compile_object", "build_candidate", "run_candidate", "load_object", "check_output",
+           "random_arguments", "warm_runner", "warm_builder"]

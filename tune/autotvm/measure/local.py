@@ -1,0 +1,155 @@
+"""``LocalBuilder`` (parallel worker processes) and ``LocalRunner`` (one measuring process).
+
+A batch is built first, ``n_parallel`` candidates at a time, then run one at
+a time: no measurement ever shares the CPU with a build.  A failure costs its
+trial only (an error number in its result); a dead or hung worker is killed
+and a fresh one started for the next candidate.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from tune.autotvm.measure.measure import BuildResult, MeasureErrorNo, MeasureResult, error_result
+from tune.autotvm.measure.worker import Worker
+
+_EXEC = "tune.autotvm.measure.execute"
+
+
+class LocalBuilder:
+    """Compiles candidates in ``n_parallel`` worker processes (default: the CPUs of this process)."""
+
+    def __init__(self, timeout: float = 10, n_parallel: int | None = None, build_func: str = "default"):
+        if build_func not in ("default", "object"):
+            raise ValueError(f"LocalBuilder: unknown build_func {build_func!r}; this builder emits object code")
+        self.timeout = float(timeout)
+        self.n_parallel = int(n_parallel or len(os.sched_getaffinity(0)))
+        self._idle: queue.Queue = queue.Queue()
+        self._workers = [Worker(f"{_EXEC}:warm_builder", f"tune-builder-{k}") for k in range(self.n_parallel)]
+        for w in self._workers:
+            self._idle.put(w)
+        self._pool = ThreadPoolExecutor(self.n_parallel, thread_name_prefix="tune-build")
+        self.task = None
+        self._refs: dict = {}
+
+    def set_task(self, task) -> None:
+        self.task = task
+
+    def build(self, measure_inputs: list) -> list[BuildResult]:
+        return list(self._pool.map(self._build_one, measure_inputs))
+
+    def _build_one(self, inp) -> BuildResult:
+        t0 = time.perf_counter()
+        payload = {"task": inp.task, "config": inp.config}
+        if inp.task.module in (None, "__main__"):  # not importable in a worker: lower here
+            from tune.autotvm.measure.execute import lower_here
+
+            here = lower_here(inp.task, inp.config)
+            if "error_no" in here:
+                return BuildResult(None, here["error_no"], here["error"], time.perf_counter() - t0)
+            payload.update(here)
+        worker = self._idle.get()
+        try:
+            status, value = worker.call(f"{_EXEC}:build_candidate", payload, self.timeout)
+        except RuntimeError as err:  # the worker cannot start at all
+            status, value = "error", str(err)
+        finally:
+            self._idle.put(worker)
+        dt = time.perf_counter() - t0
+        if status == "ok":
+            if value["error_no"]:
+                return BuildResult(None, value["error_no"], value["error"], dt)
+            return BuildResult(value, 0, "", dt)
+        if status == "timeout":
+            return BuildResult(None, MeasureErrorNo.BUILD_TIMEOUT, f"build exceeded {self.timeout:g} s", dt)
+        return BuildResult(None, MeasureErrorNo.COMPILE_HOST, f"builder: {value}", dt)
+
+    def build_reference(self, task) -> dict | None:
+        """The build of ``task``'s fallback config: the answer every candidate is checked against."""
+        from tune.autotvm.measure.measure import MeasureInput
+
+        key = (task.target_key, task.workload)
+        if key not in self._refs:
+            res = self._build_one(MeasureInput(task.target, task, task.default_config()))
+            ref = None
+            if res.build is not None:
+                ref = dict(res.build, key=repr(key), seed=0)
+            self._refs[key] = ref
+        return self._refs[key]
+
+    def close(self) -> None:
+        for w in self._workers:
+            w.close()
+        self._pool.shutdown(wait=False)
+
+
+def run_result(status: str, value, build: BuildResult, t_run: float, timeout: float) -> MeasureResult:
+    """A runner worker's answer as a MeasureResult (shared by LocalRunner and DaskRunner)."""
+    all_cost = build.time_cost + t_run
+    if status == "ok":
+        if value["wrong"]:
+            return error_result(MeasureErrorNo.WRONG_ANSWER, value["wrong"], all_cost)
+        return MeasureResult(tuple(value["costs"]), 0, all_cost, time.time())
+    if status == "timeout":
+        return error_result(MeasureErrorNo.RUN_TIMEOUT, f"run exceeded {timeout:g} s", all_cost)
+    return error_result(MeasureErrorNo.RUNTIME_DEVICE, f"runner: {value}", all_cost)
+
+
+class LocalRunner:
+    """Times candidates in one separate process, one at a time.
+
+    Parameters follow classic AutoTVM: ``number`` calls per repeat, ``repeat``
+    repeats (one cost each), repeats lengthened to at least ``min_repeat_ms``,
+    ``timeout`` seconds per candidate, ``cooldown_interval`` seconds of rest
+    between candidates, ``enable_cpu_cache_flush`` (flush the caches before
+    each repeat).  ``check_correctness`` compares each candidate's output with
+    the fallback config's on random inputs (a mismatch: ``WRONG_ANSWER``).
+    """
+
+    def __init__(self, timeout: float = 10, number: int = 4, repeat: int = 3, min_repeat_ms: float = 0,
+                 cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False,
+                 check_correctness: bool = True):
+        if number < 1 or repeat < 1:
+            raise ValueError(f"LocalRunner: number and repeat must be >= 1, got {number}, {repeat}")
+        self.timeout = float(timeout)
+        self.number, self.repeat, self.min_repeat_ms = int(number), int(repeat), float(min_repeat_ms)
+        self.cooldown_interval = float(cooldown_interval)
+        self.enable_cpu_cache_flush = bool(enable_cpu_cache_flush)
+        self.check_correctness = bool(check_correctness)
+        self.worker = Worker(f"{_EXEC}:warm_runner", "tune-runner")
+        self.task = None
+        self.ref = None
+
+    def set_task(self, task, reference: dict | None = None) -> None:
+        self.task, self.ref = task, reference
+
+    def payload(self, build: dict) -> dict:
+        return {"build": build, "ref": self.ref, "number": self.number, "repeat": self.repeat,
+                "min_repeat_ms": self.min_repeat_ms, "flush": self.enable_cpu_cache_flush}
+
+    def run(self, measure_inputs: list, build_results: list) -> list[MeasureResult]:
+        out = []
+        for k, (inp, build) in enumerate(zip(measure_inputs, build_results)):
+            if build.build is None:
+                out.append(error_result(build.error_no, build.error, build.time_cost))
+                continue
+            if k and self.cooldown_interval > 0:
+                time.sleep(self.cooldown_interval)
+            try:
+                self.worker.start()
+            except RuntimeError as err:
+                out.append(error_result(MeasureErrorNo.RUNTIME_DEVICE, str(err), build.time_cost))
+                continue
+            t0 = time.perf_counter()
+            status, value = self.worker.call(f"{_EXEC}:run_candidate", self.payload(build.build), self.timeout)
+            out.append(run_result(status, value, build, time.perf_counter() - t0, self.timeout))
+        return out
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+__all__ = ["LocalBuilder", "LocalRunner", "run_result"]

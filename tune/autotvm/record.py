@@ -1,0 +1,158 @@
+"""Tuning records: JSON lines, one measurement a line, appended and flushed as measured.
+
+The current schema (``"schema": 1``)::
+
+    {"schema": 1,
+     "input": {"target": "llvm -mcpu=znver4 -mattr=+avx,...", "task": "tutorial/matmul",
+               "args": [512, 512, 512, "float32"]},
+     "config": {"index": 35, "code_hash": null, "entity": [["tile_y", "sp", [64, 8]], ...]},
+     "result": {"costs": [0.0011, 0.0010], "error_no": 0, "all_cost": 0.31, "timestamp": 1763860000.0}}
+
+The loader also reads classic TVM's two formats: v0.7-v0.12
+(``{"input": [target, name, args, kwargs], "config": ..., "result": [costs,
+error_no, all_cost, timestamp], "version": 0.2}``) and v0.6
+(``{"i": [...], "r": [...], "v": 0.1}``).  A malformed line is reported with
+its line number (a ``RecordWarning``) and skipped; nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+
+from tune.autotvm.errors import RecordError
+from tune.autotvm.measure.measure import MeasureInput, MeasureResult
+from tune.autotvm.space import ConfigEntity
+from tune.autotvm.task import Task, args_to_workload
+
+SCHEMA = 1
+
+
+class RecordWarning(UserWarning):
+    """A record line that could not be read (and was skipped)."""
+
+
+def _jsonable(x):
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+def encode(inp: MeasureInput, result: MeasureResult, protocol: str = "json") -> str:
+    """One record line (no newline)."""
+    if protocol != "json":
+        raise RecordError(f"record.encode: unknown protocol {protocol!r}; records are JSON lines")
+    from tune.autotvm.dispatch import target_key
+
+    costs = [c if isinstance(c, (int, float)) else str(c) for c in result.costs]
+    row = {
+        "schema": SCHEMA,
+        "input": {"target": target_key(inp.target), "task": inp.task.name, "args": _jsonable(inp.task.args)},
+        "config": inp.config.to_json_dict(),
+        "result": {"costs": costs, "error_no": int(result.error_no), "all_cost": float(result.all_cost),
+                   "timestamp": float(result.timestamp)},
+    }
+    return json.dumps(row)
+
+
+def _tuplify(x):
+    return tuple(_tuplify(v) for v in x) if isinstance(x, list) else x
+
+
+def _task(target: str, name: str, args) -> Task:
+    try:
+        return Task(name, _tuplify(list(args)), target)
+    except ValueError as err:
+        raise RecordError(f"target {target!r} of the record cannot be read: {err}") from None
+
+
+def decode(line: str, protocol: str = "json") -> tuple:
+    """``(MeasureInput, MeasureResult)`` of one line, of any schema written so far."""
+    row = json.loads(line)
+    if not isinstance(row, dict):
+        raise RecordError("a record line must be a JSON object")
+    if row.get("schema") == 1:
+        i, r = row["input"], row["result"]
+        task = _task(i["target"], i["task"], i["args"])
+        config = ConfigEntity.from_json_dict(row["config"])
+        res = MeasureResult(tuple(r["costs"]), int(r["error_no"]), float(r["all_cost"]), float(r["timestamp"]))
+    elif "input" in row and "result" in row:  # classic TVM v0.7-v0.12 ("version": 0.2)
+        target, name, args = row["input"][:3]
+        task = _task(target, name, args)
+        config = ConfigEntity.from_json_dict(row["config"])
+        costs, error_no, all_cost, stamp = row["result"]
+        res = MeasureResult(tuple(costs), int(error_no), float(all_cost), float(stamp))
+    elif "i" in row and "r" in row:  # classic TVM v0.6 ("v": 0.1)
+        target, name, args = row["i"][:3]
+        cfg = row["i"][5]
+        task = _task(target, name, args)
+        config = ConfigEntity.from_json_dict({"index": cfg.get("i", -1), "code_hash": cfg.get("c"),
+                                              "entity": cfg["e"]})
+        costs, error_no, all_cost, stamp = row["r"]
+        res = MeasureResult(tuple(costs), int(error_no), float(all_cost), float(stamp))
+    else:
+        raise RecordError(f"unknown record schema (keys {sorted(row)}); this version reads schema 1 and "
+                          f"classic TVM's v0.1 / v0.2 records")
+    return MeasureInput(task.target, task, config), res
+
+
+def load_from_file(filename):
+    """Yield ``(MeasureInput, MeasureResult)`` of every readable line; warn about (and skip) the rest."""
+    try:
+        fh = open(filename, encoding="utf-8")
+    except OSError as err:
+        raise RecordError(f"cannot read tuning records {os.fspath(filename)!r}: {err.strerror}") from None
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield decode(line)
+            except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecordError) as err:
+                warnings.warn(f"{os.fspath(filename)}:{lineno}: skipped a malformed record: "
+                              f"{type(err).__name__}: {err}", RecordWarning, stacklevel=2)
+
+
+def load_records(records) -> list:
+    """Records given as a path or as (input, result) pairs, as a list of pairs."""
+    if isinstance(records, (str, bytes)) or hasattr(records, "__fspath__"):
+        return list(load_from_file(records))
+    return list(records)
+
+
+def save_to_file(records, filename) -> None:
+    with open(filename, "a", encoding="utf-8") as fh:
+        for inp, res in records:
+            fh.write(encode(inp, res) + "\n")
+
+
+def _mean(costs) -> float:
+    return sum(costs) / len(costs)
+
+
+def best_by_workload(records) -> dict:
+    """``{(target text, workload): (input, result)}``: the fastest successful record of each."""
+    from tune.autotvm.dispatch import target_key
+
+    best: dict = {}
+    for inp, res in records:
+        if res.error_no != 0 or not res.costs:
+            continue
+        key = (target_key(inp.target), args_to_workload(inp.task.args, inp.task.name))
+        old = best.get(key)
+        if old is None or _mean(res.costs) < _mean(old[1].costs):
+            best[key] = (inp, res)
+    return best
+
+
+def pick_best(in_file, out_file) -> None:
+    """Write the best record of each (target, workload) of ``in_file`` to ``out_file``."""
+    best = best_by_workload(load_records(in_file))
+    with open(out_file, "w", encoding="utf-8") as fh:
+        for inp, res in best.values():
+            fh.write(encode(inp, res) + "\n")
+
+
+__all__ = ["encode", "decode", "load_from_file", "load_records", "save_to_file", "pick_best",
+           "best_by_workload", "RecordWarning", "SCHEMA"]

@@ -1,0 +1,223 @@
+"""Config spaces: what a template may choose (``ConfigSpace``) and one choice (``ConfigEntity``).
+
+A template asks ``cfg = autotvm.get_config()`` and defines its knobs on it.
+Three kinds of ``cfg`` answer the same calls:
+
+* ``ConfigSpace`` while a task is created: ``define_*`` collects the spaces;
+  ``cfg[name]`` is the first entity, so the template runs through once.
+* ``ConfigEntity`` while tuning or under ``apply_history_best``: one point of
+  the space (its ``index``); ``define_*`` are no-ops.
+* ``FallbackConfigEntity`` with no record: ``define_*`` collects as a space,
+  ``cfg[name]`` is the first entity unless the template set its own default
+  (``if cfg.is_fallback: cfg["tile_x"] = SplitEntity([-1, 8])``).
+
+The space is the product of the knob spaces; index ``i`` picks entity
+``i % len(k1)`` of the first knob, then divides, and so on (as classic TVM).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from tune.autotvm.errors import KnobError, MissingKnobError
+from tune.autotvm.knobs import (ENTITY_OF_KIND, AnnotateSpace, OtherOptionEntity, OtherOptionSpace,
+                                ReorderSpace, SplitEntity, SplitSpace, VirtualAxis, axis_extent)
+
+
+class ConfigSpace:
+    """The knobs of a template and their legal values."""
+
+    is_fallback = False
+
+    def __init__(self):
+        self.space_map: dict = {}
+        self._entity_map: dict = {}
+        self._collect = True
+        self.flop = 0
+        self.code_hash = None
+        self.errors: list = []
+
+    # ------------------------------------------------------------ defining --
+    def axis(self, var) -> VirtualAxis:
+        return VirtualAxis(axis_extent(var, "cfg.axis"), getattr(var, "name", "axis"))
+
+    reduce_axis = axis
+
+    def define_split(self, name: str, axis, policy: str = "factors", **kwargs) -> list:
+        """Split ``axis`` into ``num_outputs`` loops; see :class:`SplitSpace` for the policies."""
+        num = kwargs.get("num_outputs", 2)
+        if self._collect:
+            extent = axis_extent(axis, f"define_split {name!r}")
+            self._add(name, lambda: SplitSpace(extent, policy, num, kwargs.get("max_factor"),
+                                               kwargs.get("filter"), kwargs.get("candidate"), name))
+        return [VirtualAxis(-1, f"{name}.{k}") for k in range(num)]
+
+    def define_knob(self, name: str, candidate) -> None:
+        """A knob with a list of candidate values (``cfg[name].val`` reads the choice)."""
+        if self._collect:
+            self._add(name, lambda: OtherOptionSpace(candidate, name))
+
+    def define_reorder(self, name: str, axes, policy: str = "all", **kwargs) -> None:
+        if self._collect:
+            self._add(name, lambda: ReorderSpace(axes, policy, kwargs.get("candidate"), name))
+
+    def define_annotate(self, name: str, axes, policy: str = "try_unroll", **kwargs) -> None:
+        if self._collect:
+            self._add(name, lambda: AnnotateSpace(axes, policy, kwargs.get("candidate"), name))
+
+    def _add(self, name: str, make) -> None:
+        space = make()
+        old = self.space_map.get(name)
+        if old is not None:
+            if not old.same(space):
+                raise KnobError(
+                    f"knob {name!r} defined twice with different candidates: first {old!r}, then {space!r}; "
+                    f"give each knob one definition (or a distinct name)")
+            return
+        self.space_map[name] = space
+        self._entity_map.setdefault(name, space[0])
+
+    def add_flop(self, flop) -> None:
+        """Floating-point operations of one call (GFLOP/s in progress bars and records)."""
+        self.flop += float(flop)
+
+    def raise_error(self, msg: str) -> None:
+        """Mark this config invalid (the measurement becomes an instantiation error)."""
+        self.errors.append(msg)
+
+    def valid(self) -> bool:
+        return not self.errors
+
+    # ------------------------------------------------------------- reading --
+    def __getitem__(self, name: str):
+        try:
+            return self._entity_map[name]
+        except KeyError:
+            raise MissingKnobError(
+                f"config has no knob {name!r}; knobs: {list(self._entity_map) or 'none'}. "
+                f"Define it first (cfg.define_split / define_knob / define_reorder / define_annotate)") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entity_map
+
+    def __len__(self) -> int:
+        return math.prod(len(s) for s in self.space_map.values())
+
+    def get(self, index: int) -> "ConfigEntity":
+        """The config at ``index`` (0 <= index < len(space))."""
+        n = len(self)
+        if not 0 <= index < n:
+            raise IndexError(f"config index {index} out of range; this space has {n} configs")
+        entities, t = {}, index
+        for name, space in self.space_map.items():
+            entities[name] = space[t % len(space)]
+            t //= len(space)
+        return ConfigEntity(index, self.code_hash, entities, self.errors)
+
+    def index_of(self, entity_map: dict) -> int | None:
+        """The index of the config choosing ``entity_map`` (None if a choice is not in the space)."""
+        index, stride = 0, 1
+        for name, space in self.space_map.items():
+            if name not in entity_map:
+                return None
+            k = space.index(entity_map[name])
+            if k is None:
+                return None
+            index += k * stride
+            stride *= len(space)
+        return index
+
+    def sample(self, rng: random.Random) -> "ConfigEntity":
+        return self.get(rng.randrange(len(self)))
+
+    def __iter__(self):
+        return (self.get(i) for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        lines = [f"ConfigSpace (len={len(self)}, space_map="]
+        for k, (name, space) in enumerate(self.space_map.items()):
+            lines.append(f"  {k:2d} {name}: {space!r}")
+        return "\n".join(lines) + "\n)"
+
+
+class ConfigEntity(ConfigSpace):
+    """One config: ``index`` in its space and the chosen entity of every knob."""
+
+    def __init__(self, index: int, code_hash, entity_map: dict, errors=()):
+        super().__init__()
+        self.index = index
+        self.code_hash = code_hash
+        self._entity_map = dict(entity_map)
+        self._collect = False
+        self.errors = list(errors)
+
+    def get_other_option(self) -> dict:
+        return {k: v.val for k, v in self._entity_map.items() if isinstance(v, OtherOptionEntity)}
+
+    def to_json_dict(self) -> dict:
+        entity = []
+        for name, e in self._entity_map.items():
+            kind = {"SplitEntity": "sp", "OtherOptionEntity": "ot", "ReorderEntity": "re",
+                    "AnnotateEntity": "an"}[type(e).__name__]
+            entity.append([name, kind, e.to_json()])
+        return {"index": self.index, "code_hash": self.code_hash, "entity": entity}
+
+    @staticmethod
+    def from_json_dict(d: dict) -> "ConfigEntity":
+        entity_map = {}
+        for name, kind, value in d["entity"]:
+            if kind not in ENTITY_OF_KIND:
+                raise KnobError(f"config entity {name!r}: unknown kind {kind!r} (sp, ot, re or an)")
+            entity_map[name] = ENTITY_OF_KIND[kind](value)
+        return ConfigEntity(int(d.get("index", -1)), d.get("code_hash"), entity_map)
+
+    def key(self) -> str:
+        """A canonical text of the choices (equal configs, equal keys, whatever the index)."""
+        return repr(sorted((k, repr(v)) for k, v in self._entity_map.items()))
+
+    def __len__(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return f"{self.index},{self.code_hash},{list(self._entity_map.values())}"
+
+
+class FallbackConfigEntity(ConfigSpace):
+    """The config with no record: each knob's first choice or the template's own default."""
+
+    is_fallback = True
+
+    def __setitem__(self, name: str, entity) -> None:
+        if not hasattr(entity, "to_json"):
+            entity = OtherOptionEntity(entity)
+        self._entity_map[name] = entity
+
+    def fallback_split(self, name: str, constraints: list) -> None:
+        """Pick the split of ``name`` nearest ``constraints`` (``-1``: any): classic TVM's default split."""
+        space = self.space_map.get(name)
+        if space is None:
+            raise MissingKnobError(f"fallback_split: no split named {name!r}; define it first")
+        best = None
+        for e in space.entities:
+            if all(c == -1 or c >= s for c, s in zip(constraints, e.size)):
+                if best is None or list(e.size[1:]) > list(best.size[1:]):
+                    best = e
+        self._entity_map[name] = best or space[0]
+
+    def to_entity(self, space: ConfigSpace) -> ConfigEntity:
+        """This fallback as a config of ``space`` (index -1 when a choice is outside it)."""
+        em = {k: _normal_split(v, space.space_map.get(k)) for k, v in self._entity_map.items()}
+        index = space.index_of(em)
+        return ConfigEntity(-1 if index is None else index, space.code_hash, em)
+
+
+def _normal_split(entity, space):
+    """``[-1, 8]`` as ``[64, 8]`` for a split of 512 (records carry the outer size)."""
+    if isinstance(entity, SplitEntity) and isinstance(space, SplitSpace) and -1 in entity.size:
+        rest = math.prod(s for s in entity.size if s != -1)
+        return SplitEntity(tuple(-(-space.product // rest) if s == -1 else s for s in entity.size))
+    return entity
+
+
+__all__ = ["ConfigSpace", "ConfigEntity", "FallbackConfigEntity"]

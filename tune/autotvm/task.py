@@ -1,0 +1,216 @@
+"""Templates and tasks: ``@autotvm.template(name)``, ``get_config()``, ``task.create``.
+
+A template is a function ``(*args) -> (schedule, tensors)`` that asks
+``autotvm.get_config()`` for its choices.  Registering it under a name lets a
+task be created from the name and plain arguments, and lets a worker process
+(which imports the template's module) rebuild any config of it::
+
+    task = autotvm.task.create("tutorial/matmul", args=(512, 512, 512, "float32"), target="llvm")
+    print(task.config_space)          # knobs and their sizes
+    s, args = task.instantiate(task.config_space.get(17))
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import threading
+from dataclasses import dataclass
+
+from tune.autotvm import dispatch
+from tune.autotvm.errors import TemplateError, TemplateNotFoundError, TuneError
+from tune.autotvm.space import ConfigEntity, ConfigSpace, FallbackConfigEntity
+
+
+@dataclass(frozen=True)
+class TemplateEntry:
+    name: str
+    func: object  # the registered wrapper
+    module: str
+
+
+_TEMPLATES: dict = {}
+_local = threading.local()
+
+
+def args_to_workload(args, name: str) -> tuple:
+    """``(name, *args)`` with lists as tuples: the hashable key of a template call."""
+    return (name,) + tuple(_freeze(a) for a in args)
+
+
+def _freeze(x):
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    if hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "op"):  # a te Tensor argument
+        return ("TENSOR", tuple(int(d) for d in x.shape), str(x.dtype))
+    return x
+
+
+def template(task_name, func=None):
+    """Register ``func`` as the tunable template ``task_name`` (decorator or plain call)."""
+    if callable(task_name) and func is None:  # bare @template: the function's own name
+        return template(task_name.__name__, task_name)
+
+    def register(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            from codegen.target import Target
+
+            workload = args_to_workload(args, task_name)
+            cfg = dispatch.query(Target.current(), workload)
+            return call_with_config(f, cfg, args, kwargs)
+
+        wrapper.template_name = task_name
+        _TEMPLATES[task_name] = TemplateEntry(task_name, wrapper, f.__module__)
+        return wrapper
+
+    return register(func) if func is not None else register
+
+
+register_template = template
+
+
+def call_with_config(f, cfg, args, kwargs):
+    stack = getattr(_local, "cfgs", None)
+    if stack is None:
+        stack = _local.cfgs = []
+    stack.append(cfg)
+    try:
+        return f(*args, **kwargs)
+    finally:
+        stack.pop()
+
+
+def get_config() -> ConfigSpace:
+    """The config of the template being run (a fallback config outside any template)."""
+    stack = getattr(_local, "cfgs", None)
+    if stack:
+        return stack[-1]
+    from codegen.target import Target
+
+    return dispatch.query(Target.current(), None)
+
+
+def lookup(name: str, module: str | None = None) -> TemplateEntry:
+    """The template ``name``; ``module`` is imported first if it is not registered yet (workers)."""
+    if name not in _TEMPLATES and module and module != "__main__":
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+    entry = _TEMPLATES.get(name)
+    if entry is None:
+        known = ", ".join(sorted(_TEMPLATES)) or "none"
+        where = f" (looked in module {module!r})" if module else ""
+        raise TemplateNotFoundError(f"no autotvm template named {name!r}{where}; registered templates: {known}. "
+                                    f"Register one with @autotvm.template({name!r}) at module level")
+    return entry
+
+
+class Task:
+    """A template with its arguments and target: what a tuner tunes."""
+
+    def __init__(self, name: str, args: tuple, target="llvm", module: str | None = None):
+        from codegen.target import create
+
+        self.name = name
+        self.args = tuple(args)
+        self.target = create(target)
+        self.module = module
+        self.config_space: ConfigSpace | None = None
+        self.flop = 0.0
+        self._default = None
+
+    @property
+    def workload(self) -> tuple:
+        return args_to_workload(self.args, self.name)
+
+    @property
+    def target_key(self) -> str:
+        return str(self.target)
+
+    def func(self):
+        return lookup(self.name, self.module).func
+
+    def instantiate(self, config: ConfigSpace):
+        """``(schedule, tensors)`` of the template under ``config``; a template error is a TemplateError."""
+        with dispatch.ApplyConfig(config), self.target:
+            try:
+                out = self.func()(*self.args)
+            except TuneError:
+                raise
+            except Exception as err:
+                what = "defining its config space" if type(config) is ConfigSpace else f"with config {config!r}"
+                raise TemplateError(f"template {self.name!r} raised while {what} (args {self.args}): "
+                                    f"{type(err).__name__}: {err}") from err
+        if not config.valid():
+            raise TemplateError(f"template {self.name!r}: config {config!r} is invalid: {'; '.join(config.errors)}")
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TemplateError(f"template {self.name!r} must return (schedule, [tensors]), got {type(out).__name__}")
+        return out
+
+    def default_config(self) -> ConfigEntity:
+        """The fallback config (the template's own defaults) as a point of the space."""
+        if self._default is None:
+            fb = FallbackConfigEntity()
+            self.instantiate(fb)
+            self._default = fb.to_entity(self.config_space)
+        return self._default
+
+    def __getstate__(self) -> dict:  # workers rebuild the template from its name and module
+        return {"name": self.name, "args": self.args, "target": self.target.spec, "module": self.module,
+                "flop": self.flop, "space": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["name"], state["args"], state["target"], state["module"])
+        self.flop = state["flop"]
+
+    def __repr__(self) -> str:
+        return f"Task(func_name={self.name}, args={self.args}, workload={self.workload})"
+
+
+def create(task_name: str, args, target="llvm", target_host=None, template_key=None) -> Task:
+    """A tuning task of the registered template ``task_name`` on ``args`` for ``target``."""
+    entry = lookup(task_name)
+    task = Task(task_name, tuple(args), target, entry.module)
+    space = ConfigSpace()
+    sch, tensors = task.instantiate(space)
+    task.config_space = space
+    task.flop = space.flop or compute_flop(sch)
+    return task
+
+
+def compute_flop(sch) -> float:
+    """Arithmetic operations of one call, counted on the compute definitions (classic ``compute_flop``)."""
+    from te import expr as E
+    from te.tensor import ComputeOp
+    from te.visitor import walk
+
+    arith = (E.Add, E.Sub, E.Mul, E.Div, E.Min, E.Max, E.Call)
+    total = 0.0
+    for stage in sch.stages:
+        op = stage.op
+        if not isinstance(op, ComputeOp):
+            continue
+        count = [0]
+
+        def visit(x):
+            if isinstance(x, arith) and not str(x.dtype).startswith(("int", "uint", "bool")):
+                count[0] += 1
+            if isinstance(x, E.Reduce):
+                count[0] += len(x.source)  # the combiner's add
+
+        for b in op.body:
+            walk(b, visit)
+        iters = 1
+        for iv in tuple(op.axis) + tuple(op.reduce_axis):
+            try:
+                iters *= int(iv.dom.extent)
+            except (TypeError, ValueError):
+                return 0.0
+        total += iters * count[0]
+    return float(total)
+
+
+__all__ = ["template", "register_template", "get_config", "create", "Task", "lookup", "args_to_workload",
+           "compute_flop", "TemplateEntry"]

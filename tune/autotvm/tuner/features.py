@@ -1,0 +1,218 @@
+"""Features of a config for the cost model, read from its loop nest (or from its knobs).
+
+``itervar`` (default): the template is instantiated with the config and its
+first loop nest built (``schedule_ops``: the nest ``schedule.lower`` starts
+from, before unrolling expands it; lowering a conv layer in full takes ~1 s, the
+first nest ~10 ms).  For the statement doing the most work, and for each of
+its ``DEPTH`` innermost loops::
+
+    log2 extent, kind (serial / parallel / vectorized / unrolled),
+    per buffer access (the store, then the loads): loop var used?,
+        log2 stride, log2 bytes touched inside this loop, log2 reuse inside it
+
+plus totals over the whole nest (iterations, float ops, parallel and vector
+extents, statements).  ``curve``: per access, bytes touched and reuse sampled
+at every loop depth (classic TVM's reuse curves).  ``knob``: the choices
+themselves (log2 split sizes, knob positions, permutations).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from te import expr as E
+from te.visitor import collect_vars, walk
+
+DEPTH = 8
+ACCESSES = 3
+KINDS = ("serial", "parallel", "vectorized", "unrolled")
+_ARITH = (E.Add, E.Sub, E.Mul, E.Div, E.Min, E.Max, E.Call)
+
+
+def _log(x: float) -> float:
+    return math.log2(x + 1.0)
+
+
+class _Stmt:
+    """One Provide with its enclosing loops (outermost first) and its accesses."""
+
+    __slots__ = ("loops", "accesses", "flops")
+
+    def __init__(self, loops, accesses, flops):
+        self.loops, self.accesses, self.flops = loops, accesses, flops
+
+    @property
+    def iters(self) -> int:
+        return math.prod(ext for _, ext, _ in self.loops)
+
+
+def _extent(loop, ranges) -> int:
+    ext = loop.extent
+    if isinstance(ext, E.IntImm):
+        return max(ext.value, 1)
+    r = ranges.get(loop.loop_var) if ranges else None
+    try:
+        return max(int(r.extent), 1)
+    except (AttributeError, TypeError, ValueError):
+        return 1
+
+
+def _deps(e, lets: dict) -> set:
+    out: set = set()
+    for v in collect_vars(e):
+        out |= lets.get(v, {v})
+    return out
+
+
+def _access(tensor, indices, lets) -> tuple:
+    shape = []
+    for d in tensor.shape:
+        try:
+            shape.append(int(d))
+        except (TypeError, ValueError):
+            shape.append(1)
+    per_dim = [_deps(i, lets) for i in indices]
+    nbytes = max(int(str(tensor.dtype).lstrip("abcdefghijklmnopqrstuvwxyz") or 32) // 8, 1)
+    return tensor.op.name, shape, per_dim, nbytes
+
+
+def collect_statements(body, ranges=None) -> list:
+    """Every tensor store of the first nest, with its loops and accesses."""
+    from schedule import stmt as S
+
+    out: list = []
+
+    def visit(s, loops, lets):
+        if isinstance(s, S.For):
+            visit(s.body, loops + [(s.loop_var, _extent(s, ranges), s.kind)], lets)
+        elif isinstance(s, S.LetStmt):
+            visit(s.body, loops, {**lets, s.var: _deps(s.value, lets)})
+        elif isinstance(s, S.Provide):
+            accesses = [_access(s.tensor, s.indices, lets)]
+            flops = [0]
+
+            def grab(x):
+                if isinstance(x, E.TensorRead):
+                    accesses.append(_access(x.tensor, x.indices, lets))
+                elif isinstance(x, _ARITH) and str(x.dtype).startswith("float"):
+                    flops[0] += 1
+
+            walk(s.value, grab)
+            out.append(_Stmt(loops, accesses, flops[0]))
+        else:
+            for name in ("body", "then_case", "else_case"):
+                child = getattr(s, name, None)
+                if child is not None:
+                    visit(child, loops, lets)
+            for child in getattr(s, "stmts", ()) or ():
+                visit(child, loops, lets)
+
+    visit(body, [], {})
+    return out
+
+
+def _access_curves(st: _Stmt, access) -> list:
+    """Per loop (outermost first): (uses var, stride, bytes touched inside, reuse inside)."""
+    _, shape, per_dim, nbytes = access
+    rows = []
+    touched, reuse = 1, 1
+    for var, ext, _ in reversed(st.loops):
+        dims = [d for d, deps in enumerate(per_dim) if var in deps]
+        if dims:
+            touched *= ext
+            stride = math.prod(shape[dims[-1] + 1:]) if dims else 0
+        else:
+            reuse *= ext
+            stride = 0
+        rows.append((1.0 if dims else 0.0, _log(stride), _log(touched * nbytes), _log(reuse)))
+    return rows[::-1]
+
+
+def _main(stmts: list) -> _Stmt | None:
+    return max(stmts, key=lambda s: s.iters * max(s.flops, 1), default=None)
+
+
+def _totals(stmts: list) -> list:
+    iters = sum(s.iters for s in stmts)
+    flops = sum(s.iters * s.flops for s in stmts)
+    par = max((ext for s in stmts for _, ext, k in s.loops if k == "parallel"), default=0)
+    vec = max((ext for s in stmts for _, ext, k in s.loops if k == "vectorized"), default=0)
+    unr = max((math.prod(ext for _, ext, k in s.loops if k == "unrolled") for s in stmts), default=0)
+    return [_log(iters), _log(flops), _log(par), _log(vec), _log(unr), float(len(stmts))]
+
+
+def itervar_vector(stmts: list) -> np.ndarray:
+    st = _main(stmts)
+    per_loop = 1 + len(KINDS) + 4 * ACCESSES
+    feats = np.zeros(DEPTH * per_loop, dtype=np.float32)
+    if st is not None:
+        loops = st.loops[-DEPTH:]
+        curves = [_access_curves(st, a)[-DEPTH:] for a in st.accesses[:ACCESSES]]
+        for k, (_, ext, kind) in enumerate(loops):
+            row = [_log(ext)] + [1.0 if kind == kd else 0.0 for kd in KINDS]
+            for a in range(ACCESSES):
+                row += list(curves[a][k]) if a < len(curves) else [0.0] * 4
+            feats[k * per_loop:(k + 1) * per_loop] = row
+        depth = [float(len(st.loops)), _log(st.iters), float(st.flops)]
+    else:
+        depth = [0.0, 0.0, 0.0]
+    return np.concatenate([feats, np.array(depth + _totals(stmts), dtype=np.float32)])
+
+
+def curve_vector(stmts: list) -> np.ndarray:
+    st = _main(stmts)
+    out = np.zeros((ACCESSES, DEPTH, 2), dtype=np.float32)
+    if st is not None:
+        for a, acc in enumerate(st.accesses[:ACCESSES]):
+            rows = sorted((r[2], r[3]) for r in _access_curves(st, acc))[-DEPTH:]
+            out[a, :len(rows)] = rows
+    return np.concatenate([out.ravel(), np.array(_totals(stmts), dtype=np.float32)])
+
+
+def knob_vector(config, space) -> np.ndarray:
+    """The choices: log2 split sizes, knob positions in their candidate lists, permutations, annotations."""
+    from tune.autotvm.knobs import AnnotateEntity, OtherOptionEntity, ReorderEntity, SplitEntity
+
+    row: list = []
+    for name, sp in space.space_map.items():
+        e = config[name]
+        if isinstance(e, SplitEntity):
+            row += [_log(max(s, 0)) for s in e.size]
+        elif isinstance(e, OtherOptionEntity):
+            k = sp.index(e)
+            row.append(float(k if k is not None else -1))
+        elif isinstance(e, ReorderEntity):
+            row += [float(p) for p in e.perm]
+        elif isinstance(e, AnnotateEntity):
+            row += [float(("none", "unroll", "vec", "parallel").index(a)) if a in ("none", "unroll", "vec",
+                                                                                 "parallel") else -1.0
+                    for a in e.anns]
+    return np.array(row, dtype=np.float32)
+
+
+def loop_nest(task, config):
+    """The first loop nest of the template under ``config`` (and its loop ranges)."""
+    from te.tensor import Tensor
+    from schedule.schedule_ops import schedule_ops
+
+    sch, args = task.instantiate(config)
+    keys = {(a.op, a.value_index) for a in args if isinstance(a, Tensor)}
+    return schedule_ops(sch, keys)
+
+
+def extract(task, config, feature_type: str) -> np.ndarray:
+    """The feature vector of ``config`` of ``task`` (``itervar``, ``curve`` or ``knob``)."""
+    if feature_type == "knob":
+        return knob_vector(config, task.config_space)
+    body, ranges = loop_nest(task, config)
+    stmts = collect_statements(body, ranges)
+    if feature_type == "itervar":
+        return itervar_vector(stmts)
+    if feature_type == "curve":
+        return curve_vector(stmts)
+    raise ValueError(f"unknown feature_type {feature_type!r}; use itervar, knob or curve")
+
+
+__all__ = ["extract", "collect_statements", "itervar_vector", "curve_vector", "knob_vector", "loop_nest"]

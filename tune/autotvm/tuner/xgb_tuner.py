@@ -1,0 +1,158 @@
+"""``XGBTuner``: classic AutoTVM's model-based tuner.
+
+``XGBTuner(task, loss_type="rank"|"reg", feature_type="itervar"|"knob"|"curve")``.
+The cost model is gradient-boosted trees: ``xgboost`` when installed
+(``pip install 'tessera[tune]'``), else the numpy implementation of
+:mod:`tune.autotvm.tuner.cost_model` (``model="numpy"`` forces it).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from tune.autotvm.tuner import features
+from tune.autotvm.tuner.cost_model import make_model
+from tune.autotvm.tuner.model_based import ModelBasedTuner, SimulatedAnnealingOptimizer
+
+logger = logging.getLogger("autotvm")
+
+
+class XGBoostCostModel:
+    """Features (cached per config) + boosted trees; ``predict(indices)`` scores configs of the task."""
+
+    def __init__(self, task, feature_type: str = "itervar", loss_type: str = "rank", model: str = "auto",
+                 seed: int = 0):
+        if feature_type not in ("itervar", "knob", "curve"):
+            raise ValueError(f"XGBTuner: unknown feature_type {feature_type!r}; use itervar, knob or curve")
+        self.task, self.feature_type, self.loss_type = task, feature_type, loss_type
+        self.model = make_model(loss_type, model, seed)
+        self.cache: dict = {}
+        self.hist_x: list = []  # other tasks' features, throughput and group
+        self.hist_y: list = []
+        self.hist_g: list = []
+        self.fitted = False
+
+    def feature(self, index: int) -> np.ndarray:
+        hit = self.cache.get(index)
+        if hit is None:
+            config = self.task.config_space.get(index)
+            try:
+                hit = features.extract(self.task, config, self.feature_type)
+            except Exception:  # a config the template rejects: it scores lowest
+                hit = None
+            self.cache[index] = hit
+        return hit
+
+    def _matrix(self, indices) -> tuple:
+        rows = [self.feature(int(i)) for i in indices]
+        width = max((len(r) for r in rows if r is not None), default=0)
+        width = max(width, len(self.hist_x[0]) if self.hist_x else 0)
+        x = np.zeros((len(rows), width), dtype=np.float32)
+        ok = np.zeros(len(rows), dtype=bool)
+        for k, r in enumerate(rows):
+            if r is not None:
+                x[k, :len(r)] = r
+                ok[k] = True
+        return x, ok
+
+    def fit(self, xs, ys) -> None:
+        x, ok = self._matrix(xs)
+        y = np.asarray(ys, dtype=np.float64)
+        x, y = x[ok], y[ok]
+        g = np.zeros(len(y), dtype=np.int64)
+        if self.hist_x:
+            width = max(x.shape[1] if len(x) else 0, len(self.hist_x[0]))
+            x = _pad(x, width)
+            hx = _pad(np.array(self.hist_x, dtype=np.float32), width)
+            x = np.concatenate([x, hx]) if len(x) else hx
+            y = np.concatenate([y, np.array(self.hist_y)])
+            g = np.concatenate([g, np.array(self.hist_g, dtype=np.int64)])
+        if len(y) >= 2:
+            self.model.fit(x, y, g)
+            self.fitted = True
+            self.width = x.shape[1]
+
+    def predict(self, indices) -> np.ndarray:
+        x, ok = self._matrix(indices)
+        if not self.fitted:
+            return self.task_rng_scores(len(x))
+        scores = self.model.predict(_pad(x, self.width))
+        scores[~ok] = -1e9
+        return scores
+
+    def task_rng_scores(self, n: int) -> np.ndarray:
+        return np.random.default_rng(len(self.cache)).random(n)
+
+    def load_log(self, records: list) -> bool:
+        """Features of other tasks' records (their templates instantiated); True when any was usable."""
+        from tune.autotvm.task import lookup
+
+        if self.feature_type == "knob":
+            logger.warning("XGBTuner: knob features are not comparable across tasks; history of other tasks "
+                           "is ignored (use feature_type='itervar' or 'curve' for transfer learning)")
+            return False
+        groups: dict = {}
+        for inp, res in records:
+            task = inp.task
+            try:
+                lookup(task.name)
+                feats = features.extract(task, inp.config, self.feature_type)
+            except Exception as err:
+                logger.debug("load_history: skipped a record of %s: %s", task.name, err)
+                continue
+            flops = 0.0
+            if res.error_no == 0 and res.costs:
+                flop = _task_flop(task)
+                flops = flop / float(np.mean(res.costs)) if flop else 1.0 / float(np.mean(res.costs))
+            gid = groups.setdefault((str(inp.target), task.workload), len(groups) + 1)
+            self.hist_x.append(feats)
+            self.hist_y.append(flops)
+            self.hist_g.append(gid)
+        if self.hist_x:
+            width = max(len(f) for f in self.hist_x)
+            self.hist_x = [np.pad(f, (0, width - len(f))) for f in self.hist_x]
+        return bool(self.hist_x)
+
+
+_flops_cache: dict = {}
+
+
+def _task_flop(task) -> float:
+    """The flop count of a record's task (its template run once to define the space)."""
+    from tune.autotvm.task import create
+
+    key = (task.name, task.workload)
+    if key not in _flops_cache:
+        try:
+            _flops_cache[key] = create(task.name, task.args, task.target).flop
+        except Exception:
+            _flops_cache[key] = 0.0
+    return _flops_cache[key]
+
+
+def _pad(x: np.ndarray, width: int) -> np.ndarray:
+    if x.ndim != 2:
+        x = x.reshape(len(x), -1)
+    if x.shape[1] >= width:
+        return x[:, :width]
+    return np.pad(x, ((0, 0), (0, width - x.shape[1])))
+
+
+class XGBTuner(ModelBasedTuner):
+    """Boosted trees rank the configs simulated annealing finds; ``plan_size`` per model fit."""
+
+    def __init__(self, task, plan_size: int = 64, feature_type: str = "itervar", loss_type: str = "rank",
+                 num_threads=None, optimizer: str = "sa", diversity_filter_ratio=None, log_interval: int = 50,
+                 model: str = "auto", seed: int | None = None):
+        if loss_type not in ("rank", "reg"):
+            raise ValueError(f"XGBTuner: unknown loss_type {loss_type!r}; use 'rank' or 'reg'")
+        cost_model = XGBoostCostModel(task, feature_type, loss_type, model, seed or 0)
+        if optimizer != "sa":
+            raise ValueError(f"XGBTuner: unknown optimizer {optimizer!r}; use 'sa' (simulated annealing)")
+        opt = SimulatedAnnealingOptimizer(task, seed=seed)
+        super().__init__(task, cost_model, opt, plan_size=plan_size, seed=seed)
+
+
+__all__ = ["XGBTuner", "XGBoostCostModel"]
