@@ -89,7 +89,9 @@ def _shape_entry(d):
         return d.value
     if isinstance(d, E.Var):
         return d.name
-    return None
+    from te.shape import shape_text  # (8 * m): solved from the array's shape at call time
+
+    return shape_text(d)
 
 
 def build_lowered(lowered) -> Module:

@@ -123,6 +123,7 @@ class Module:
             )
         bound: dict = {}
         out = []
+        exprs: list = []
         for k, (p, a) in enumerate(zip(self._user, args)):
             if p.kind == "var":
                 if isinstance(a, bool) or not isinstance(a, numbers.Integral):
@@ -153,8 +154,10 @@ class Module:
                             f"{name}: argument {k} '{p.name}' expects {p.describe()}, got "
                             f"{a.shape} {a.dtype} (dimension {d} differs)"
                         )
-                elif isinstance(want, str):
+                elif isinstance(want, str) and want.isidentifier():
                     self._bind(bound, want, got, k, p)
+                elif isinstance(want, str):  # a shape expression such as (8 * m): te.shape solves it
+                    exprs.append((want, got, f"{name}: argument {k} '{p.name}' of shape {a.shape}"))
             if not a.flags.c_contiguous:
                 raise ValueError(
                     f"{name}: argument {k} '{p.name}' must be C-contiguous; pass np.ascontiguousarray(...)"
@@ -169,6 +172,10 @@ class Module:
                         f"{name}: output argument {k} '{self.params[k].name}' overlaps argument "
                         f"{j} '{self.params[j].name}'; pass separate arrays"
                     )
+        if exprs:
+            from te.shape import bind_shape
+
+            bind_shape(exprs, bound)
         for p in self._implicit:
             out.append(bound[p.name])
         return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from te import expr as E
-from te.simplify import can_prove, const_bounds, simplify
+from te.simplify import can_prove, const_bounds, simplify, upper_key
 from te.visitor import collect_reads
 from schedule.errors import ScheduleError
 from schedule.interval import interval_of, union
@@ -96,8 +96,11 @@ def _pass_down(stage, info: LoopInfo, ranges: dict) -> None:
             info.extent[rel.iv] = E.const(1)
     for iv in stage.leaf_iter_vars:
         ext = info.extent[iv]
-        hi = const_bounds(simplify(ext - 1, ranges), ranges)[1]
+        last = simplify(ext - 1, ranges)
+        hi = const_bounds(last, ranges)[1]
         ranges[iv.var] = (0, hi)
+        if hi is None:
+            ranges[upper_key(iv.var)] = last
 
 
 def _tight(part: E.Expr, ext: E.Expr, ranges: dict) -> E.Expr:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from te import expr as E
 from te.tensor import Tensor
+from te.shape import shape_text
 from te.visitor import collect_vars
 from schedule import stmt as S
 from schedule.schedule_ops import schedule_ops
@@ -77,24 +78,28 @@ def lower(sch, args, name: str = "main", simple_mode: bool = True) -> LoweredFun
 
 
 def _implicit_vars(args, name: str) -> list:
-    """Shape variables not in ``args``: extra trailing parameters bound from array shapes."""
+    """Shape variables not in ``args``: extra trailing parameters bound from array shapes.
+
+    A variable seen only inside shape expressions (``(8 * m, l)``) is solved
+    from the array's shape at call time (``te.shape.bind_shape``).
+    """
     explicit = {a for a in args if isinstance(a, E.Var)}
-    direct, used = [], []
+    implicit: list = []
     for a in args:
-        if isinstance(a, Tensor):
-            for d in a.shape:
-                if isinstance(d, E.Var) and d not in explicit and not E.contains(direct, d):
-                    direct.append(d)
-                for v in collect_vars(d):
-                    if not E.contains(used, v):
-                        used.append(v)
-    for v in used:
-        if v not in explicit and not E.contains(direct, v):
-            raise ValueError(
-                f"{name}: the symbolic extent '{v.name}' appears only inside a shape expression; "
-                f"pass it in the argument list"
-            )
-    return direct
+        if not isinstance(a, Tensor):
+            continue
+        for d in a.shape:
+            for v in collect_vars(d):
+                if v in explicit or E.contains(implicit, v):
+                    continue
+                if shape_text(d) is None:
+                    raise ValueError(
+                        f"{name}: the symbolic extent '{v.name}' appears only inside the shape "
+                        f"expression {d} of '{a.name}', which cannot be solved from an array's "
+                        f"shape; pass it in the argument list"
+                    )
+                implicit.append(v)
+    return implicit
 
 
 def _check_args(sch, args, name: str) -> list:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from te import expr as E
 from te.tensor import ComputeOp, Tensor
 from te.simplify import simplify
-from te.visitor import pre_order, substitute
+from te.visitor import collect_vars, pre_order, substitute
 from schedule import stmt as S
 from schedule.bound import LoopInfo, guard_conditions, infer_bound
 from schedule.errors import ScheduleError
@@ -68,6 +68,10 @@ class NestBuilder:
     def __init__(self, sch, args: set):
         self.sch = sch
         self.ranges: dict = {}
+        for st in sch.stages:  # shape variables are extents: never negative
+            for d in st.op.shape:
+                for v in collect_vars(d):
+                    self.ranges.setdefault(v, (0, None))
         self.bodies = inline_bodies(sch)
         for st, body in self.bodies.items():
             check_reads(st, body)
@@ -119,18 +123,21 @@ class NestBuilder:
             values = [substitute(b, root_index) for b in body]
             idx = tuple(root_index[iv.var] for iv in st.op.axis)
             inner = S.seq(*[S.Provide(Tensor(st.op, k), idx, v) for k, v in enumerate(values)])
-            inner = self.guard(inner, guard_conditions(info, self.ranges, True, st))
+        levels = _guard_levels(guard_conditions(info, self.ranges, True, st), leaves)
         first_reduce = next((p for p, iv in enumerate(leaves) if iv.iter_type == E.COMM_REDUCE), None)
-        nest = self.with_attached(st, leaves[-1], inner) if leaves else inner
+        nest = self.guard(inner, levels.get(len(leaves) - 1, []))
+        nest = self.with_attached(st, leaves[-1], nest) if leaves else nest
         for p in reversed(range(len(leaves))):
             iv = leaves[p]
             nest = self.loop(st, iv, info, nest)
             if is_reduce and p == first_reduce:
                 nest = S.seq(self.init_stmt(st, info, body, root_index, p), nest)
             if p > 0:
+                nest = self.guard(nest, levels.get(p - 1, []))
                 nest = self.with_attached(st, leaves[p - 1], nest)
         if is_reduce and first_reduce is None:
             nest = S.seq(self.init_stmt(st, info, body, root_index, len(leaves)), nest)
+        nest = self.guard(nest, levels.get(-1, []))
         return S.Produce(st.name, nest)
 
     def with_attached(self, st, iv, body: S.Stmt) -> S.Stmt:
@@ -139,8 +146,8 @@ class NestBuilder:
         if not producers:
             return body
         out = S.seq(*[self.stage_nest(p) for p in producers], body)
-        for p in reversed(producers):
-            out = self.realize(p, out)
+        for p in reversed(producers):  # a producer passed as an argument writes there (TVM)
+            out = self.realize(p, out, skip=[k for k in range(p.op.num_outputs) if self.is_arg(p, k)])
         return out
 
     def loop(self, st, iv, info: LoopInfo, body: S.Stmt, var=None) -> S.Stmt:
@@ -173,8 +180,6 @@ class NestBuilder:
             for v, e in reversed(list(zip(tmps, new))):
                 upd = S.LetStmt(v, e, upd)
         cond = simplify(substitute(red.condition, root_index))
-        conds = guard_conditions(info, self.ranges, True, st)
-        upd = self.guard(upd, conds)
         if not (isinstance(cond, E.IntImm) and cond.value == 1):
             upd = S.IfThenElse(cond, upd)
         return upd
@@ -195,6 +200,27 @@ class NestBuilder:
             self.ranges[nv] = self.ranges.get(iv.var, (0, None))
             stmt = self.loop(st, iv, info, stmt, var=nv)
         return stmt
+
+
+def _guard_levels(conds: list, leaves: list) -> dict:
+    """Each guard goes just inside the innermost loop it names (TVM's placement).
+
+    ::
+
+        for (i.outer, ...) {                for (i.outer, ...) {
+          for (i.inner, 0, 10) {              for (i.inner, 0, 10) {
+            for (j, 0, n) {           ->        if (likely(i.outer*10 + i.inner < m)) {
+              if (likely(i.outer*10             for (j, 0, n) { ... }
+                   + i.inner < m)) ...
+
+    Returns ``{leaf position: [conditions]}`` (``-1``: no loop named).
+    """
+    pos = {iv.var: p for p, iv in enumerate(leaves)}
+    out: dict = {}
+    for c in conds:
+        level = max((pos[v] for v in collect_vars(c) if v in pos), default=-1)
+        out.setdefault(level, []).append(c)
+    return out
 
 
 def schedule_ops(sch, args: set) -> tuple[S.Stmt, dict]:

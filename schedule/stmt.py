@@ -196,14 +196,14 @@ def map_stmt_exprs(s: Stmt, fexpr: Callable[[E.Expr], E.Expr]) -> Stmt:
 
 
 # printing -------------------------------------------------------------------
-def _name_shared(value, pad: str, out: list) -> dict | None:
+def _name_shared(value, pad: str, out: list, loops: dict) -> dict:
     """Print subexpressions used more than once as ``let`` lines; return their names."""
     from te.printer import shared_subexprs
 
     shared = shared_subexprs(value)
     if not shared:
-        return None
-    names: dict = {}
+        return loops
+    names: dict = dict(loops)
     for k, sub in enumerate(shared):
         text = expr_str(sub, names)
         names[id(sub)] = f"%{k}"
@@ -213,56 +213,85 @@ def _name_shared(value, pad: str, out: list) -> dict | None:
 
 def stmt_str(s: Stmt) -> str:
     lines: list[str] = []
-    _print(s, 0, lines)
+    _print(s, 0, lines, _loop_names(s))
     return "\n".join(lines) + "\n"
+
+
+def _loop_names(s: Stmt) -> dict:
+    """Printed names of loops that shadow an enclosing loop of the same name.
+
+    Two loops named ``i`` are different loops; when one is nested in the other
+    (a stage computed at a consumer's loop ``i``), the inner prints as ``i_1``
+    so that every printed index names exactly one loop.  Returns ``{id(var): name}``.
+    """
+    names: dict = {}
+
+    def visit(x: Stmt, scope: dict) -> None:
+        v = x.loop_var if isinstance(x, For) else x.var if isinstance(x, LetStmt) else None
+        if v is not None:
+            name = names.get(id(v), v.name)
+            if scope.get(name, v) is not v:
+                k = 1
+                while f"{v.name}_{k}" in scope:
+                    k += 1
+                name = names[id(v)] = f"{v.name}_{k}"
+            scope = {**scope, name: v}
+        for field in _STMTS.get(type(x), ()):
+            child = getattr(x, field)
+            for c in (child if isinstance(child, tuple) else (child,)):
+                if c is not None:
+                    visit(c, scope)
+
+    visit(s, {})
+    return names
 
 
 _KIND_WORD = {SERIAL: "for", PARALLEL: "parallel", VECTORIZED: "vectorized", UNROLLED: "unrolled"}
 
 
-def _print(s: Stmt, depth: int, out: list) -> None:
+def _print(s: Stmt, depth: int, out: list, names: dict) -> None:
     pad = "  " * depth
     t = type(s)
     if t is Block:
         for x in s.stmts:
-            _print(x, depth, out)
+            _print(x, depth, out, names)
     elif t is For:
         word = _KIND_WORD[s.kind]
-        out.append(f"{pad}{word} ({s.loop_var.name}, {expr_str(s.min)}, {expr_str(s.extent)}) {{")
+        out.append(f"{pad}{word} ({names.get(id(s.loop_var), s.loop_var.name)}, {expr_str(s.min, names)}, {expr_str(s.extent, names)}) {{")
         for k, v in s.pragmas:
             out.append(f"{pad}  // pragma {k} = {v}")
-        _print(s.body, depth + 1, out)
+        _print(s.body, depth + 1, out, names)
         out.append(pad + "}")
     elif t is IfThenElse:
-        out.append(f"{pad}if ({expr_str(s.cond)}) {{")
-        _print(s.then_case, depth + 1, out)
+        out.append(f"{pad}if ({expr_str(s.cond, names)}) {{")
+        _print(s.then_case, depth + 1, out, names)
         if s.else_case is not None:
             out.append(pad + "} else {")
-            _print(s.else_case, depth + 1, out)
+            _print(s.else_case, depth + 1, out, names)
         out.append(pad + "}")
     elif t is LetStmt:
-        out.append(f"{pad}let {s.var.name} = {expr_str(s.value)}")
-        _print(s.body, depth, out)
+        out.append(f"{pad}let {names.get(id(s.var), s.var.name)} = {expr_str(s.value, names)}")
+        _print(s.body, depth, out, names)
     elif t is Provide:
-        idx = ", ".join(expr_str(i) for i in s.indices)
-        names = _name_shared(s.value, pad, out)
-        out.append(f"{pad}{s.tensor.name}[{idx}] = {expr_str(s.value, names)}")
+        idx = ", ".join(expr_str(i, names) for i in s.indices)
+        shared = _name_shared(s.value, pad, out, names)
+        out.append(f"{pad}{s.tensor.name}[{idx}] = {expr_str(s.value, shared)}")
     elif t is Realize:
-        bounds = ", ".join(f"[{expr_str(r.min)}, {expr_str(r.extent)}]" for r in s.bounds)
+        bounds = ", ".join(f"[{expr_str(r.min, names)}, {expr_str(r.extent, names)}]" for r in s.bounds)
         out.append(f"{pad}// realize {s.tensor.name}([{bounds}]) in {s.scope}")
-        _print(s.body, depth, out)
+        _print(s.body, depth, out, names)
     elif t is Produce:
         out.append(f"{pad}produce {s.name} {{")
-        _print(s.body, depth + 1, out)
+        _print(s.body, depth + 1, out, names)
         out.append(pad + "}")
     elif t is Store:
-        names = _name_shared(s.value, pad, out)
-        out.append(f"{pad}{s.buffer.name}[{expr_str(s.index)}] = {expr_str(s.value, names)}")
+        shared = _name_shared(s.value, pad, out, names)
+        out.append(f"{pad}{s.buffer.name}[{expr_str(s.index, names)}] = {expr_str(s.value, shared)}")
     elif t is Allocate:
-        out.append(f"{pad}allocate {s.buffer.name}[{s.buffer.dtype} * {expr_str(s.extent)}]")
-        _print(s.body, depth, out)
+        out.append(f"{pad}allocate {s.buffer.name}[{s.buffer.dtype} * {expr_str(s.extent, names)}]")
+        _print(s.body, depth, out, names)
     elif t is Evaluate:
-        out.append(f"{pad}{expr_str(s.value)}")
+        out.append(f"{pad}{expr_str(s.value, names)}")
     else:
         out.append(f"{pad}{s!r}")
 

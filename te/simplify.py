@@ -6,6 +6,9 @@ linear form (``x*4 + y - x*4`` -> ``y``), distributes a sum into a min/max
 ``min``/``max``, comparisons and selects whose outcome the variable ranges
 decide.  ``ranges`` maps a Var to its inclusive constant bounds ``(lo, hi)``,
 either of which may be ``None`` (unknown, e.g. for symbolic extents).
+A loop of symbolic extent also records its inclusive upper bound as an
+expression under the key ``upper_key(v)`` (``for (i, 0, m)`` -> ``m - 1``), so
+``min(1, m - i)`` inside that loop simplifies to ``1``.
 """
 
 from __future__ import annotations
@@ -70,6 +73,11 @@ def const_bounds(e: E.Expr, ranges: dict | None = None) -> Bounds:
         t, f = const_bounds(e.true_value, ranges), const_bounds(e.false_value, ranges)
         return (_opt(min, t[0], f[0]), _opt(max, t[1], f[1]))
     return (None, None)
+
+
+def upper_key(v: E.Var) -> tuple:
+    """The ``ranges`` key of ``v``'s symbolic inclusive upper bound (an expression)."""
+    return ("upper", v)
 
 
 def _opt(fn, x, y):
@@ -189,11 +197,83 @@ class Linear:
 
     def bounds(self, ranges: dict) -> Bounds:
         lo = hi = self.const
-        for t, c in self.items():
-            b = _scale(const_bounds(t, ranges), c)
+        items = self.items()
+        paired = _paired_divs(items)
+        for t, c in items:
+            if id(t) in paired:
+                b = paired[id(t)]
+            else:
+                b = _scale(const_bounds(t, ranges), c)
             lo = _opt(operator.add, lo, b[0])
             hi = _opt(operator.add, hi, b[1])
+        if (lo is None or hi is None) and ranges:
+            lo = lo if lo is not None else _symbolic_bound(self, ranges, upper=False)
+            hi = hi if hi is not None else _symbolic_bound(self, ranges, upper=True)
         return (lo, hi)
+
+
+def _paired_divs(items: list) -> dict:
+    """``floordiv(x + d, c) - floordiv(x, c)`` lies in ``[d // c, (d + c - 1) // c]``.
+
+    Returns ``{id(term): bounds}``: the first term of a pair carries the pair's
+    bounds, the second ``(0, 0)``.
+    """
+    divs = [(t, c) for t, c in items if isinstance(t, E.FloorDiv) and isinstance(t.b, E.IntImm)
+            and t.b.value > 0]
+    out: dict = {}
+    for k, (t, c) in enumerate(divs):
+        for u, cu in divs[k + 1:]:
+            if cu != -c or id(t) in out or id(u) in out or u.b.value != t.b.value:
+                continue
+            diff = linear(E.Sub(t.a, u.a, t.dtype))
+            if diff.items():
+                continue
+            d, q = diff.const, t.b.value
+            lo, hi = d // q, (d + q - 1) // q
+            out[id(t)] = _scale((lo, hi), c)
+            out[id(u)] = (0, 0)
+    return out
+
+
+def _symbolic_bound(lin: "Linear", ranges: dict, upper: bool):
+    """A constant bound of ``lin`` after replacing variables by their symbolic bounds.
+
+    ``m - i`` with ``i <= m - 1`` is at least ``1``.  A variable with a
+    recorded symbolic upper bound is replaced by it where that side of the
+    bound needs its maximum, by its constant lower bound otherwise; twice at
+    most (bounds that name other bounded loops).
+    """
+    for _ in range(2):
+        out = Linear(lin.dtype)
+        out.const = lin.const
+        changed = False
+        for t, c in lin.items():
+            sym = ranges.get(upper_key(t)) if isinstance(t, E.Var) else None
+            if sym is None:
+                out.add(t, c)
+                continue
+            changed = True
+            if (c > 0) == upper:
+                out.add(sym, c)
+            else:
+                low = ranges.get(t, (None, None))[0]
+                if low is None:
+                    return None
+                out.const += c * low
+        if not changed:
+            return None
+        lo = hi = out.const
+        items = out.items()
+        paired = _paired_divs(items)
+        for t, c in items:
+            b = paired[id(t)] if id(t) in paired else _scale(const_bounds(t, ranges), c)
+            lo = _opt(operator.add, lo, b[0])
+            hi = _opt(operator.add, hi, b[1])
+        side = hi if upper else lo
+        if side is not None:
+            return side
+        lin = out
+    return None
 
 
 def linear(e: E.Expr) -> Linear:
@@ -386,6 +466,14 @@ class _Simplifier:
         # drop whole multiples of c from a floormod: (c*x + r) % c -> r % c
         if not is_div and isinstance(e, E.FloorMod):
             return E.FloorMod(rest.to_expr(), e.b, d)
+        # and take them out of a floordiv: floordiv(m - 10, 10) -> floordiv(m, 10) - 1
+        if isinstance(e, E.FloorDiv):
+            out = Linear(d)
+            out.add(E.FloorDiv(rest.to_expr(), e.b, d), 1)
+            for t, k in multiple.items():
+                out.add(t, k // c)
+            out.const += q
+            return out.to_expr()
         return None
 
 

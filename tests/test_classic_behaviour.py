@@ -98,3 +98,30 @@ def test_cache_read_outside_its_consumers_loop_is_refused():
     with pytest.raises(schedule.ScheduleError,
                        match=r"'A.local'.*consumer 'B.local' is computed outside that loop \(at root\)"):
         schedule.lower(s, [A, B])
+
+
+# 5. symbolic extents inside shape expressions ------------------------------------
+def test_shape_expression_var_is_solved_from_the_array():
+    m, l = te.var("m"), te.var("l")
+    A = te.placeholder((8 * m, l), name="A")
+    B = te.compute((8 * m, l), lambda i, j: A[i, j] * 2.0 + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=3)
+    f = codegen.build(s, [A, B])  # m is in no argument list
+    for rows, cols in [(16, 3), (8, 5), (0, 2)]:
+        check_build(s, [A, B], lambda a: a * 2 + 1, var_values={"m": rows // 8, "l": cols}, module=f)
+    with pytest.raises(ValueError, match=r"argument 0 'A' of shape \(17, 3\).*integer m.*\(8 \* m\)"):
+        f(np.zeros((17, 3), "float32"), np.zeros((17, 3), "float32"))
+    with pytest.raises(ValueError, match=r"argument 1 'B'.*\(8 \* m\) is 16 with l = 3, m = 2, got 24"):
+        f(np.zeros((16, 3), "float32"), np.zeros((24, 3), "float32"))
+
+
+def test_shape_solver_binds_several_entries():
+    from te.shape import bind_shape, shape_text
+
+    m, n = te.var("m"), te.var("n")
+    bound: dict = {}
+    bind_shape([(shape_text(m * n + 1), 7, "A"), (shape_text(n), 3, "B")], bound)
+    assert bound == {"n": 3, "m": 2}
+    with pytest.raises(ValueError, match="cannot determine m, n"):
+        bind_shape([(shape_text(m * n), 6, "A")], {})

@@ -157,3 +157,90 @@ def test_print_passes_switch_prints_changed_passes_with_times(monkeypatch, capsy
     assert "// after storage_flatten (" in err and " ms)" in err
     assert "// after partition_loops (" in err
     assert "// after vectorize_loops (" in err
+
+
+# the classic schedule_primitives tutorial, on symbolic m, n and on constants ----------
+def _tutorial(prim: str, m, n):
+    """(schedule, args, numpy reference) of one section of schedule_primitives."""
+    if prim in ("compute_at", "compute_inline", "compute_root"):
+        A = te.placeholder((m,), name="A")
+        B = te.compute((m,), lambda i: A[i] + 1.0, name="B")
+        C = te.compute((m,), lambda i: B[i] * 2.0, name="C")
+        s = te.create_schedule(C.op)
+        s[B].compute_at(s[C], C.op.axis[0])
+        if prim == "compute_inline":
+            s[B].compute_inline()
+        elif prim == "compute_root":
+            s[B].compute_root()
+        return s, [A, B, C] if prim != "compute_inline" else [A, C], None
+    if prim in ("split", "split_nparts", "split_vectorize"):
+        A = te.placeholder((m,), name="A")
+        B = te.compute((m,), lambda i: A[i] * 2.0, name="B")
+        s = te.create_schedule(B.op)
+        if prim == "split_nparts":
+            s[B].split(B.op.axis[0], nparts=32)
+        else:
+            xo, xi = s[B].split(B.op.axis[0], factor=32)
+            if prim == "split_vectorize":
+                s[B].vectorize(xi)
+        return s, [A, B], lambda a: a * 2
+    A = te.placeholder((m, n), name="A")
+    B = te.compute((m, n), lambda i, j: A[i, j], name="B")
+    s = te.create_schedule(B.op)
+    xo, yo, xi, yi = s[B].tile(B.op.axis[0], B.op.axis[1], x_factor=10, y_factor=5)
+    if prim == "fuse":
+        s[B].fuse(xi, yi)
+    elif prim == "reorder":
+        s[B].reorder(xi, yo, xo, yi)
+    return s, [A, B], lambda a: a
+
+
+TUTORIAL = ["split", "split_nparts", "split_vectorize", "tile", "fuse", "reorder",
+            "compute_at", "compute_inline", "compute_root"]
+
+
+@pytest.mark.parametrize("kind", ["symbolic", "constant"])
+@pytest.mark.parametrize("prim", TUTORIAL)
+def test_schedule_primitives_tutorial(prim, kind, update_golden):
+    from helpers import check_build
+
+    m, n = (te.var("m"), te.var("n")) if kind == "symbolic" else (97, 23)
+    s, args, ref = _tutorial(prim, m, n)
+    text = lowered(s, args)
+    produces = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("produce ")]
+    assert len(produces) == len(set(produces))  # one nest per stage
+    if kind == "symbolic":
+        assert "max(" not in text  # bounds simplified: no min(max(...)) clamps
+        if prim not in ("split_vectorize", "compute_root"):  # (compute_root: two stages' loops i)
+            headers = [ln.split(",")[0].strip() for ln in text.splitlines() if "for (" in ln]
+            assert len(headers) == len(set(headers))  # no peeled copy of any loop
+    if prim == "compute_at":
+        assert "(i + i)" not in text  # the two loops named i never meet in one index
+    check_golden(f"tutorial_{prim}_{kind}", text, update_golden)
+    var_values = {"m": 97, "n": 23}
+    if ref is None:
+        args_ref = (lambda a: (a + 1, (a + 1) * 2)) if len(args) == 3 else (lambda a: (a + 1) * 2)
+        check_build(s, args, args_ref, var_values=var_values)
+    else:
+        check_build(s, args, ref, var_values=var_values)
+
+
+def test_symbolic_vectorized_split_peels_at_floordiv():
+    m = te.var("m")
+    s, args, _ = _tutorial("split_vectorize", m, None)
+    text = lowered(s, args)
+    assert "for (i.outer, 0, floordiv(m, 32)) {" in text
+    assert "ramp((i.outer * 32), 1, 32)" in text  # the guard-free main body is vector code
+    assert "for (i.outer, floordiv(m, 32), (floordiv((m + 31), 32) - floordiv(m, 32))) {" in text
+
+
+def test_nested_loops_of_one_name_print_apart(update_golden):
+    n = te.var("n")
+    A = te.placeholder((n, n + 2), name="A")
+    B = te.compute((n, n + 2), lambda i, j: A[i, j] + 1.0, name="B")
+    C = te.compute((n, n), lambda i, j: B[i, j] + B[i, j + 2], name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_at(s[C], C.op.axis[1])
+    text = lowered(s, [A, C])
+    assert "for (j_1, 0, 3) {" in text and "B[j_1] = (A[(((i * (n + 2)) + j) + j_1)] + 1.0f)" in text
+    check_golden("compute_at_shadowed_names", text, update_golden)

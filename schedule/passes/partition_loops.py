@@ -19,7 +19,7 @@ Halide does the same (``loop partitioning``); TVM calls it ``LoopPartition``.
 from __future__ import annotations
 
 from te import expr as E
-from te.simplify import Linear, linear, simplify
+from te.simplify import Linear, const_bounds, linear, simplify
 from te.visitor import collect_vars, pre_order, walk
 from schedule import stmt as S
 
@@ -35,27 +35,32 @@ def _atoms(cond: E.Expr) -> list:
 
 
 def _likely_atoms(s: S.Stmt, inner: dict) -> list:
-    """(atom, inner-loop ranges) for every atom of every likely guard in ``s``."""
+    """(atom, inner-loop ranges, pays) for every atom of every likely guard in ``s``.
+
+    ``pays`` says the guard sits inside a vectorized or unrolled loop, where a
+    guard-free main body is worth a copy of the nest.
+    """
     out: list = []
 
-    def visit(x: S.Stmt, loops: dict) -> None:
+    def visit(x: S.Stmt, loops: dict, pays: bool) -> None:
         if isinstance(x, S.For):
             loops = dict(loops)
             loops[x.loop_var] = (x.min, simplify(x.min + x.extent - 1))
+            pays = pays or x.kind in (S.VECTORIZED, S.UNROLLED)
         for e in S.stmt_exprs(x):
-            def grab(n, loops=loops):
+            def grab(n, loops=loops, pays=pays):
                 if isinstance(n, E.Call) and n.name == "likely":
-                    out.extend((a, loops) for a in _atoms(n.args[0]))
+                    out.extend((a, loops, pays) for a in _atoms(n.args[0]))
             walk(e, grab)
         for name in ("body", "then_case", "else_case"):
             child = getattr(x, name, None)
             if child is not None:
-                visit(child, loops)
+                visit(child, loops, pays)
         if isinstance(x, S.Block):
             for c in x.stmts:
-                visit(c, loops)
+                visit(c, loops, pays)
 
-    visit(s, inner)
+    visit(s, inner, False)
     return out
 
 
@@ -106,8 +111,16 @@ def _is_int(e: E.Expr) -> bool:
 
 
 class _Partition:
+    """Peel where it pays: a loop of constant extent (outside a tail), or a guard
+    inside a vectorized or unrolled loop.  Elsewhere (symbolic extents) the
+    guard stays, so the printed nest is one copy, as TVM's.  A tail is not
+    peeled again except for such a guard: one main body plus one tail per
+    peeled loop, however many axes were split.
+    """
+
     def __init__(self, ranges: dict):
         self.ranges = ranges
+        self.in_tail = False
 
     def visit(self, s: S.Stmt) -> S.Stmt:
         if isinstance(s, S.For):
@@ -121,12 +134,15 @@ class _Partition:
     def try_split(self, s: S.For):
         v = s.loop_var
         points, true_atoms, false_atoms = [], set(), set()
-        for atom, inner in _likely_atoms(s.body, {}):
-            if v not in collect_vars(atom):
+        const_loop = isinstance(s.extent, E.IntImm)
+        any_pays = False
+        for atom, inner, pays in _likely_atoms(s.body, {}):
+            if v not in collect_vars(atom) or not (pays or const_loop):
                 continue
             r = _upper_split(atom, v, inner, self.ranges)
-            if r is None:
-                continue
+            if r is None or not (pays or None not in const_bounds(r[0], self.ranges)):
+                continue  # a cut at a symbolic extent in a plain loop: keep the guard, one nest
+            any_pays = any_pays or pays
             points.append(r[0])
             true_atoms.add(atom)
             if r[1]:
@@ -144,11 +160,25 @@ class _Partition:
         tail_ext = simplify(s.extent - m, self.ranges)
         if isinstance(tail_ext, E.IntImm) and tail_ext.value <= 0:
             return main
+        if self.in_tail and not any_pays and not _is_dead(tail_body, self.ranges):
+            return None  # a second copy inside a tail does not pay: keep the guard
         tail_var = E.Var(v.name, v.dtype)
+        lo = const_bounds(simplify(s.min + m, self.ranges), self.ranges)[0]
+        self.ranges[tail_var] = (lo, self.ranges.get(v, (None, None))[1])
         tail_body = S.map_stmt_exprs(tail_body, lambda e: _subst(e, v, tail_var))
+        was, self.in_tail = self.in_tail, True
         tail = S.For(tail_var, simplify(s.min + m, self.ranges), tail_ext, s.kind,
                      self.visit(tail_body), s.pragmas)
+        self.in_tail = was
         return S.seq(main, tail)
+
+
+def _is_dead(s: S.Stmt, ranges: dict) -> bool:
+    """True if ``s`` does nothing once its decided guards are folded away."""
+    from schedule.passes.simplify_stmt import simplify_stmt
+
+    out = simplify_stmt(s, {"ranges": ranges})
+    return isinstance(out, S.Block) and not out.stmts
 
 
 def _subst(e, v, nv):

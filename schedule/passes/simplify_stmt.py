@@ -13,7 +13,7 @@ branches whose condition is decided are removed.
 from __future__ import annotations
 
 from te import expr as E
-from te.simplify import const_bounds, simplify
+from te.simplify import const_bounds, simplify, upper_key
 from te.visitor import substitute
 from schedule import stmt as S
 
@@ -39,13 +39,17 @@ class _Simplify:
                 return self.visit(_substitute_stmt(s.body, {s.loop_var: lo}))
             lb = const_bounds(lo, self.ranges)[0]
             hi = const_bounds(simplify(lo + ext - 1, self.ranges), self.ranges)[1]
-            saved = self.ranges.get(s.loop_var)
+            key = upper_key(s.loop_var)
+            saved, saved_upper = self.ranges.get(s.loop_var), self.ranges.get(key)
             self.ranges[s.loop_var] = (lb, hi)
+            if hi is None:
+                self.ranges[key] = simplify(lo + ext - 1, self.ranges)
             body = self.visit(s.body)
-            if saved is None:
-                del self.ranges[s.loop_var]
-            else:
-                self.ranges[s.loop_var] = saved
+            for k, v in ((s.loop_var, saved), (key, saved_upper)):
+                if v is None:
+                    self.ranges.pop(k, None)
+                else:
+                    self.ranges[k] = v
             if isinstance(body, S.Block) and not body.stmts:
                 return body
             if lo is s.min and ext is s.extent and body is s.body:
