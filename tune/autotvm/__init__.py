@@ -7,8 +7,8 @@ tuners (``autotvm.tuner.XGBTuner`` ...), records (``autotvm.record``), callbacks
 """
 
 from tune.autotvm import callback, errors, record, task, tuner
-from tune.autotvm.dispatch import (ApplyConfig, ApplyHistoryBest, DispatchContext, FallbackContext,
-                                   apply_history_best)
+from tune.autotvm.dispatch import ApplyConfig, DispatchContext, FallbackContext
+from tune.autotvm.history import ApplyHistoryBest, apply_history_best
 from tune.autotvm.errors import (KnobError, MissingKnobError, RecordError, TemplateError, TemplateNotFoundError,
                                  TuneError, TunerNotFoundError)
 from tune.autotvm.knobs import (AnnotateEntity, OtherOptionEntity, ReorderEntity, SplitEntity, get_factors)

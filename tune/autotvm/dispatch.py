@@ -2,7 +2,7 @@
 
 A stack per thread, innermost first.  ``ApplyConfig(cfg)`` answers every
 query with ``cfg`` (task creation, tuning); ``ApplyHistoryBest(records)``
-answers with the best record for the same workload *and* target (a record
+(``tune.autotvm.history``) answers with the best record for the same workload *and* target (a record
 measured on another CPU is never applied); with no answer the template gets a
 ``FallbackConfigEntity`` (its own defaults, ``cfg.is_fallback`` true).
 
@@ -73,37 +73,6 @@ class ApplyConfig(DispatchContext):
         return self._config
 
 
-class ApplyHistoryBest(DispatchContext):
-    """The best measured config per (target, workload) of some records (a path or (input, result) pairs)."""
-
-    def __init__(self, records):
-        from tune.autotvm.record import best_by_workload, load_from_file
-
-        if isinstance(records, (str, bytes)) or hasattr(records, "__fspath__"):
-            records = load_from_file(records)
-        self.best = best_by_workload(records)
-        self._workloads = {wl for _, wl in self.best}
-        self._warned: set = set()
-
-    def query(self, target, workload) -> ConfigSpace | None:
-        if workload is None:
-            return None
-        key = target_key(target)
-        hit = self.best.get((key, workload))
-        if hit is not None:
-            return hit[0].config
-        if workload in self._workloads and workload not in self._warned:
-            self._warned.add(workload)
-            logger.warning("apply_history_best: records for %s exist only for other targets, not %s; "
-                           "the template's fallback config is used", workload, key)
-        return None
-
-
-def apply_history_best(records) -> ApplyHistoryBest:
-    """``with apply_history_best("x.log"):`` templates inside get their best records' configs."""
-    return ApplyHistoryBest(records)
-
-
 class FallbackContext(DispatchContext):
     """Answers with fallback configs, one per (target, workload), so a template's defaults stick."""
 
@@ -117,5 +86,5 @@ class FallbackContext(DispatchContext):
         return self.memory[key]
 
 
-__all__ = ["DispatchContext", "ApplyConfig", "ApplyHistoryBest", "apply_history_best", "FallbackContext",
+__all__ = ["DispatchContext", "ApplyConfig", "FallbackContext",
            "query", "target_key"]

@@ -1,8 +1,8 @@
 """Measuring candidates: builders (compile in workers), runners (time in a separate process)."""
 
 from tune.autotvm.measure.local import LocalBuilder, LocalRunner
-from tune.autotvm.measure.measure import (BuildResult, MeasureErrorNo, MeasureInput, MeasureResult,
-                                          create_measure_batch, measure_option)
+from tune.autotvm.measure.measure import BuildResult, MeasureErrorNo, MeasureInput, MeasureResult
+from tune.autotvm.measure.option import create_measure_batch, measure_option
 
 
 def __getattr__(name):

@@ -60,43 +60,4 @@ class BuildResult(NamedTuple):
     time_cost: float
 
 
-def measure_option(builder="local", runner="local") -> dict:
-    """``{"builder": ..., "runner": ...}``: ``"local"`` means ``LocalBuilder()`` / ``LocalRunner()``."""
-    from tune.autotvm.measure.local import LocalBuilder, LocalRunner
-
-    if isinstance(builder, str):
-        if builder != "local":
-            raise ValueError(f"measure_option: unknown builder {builder!r}; use 'local' or a LocalBuilder(...)")
-        builder = LocalBuilder()
-    if isinstance(runner, str):
-        if runner != "local":
-            raise ValueError(f"measure_option: unknown runner {runner!r}; use 'local', a LocalRunner(...) "
-                             f"or a DaskRunner(address)")
-        runner = LocalRunner()
-    return {"builder": builder, "runner": runner}
-
-
-class MeasureBatch:
-    """``measure_batch(inputs) -> results`` for one task: build them all, then run them one by one."""
-
-    def __init__(self, task, option: dict):
-        self.task = task
-        self.builder, self.runner = option["builder"], option["runner"]
-        self.builder.set_task(task)
-        ref = None
-        if getattr(self.runner, "check_correctness", False):
-            ref = self.builder.build_reference(task)
-        self.runner.set_task(task, ref)
-        self.n_parallel = self.builder.n_parallel
-
-    def __call__(self, inputs: list) -> list:
-        builds = self.builder.build(inputs)
-        return self.runner.run(inputs, builds)
-
-
-def create_measure_batch(task, option: dict) -> MeasureBatch:
-    return MeasureBatch(task, option)
-
-
-__all__ = ["MeasureErrorNo", "MeasureInput", "MeasureResult", "BuildResult", "measure_option",
-           "create_measure_batch", "MeasureBatch", "error_result"]
+__all__ = ["MeasureErrorNo", "MeasureInput", "MeasureResult", "BuildResult", "error_result"]

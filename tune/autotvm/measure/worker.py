@@ -87,11 +87,28 @@ def _write_frame(fh, obj) -> None:
     fh.flush()
 
 
+def _watch_parent(interval: float = 0.5) -> None:
+    """Exit when the parent dies (a killed tuner or Dask worker leaves no kernel spinning)."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="tune-parent-watch", daemon=True).start()
+
+
 def stdio_serve(init: str | None) -> None:
     """The child of a ``PopenWorker``: frames on stdin/stdout; stray prints go to stderr."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     inp = os.fdopen(os.dup(0), "rb")
+    _watch_parent()
 
     class _Pipe:
         def send(self, obj):

@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-from tune.autotvm.measure.measure import MeasureInput, create_measure_batch
+from tune.autotvm.measure.measure import MeasureInput
+from tune.autotvm.measure.option import create_measure_batch
 
 logger = logging.getLogger("autotvm")
 

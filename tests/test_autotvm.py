@@ -1,0 +1,298 @@
+"""Classic AutoTVM: config spaces, templates, tasks, records, dispatch, and the tutorial flow per tuner."""
+
+import json
+import math
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import codegen
+import te
+from tune import autotvm
+from tune.autotvm import record
+from tune.autotvm.knobs import get_factors
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "autotvm_records_tvm08.jsonl")
+SHAPE = (64, 64, 64, "float32")
+
+
+@autotvm.template("test/matmul")
+def matmul(N, L, M, dtype):
+    A = te.placeholder((N, L), name="A", dtype=dtype)
+    B = te.placeholder((L, M), name="B", dtype=dtype)
+    k = te.reduce_axis((0, L), name="k")
+    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    k = s[C].op.reduce_axis[0]
+    cfg = autotvm.get_config()
+    cfg.define_split("tile_y", y, num_outputs=2)
+    cfg.define_split("tile_x", x, num_outputs=2)
+    yo, yi = cfg["tile_y"].apply(s, C, y)
+    xo, xi = cfg["tile_x"].apply(s, C, x)
+    s[C].reorder(yo, xo, k, yi, xi)
+    return s, [A, B, C]
+
+
+@autotvm.template("test/knobs")
+def knobs(n):
+    A = te.placeholder((n, n), name="A")
+    B = te.compute((n, n), lambda i, j: A[i, j] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    i, j = s[B].op.axis
+    cfg = autotvm.get_config()
+    cfg.define_split("tile_j", j, num_outputs=3, policy="power2")
+    cfg.define_knob("vec", [0, 1])
+    cfg.define_reorder("order", [i, j], policy="all")
+    jo, jm, ji = cfg["tile_j"].apply(s, B, j)
+    if cfg["vec"].val:
+        s[B].vectorize(ji)
+    cfg.add_flop(n * n)
+    return s, [A, B]
+
+
+@autotvm.template("test/raises")
+def raises(n):
+    raise RuntimeError("template bug")
+
+
+@autotvm.template("test/twice")
+def twice(n):
+    cfg = autotvm.get_config()
+    cfg.define_knob("unroll", [0, 1])
+    cfg.define_knob("unroll", [0, 1, 2])
+    return None
+
+
+def _check_matmul(f, n=64):
+    a = np.random.rand(n, n).astype("float32")
+    b = np.random.rand(n, n).astype("float32")
+    c = np.empty((n, n), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+# ------------------------------------------------------------------ spaces --
+def test_factors_match_brute_force():
+    for n in [1, 2, 7, 12, 64, 97, 360, 1000, 4096]:
+        assert get_factors(n) == [d for d in range(1, n + 1) if n % d == 0]
+
+
+def test_split_policies():
+    cfg = autotvm.ConfigSpace()
+    cfg.define_split("f", 12, num_outputs=3)
+    assert all(math.prod(e.size) == 12 for e in cfg.space_map["f"].entities)
+    assert len(cfg.space_map["f"]) == 18  # ordered factorisations of 12 into 3
+    cfg.define_split("p", 10, policy="power2")
+    assert sorted(e.size[1] for e in cfg.space_map["p"].entities) == [1, 2, 4, 8]
+    assert cfg.space_map["p"].entities[-1].size == (2, 8)  # a tail: ceil(10/8) outer
+    cfg.define_split("v", 12, policy="verbose")
+    assert {e.size[1] for e in cfg.space_map["v"].entities} == {1, 2, 3, 4, 6, 8, 12}
+    cfg.define_split("m", 64, max_factor=8)
+    assert max(e.size[1] for e in cfg.space_map["m"].entities) == 8
+    cfg.define_split("flt", 64, filter=lambda e: e.size[-1] >= 16)
+    assert [e.size[1] for e in cfg.space_map["flt"].entities] == [16, 32, 64]
+    cfg.define_split("c", 64, policy="candidate", candidate=[[8, 8], [4, 16]])
+    assert len(cfg.space_map["c"]) == 2
+    assert len(cfg) == 18 * 4 * 7 * 4 * 3 * 2
+
+
+def test_space_index_roundtrip_and_print():
+    task = autotvm.task.create("test/knobs", args=(48,), target="llvm")
+    space = task.config_space
+    assert len(space) == len(space.space_map["tile_j"]) * 2 * 2
+    for index in [0, 1, len(space) // 2, len(space) - 1]:
+        cfg = space.get(index)
+        assert space.index_of(cfg._entity_map) == index
+        assert autotvm.ConfigEntity.from_json_dict(json.loads(json.dumps(cfg.to_json_dict()))).key() == cfg.key()
+    text = str(space)
+    assert "tile_j" in text and "vec" in text and "order" in text and f"len={len(space)}" in text
+    assert task.flop == 48 * 48
+    with pytest.raises(IndexError, match="out of range"):
+        space.get(len(space))
+
+
+def test_matmul_task_and_fallback():
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    assert len(task.config_space) == 7 * 7
+    assert task.flop == 2 * 64 ** 3
+    default = task.default_config()
+    assert default.index == 0
+    s, args = matmul(*SHAPE)  # outside any context: the fallback
+    _check_matmul(codegen.build(s, args))
+
+
+def test_fallback_defaults_and_split_apply():
+    fb = autotvm.FallbackConfigEntity()
+    fb.define_split("t", 64, num_outputs=3)
+    fb["t"] = autotvm.SplitEntity((-1, 4, 8))
+    assert fb.is_fallback and fb["t"].size == (-1, 4, 8)
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    loops = fb["t"].apply(s, B, B.op.axis[0])
+    assert [lp.var.name for lp in loops] == ["i.outer", "i.inner.outer", "i.inner.inner"]
+    space = autotvm.ConfigSpace()
+    space.define_split("t", 64, num_outputs=3)
+    assert fb.to_entity(space).index == space.index_of({"t": autotvm.SplitEntity((2, 4, 8))})
+
+
+# ------------------------------------------------------------------ errors --
+def test_template_that_raises_is_named():
+    with pytest.raises(autotvm.TemplateError, match="'test/raises' raised .*RuntimeError: template bug"):
+        autotvm.task.create("test/raises", args=(4,), target="llvm")
+
+
+def test_knob_defined_twice_with_different_candidates():
+    with pytest.raises(autotvm.KnobError, match="'unroll' defined twice with different candidates"):
+        autotvm.task.create("test/twice", args=(4,), target="llvm")
+
+
+def test_missing_knob():
+    cfg = autotvm.task.create("test/matmul", args=SHAPE, target="llvm").config_space.get(0)
+    with pytest.raises(autotvm.MissingKnobError, match="no knob 'missing'; knobs: \\['tile_y', 'tile_x'\\]"):
+        cfg["missing"]
+
+
+def test_unknown_template_and_tuner():
+    with pytest.raises(autotvm.TemplateNotFoundError, match="no autotvm template named 'nope'.*test/matmul"):
+        autotvm.task.create("nope", args=(), target="llvm")
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    with pytest.raises(autotvm.TunerNotFoundError, match="unknown tuner 'annealing'; use one of: xgb, ga"):
+        autotvm.tuner.get_tuner("annealing", task)
+    with pytest.raises(ValueError, match="unknown loss_type 'hinge'"):
+        autotvm.tuner.XGBTuner(task, loss_type="hinge")
+
+
+# ----------------------------------------------------------------- records --
+def test_old_schema_fixture_loads_and_applies():
+    recs = list(record.load_from_file(FIXTURE))
+    assert len(recs) == 4
+    inp, res = recs[1]
+    assert inp.task.name == "test/matmul" and inp.task.args == (64, 64, 64, "float32")
+    assert inp.config["tile_x"].size == (-1, 16) and res.costs == (0.0002, 0.0002) and res.error_no == 0
+    assert recs[2][1].error_no == autotvm.MeasureErrorNo.RUN_TIMEOUT
+    assert recs[3][0].config["tile_y"].size == (-1, 2)  # the v0.1 ("i"/"r"/"v") format
+    best = autotvm.ApplyHistoryBest(FIXTURE).query("llvm", ("test/matmul",) + SHAPE)
+    assert best["tile_y"].size == (-1, 8) and best["tile_x"].size == (-1, 16)  # the fastest record
+    with autotvm.apply_history_best(FIXTURE):
+        s, args = matmul(*SHAPE)
+    assert _inner_tiles(s, args) == (8, 16)
+    _check_matmul(codegen.build(s, args))
+
+
+def _inner_tiles(s, args) -> tuple:
+    """Extents of (yi, xi), the last two leaf axes of C in the template's order."""
+    leaf = s[args[2]].leaf_iter_vars
+    return int(leaf[3].dom.extent), int(leaf[4].dom.extent)
+
+
+def test_records_round_trip_and_pick_best(tmp_path):
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    pairs = []
+    for index, cost, err in [(3, 0.002, 0), (10, 0.001, 0), (11, "boom", 2)]:
+        inp = autotvm.MeasureInput(task.target, task, task.config_space.get(index))
+        costs = (cost,) if err == 0 else (cost,)
+        pairs.append((inp, autotvm.MeasureResult(costs, err, 0.5, 1.0e9 + index)))
+    log = tmp_path / "r.log"
+    cb = autotvm.callback.log_to_file(str(log))
+    cb(None, [p[0] for p in pairs], [p[1] for p in pairs])
+    back = list(record.load_from_file(log))
+    assert [b[0].config.index for b in back] == [3, 10, 11]
+    assert back[1][0].config.key() == task.config_space.get(10).key()
+    assert back[2][1].error_no == 2 and back[2][1].costs == ("boom",)
+    row = json.loads(log.read_text().splitlines()[0])
+    assert row["schema"] == record.SCHEMA and row["input"]["target"] == str(task.target)
+    assert "-mcpu=" in row["input"]["target"] and "+sse2" in row["input"]["target"]
+    best = tmp_path / "best.log"
+    record.pick_best(str(log), str(best))
+    assert [b[0].config.index for b in record.load_from_file(best)] == [10]
+
+
+def test_corrupted_line_is_reported_and_skipped(tmp_path):
+    good = open(FIXTURE).read().splitlines()
+    log = tmp_path / "bad.log"
+    log.write_text("\n".join([good[0], '{"input": [trunc', good[1], "[1, 2]", ""]) + "\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        recs = list(record.load_from_file(log))
+    assert len(recs) == 2
+    msgs = [str(w.message) for w in caught if issubclass(w.category, record.RecordWarning)]
+    assert len(msgs) == 2
+    assert "bad.log:2: skipped a malformed record" in msgs[0] and "bad.log:4:" in msgs[1]
+    with pytest.raises(autotvm.RecordError, match="cannot read tuning records"):
+        list(record.load_from_file(tmp_path / "missing.log"))
+
+
+def test_record_for_another_target_is_not_applied(tmp_path):
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm -mcpu=x86-64-v2")
+    inp = autotvm.MeasureInput(task.target, task, task.config_space.get(20))
+    log = tmp_path / "other.log"
+    record.save_to_file([(inp, autotvm.MeasureResult((1e-5,), 0, 0.1, 1.0))], str(log))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hist = autotvm.apply_history_best(str(log))
+    assert hist.query("llvm", task.workload) is None  # the host is not an x86-64-v2
+    assert hist.query("llvm -mcpu=x86-64-v2", task.workload)["tile_y"] == task.config_space.get(20)["tile_y"]
+    with hist:
+        s, args = matmul(*SHAPE)
+    assert _inner_tiles(s, args) == (1, 1)  # the fallback
+    _check_matmul(codegen.build(s, args))
+
+
+# ----------------------------------------------------- the tutorial flow --
+@pytest.fixture(scope="module")
+def measure():
+    builder = autotvm.LocalBuilder(n_parallel=2, timeout=30)
+    runner = autotvm.LocalRunner(number=2, repeat=2, timeout=10)
+    yield autotvm.measure_option(builder=builder, runner=runner)
+    builder.close()
+    runner.close()
+
+
+@pytest.mark.parametrize("name", ["random", "grid", "ga", "xgb"])
+def test_tutorial_flow(name, measure, tmp_path, capsys):
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    kwargs = {"xgb": {"plan_size": 4, "seed": 0}, "ga": {"pop_size": 4, "seed": 0}, "random": {"seed": 0}}
+    tuner = autotvm.tuner.get_tuner(name, task, **kwargs.get(name, {}))
+    log = str(tmp_path / "mm.log")
+    tuner.tune(n_trial=10, measure_option=measure,
+               callbacks=[autotvm.callback.progress_bar(10), autotvm.callback.log_to_file(log)])
+    recs = list(record.load_from_file(log))
+    assert len(recs) == 10
+    assert recs[0][0].config.index == task.default_config().index  # the default is measured first
+    assert len({r[0].config.index for r in recs}) == 10
+    assert all(r[1].error_no == 0 for r in recs), [r[1] for r in recs if r[1].error_no]
+    assert "Current/Best" in capsys.readouterr().out and tuner.best_flops > 0
+    best = min(recs, key=lambda r: np.mean(r[1].costs))[0].config
+    hist = autotvm.apply_history_best(log)
+    assert hist.query("llvm", task.workload).index == best.index
+    with hist:
+        s, args = matmul(*SHAPE)
+    assert _inner_tiles(s, args) == (best["tile_y"].size[-1], best["tile_x"].size[-1])
+    _check_matmul(codegen.build(s, args))
+
+
+def test_resume_skips_measured_configs(measure, tmp_path):
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    log = str(tmp_path / "resume.log")
+    autotvm.tuner.RandomTuner(task, seed=1).tune(6, measure, callbacks=[autotvm.callback.log_to_file(log)])
+    tuner = autotvm.tuner.XGBTuner(task, plan_size=4, seed=1)
+    tuner.load_history(record.load_from_file(log))
+    assert tuner.best_flops > 0 and len(tuner.visited) == 6
+    tuner.tune(6, measure, callbacks=[autotvm.callback.log_to_file(log)])
+    indices = [r[0].config.index for r in record.load_from_file(log)]
+    assert len(indices) == 12 and len(set(indices)) == 12  # nothing measured twice, the default included
+
+
+def test_transfer_learning_warms_the_model(measure, tmp_path):
+    other = autotvm.task.create("test/matmul", args=(32, 64, 64, "float32"), target="llvm")
+    log = str(tmp_path / "other.log")
+    autotvm.tuner.RandomTuner(other, seed=2).tune(8, measure, callbacks=[autotvm.callback.log_to_file(log)])
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    tuner = autotvm.tuner.XGBTuner(task, plan_size=4, seed=2)
+    tuner.load_history(record.load_from_file(log))
+    assert tuner.cost_model.fitted and len(tuner.trials) == 4  # a first plan from the other task's records
+    assert not tuner.visited
