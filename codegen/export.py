@@ -28,26 +28,49 @@ def _meta_ir(meta: str) -> str:
     )
 
 
-def export_library(module: Module, path: str) -> None:
+def object_code(module: Module, what: str = "export_library") -> bytes:
+    """The kernel, the runtime and the parameter description as one object file."""
     from codegen.runtime import runtime_llvm_ir
 
     if not module._ll:
-        raise ValueError("export_library: this module has no LLVM IR (was it loaded from a library?)")
+        raise ValueError(f"{what}: this module has no LLVM IR (was it loaded from a library?)")
+    if "tessera_packed_call" in module._ll:
+        raise ValueError(
+            f"{what}: '{module.entry_name}' calls packed functions (te.extern), which live in this "
+            f"Python process; such a kernel cannot be saved to a library"
+        )
     linked = jit.parse(module._ll)
     linked.link_in(jit.parse(runtime_llvm_ir(jit.triple(), jit.data_layout())))
     linked.link_in(jit.parse(_meta_ir(module.meta())))
     linked.verify()
-    obj = jit.target_machine().emit_object(linked)
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
+    return jit.target_machine().emit_object(linked)
+
+
+def save_object(module: Module, path: str) -> None:
+    """Write the object file; ``link_shared`` (``cc -shared``) makes it a loadable library."""
+    data = object_code(module, "save")
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+def link_shared(path: str, objects: list, options: list = (), cc: str | None = None) -> None:
+    """``cc -shared -o path objects -lm -lpthread``."""
+    cc = shutil.which(cc or os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
-        raise RuntimeError("export_library: no C compiler/linker (cc, gcc or clang) found to link the library")
+        raise RuntimeError(f"linking {path}: no C compiler/linker (cc, gcc or clang) found")
+    cmd = [cc, "-shared", "-o", path, *objects, *options, "-lm", "-lpthread"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"linking {path} failed:\n{res.stderr}")
+
+
+def export_library(module: Module, path: str) -> None:
+    obj = object_code(module)
     with tempfile.TemporaryDirectory() as tmp:
         o = os.path.join(tmp, "kernel.o")
         with open(o, "wb") as fh:
             fh.write(obj)
-        res = subprocess.run([cc, "-shared", "-o", path, o, "-lm", "-lpthread"], capture_output=True, text=True)
-        if res.returncode != 0:
-            raise RuntimeError(f"export_library: linking {path} failed:\n{res.stderr}")
+        link_shared(path, [o])
 
 
 def load_module(path: str) -> Module:

@@ -410,6 +410,10 @@ class CodeGen(ParallelLoops):
     def expr_Call(self, e):
         if e.name == "likely":
             return self.expr(e.args[0])
+        if e.name == "tvm_call_packed":  # te.extern's call of a registered function
+            from codegen.packed import emit_call_packed
+
+            return emit_call_packed(self, e)
         args = [self.expr(a) for a in e.args]
         return intrinsics.call(self.b, e.name, args, e.dtype)
 

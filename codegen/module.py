@@ -30,7 +30,7 @@ class ParamSpec:
 
     def describe(self) -> str:
         if self.kind == "var":
-            return f"an int ({self.dtype})"
+            return f"a {'float' if self.dtype.startswith('float') else 'int'} ({self.dtype})"
         dims = ", ".join("?" if d is None else str(d) for d in self.shape)
         return f"shape ({dims}{',' if len(self.shape) == 1 else ''}) {self.dtype}"
 
@@ -85,6 +85,10 @@ class Module:
         self._keepalive = keepalive
         argtypes = [ctypes.c_void_p if p.kind == "buffer" else _CTYPE[p.dtype] for p in params]
         self._fn = ctypes.CFUNCTYPE(None, *argtypes)(address)
+        if "tessera_packed_call" in ll:  # codegen.packed: raise what a packed call raised
+            from codegen.packed import check_after_calls
+
+            check_after_calls(self)
         self._outputs = [k for k, p in enumerate(params) if p.is_output]
         self._implicit = [p for p in params if p.kind == "implicit"]
         self._user = [p for p in params if p.kind != "implicit"]
@@ -125,6 +129,11 @@ class Module:
         out = []
         exprs: list = []
         for k, (p, a) in enumerate(zip(self._user, args)):
+            if p.kind == "var" and p.dtype.startswith("float"):  # te.var("bias", dtype="float32")
+                if isinstance(a, bool) or not isinstance(a, numbers.Real):
+                    raise TypeError(f"{name}: argument {k} '{p.name}' expects a float, got {a!r}")
+                out.append(float(a))
+                continue
             if p.kind == "var":
                 if isinstance(a, bool) or not isinstance(a, numbers.Integral):
                     raise TypeError(f"{name}: argument {k} '{p.name}' expects an int, got {a!r}")

@@ -24,6 +24,7 @@ from te.simplify import can_prove, const_bounds, simplify, upper_key
 from te.visitor import collect_reads
 from schedule.errors import ScheduleError
 from schedule.interval import interval_of, union
+from schedule.opaque_ops import SCAN_INIT, SCAN_STEP, scan_region
 from schedule.relations import Fuse, Singleton, Split
 
 
@@ -57,6 +58,8 @@ def infer_bound(sch, bodies: dict, ranges: dict) -> dict:
         op = stage.op
         if stage.attach_type == "scope":
             region = _required_region(sch, stage, bodies, infos, ranges)
+        elif stage.attach_type in (SCAN_INIT, SCAN_STEP):
+            region = scan_region(stage, ranges)
         else:
             region = [(E.const(0), s, s) for s in op.shape]
         for iv, (lo, ext, _) in zip(op.axis, region):

@@ -26,6 +26,9 @@ class Schedule:
             self._add_stage(Stage(op, self))
         for op in self.outputs:
             self.stage_map[op].is_output = True
+        from schedule.opaque_ops import attach_scan_groups
+
+        attach_scan_groups(self)
 
     def _add_stage(self, stage: Stage, after: Stage | None = None) -> Stage:
         if after is None:

@@ -17,6 +17,8 @@ from schedule import stmt as S
 from schedule.bound import LoopInfo, guard_conditions, infer_bound
 from schedule.errors import ScheduleError
 from schedule.check_reads import check_reads
+from schedule.opaque_ops import is_opaque, opaque_nest, opaque_realize, reads_scan_state
+from schedule.thread_bind import bind_loop
 
 _KIND = {"vectorize": S.VECTORIZED, "parallel": S.PARALLEL, "unroll": S.UNROLLED, None: S.SERIAL}
 
@@ -74,7 +76,8 @@ class NestBuilder:
                     self.ranges.setdefault(v, (0, None))
         self.bodies = inline_bodies(sch)
         for st, body in self.bodies.items():
-            check_reads(st, body)
+            if not reads_scan_state(sch, body):  # s_state[t - 1] is valid only inside the scan
+                check_reads(st, body)
         self.infos: dict[object, LoopInfo] = infer_bound(sch, self.bodies, self.ranges)
         self.args = args
         self.attached: dict = {}
@@ -83,7 +86,8 @@ class NestBuilder:
                 self.attached.setdefault((st.attach_stage, st.attach_ivar), []).append(st)
 
     def build(self) -> S.Stmt:
-        roots = [st for st in self.sch.stages if st in self.bodies and st.attach_type == "root"]
+        roots = [st for st in self.sch.stages
+                 if (st in self.bodies or is_opaque(st.op)) and st.attach_type == "root"]
         body = S.seq(*[self.stage_nest(st) for st in roots])
         for st in reversed(roots):
             passed = [k for k in range(st.op.num_outputs) if self.is_arg(st, k)]
@@ -100,6 +104,8 @@ class NestBuilder:
         return (st.op, k) in self.args or (st.origin_op, k) in self.args
 
     def realize(self, st, body: S.Stmt, skip=()) -> S.Stmt:
+        if is_opaque(st.op):  # extern and scan stages: their whole declared shapes
+            return opaque_realize(st, body, skip)
         info = self.infos[st]
         for k in reversed(range(st.op.num_outputs)):
             if k in skip:
@@ -112,6 +118,8 @@ class NestBuilder:
 
     # one stage ------------------------------------------------------------
     def stage_nest(self, st) -> S.Stmt:
+        if is_opaque(st.op):  # schedule.opaque_ops: extern calls and scans
+            return opaque_nest(self, st)
         info = self.infos[st]
         body = self.bodies[st]
         leaves = st.leaf_iter_vars
@@ -152,6 +160,8 @@ class NestBuilder:
 
     def loop(self, st, iv, info: LoopInfo, body: S.Stmt, var=None) -> S.Stmt:
         attrs = st.iter_var_attrs.get(iv, {})
+        if attrs.get("bind") is not None:  # schedule.thread_bind
+            return bind_loop(attrs["bind"], iv.var if var is None else var, info.extent[iv], body, self.ranges)
         kind = _KIND[attrs.get("kind")]
         pragmas = tuple(attrs.get("pragmas", ()))
         return S.For(iv.var if var is None else var, E.const(0), info.extent[iv], kind, body, pragmas)

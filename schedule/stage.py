@@ -214,6 +214,16 @@ class Stage:
         """Replicate the loop body once per iteration (Halide ``f.unroll(x)``)."""
         self._annotate(iv, "unroll")
 
+    def bind(self, ivar, thread_ivar) -> None:
+        """Run loop ``ivar`` as GPU thread axis ``thread_ivar`` (see ``schedule.thread_bind``)."""
+        from schedule.thread_bind import bind
+
+        bind(self, ivar, thread_ivar)
+
+    def set_store_predicate(self, predicate) -> None:
+        """Record a store predicate (TVM's cross-thread reductions; used by GPU targets only)."""
+        self.store_predicate = predicate
+
     def pragma(self, iv, key: str, value=None) -> None:
         """Attach a pragma to a loop: ``auto_unroll_max_step`` and ``unroll_explicit``."""
         self._check_leaf(iv, "pragma")
@@ -295,8 +305,11 @@ class Stage:
     def _check_placeable(self, primitive: str) -> None:
         if isinstance(self.op, PlaceholderOp):
             raise self._error(f"cannot {primitive} a placeholder", "Schedule computed stages only.")
-        if not isinstance(self.op, ComputeOp):
-            raise self._error(f"cannot {primitive} this kind of operation", "")
+        if not isinstance(self.op, ComputeOp):  # te.extern, te.scan: whole-buffer stages at root
+            raise self._error(
+                f"cannot {primitive} a {type(self.op).__name__} stage, it computes whole buffers",
+                "Schedule the compute stages around it instead.",
+            )
 
     def __repr__(self) -> str:
         return f"stage({self.name}, {self._leaf_names()})"

@@ -25,6 +25,7 @@ class Stmt:
 
 
 SERIAL, PARALLEL, VECTORIZED, UNROLLED = "serial", "parallel", "vectorized", "unrolled"
+THREAD_BOUND = "thread_binding"  # a loop bound to a GPU thread axis (schedule.thread_bind)
 
 
 @node
@@ -255,6 +256,11 @@ def _print(s: Stmt, depth: int, out: list, names: dict) -> None:
     if t is Block:
         for x in s.stmts:
             _print(x, depth, out, names)
+    elif t is For and s.kind == THREAD_BOUND:  # TVM: the loop is an attribute of the body
+        ext = expr_str(s.extent, names)
+        out.append(f"{pad}// attr [iter_var({s.loop_var.name}, range(min={expr_str(s.min, names)}, ext={ext}), "
+                   f"{dict(s.pragmas).get('thread_tag', s.loop_var.name)})] thread_extent = {ext}")
+        _print(s.body, depth, out, names)
     elif t is For:
         word = _KIND_WORD[s.kind]
         out.append(f"{pad}{word} ({names.get(id(s.loop_var), s.loop_var.name)}, {expr_str(s.min, names)}, {expr_str(s.extent, names)}) {{")

@@ -11,6 +11,8 @@ from te.intrin import (
     power, truncdiv, truncmod,
 )
 from te.operation import compute, placeholder, reduce_axis, size_var, var
+from te.extern import call_packed, decl_buffer, extern, thread_axis
+from te.scan import scan
 from te.reduction import CommReducer, comm_reducer
 from te.reduction import max as _max_reducer
 from te.reduction import min as _min_reducer

@@ -63,6 +63,10 @@ class Expr:
             "conditions and te.if_then_else(cond, a, b) to select a value"
         )
 
+    def equal(self, other) -> Expr:
+        """The node ``self == other`` (classic TVM's ``x.equal(y)``)."""
+        return binary_op(EQ, self, other)
+
     def same_as(self, other) -> bool:
         """Identity, as classic TVM's ``same_as`` (two ``Var("i")`` are not the same)."""
         return self is other

@@ -24,7 +24,8 @@ class Tensor:
 
     @property
     def shape(self) -> tuple:
-        return self.op.shape
+        shapes = getattr(self.op, "output_shapes", None)  # extern/scan outputs differ in shape
+        return self.op.shape if shapes is None else shapes[self.value_index]
 
     @property
     def dtype(self) -> str:

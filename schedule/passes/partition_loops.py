@@ -124,7 +124,7 @@ class _Partition:
 
     def visit(self, s: S.Stmt) -> S.Stmt:
         if isinstance(s, S.For):
-            split = self.try_split(s)
+            split = self.try_split(s) if s.kind != S.THREAD_BOUND else None  # a thread extent stays whole (TVM)
             if split is not None:
                 return split
             body = self.visit(s.body)

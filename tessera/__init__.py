@@ -1,0 +1,46 @@
+"""Classic TVM's top-level names over Tessera's packages: ``import tessera as tvm``.
+
+A facade only: every name here is one of ``te``, ``schedule``, ``codegen``,
+``topi``, ``graph`` or ``tune``, or a thin adapter over one (``build``
+returns a ``runtime.Module`` that also takes NDArrays).  Nothing inside the
+project imports ``tessera``.
+
+>>> import tessera as tvm
+>>> from tessera import te
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import te
+from codegen.ndarray import Device, cpu, device
+from codegen.packed import get_global_func, register_func
+from tessera import contrib, ir, nd, runtime, target, testing, tir
+from tessera.driver import build, lower
+
+sys.modules.setdefault("tessera.te", te)
+
+_LAZY = {"topi": "topi", "autotvm": "tune.autotvm", "auto_scheduler": "tune.auto_scheduler", "graph": "graph"}
+
+
+def __getattr__(name: str):
+    """``topi``, ``autotvm``, ``auto_scheduler`` and ``graph``, imported on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'tessera' has no attribute '{name}'")
+    try:
+        mod = importlib.import_module(_LAZY[name])
+    except ImportError as err:
+        raise AttributeError(
+            f"tessera.{name} is the package '{_LAZY[name]}', which cannot be imported here ({err})"
+        ) from err
+    globals()[name] = mod
+    return mod
+
+
+__all__ = [
+    "build", "lower", "te", "tir", "ir", "nd", "runtime", "target", "testing", "contrib",
+    "device", "cpu", "Device", "register_func", "get_global_func",
+    "topi", "autotvm", "auto_scheduler", "graph",
+]

@@ -1,0 +1,5 @@
+"""``tvm.contrib``: ``cc`` (linking), ``utils`` (temporary directories), ``cblas`` (BLAS matmul)."""
+
+from tessera.contrib import cblas, cc, utils
+
+__all__ = ["cblas", "cc", "utils"]

@@ -1,0 +1,33 @@
+"""``tvm.tir``: the expression helpers classic schedules use, from ``te``."""
+
+from te import const, floordiv, floormod, if_then_else, indexdiv, indexmod, truncdiv, truncmod
+from te.expr import Call, Cast, FloatImm, IntImm, StringImm, Var
+from te.extern import call_packed, decl_buffer
+
+Select = if_then_else  # cond ? a : b, both sides evaluated (a node, as TVM's tir.Select)
+
+
+def call_pure_extern(dtype: str, func_name: str, *args) -> Call:
+    """A call of the external function ``func_name`` (``__expf`` on CUDA, ``expf`` from libm)."""
+    from te.expr import as_expr
+
+    return Call(func_name, tuple(as_expr(a) for a in args), dtype)
+
+
+def call_intrin(dtype: str, func_name: str, *args) -> Call:
+    """An intrinsic call (``tir.exp`` is ``te.exp``'s node)."""
+    from te.expr import as_expr
+
+    name = func_name[4:] if func_name.startswith("tir.") else func_name
+    return Call(name, tuple(as_expr(a) for a in args), dtype)
+
+
+class CallEffectKind:
+    """Effect kinds of intrinsics (recorded by ``ir.register_op_attr``)."""
+
+    ExprAnnotation, Pure, ReadState, UpdateState, Opaque = 0, 1, 2, 3, 4
+
+__all__ = [
+    "const", "indexdiv", "indexmod", "floordiv", "floormod", "truncdiv", "truncmod", "Select",
+    "if_then_else", "call_packed", "call_pure_extern", "call_intrin", "CallEffectKind", "decl_buffer", "Call", "Cast", "FloatImm", "IntImm", "StringImm", "Var",
+]
