@@ -171,10 +171,20 @@ def test_extra_outputs_refused_when_used():
     with pytest.raises(ValueError, match=r"node 'Y' \(MaxPool, opset 12\): output 1 \('I'\) is used"):
         graph.from_onnx(model)
     drop = N("Dropout", ["X"], ["Y", "mask"])
-    with pytest.raises(ValueError, match=r"Dropout.*output 1 \('mask'\) is used"):
-        graph.from_onnx(make_model([drop, N("Not", ["mask"], ["Z"])], {"X": rand(2, 2)}, ["Y", "Z"]))
-    g = check([drop], {"X": rand(2, 3)}, ["Y"], opset=12)  # an unused mask is fine
+    g = check([drop], {"X": rand(2, 3)}, ["Y"], opset=12)  # an unused mask costs nothing
     assert ops_of(g) == {"identity"}
+
+
+def test_dropout_mask_and_training():
+    """Inference keeps everything (mask all True); training mode is accepted only with ratio 0."""
+    drop = N("Dropout", ["X"], ["Y", "mask"])
+    check([drop, N("Not", ["mask"], ["Z"])], {"X": rand(2, 2)}, ["Y", "Z"])
+    train = N("Dropout", ["X", "r", "t"], ["Y", "mask"])
+    check([train], {"X": rand(2, 3)}, ["Y", "mask"], {"r": np.array(0.0, np.float32), "t": np.array(True)})
+    model = make_model([train], {"X": rand(2, 3)}, ["Y"], {"r": np.array(0.5, np.float32), "t": np.array(True)})
+    with pytest.raises(ValueError, match=r"node 'Y' \(Dropout, opset 13\): input 2 \(training_mode\) is True "
+                                         r"with ratio=0.5: random dropout is not supported"):
+        graph.from_onnx(model)
 
 
 # ------------------------------------------------------------------ elementwise
@@ -514,11 +524,21 @@ def test_operator_version_outside_converters():
         graph.from_onnx(model)
 
 
-def test_pad_modes_refused():
-    model = make_model([N("Pad", ["X", "p"], ["Y"], mode="reflect")], {"X": rand(2, 3)}, ["Y"],
+@pytest.mark.parametrize("mode", ["reflect", "edge", "wrap"])
+@pytest.mark.parametrize("pads", [[0, 1, 0, 2], [2, 0, 1, 3], [1, 4, 0, 5]])
+def test_pad_modes(mode, pads):
+    """Gathers along each padded axis; a pad wider than the axis reflects (wraps) again."""
+    if mode == "reflect" and max(pads) > 2:
+        pads = [min(p, 2) for p in pads]  # onnxruntime refuses reflect pads wider than the axis - 1
+    check([N("Pad", ["X", "p"], ["Y"], mode=mode)], {"X": rand(3, 4)}, ["Y"],
+          {"p": np.array(pads, np.int64)}, opset=19)
+
+
+def test_pad_mode_refused():
+    model = make_model([N("Pad", ["X", "p"], ["Y"], mode="mirror")], {"X": rand(2, 3)}, ["Y"],
                        {"p": np.array([0, 1, 0, 1], np.int64)})
-    with pytest.raises(ValueError, match=r"node 'Y' \(Pad, opset 13\): mode='reflect' is not supported; "
-                                         r"only mode='constant'"):
+    with pytest.raises(ValueError, match=r"node 'Y' \(Pad, opset 13\): mode='mirror' is not one of constant, "
+                                         r"reflect, edge, wrap"):
         graph.from_onnx(model)
 
 
@@ -573,11 +593,7 @@ def test_dangling_input_named():
 
 # ------------------------------------------------------------------ onnx's backend test data
 # Models refused on purpose, each with the reason; anything else in the two folders must pass.
-REFUSED = {
-    "test_ReflectionPad2d": "mode='reflect' is not supported",
-    "test_ReplicationPad2d": "mode='edge' is not supported",
-    "test_operator_pad": "mode='reflect' is not supported",
-}
+REFUSED: dict = {}
 BACKEND = sorted(glob.glob(os.path.join(DATA, "pytorch-converted", "*"))
                  + glob.glob(os.path.join(DATA, "pytorch-operator", "*")))
 
@@ -662,3 +678,39 @@ def test_light_model_numerics(name):
     want = run_ort(model, {data.name: x})[0]
     assert got.std() > 1e-4  # not a uniform softmax
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-5)
+
+
+# ------------------------------------------------------------------ element types
+@pytest.mark.parametrize("elem, name", [(TensorProto.BFLOAT16, "BFLOAT16"), (TensorProto.FLOAT8E4M3FN, "FLOAT8E4M3FN"),
+                                        (TensorProto.INT4, "INT4"), (TensorProto.STRING, "STRING")])
+def test_unrepresentable_types_refused_at_import(elem, name):
+    """An input, initializer or Cast target of a type the compiler lacks fails in from_onnx, naming it."""
+    x = helper.make_tensor_value_info("X", elem, [2])
+    model = helper.make_model(helper.make_graph([N("Identity", ["X"], ["Y"])], "t", [x],
+                                                [helper.make_empty_tensor_value_info("Y")]))
+    with pytest.raises(ValueError, match=rf"input 'X' of model 't' has element type {name}, which the compiler "
+                                         r"cannot represent; supported: float16, float32"):
+        graph.from_onnx(model)
+    cast = make_model([N("Cast", ["X"], ["Y"], to=elem)], {"X": rand(2)}, ["Y"])
+    with pytest.raises(ValueError, match=rf"node 'Y' \(Cast, opset 13\): attribute to={elem} \({name}\) is a type "
+                                         r"the compiler cannot represent"):
+        graph.from_onnx(cast)
+
+
+def test_pow_integer_base():
+    """ONNX Pow keeps an integer base's type (raised in float64, cast back)."""
+    x = np.array([1, 2, 3, -4], np.int32)
+    for y in (np.array([0, 3, 2, 3], np.int32), np.array([2.0, 3.0, 0.0, 2.0], np.float32)):
+        check([N("Pow", ["X", "Y"], ["Z"])], {"X": x, "Y": y}, ["Z"], opset=15)
+
+
+def test_argmax_select_last_index():
+    x = np.array([[1, 3, 3, 0], [2, 2, 1, 2]], np.float32)
+    for op in ("ArgMax", "ArgMin"):
+        check([N(op, ["X"], ["Y"], axis=1, select_last_index=1, keepdims=0)], {"X": x}, ["Y"])
+
+
+def test_layer_norm_statistics_outputs():
+    nodes = [N("LayerNormalization", ["X", "s", "b"], ["Y", "mean", "inv_std"], axis=1, epsilon=1e-3)]
+    check(nodes, {"X": rand(2, 3, 4)}, ["Y", "mean", "inv_std"], {"s": rand(3, 4), "b": rand(3, 4)}, opset=17,
+          rtol=1e-4, atol=1e-5)

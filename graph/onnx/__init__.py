@@ -23,6 +23,7 @@ time (:mod:`graph.onnx.fold`).
 """
 
 from graph.onnx import constant, elemwise, nn, pool, reduce, resize, tensor  # noqa: F401  (register converters)
+from graph.onnx import transformer  # noqa: F401,E402  (Attention, RMSNormalization, Trilu)
 from graph.onnx.frontend import from_onnx
 from graph.onnx.table import supported_ops
 

@@ -84,9 +84,13 @@ def convert_identity(ctx: Context, node: OnnxNode) -> list:
 
 @converter("Dropout")
 def convert_dropout(ctx: Context, node: OnnxNode) -> list:
-    """Inference: the identity.  A used ``mask`` output and training mode are refused."""
-    if node.has_input(2):
-        training = ctx.value(node, 2, "training_mode")
-        if bool(np.asarray(training).reshape(-1)[0]):
-            raise node.error("training_mode=True is not supported (inference only)")
-    return [node.input(0)]
+    """Inference (or training with ratio 0): the identity, and a ``mask`` of all True.  Training
+    mode with a ratio above 0 drops at random and is refused."""
+    x = node.input(0, "data")
+    if node.has_input(2) and bool(np.asarray(ctx.value(node, 2, "training_mode")).reshape(-1)[0]):
+        ratio = ctx.value(node, 1, "ratio").reshape(-1)[0].item() if node.has_input(1) else 0.5
+        if ratio != 0.0:
+            raise node.error(f"input 2 (training_mode) is True with ratio={ratio}: random dropout is not "
+                             f"supported (inference only, or ratio 0)")
+    mask = ctx.op("full", [], {"shape": x.shape, "value": True, "dtype": "bool"}) if len(node.outputs) > 1 else None
+    return [x, mask]

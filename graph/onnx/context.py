@@ -19,6 +19,33 @@ from graph.ir import Value, constant_node, fresh_name, make_node
 from graph.onnx.fold import NotFoldable, fold_value
 
 
+def onnx_dtype(elem_type: int) -> str | None:
+    """The dtype the compiler uses for ONNX element type ``elem_type``; None for one it cannot
+    represent (strings, bfloat16, float8, 4- and 2-bit integers, complex)."""
+    from te.dtype import SCALARS
+
+    try:
+        dtype = str(np.dtype(helper.tensor_dtype_to_np_dtype(int(elem_type))))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return dtype if dtype in SCALARS else None
+
+
+def onnx_type_name(elem_type: int) -> str:
+    try:
+        return onnx.TensorProto.DataType.Name(int(elem_type))
+    except ValueError:
+        return f"unknown type {elem_type}"
+
+
+def refuse_type(what: str, elem_type: int) -> ValueError:
+    """The error for a tensor whose ONNX element type the compiler cannot represent."""
+    from te.dtype import SCALARS
+
+    return ValueError(f"from_onnx: {what} has element type {onnx_type_name(elem_type)}, which the compiler "
+                      f"cannot represent; supported: {', '.join(SCALARS)}")
+
+
 def attribute_value(attr: onnx.AttributeProto):
     """An ONNX attribute as Python: str for strings, np.ndarray for tensors, lists for repeated fields."""
     value = helper.get_attribute_value(attr)
@@ -29,6 +56,19 @@ def attribute_value(attr: onnx.AttributeProto):
     if isinstance(value, list):
         return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value]
     return value
+
+
+class NeedsInputValue(ValueError):
+    """A converter needs the value of a data input at import time (``input_name`` names it).
+
+    Shapes are static, so a Reshape target, Pad widths or Resize scales fed
+    as graph inputs cannot be compiled; the caller may turn the input into an
+    initializer and import again.
+    """
+
+    def __init__(self, message: str, input_name: str):
+        super().__init__(message)
+        self.input_name = input_name
 
 
 @dataclass
@@ -126,6 +166,11 @@ class Context:
         axes = tuple(int(a) for a in axes)
         return v if axes == tuple(range(len(v.shape))) else self.op("transpose", [v], {"axes": axes})
 
+    def reverse(self, v: Value, axis: int) -> Value:
+        """``v`` with axis ``axis`` reversed (a ``strided_slice`` of step -1)."""
+        n = v.shape[axis]
+        return self.op("strided_slice", [v], {"begin": (n - 1,), "end": (-n - 1,), "strides": (-1,), "axes": (axis,)})
+
     def cast(self, v: Value, dtype: str) -> Value:
         dtype = str(np.dtype(dtype))
         return v if v.dtype == dtype else self.op("cast", [v], {"dtype": dtype})
@@ -141,8 +186,9 @@ class Context:
         try:
             return fold_value(v, self.known)
         except NotFoldable as err:
-            raise node.error(f"input {k} ({what}, {node.input_names[k]!r}) must be computable at import "
-                             f"time, but it depends on the graph input {err.input_name!r}") from None
+            message = str(node.error(f"input {k} ({what}, {node.input_names[k]!r}) must be computable at "
+                                     f"import time, but it depends on the graph input {err.input_name!r}"))
+            raise NeedsInputValue(message, err.input_name) from None
 
     def optional_value(self, node: OnnxNode, k: int, what: str) -> np.ndarray | None:
         return self.value(node, k, what) if node.has_input(k) else None

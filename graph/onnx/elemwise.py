@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
-from graph.onnx.context import Context, OnnxNode
+from te.dtype import SCALARS
+
+from graph.onnx.context import Context, OnnxNode, onnx_dtype, onnx_type_name
 from graph.onnx.table import converter
 
 SELU_ALPHA = 1.67326319217681884765625
@@ -127,10 +129,14 @@ _binary("GreaterOrEqual", "greater_equal", since=12)
 
 @converter("Pow")
 def convert_pow(ctx: Context, node: OnnxNode) -> list:
-    """``power``; an exponent of another type (opset 12+) is cast to the base's type."""
+    """``power``; an exponent of another type (opset 12+) is cast to the base's type.  An
+    integer base is raised in float64 and the result cast back (ONNX keeps the base's type)."""
     x = node.input(0, "X")
-    y = ctx.cast(_legacy_broadcast(ctx, node, node.input(1, "Y")), x.dtype)
-    return [ctx.op("power", [x, y])]
+    y = _legacy_broadcast(ctx, node, node.input(1, "Y"))
+    if x.dtype.startswith(("int", "uint")):
+        z = ctx.op("power", [ctx.cast(x, "float64"), ctx.cast(y, "float64")])
+        return [ctx.cast(z, x.dtype)]
+    return [ctx.op("power", [x, ctx.cast(y, x.dtype)])]
 
 
 @converter("Mod", since=10)
@@ -204,17 +210,18 @@ def convert_clip_v11(ctx: Context, node: OnnxNode) -> list:
 
 @converter("Cast")
 def convert_cast(ctx: Context, node: OnnxNode) -> list:
-    """``cast``; ``to`` is a TensorProto type (a type name before opset 6)."""
+    """``cast``; ``to`` is a TensorProto type (a type name before opset 6).  ``saturate``
+    (version 19) only concerns float8 targets, which are refused."""
     to = node.attr("to")
     try:
-        if isinstance(to, str):
-            to = TensorProto.DataType.Value(to.upper())
-        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(int(to)))
+        code = TensorProto.DataType.Value(to.upper()) if isinstance(to, str) else int(to)
     except (KeyError, TypeError, ValueError):
-        raise node.error(f"cast to ONNX type {to} is not supported") from None
-    if dtype.kind not in "biuf":
-        raise node.error(f"cast to {dtype} is not supported (numeric and bool types only)")
-    return [ctx.cast(node.input(0), str(dtype))]
+        raise node.error(f"attribute to={to!r} is not an ONNX element type") from None
+    dtype = onnx_dtype(code)
+    if dtype is None:
+        raise node.error(f"attribute to={code} ({onnx_type_name(code)}) is a type the compiler cannot "
+                         f"represent; supported: {', '.join(SCALARS)}")
+    return [ctx.cast(node.input(0), dtype)]
 
 
 @converter("Softsign")

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import numpy_helper
 
 from graph.ir import Graph, Value, make_node
-from graph.onnx.context import Context, OnnxNode, attribute_value
+from graph.onnx.context import Context, OnnxNode, attribute_value, onnx_dtype, refuse_type
 from graph.onnx.loader import check_supported, default_opset, load_model
 from graph.onnx.table import lookup
 
@@ -99,6 +99,8 @@ def _make_inputs(ctx: Context, g: onnx.GraphProto, shape: dict, dtype, label: st
 
 
 def _initializer_array(tensor: onnx.TensorProto, label: str) -> np.ndarray:
+    if onnx_dtype(tensor.data_type) is None:
+        raise refuse_type(f"initializer {tensor.name!r} of {label}", tensor.data_type)
     try:
         return np.array(numpy_helper.to_array(tensor), order="C")  # (ascontiguousarray makes 0-d 1-d)
     except (ValueError, TypeError, KeyError, OSError, RuntimeError) as err:  # truncated data, missing file
@@ -118,7 +120,9 @@ def _data_input(info: onnx.ValueInfoProto, shape: dict, dtype, label: str) -> Va
     if isinstance(dtype, dict) and name in dtype:
         elem = str(np.dtype(dtype[name]))
     elif ttype.elem_type:
-        elem = str(helper.tensor_dtype_to_np_dtype(ttype.elem_type))
+        elem = onnx_dtype(ttype.elem_type)
+        if elem is None:
+            raise refuse_type(f"input {name!r} of {label}", ttype.elem_type)
     else:
         elem = str(np.dtype(dtype if isinstance(dtype, str) else "float32"))
     return Value(name, dims, elem)

@@ -113,10 +113,21 @@ def _normalize(ctx: Context, x: Value, axes: tuple, epsilon: float) -> Value:
 
 @converter("LayerNormalization", since=17)
 def convert_layer_norm(ctx: Context, node: OnnxNode) -> list:
-    """Normalise over the axes from ``axis`` on, then ``* Scale + B`` (broadcast); the Mean and
-    InvStdDev outputs are refused."""
+    """Normalise over the axes from ``axis`` on, then ``* Scale + B`` (broadcast).  The statistics
+    are computed in ``stash_type`` (1: float32, 11: float64) and are the outputs Mean and
+    InvStdDev (``1 / sqrt(var + epsilon)``, extent 1 on the normalised axes)."""
     x = node.input(0, "X")
     axis = norm_axis(node, node.attr("axis", -1), len(x.shape))
-    y = ctx.op("multiply", [_normalize(ctx, x, tuple(range(axis, len(x.shape))), float(node.attr("epsilon", 1e-5))),
-                            node.input(1, "Scale")])
-    return [ctx.op("add", [y, node.input(2)]) if node.has_input(2) else y]
+    stash = {1: "float32", 11: "float64"}.get(int(node.attr("stash_type", 1)))
+    if stash is None:
+        raise node.error(f"stash_type={node.attr('stash_type')} is not 1 (float32) or 11 (float64)")
+    axes = tuple(range(axis, len(x.shape)))
+    xs = ctx.cast(x, stash)
+    mean = ctx.op("mean", [xs], {"axis": axes, "keepdims": True})
+    centered = ctx.op("subtract", [xs, mean])
+    var = ctx.op("mean", [ctx.op("multiply", [centered, centered])], {"axis": axes, "keepdims": True})
+    eps = ctx.scalar(float(node.attr("epsilon", 1e-5)), stash)
+    inv_std = ctx.op("reciprocal", [ctx.op("sqrt", [ctx.op("add", [var, eps])])])
+    y = ctx.op("multiply", [ctx.cast(ctx.op("multiply", [centered, inv_std]), x.dtype), node.input(1, "Scale")])
+    y = ctx.op("add", [y, node.input(2)]) if node.has_input(2) else y
+    return [y, mean, inv_std]

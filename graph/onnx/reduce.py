@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from graph.ir import Value
 from graph.onnx.common import norm_axes, norm_axis
 from graph.onnx.context import Context, OnnxNode
@@ -31,6 +32,8 @@ def _reduce_body(ctx: Context, op_type: str, x: Value, axes: tuple, keepdims: bo
     """The reduction and the elementwise ops around it (L1, L2, LogSum...); over no axes only
     the elementwise ops remain, as in onnx's reference."""
     attrs = {"axis": axes, "keepdims": keepdims}
+    if any(x.shape[a] == 0 for a in axes):
+        return _empty_reduction(ctx, op_type, x, axes, keepdims)
     if op_type == "ReduceLogSumExp":
         if not axes:
             return x
@@ -48,6 +51,20 @@ def _reduce_body(ctx: Context, op_type: str, x: Value, axes: tuple, keepdims: bo
     elif op_type == "ReduceLogSum":
         y = ctx.op("log", [y])
     return y
+
+
+def _empty_reduction(ctx: Context, op_type: str, x: Value, axes: tuple, keepdims: bool) -> Value:
+    """A reduction over an empty axis is its identity (onnx's reference): 0 for sums, 1 for the
+    product, -inf (the type's lowest) for max and the logarithms, +inf (highest) for min."""
+    shape = tuple(1 if a in axes else d for a, d in enumerate(x.shape) if keepdims or a not in axes)
+    is_float = x.dtype.startswith("float")
+    info = np.finfo(x.dtype) if is_float else np.iinfo(x.dtype) if x.dtype != "bool" else None
+    low = -np.inf if is_float else (info.min if info else 0)
+    high = np.inf if is_float else (info.max if info else 1)
+    value = {"ReduceMax": low, "ReduceMin": high, "ReduceProd": 1, "ReduceLogSum": low,
+             "ReduceLogSumExp": low, "ReduceMean": np.nan if is_float else 0}.get(op_type, 0)
+    value = float(value) if is_float else int(value)
+    return ctx.op("full", [], {"shape": shape, "value": value, "dtype": x.dtype})
 
 
 def _reduction(op_type: str) -> None:
@@ -77,15 +94,18 @@ for _op_type in _REDUCE_OPS:
 
 def _arg_reduce(op: str):
     def convert(ctx: Context, node: OnnxNode) -> list:
-        if node.attr("select_last_index", 0):
-            raise node.error("select_last_index=1 is not supported")
         x = node.input(0, "data")
         axis = norm_axis(node, node.attr("axis", 0), len(x.shape))
-        y = ctx.op(op, [x], {"axis": axis, "keepdims": bool(node.attr("keepdims", 1))})
-        return [ctx.cast(y, "int64")]
+        last = bool(node.attr("select_last_index", 0))
+        y = ctx.op(op, [ctx.reverse(x, axis) if last else x], {"axis": axis, "keepdims": bool(node.attr("keepdims", 1))})
+        y = ctx.cast(y, "int64")
+        if last:  # the first extreme of the reversed axis is the last one of the axis
+            y = ctx.op("subtract", [ctx.scalar(x.shape[axis] - 1, "int64"), y])
+        return [y]
 
     convert.__name__ = f"convert_{op}"
-    convert.__doc__ = f"ONNX {op} -> graph op {op!r} and a cast to int64."
+    convert.__doc__ = (f"ONNX {op} -> graph op {op!r} and a cast to int64; ``select_last_index`` runs it "
+                       f"over the reversed axis.")
     return convert
 
 

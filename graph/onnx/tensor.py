@@ -184,12 +184,39 @@ def convert_slice_v10(ctx: Context, node: OnnxNode) -> list:
     return _slice(ctx, node, ctx.ints(node, 1, "starts"), ctx.ints(node, 2, "ends"), axes, steps)
 
 
+def pad_indices(node: OnnxNode, mode: str, n: int, before: int, after: int) -> np.ndarray:
+    """The source index of each position of an axis of extent ``n`` padded by (before, after):
+    ``edge`` repeats the border, ``reflect`` mirrors without repeating it, ``wrap`` is periodic."""
+    k = np.arange(-before, n + after)
+    if mode == "edge":
+        return np.clip(k, 0, n - 1)
+    if mode == "wrap":
+        return np.mod(k, n)
+    if n == 1:
+        return np.zeros_like(k)
+    period = 2 * (n - 1)
+    k = np.mod(k, period)
+    return np.where(k < n, k, period - k)
+
+
+def _pad_gather(ctx: Context, node: OnnxNode, x, mode: str, before: list, after: list) -> list:
+    """``edge``/``reflect``/``wrap`` padding as one ``take`` per padded axis (indices known at import)."""
+    for a, (b, e) in enumerate(zip(before, after)):
+        if b == 0 and e == 0:
+            continue
+        n = x.shape[a]
+        if n == 0:
+            raise node.error(f"mode={mode!r} cannot pad axis {a} of extent {n} by ({b}, {e})")
+        idx = pad_indices(node, mode, n, b, e).astype(np.int64)
+        x = ctx.op("take", [x, ctx.const(idx, "indices")], {"axis": a})
+    return [x]
+
+
 def _pad(ctx: Context, node: OnnxNode, pads: list, value: float, axes=None) -> list:
     x = node.input(0, "data")
     mode = node.attr("mode", "constant")
-    if mode != "constant":
-        raise node.error(f"mode={mode!r} is not supported; only mode='constant' (reflect/edge/wrap padding "
-                         f"has no graph operator)")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise node.error(f"mode={mode!r} is not one of constant, reflect, edge, wrap")
     rank = len(x.shape)
     axes = list(range(rank)) if axes is None else list(norm_axes(node, axes, rank))
     if len(pads) != 2 * len(axes):
@@ -205,6 +232,8 @@ def _pad(ctx: Context, node: OnnxNode, pads: list, value: float, axes=None) -> l
         before, after = [max(b, 0) for b in before], [max(e, 0) for e in after]
     if not any(before) and not any(after):
         return [x]
+    if mode != "constant":
+        return _pad_gather(ctx, node, x, mode, before, after)
     return [ctx.op("pad", [x], {"pad_before": tuple(before), "pad_after": tuple(after), "pad_value": value})]
 
 
