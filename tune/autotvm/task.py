@@ -140,8 +140,8 @@ class Task:
             except TuneError:
                 raise
             except Exception as err:
-                what = "defining its config space" if type(config) is ConfigSpace else f"with config {config!r}"
-                raise TemplateError(f"template {self.name!r} raised while {what} (args {self.args}): "
+                what = "while defining its config space" if type(config) is ConfigSpace else f"with config {config!r}"
+                raise TemplateError(f"template {self.name!r} raised {what} (args {self.args}): "
                                     f"{type(err).__name__}: {err}") from err
         if not config.valid():
             raise TemplateError(f"template {self.name!r}: config {config!r} is invalid: {'; '.join(config.errors)}")

@@ -1,0 +1,198 @@
+"""Measurement: failing, hanging, wrong and crashing candidates each cost one trial; scripts; DaskRunner."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import te
+from tune import autotvm
+from tune.autotvm import record
+
+E = autotvm.MeasureErrorNo
+MODES = ["ok", "raise", "wrong", "hang", "crash", "slow_build", "ok_again"]
+
+
+@autotvm.template("test/faulty")
+def faulty(n):
+    """``C[i] = A[B[i]] * 2`` with a knob that breaks it in every way a candidate can break."""
+    cfg = autotvm.get_config()
+    cfg.define_knob("mode", MODES)
+    mode = cfg["mode"].val
+    A = te.placeholder((n,), name="A")
+    B = te.placeholder((n,), name="B", dtype="int32")  # random inputs are ints in [0, 4)
+    if mode == "raise":
+        raise ValueError("this config cannot be instantiated")
+    if mode == "slow_build":
+        time.sleep(30)
+    if mode == "hang":  # ~1e11 iterations
+        k1 = te.reduce_axis((0, 40000), name="k1")
+        k2 = te.reduce_axis((0, 40000), name="k2")
+        R = te.compute((n,), lambda i: te.sum(A[(i + k1 + k2) % n] * 1e-9, axis=[k1, k2]), name="R")
+        C = te.compute((n,), lambda i: R[i] * 0.0 + A[B[i]] * 2.0, name="C")
+    elif mode == "crash":  # reads 1.6 GB past A: SIGSEGV
+        C = te.compute((n,), lambda i: A[B[i] * 400000000 + 400000000] * 2.0, name="C")
+    elif mode == "wrong":
+        C = te.compute((n,), lambda i: A[B[i]] * 2.0 + 1.0, name="C")
+    else:
+        C = te.compute((n,), lambda i: A[B[i]] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    if mode == "ok_again":
+        s[C].split(C.op.axis[0], factor=16)
+    return s, [A, B, C]
+
+
+@autotvm.template("test/vadd")
+def vadd(n):
+    A = te.placeholder((n,), name="A")
+    C = te.compute((n,), lambda i: A[i] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    cfg = autotvm.get_config()
+    cfg.define_split("t", C.op.axis[0], num_outputs=2)
+    cfg["t"].apply(s, C, C.op.axis[0])
+    return s, [A, C]
+
+
+def test_every_failure_costs_one_trial(tmp_path):
+    task = autotvm.task.create("test/faulty", args=(64,), target="llvm")
+    builder = autotvm.LocalBuilder(n_parallel=2, timeout=3)
+    runner = autotvm.LocalRunner(number=1, repeat=1, timeout=3)
+    log = str(tmp_path / "faulty.log")
+    tuner = autotvm.tuner.GridSearchTuner(task)
+    t0 = time.time()
+    try:
+        tuner.tune(len(MODES), autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)])
+    finally:
+        builder.close()
+        runner.close()
+    got = {r[0].config["mode"].val: r[1] for r in record.load_from_file(log)}
+    assert {m: got[m].error_no for m in MODES} == {
+        "ok": E.NO_ERROR, "raise": E.INSTANTIATION_ERROR, "wrong": E.WRONG_ANSWER, "hang": E.RUN_TIMEOUT,
+        "crash": E.RUNTIME_DEVICE, "slow_build": E.BUILD_TIMEOUT, "ok_again": E.NO_ERROR}
+    assert "cannot be instantiated" in got["raise"].costs[0]
+    assert "SIGSEGV" in got["crash"].costs[0]
+    assert "differs from the reference" in got["wrong"].costs[0]
+    assert runner.worker.starts >= 3  # restarted after the hang and after the crash
+    assert time.time() - t0 < 60
+
+
+def test_runner_options_and_cache_flush():
+    task = autotvm.task.create("test/vadd", args=(1 << 16,), target="llvm")
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    runner = autotvm.LocalRunner(number=3, repeat=4, min_repeat_ms=5, enable_cpu_cache_flush=True,
+                                 cooldown_interval=0.01)
+    mon = autotvm.callback.Monitor()
+    try:
+        autotvm.tuner.RandomTuner(task, seed=0).tune(3, autotvm.measure_option(builder, runner), callbacks=[mon])
+    finally:
+        builder.close()
+        runner.close()
+    assert len(mon.records) == 3
+    for _, res in mon.records:
+        assert res.error_no == 0 and len(res.costs) == 4 and all(c > 0 for c in res.costs)
+    with pytest.raises(ValueError, match="number and repeat must be >= 1"):
+        autotvm.LocalRunner(number=0)
+
+
+def test_tutorial_script_without_main_guard(tmp_path):
+    """A script that defines its template at top level (as TVM's tutorial does) is not re-run by the workers."""
+    script = tmp_path / "tutorial.py"
+    log = tmp_path / "t.log"
+    script.write_text(textwrap.dedent(f"""
+        import te, codegen
+        from tune import autotvm
+
+        @autotvm.template("script/scale")
+        def scale(n):
+            A = te.placeholder((n,), name="A")
+            B = te.compute((n,), lambda i: A[i] * 3.0, name="B")
+            s = te.create_schedule(B.op)
+            cfg = autotvm.get_config()
+            cfg.define_split("t", B.op.axis[0], num_outputs=2)
+            cfg["t"].apply(s, B, B.op.axis[0])
+            return s, [A, B]
+
+        print("RUN")
+        task = autotvm.task.create("script/scale", args=(256,), target="llvm")
+        mo = autotvm.measure_option(builder=autotvm.LocalBuilder(n_parallel=2), runner=autotvm.LocalRunner(number=2))
+        tuner = autotvm.tuner.RandomTuner(task, seed=0)
+        tuner.tune(n_trial=4, measure_option=mo, callbacks=[autotvm.callback.log_to_file({str(log)!r})])
+        with autotvm.apply_history_best({str(log)!r}):
+            s, args = scale(256)
+            f = codegen.build(s, args)
+        print("BEST", tuner.best_flops > 0)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count("RUN") == 1 and "BEST True" in out.stdout
+    recs = list(record.load_from_file(log))
+    assert len(recs) == 4 and all(r[1].error_no == 0 for r in recs)
+
+
+# -------------------------------------------------------------------- Dask --
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=50) as lc:
+        with distributed.Client(lc) as client:
+            yield lc, client
+
+
+def test_dask_runner_measures_with_the_same_records(cluster, tmp_path):
+    lc, client = cluster
+    task = autotvm.task.create("test/vadd", args=(4096,), target="llvm")
+    runner = autotvm.DaskRunner(lc.scheduler_address, number=2, repeat=2)
+    builder = autotvm.LocalBuilder(n_parallel=2)
+    log = str(tmp_path / "dask.log")
+    try:
+        autotvm.tuner.RandomTuner(task, seed=0).tune(6, autotvm.measure_option(builder, runner),
+                                                     callbacks=[autotvm.callback.log_to_file(log)])
+    finally:
+        builder.close()
+        runner.close()
+    recs = list(record.load_from_file(log))
+    assert len(recs) == 6 and all(r[1].error_no == 0 and len(r[1].costs) == 2 for r in recs)
+    assert recs[0][0].config.index == task.default_config().index
+    hosts = {ws.host for ws in lc.scheduler.workers.values()}
+    assert hosts == {"127.0.0.1"}  # two workers, one host: measured one at a time (see DaskRunner.run)
+
+
+def test_dask_worker_killed_mid_measurement_costs_that_trial(cluster, tmp_path):
+    lc, client = cluster
+    task = autotvm.task.create("test/faulty", args=(64,), target="llvm")
+    runner = autotvm.DaskRunner(client, number=1, repeat=1, timeout=30)
+    builder = autotvm.LocalBuilder(n_parallel=2)
+    hang = task.config_space.get(MODES.index("hang"))
+    ok = task.config_space.get(MODES.index("ok_again"))
+
+    pids = client.run(os.getpid)
+
+    def killer():  # SIGKILL the Dask worker that measures the hanging candidate
+        for _ in range(400):
+            busy = [w for w, keys in client.processing().items() if keys]
+            if busy:
+                time.sleep(1.0)
+                os.kill(pids[busy[0]], signal.SIGKILL)
+                return
+            time.sleep(0.05)
+
+    try:
+        batch = autotvm.measure.create_measure_batch(task, autotvm.measure_option(builder, runner))
+        inputs = [autotvm.MeasureInput(task.target, task, c) for c in (hang, ok)]
+        th = threading.Thread(target=killer)
+        th.start()
+        t0 = time.time()
+        results = batch(inputs)
+        th.join()
+    finally:
+        builder.close()
+        runner.close()
+    assert results[0].error_no == E.RUNTIME_DEVICE and "lost" in results[0].costs[0]
+    assert results[1].error_no == E.NO_ERROR
+    assert time.time() - t0 < 30
