@@ -442,16 +442,41 @@ def test_resize_nearest(attrs, scales, sizes, x, op):
     assert (op is None or op in ops_of(g)) and ops_of(g) <= {"resize", "take", "constant"}
 
 
+@pytest.mark.parametrize("attrs, scales", [
+    ({"mode": "cubic"}, [1, 1, 2, 2]),
+    ({"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1}, [1, 1, 0.8, 1.3]),
+    ({"mode": "linear"}, [1, 1, 1.5, 1.5]),  # fractional extents
+    ({"mode": "linear", "coordinate_transformation_mode": "align_corners"}, [1, 1, 0.7, 1.5]),
+    ({"antialias": 1, "mode": "linear"}, [1, 1, 0.5, 0.7]),
+    ({"antialias": 1, "mode": "cubic"}, [1, 1, 0.6, 0.5]),
+    ({"mode": "linear", "coordinate_transformation_mode": "half_pixel_symmetric"}, [1, 1, 0.6, 2.3]),
+])
+def test_resize_weighted(attrs, scales):
+    """Resizes topi.resize cannot express: one ``dense`` per axis with onnx's reference weights."""
+    node, inits = _resize(18, attrs, scales)
+    g = check([node], {"X": rand(1, 2, 5, 4)}, ["Y"], inits, opset=18, rtol=1e-4, atol=1e-5)
+    assert "dense" in ops_of(g)
+
+
+def test_resize_crop_and_aspect_ratio():
+    roi = np.array([0.4, 0.6, 0.6, 0.8], np.float32)
+    node = N("Resize", ["X", "roi", "", "sizes"], ["Y"], mode="linear", axes=[2, 3],
+             coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=10.0)
+    check([node], {"X": rand(1, 1, 4, 4)}, ["Y"], {"roi": roi, "sizes": np.array([3, 3], np.int64)}, opset=18)
+    for policy in ("not_larger", "not_smaller"):
+        node = N("Resize", ["X", "", "", "sizes"], ["Y"], mode="nearest", keep_aspect_ratio_policy=policy)
+        check([node], {"X": rand(1, 1, 4, 4)}, ["Y"], {"sizes": np.array([1, 1, 7, 8], np.int64)}, opset=18)
+
+
 @pytest.mark.parametrize("attrs, scales, match", [
-    ({"mode": "cubic"}, [1, 1, 2, 2], "mode='cubic' is not supported"),
+    ({"mode": "area"}, [1, 1, 2, 2], "mode='area' is not one of nearest, linear, cubic"),
     ({"coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2],
-     "coordinate_transformation_mode='tf_crop_and_resize' is not supported"),
-    ({"mode": "linear"}, [1, 1, 1.5, 1.5], r"scale 1.5 on an axis of 3 gives 4.5, not a whole extent"),
-    ({"mode": "linear"}, [1, 2, 2, 2], "linear resizing covers the H, W axes of a 4-D NCHW input only"),
-    ({"antialias": 1, "mode": "linear"}, [1, 1, 0.5, 0.5], "antialias=1 when downscaling is not supported"),
+     r"coordinate_transformation_mode='tf_crop_and_resize' needs roi of 8 values \(begins, then ends\), got None"),
+    ({"keep_aspect_ratio_policy": "fit"}, None, "keep_aspect_ratio_policy='fit' is not one of stretch"),
+    ({"antialias": 1}, [1, 1, 0.5, 0.5], "antialias=1 is not defined for mode='nearest'"),
 ])
 def test_resize_refusals(attrs, scales, match):
-    node, inits = _resize(18, attrs, scales)
+    node, inits = _resize(18, attrs, scales, None if scales else [1, 1, 5, 5])
     with pytest.raises(ValueError, match=r"node 'Y' \(Resize, opset 18\): .*" + match):
         graph.from_onnx(make_model([node], {"X": rand(1, 2, 3, 3)}, ["Y"], inits, opset=18))
 

@@ -170,20 +170,144 @@ def _full_rank(node: OnnxNode, values, axes, fill: list) -> list | None:
     return full
 
 
+def _target(node: OnnxNode, shape: tuple, scales, sizes, axes) -> tuple:
+    """(out extents, per-axis scales) as onnx's reference computes them, ``keep_aspect_ratio_policy``
+    included: ``not_larger`` (``not_smaller``) scales every resized axis by the smallest (largest)
+    ratio ``sizes / shape`` and rounds the extents half up."""
+    rank = len(shape)
+    resized = list(range(rank)) if axes is None else list(norm_axes(node, axes, rank))
+    if sizes is None:
+        return _extents(node, shape, scales, None)
+    policy = node.attr("keep_aspect_ratio_policy", "stretch")
+    ratios = [int(o) / n if n else 1.0 for o, n in zip(sizes, shape)]
+    if policy == "stretch":
+        return _extents(node, shape, None, sizes)
+    if policy not in ("not_larger", "not_smaller"):
+        raise node.error(f"keep_aspect_ratio_policy={policy!r} is not one of stretch, not_larger, not_smaller")
+    pick = min if policy == "not_larger" else max
+    scale = pick(ratios[a] for a in resized)
+    scales = [scale if a in resized else 1.0 for a in range(rank)]
+    out = tuple(int(scale * n + 0.5) if a in resized else n for a, n in enumerate(shape))
+    if min(out, default=1) < 1:
+        raise node.error(f"cannot resize {shape} to {out} (keep_aspect_ratio_policy={policy!r})")
+    return out, scales
+
+
+def _coeff_fn(node: OnnxNode, mode: str):
+    """onnx's reference interpolation weights for ``mode`` (a function of (ratio, scale))."""
+    from onnx.reference.ops import op_resize as ref
+
+    antialias = bool(node.attr("antialias", 0))
+    if mode == "nearest":
+        if antialias:
+            raise node.error("antialias=1 is not defined for mode='nearest'")
+        nearest = node.attr("nearest_mode", "round_prefer_floor")
+        if nearest not in ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"):
+            raise node.error(f"nearest_mode={nearest!r} is not one of round_prefer_floor, round_prefer_ceil, "
+                             f"floor, ceil")
+        return lambda ratio, scale: ref._nearest_coeffs(ratio, mode=nearest)
+    if mode == "cubic":
+        a = float(node.attr("cubic_coeff_a", -0.75))
+        fn = ref._cubic_coeffs_antialias if antialias else ref._cubic_coeffs
+        return lambda ratio, scale: fn(ratio, scale, A=a)
+    if mode == "linear":
+        return ref._linear_coeffs_antialias if antialias else ref._linear_coeffs
+    raise node.error(f"mode={mode!r} is not one of nearest, linear, cubic")
+
+
+def axis_weights(node: OnnxNode, n: int, out: int, scale: float, roi) -> tuple:
+    """The resize of one axis as ``y = W @ x + b`` (W: [out, n], b: [out], float64).
+
+    Every ONNX resize is linear in its input along each axis (nearest picks,
+    linear, cubic and antialiased filters weigh neighbours; ``tf_crop_and_resize``
+    adds ``extrapolation_value`` outside the crop), so W is onnx's own 1-D
+    reference resize applied to the identity and b to zeros.
+    """
+    from onnx.reference.ops import op_resize as ref
+
+    kwargs = {"roi": roi, "extrapolation_value": float(node.attr("extrapolation_value", 0.0)),
+              "coordinate_transformation_mode": node.attr("coordinate_transformation_mode", "half_pixel"),
+              "exclude_outside": bool(node.attr("exclude_outside", 0))}
+    get_coeffs = _coeff_fn(node, node.attr("mode", "nearest"))
+    try:
+        with np.errstate(all="ignore"):
+            b = ref._interpolate_1d_along_axis(np.zeros((n, 1)), 0, scale, out, get_coeffs, **kwargs)[:, 0]
+            w = ref._interpolate_1d_along_axis(np.eye(n), 0, scale, out, get_coeffs, **kwargs) - b[:, None]
+    except ValueError as err:
+        raise node.error(f"cannot resize an axis of {n} to {out} (scale {scale}): {err}") from None
+    return w, b
+
+
+def _weighted(ctx: Context, node: OnnxNode, x, out: tuple, scales: list, roi) -> list:
+    """Resize every changed axis with a constant weight matrix (``dense`` over that axis)."""
+    if not x.dtype.startswith("float"):
+        raise node.error(f"{node.attr('mode', 'nearest')} resizing of {x.dtype} data is not supported "
+                         f"(float types only)")
+    rank = len(x.shape)
+    for a in range(rank):
+        axis_roi = None if roi is None else [roi[a], roi[a + rank]]
+        unchanged = out[a] == x.shape[a] and math.isclose(scales[a], 1.0)
+        if unchanged and (axis_roi is None or (math.isclose(axis_roi[0], 0.0) and math.isclose(axis_roi[1], 1.0))):
+            continue
+        w, b = axis_weights(node, x.shape[a], out[a], float(scales[a]), axis_roi)
+        perm = [k for k in range(rank) if k != a] + [a]
+        moved = ctx.transpose(x, perm)
+        flat = ctx.reshape(moved, (math.prod(moved.shape[:-1]), x.shape[a]))
+        y = ctx.op("dense", [flat, ctx.const(w.astype(x.dtype), "weights")])
+        if np.any(b):
+            y = ctx.op("add", [y, ctx.const(b.astype(x.dtype), "extrapolation")])
+        y = ctx.reshape(y, moved.shape[:-1] + (out[a],))
+        x = ctx.transpose(y, [perm.index(k) for k in range(rank)])
+    return [x]
+
+
+def _topi_fits(node: OnnxNode, x, out: tuple, scales: list, mode: str, coord: str) -> bool:
+    """Whether ``topi.resize`` (linear over H, W) gives onnx's answer: whole extents, no antialias."""
+    if mode not in ("linear", "bilinear") or node.attr("antialias", 0) or len(x.shape) != 4:
+        return False
+    if out[:2] != x.shape[:2] or coord not in _TOPI_MODES or coord == "half_pixel_symmetric":
+        return False
+    if coord == "pytorch_half_pixel" and min(out[2:]) == 1:
+        return False
+    return all(math.isclose(o, n * s, rel_tol=1e-6) for n, o, s in zip(x.shape[2:], out[2:], scales[2:]))
+
+
+def _roi(ctx: Context, node: OnnxNode, rank: int, axes) -> list:
+    """``roi`` as begins then ends over every axis (given over ``axes`` when set)."""
+    raw = ctx.optional_value(node, 1, "roi")
+    n = rank if axes is None else len(axes)
+    if raw is None or raw.size != 2 * n:
+        raise node.error(f"coordinate_transformation_mode='tf_crop_and_resize' needs roi of {2 * n} values "
+                         f"(begins, then ends), got {None if raw is None else raw.size}")
+    raw = [float(r) for r in raw.reshape(-1)]
+    if axes is None:
+        return raw
+    full = [0.0] * rank + [1.0] * rank
+    for i, a in enumerate(norm_axes(node, axes, rank)):
+        full[a], full[rank + a] = raw[i], raw[n + i]
+    return full
+
+
 @converter("Resize", since=11)
 def convert_resize_v11(ctx: Context, node: OnnxNode) -> list:
-    """Scales or sizes as inputs (version 18: over ``axes``); see the module docstring for the
-    modes.  ``tf_crop_and_resize``, cubic, antialiased downscaling and aspect-ratio policies
-    other than ``stretch`` are refused."""
+    """Scales or sizes as inputs (version 18: over ``axes``, ``keep_aspect_ratio_policy``,
+    ``antialias``).  Nearest resizing in the coordinate modes of ``_ONNX_MODES`` picks indices
+    (``take``) and linear resizing to whole extents uses ``topi.resize``; every other resize
+    (cubic, antialias, ``tf_crop_and_resize``, scales giving fractional extents, other axes)
+    applies onnx's reference weights, one ``dense`` per resized axis."""
     x = node.input(0, "X")
-    if node.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise node.error(f"keep_aspect_ratio_policy={node.attr('keep_aspect_ratio_policy')!r} is not supported")
     axes = node.attr("axes")
     scales = _full_rank(node, ctx.optional_value(node, 2, "scales"), axes, [1.0] * len(x.shape))
     sizes = _full_rank(node, ctx.optional_value(node, 3, "sizes"), axes, list(x.shape))
-    out, _ = _extents(node, x.shape, scales, sizes)
-    if node.attr("antialias", 0) and any(o < n for o, n in zip(out, x.shape)):
-        raise node.error("antialias=1 when downscaling is not supported")
+    out, scales = _target(node, x.shape, scales, sizes, axes)
+    mode = node.attr("mode", "nearest")
     coord = node.attr("coordinate_transformation_mode", "half_pixel")
-    nearest = node.attr("nearest_mode", "round_prefer_floor")
-    return _resize(ctx, node, scales, sizes, node.attr("mode", "nearest"), coord, nearest)
+    roi = _roi(ctx, node, len(x.shape), axes) if coord == "tf_crop_and_resize" else None
+    stretch = node.attr("keep_aspect_ratio_policy", "stretch") == "stretch"
+    if mode == "nearest" and coord in _ONNX_MODES and stretch and not node.attr("antialias", 0):
+        return _nearest(ctx, node, x, out, scales, coord, node.attr("nearest_mode", "round_prefer_floor"))
+    if stretch and roi is None and _topi_fits(node, x, out, scales, mode, coord):
+        return _linear(ctx, node, x, out, scales, coord)
+    if mode not in ("nearest", "linear", "cubic"):
+        raise node.error(f"mode={mode!r} is not one of nearest, linear, cubic")
+    return _weighted(ctx, node, x, out, [float(s) for s in scales], roi)
