@@ -22,11 +22,23 @@ import numpy as np
 CHECK_RTOL = 1e-3
 
 
+def _service():
+    """codegen's compile service when this build has one (else the same steps spelt out here)."""
+    try:
+        from codegen import service
+    except ImportError:
+        return None
+    return service
+
+
 def warm_runner() -> None:
-    """Worker init: the JIT engine and its runtime, so the first measurement pays nothing."""
+    """Worker init: the JIT and its runtime, so the first measurement pays nothing."""
     from codegen import jit
 
-    jit.engine()
+    if _service() is not None and hasattr(jit, "lljit"):
+        jit.lljit()
+    elif hasattr(jit, "engine"):
+        jit.engine()
 
 
 def warm_builder() -> None:
@@ -36,19 +48,26 @@ def warm_builder() -> None:
     import schedule  # noqa: F401
 
 
-def compile_object(sch, args, name: str, lowered=None) -> dict:
-    """Lower and compile ``sch`` to object code: ``{"obj", "symbol", "specs", "name"}``.
+def compile_object(sch, args, name: str, lowered=None, target=None) -> dict:
+    """Lower and compile ``sch`` to object code: ``{"obj", "symbol", "specs", "name", "kernel"}``.
 
-    The steps are ``codegen.build``'s, ending in an object file instead of the
-    JIT, so that another process can load it.  ``lowered``: already lowered.
+    Through ``codegen.service`` (lowered -> LLVM IR -> O3 -> object code for
+    the target); ``kernel`` is its ``CompiledKernel``, which the runner loads.
+    ``lowered``: already lowered (a template the worker cannot import).
     """
     from schedule.lower import lower
+
+    if lowered is None:
+        lowered = lower(sch, args, name=name)
+    service = _service()
+    if service is not None:
+        kernel = service.compile_lowered(lowered, target)
+        return {"obj": kernel.obj, "symbol": kernel.symbol, "name": kernel.name, "kernel": kernel,
+                "specs": [dataclasses.asdict(p) for p in kernel.params]}
     from codegen import jit
     from codegen.build import _c_name, _specs
     from codegen.llvm_ir import CodeGen
 
-    if lowered is None:
-        lowered = lower(sch, args, name=name)
     gen = CodeGen(lowered.name)
     fn = gen.add_function(lowered)
     raw = str(gen.module)
@@ -57,7 +76,7 @@ def compile_object(sch, args, name: str, lowered=None) -> dict:
     jit.optimize(mod)
     obj = jit.target_machine().emit_object(mod)
     specs = [dataclasses.asdict(p) for p in _specs(lowered)]
-    return {"obj": obj, "symbol": symbol, "specs": specs, "name": name}
+    return {"obj": obj, "symbol": symbol, "specs": specs, "name": name, "kernel": None}
 
 
 def build_candidate(payload: dict) -> dict:
@@ -76,7 +95,7 @@ def build_candidate(payload: dict) -> dict:
                     "time": time.perf_counter() - t0}
     try:
         with task.target:
-            out = compile_object(sch, args, kernel_name(task.name), lowered)
+            out = compile_object(sch, args, kernel_name(task.name), lowered, task.target)
     except Exception as err:
         return {"error_no": MeasureErrorNo.COMPILE_HOST, "error": f"{type(err).__name__}: {err}",
                 "time": time.perf_counter() - t0}
@@ -107,32 +126,43 @@ def kernel_name(task_name: str) -> str:
 
 
 # ------------------------------------------------------------------ runner --
-_loaded: dict = {}  # symbol -> Module (object files stay loaded for the life of the worker)
+_loaded: dict = {}  # symbol -> Module (kernels stay loaded for the life of the worker)
 _refs: dict = {}  # reference key -> (inputs, outputs)
 _flush: dict = {}
 
 
 def load_object(build: dict):
-    """The ``codegen.Module`` of a built candidate, its object code added to this process's JIT."""
+    """The ``codegen.Module`` of a built candidate, its object code linked into this process's JIT."""
+    sym = build["symbol"]
+    hit = _loaded.get(sym)
+    if hit is not None:
+        return hit
+    if len(_loaded) >= 256:  # unload old candidates (the service frees a kernel with its last reference)
+        _loaded.clear()
+    if build.get("kernel") is not None:
+        mod = _service().module(build["kernel"])
+    else:
+        mod = _load_with_mcjit(build)
+    _loaded[sym] = mod
+    return mod
+
+
+def _load_with_mcjit(build: dict):
     import llvmlite.binding as llvm
 
     from codegen import jit
     from codegen.module import Module, ParamSpec
 
-    sym = build["symbol"]
-    hit = _loaded.get(sym)
-    if hit is None:
-        eng = jit.engine()
-        objf = llvm.ObjectFileRef.from_data(build["obj"])
-        with jit._lock:
-            eng.add_object_file(objf)
-            eng.finalize_object()
-            addr = eng.get_function_address(sym)
-        if not addr:
-            raise RuntimeError(f"object code of {build['name']} lacks its symbol {sym}")
-        specs = [ParamSpec(**{**p, "shape": tuple(p["shape"])}) for p in build["specs"]]
-        hit = _loaded[sym] = (Module(build["name"], sym, specs, addr), objf)
-    return hit[0]
+    eng = jit.engine()
+    objf = llvm.ObjectFileRef.from_data(build["obj"])
+    with jit._lock:
+        eng.add_object_file(objf)
+        eng.finalize_object()
+        addr = eng.get_function_address(build["symbol"])
+    if not addr:
+        raise RuntimeError(f"object code of {build['name']} lacks its symbol {build['symbol']}")
+    specs = [ParamSpec(**{**p, "shape": tuple(p["shape"])}) for p in build["specs"]]
+    return Module(build["name"], build["symbol"], specs, addr, keepalive=objf)
 
 
 def random_arguments(specs: list, seed: int) -> list:
