@@ -1,6 +1,7 @@
 """te: the tensor-expression language (classic TVM's ``tvm.te``)."""
 
 from te import dtype
+from te import printer  # noqa: F401 (registers the text form of expressions)
 from te.expr import (
     Buffer, Call, Cast, Expr, FloatImm, IntImm, IterVar, Range, Reduce, Select, Var,
     const, likely,

@@ -76,19 +76,12 @@ class Expr:
         return cast(self, dtype)
 
     def __repr__(self) -> str:
-        from te.printer import expr_str, shared_subexprs
-
-        shared = shared_subexprs(self)
-        if not shared:
-            return expr_str(self)
-        names: dict = {}
-        lets = []
-        for k, node in enumerate(shared):
-            lets.append(f"let %{k} = {expr_str(node, names)}")
-            names[id(node)] = f"%{k}"
-        return "; ".join(lets) + f"; {expr_str(self, names)}"
+        return _PRINTER[0](self) if _PRINTER else object.__repr__(self)
 
     __str__ = __repr__
+
+
+_PRINTER: list = []  # te.printer registers the text form here (expr never imports its printer)
 
 
 def _comparable(o) -> bool:
@@ -97,9 +90,13 @@ def _comparable(o) -> bool:
 
     if isinstance(o, (Expr, bool, int, float, np.generic)):
         return True
-    from te.tensor import Tensor
+    return _scalar_of(o) is not None
 
-    return isinstance(o, Tensor) and len(o.shape) == 0
+
+def _scalar_of(x) -> Expr | None:
+    """A 0-d tensor reads as its value (``A() + 1``): objects offering ``as_scalar_expr``."""
+    conv = getattr(x, "as_scalar_expr", None)
+    return conv() if callable(conv) else None
 
 
 def node(cls):
@@ -370,10 +367,9 @@ def as_expr(x) -> Expr:
 
     if isinstance(x, np.generic):
         return const(x.item(), x.dtype.name)
-    from te.tensor import Tensor
-
-    if isinstance(x, Tensor) and len(x.shape) == 0:
-        return x()
+    scalar = _scalar_of(x)
+    if scalar is not None:
+        return scalar
     raise TypeError(f"expected an expression or a number, got {x!r} ({type(x).__name__})")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from te import expr as E
+from te.visitor import children
 
 _SYMBOL = {
     E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/", E.Mod: "%",
@@ -18,8 +19,6 @@ def shared_subexprs(e) -> list:
     Printing them once under a name keeps the text linear in the DAG's size
     (``y = x * x; y * y`` nested 64 times would otherwise print 2**64 nodes).
     """
-    from te.visitor import children
-
     uses: dict[int, int] = {}
     order: list = []
     seen: set = set()
@@ -92,3 +91,19 @@ def _expr_str(e, expr_str) -> str:
 
 def _suffix(dtype: str) -> str:
     return {"int64": "i64", "float64": "f64", "float16": "f16"}.get(dtype, f"({dtype})")
+
+
+def expr_repr(e) -> str:
+    """``repr`` of an expression: shared subexpressions first, as ``let %k = ...``."""
+    shared = shared_subexprs(e)
+    if not shared:
+        return expr_str(e)
+    names: dict = {}
+    lets = []
+    for k, node in enumerate(shared):
+        lets.append(f"let %{k} = {expr_str(node, names)}")
+        names[id(node)] = f"%{k}"
+    return "; ".join(lets) + f"; {expr_str(e, names)}"
+
+
+E._PRINTER[:] = [expr_repr]  # Expr.__repr__ prints through here

@@ -18,7 +18,7 @@ import operator
 
 from te import dtype as dt
 from te import expr as E
-from te.visitor import post_order
+from te.visitor import post_order, structural_key
 
 Bounds = tuple  # (lo | None, hi | None)
 
@@ -105,34 +105,7 @@ def can_prove(cond: E.Expr, ranges: dict | None = None) -> bool:
 
 
 # linear forms ---------------------------------------------------------------
-def _key(e: E.Expr, memo: dict | None = None):
-    """A hashable structural key (variables by identity), each shared node once."""
-    if memo is None:
-        memo = {}
-    hit = memo.get(id(e))
-    if hit is not None:
-        return hit
-    out = memo[id(e)] = _key_of(e, memo)
-    return out
-
-
-def _key_of(e: E.Expr, memo: dict):
-    if isinstance(e, E.Var):
-        return ("var", id(e))
-    if isinstance(e, (E.IntImm, E.FloatImm)):
-        return (type(e).__name__, e.value, e.dtype)
-    parts: list = [type(e).__name__, e.dtype]
-    for f in e.__dataclass_fields__:
-        v = getattr(e, f)
-        if isinstance(v, E.Expr):
-            parts.append(_key(v, memo))
-        elif isinstance(v, tuple):
-            parts.append(tuple(_key(x, memo) if isinstance(x, E.Expr) else id(x) for x in v))
-        elif isinstance(v, (int, str, float)):
-            parts.append(v)
-        else:
-            parts.append(id(v))
-    return tuple(parts)
+_key = structural_key  # terms are merged by structure (variables by identity)
 
 
 class Linear:

@@ -62,6 +62,10 @@ class Tensor:
             idx.append(e)
         return TensorRead(self, tuple(idx), self.dtype)
 
+    def as_scalar_expr(self) -> TensorRead | None:
+        """``A()`` for a 0-d tensor (it then reads as a number in expressions), else None."""
+        return self() if len(self.shape) == 0 else None
+
     def __eq__(self, other) -> bool:
         return (
             isinstance(other, Tensor)

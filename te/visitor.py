@@ -169,6 +169,40 @@ def structural_equal(a, b, map_free_vars: bool = False) -> bool:
     return eq(a, b)
 
 
+def structural_key(e: E.Expr, memo: dict | None = None):
+    """A hashable structural key of ``e`` (variables by identity), each shared node once.
+
+    Two expressions get equal keys exactly when ``structural_equal`` holds
+    (without mapping free variables): the simplifier merges terms by it.
+    """
+    if memo is None:
+        memo = {}
+    hit = memo.get(id(e))
+    if hit is not None:
+        return hit
+    out = memo[id(e)] = _structural_key_of(e, memo)
+    return out
+
+
+def _structural_key_of(e: E.Expr, memo: dict):
+    if isinstance(e, E.Var):
+        return ("var", id(e))
+    if isinstance(e, (E.IntImm, E.FloatImm)):
+        return (type(e).__name__, e.value, e.dtype)
+    parts: list = [type(e).__name__, e.dtype]
+    for f in e.__dataclass_fields__:
+        v = getattr(e, f)
+        if isinstance(v, E.Expr):
+            parts.append(structural_key(v, memo))
+        elif isinstance(v, tuple):
+            parts.append(tuple(structural_key(x, memo) if isinstance(x, E.Expr) else id(x) for x in v))
+        elif isinstance(v, (int, str, float)):
+            parts.append(v)
+        else:
+            parts.append(id(v))
+    return tuple(parts)
+
+
 def unsafe_select_loads(e) -> bool:
     """True if a branch of Select ``e`` loads memory its condition does not also load.
 
@@ -176,12 +210,10 @@ def unsafe_select_loads(e) -> bool:
     it when the condition fails may read out of bounds, so it must be branched
     on (or kept scalar).  ``select(A[i] > 0, A[i], 0)`` is safe.
     """
-    from te.simplify import _key
-
     def loads(x) -> list:
         out: list = []
         walk(x, lambda n: out.append(n) if isinstance(n, (E.Load, E.TensorRead)) else None)
         return out
 
-    safe = {_key(x) for x in loads(e.cond)}
-    return any(_key(x) not in safe for x in loads(e.true_value) + loads(e.false_value))
+    safe = {structural_key(x) for x in loads(e.cond)}
+    return any(structural_key(x) not in safe for x in loads(e.true_value) + loads(e.false_value))

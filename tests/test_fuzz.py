@@ -11,7 +11,11 @@ schedule is a random interleaving of primitives on random stages:
 * ``parallel`` of the outermost leaf axis of the output stage,
 * placement of a producer: ``compute_root``, ``compute_inline``, or
   ``compute_at`` a random leaf axis of a stage that reads it,
-* up front, optionally, ``cache_write`` of the output and ``cache_read`` of an input.
+* up front, optionally, ``cache_write`` of the output and ``cache_read`` of an input;
+* ``compute_at`` a stage that reads it only through others (``s[A.local].compute_at(s[C],
+  x)`` when ``C.local`` reads ``A.local``), legal when every reader is computed inside.
+
+Two workloads also come with symbolic extents (``te.var``), bound from the arrays.
 
 Every schedule is built and run on guarded buffers (``check_build``).  A
 ``ScheduleError`` is accepted only where the schedule is legitimately illegal:
@@ -39,6 +43,7 @@ from schedule import ScheduleError  # noqa: E402
 from helpers import check_build  # noqa: E402
 
 EXAMPLES = int(os.environ.get("TESSERA_FUZZ_EXAMPLES", "120"))
+COUNT_FILE = os.environ.get("TESSERA_FUZZ_COUNT_FILE", "")  # one byte per schedule tried
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -50,7 +55,9 @@ MAX_ANNOTATED_EXTENT = 32
 
 
 # workloads: (output tensor, argument list, numpy reference) ---------------------------------
-def elementwise(m: int, n: int):
+def elementwise(m: int, n: int, symbolic: bool = False):
+    if symbolic:
+        m, n = te.var("m"), te.var("n")
     A = te.placeholder((m, n), name="A")
     B = te.placeholder((m, n), name="B")
     P = te.compute((m, n), lambda i, j: A[i, j] * 2.0 - 1.0, name="P")
@@ -68,7 +75,9 @@ def row_reduction(m: int, k: int, kind: str):
     return R, [A, R], lambda a: npred(a.astype("float64") * 1.5 + 0.25, axis=1)
 
 
-def stencil(dims: int, m: int, n: int):
+def stencil(dims: int, m: int, n: int, symbolic: bool = False):
+    if symbolic:
+        m, n = te.var("m"), te.var("n")
     if dims == 1:
         A = te.placeholder((n + 4,), name="A")
         B = te.compute((n + 2,), lambda i: A[i] + A[i + 1] * 2.0 + A[i + 2], name="B")
@@ -190,6 +199,11 @@ class RandomSchedule:
             stage.compute_inline()
             self.attached.pop(stage, None)
         else:
+            farther = [c for c in self.compute_stages()
+                       if c not in consumers and c.attach_type != "inline"
+                       and self.s.reads_transitively(c, stage)]
+            if farther and self.draw(st.booleans(), "attach through a reader?"):
+                consumers = farther
             cons = consumers[self.draw(st.integers(0, len(consumers) - 1), "consumer")]
             leaves = cons.leaf_iter_vars
             iv = leaves[self.draw(st.integers(0, len(leaves) - 1), "attach axis")]
@@ -224,21 +238,47 @@ class RandomSchedule:
             else:
                 getattr(self, op)(stage)
         for stage, (cons, iv) in self.attached.items():
-            if stage.attach_type == "scope" and not E.contains(cons.leaf_iter_vars, iv):
+            if stage.attach_type == "scope" and not self.honoured(stage, cons, iv):
                 self.expect_error.append(stage.name)
 
+    def readers(self, stage) -> list:
+        """Stages that read ``stage`` once inlined stages are substituted."""
+        out = []
+        for c in self.s.consumers(stage):
+            out += self.readers(c) if c.attach_type == "inline" else [c]
+        return out
 
-def fuzz_one(data, workload, rtol: float = 1e-5, atol: float = 1e-5) -> None:
+    def honoured(self, stage, cons, iv) -> bool:
+        """compute_at(cons, iv) is legal: iv is a leaf, every reader runs inside that loop."""
+        if not E.contains(cons.leaf_iter_vars, iv):
+            return False
+        pos = E.index_of(cons.leaf_iter_vars, iv)
+        for r in self.readers(stage):
+            cur, axis = r, None
+            while cur is not cons:
+                if cur.attach_type != "scope":
+                    return False
+                cur, axis = cur.attach_stage, cur.attach_ivar
+            if axis is not None and (not E.contains(cons.leaf_iter_vars, axis)
+                                     or E.index_of(cons.leaf_iter_vars, axis) < pos):
+                return False
+        return True
+
+
+def fuzz_one(data, workload, rtol: float = 1e-5, atol: float = 1e-5, var_values=None) -> None:
     out, args, ref = workload
+    if COUNT_FILE:
+        with open(COUNT_FILE, "a") as f:
+            f.write(".")
     s = te.create_schedule(out.op)
     rs = RandomSchedule(data, s, out)
     rs.run(data.draw(st.integers(0, 9), label="steps"))
     if rs.expect_error:
         names = "|".join(rs.expect_error)
         with pytest.raises(ScheduleError, match=rf"stage '({names})'"):
-            check_build(s, args, ref, rtol=rtol, atol=atol, name="fuzz")
+            check_build(s, args, ref, rtol=rtol, atol=atol, name="fuzz", var_values=var_values)
         return
-    check_build(s, args, ref, rtol=rtol, atol=atol, name="fuzz",
+    check_build(s, args, ref, rtol=rtol, atol=atol, name="fuzz", var_values=var_values,
                 seed=data.draw(st.integers(0, 2**16), label="seed"))
 
 
@@ -270,3 +310,18 @@ def test_fuzz_stencil(data, dims, m, n):
 def test_fuzz_matmul(data, mnk):
     m, n, k = mnk
     fuzz_one(data, matmul(m, n, k), rtol=1e-4, atol=1e-4)
+
+
+FUZZ_SYMBOLIC = settings(FUZZ, max_examples=max(1, EXAMPLES // 2))
+
+
+@FUZZ_SYMBOLIC
+@given(data=st.data(), m=odd, n=st.integers(1, 37))
+def test_fuzz_elementwise_symbolic(data, m, n):
+    fuzz_one(data, elementwise(m, n, symbolic=True), var_values={"m": m, "n": n})
+
+
+@FUZZ_SYMBOLIC
+@given(data=st.data(), dims=st.sampled_from([1, 2]), m=st.integers(1, 19), n=st.integers(1, 45))
+def test_fuzz_stencil_symbolic(data, dims, m, n):
+    fuzz_one(data, stencil(dims, m, n, symbolic=True), var_values={"m": m, "n": n})
