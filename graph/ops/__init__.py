@@ -11,6 +11,7 @@ from graph.ops import (  # noqa: F401
     extra,
     nn,
     transform,
+    transformer,
 )
 from graph.ops.registry import (  # noqa: F401
     BROADCAST,

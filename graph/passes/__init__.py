@@ -50,6 +50,7 @@ from graph.passes.fold_scale_into_conv import fold_scale_into_conv
 from graph.passes.merge_common_subexpressions import merge_common_subexpressions
 from graph.passes.simplify_arithmetic import simplify_arithmetic
 from graph.passes.simplify_inference import simplify_inference
+from graph.passes.transformer import register_transformer_passes
 
 OPTDB = PassDatabase("OPTDB")
 OPTDB.register("eliminate_dead_code", eliminate_dead_code, 10, ("cleanup",), opt_level=0)
@@ -62,6 +63,7 @@ OPTDB.register("alter_conv_layout", alter_conv_layout, 60, ("layout",), opt_leve
 OPTDB.register("fold_constants_late", fold_constants, 70, ("fold",), opt_level=0)
 OPTDB.register("merge_common_subexpressions_late", merge_common_subexpressions, 75, ("cleanup",), opt_level=1)
 OPTDB.register("fuse_ops", fuse_ops, 80, ("fusion",), opt_level=1)
+register_transformer_passes(OPTDB)
 
 
 def optimize(

@@ -1,0 +1,171 @@
+"""fuse_attention: ``MatMul(Q, K^T) -> scale -> mask -> Softmax -> MatMul(., V)`` -> one op.
+
+Exporters spell attention as two batched matrix products around a softmax,
+with reshapes between the ``[B*H, S, S]`` products and the ``[B, H, S, S]``
+scores.  Four to six kernels (two batched products, the scale and mask, the
+softmax, the transposes that materialise ``K^T``) become one ``attention``
+node, whose kernel reads q, k and v where they lie::
+
+    before:  %s = batch_matmul(%q, %kt)           # [BH, S, D] x [BH, D, S]
+             %s4 = reshape(%s, [B, H, S, S])
+             %m = add(multiply(%s4, 0.125), %mask)
+             %p = reshape(softmax(%m, axis=-1), [BH, S, S])
+             %o = batch_matmul(%p, %v)            # [BH, S, S] x [BH, S, Dv]
+    after:   %o = attention(%q, %kt, %v, %mask3, scale=0.125, k_transposed=1)
+
+Between the products the pass accepts reshapes, multiplications and
+divisions by a scalar constant, additive masks, and ``where(cond, fill, s)``
+with a constant ``cond`` and scalar ``fill`` (a causal mask: folded into a
+constant additive mask of 0 and ``fill``).  The mask is brought to
+``[1 or BH, 1 or Sq, Sk]`` (a constant broadcast over the heads is
+materialised; a non-constant one must be per-batch-and-head or shared).
+Every intermediate must be used once; anything else leaves the graph as is.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from graph.ir import Graph, Value, constant_node, make_node
+from graph.passes.common import const_array, use_counts
+from graph.passes.pattern import rebuild_remapped, scalar
+
+
+def fuse_attention(graph: Graph) -> Graph:
+    """Rewrite attention patterns (see the module docstring)."""
+    uses = use_counts(graph)
+
+    def rewrite(node, ins, new):
+        if node.op != "batch_matmul" or node.attrs.get("transpose_b"):
+            return None
+        found = _match(node, uses)
+        if found is None:
+            return None
+        q, k, k_transposed, masks, scale = found
+        inputs = [new(q), new(k), new(node.inputs[1])]
+        mask = _mask(masks, node, new)
+        if mask is False:
+            return None
+        if mask is not None:
+            inputs.append(mask)
+        return (make_node("attention", inputs, {"scale": scale, "k_transposed": k_transposed}, node.name,
+                          [node.output.name]).output,)
+
+    return rebuild_remapped(graph, rewrite)
+
+
+def _match(node, uses):
+    """(q, k, k_transposed, masks, scale) of the pattern ending at ``node``, or None.
+
+    ``masks``: [(mask value, factor, score shape where it was added)]; the factor is the
+    product of the scalings applied after the mask (met before it, walking inwards)."""
+    p = node.inputs[0]
+    while p.node is not None and p.node.op == "reshape" and uses.get(id(p), 0) == 1:
+        p = p.node.inputs[0]
+    sm = p.node
+    if sm is None or sm.op != "softmax" or uses.get(id(p), 0) != 1:
+        return None
+    if sm.attrs.get("axis", -1) % len(p.shape) != len(p.shape) - 1:
+        return None
+    s, scale, masks = sm.inputs[0], 1.0, []
+    while uses.get(id(s), 0) == 1 and s.node is not None:
+        n = s.node
+        if n.op == "reshape":
+            s = n.inputs[0]
+        elif n.op in ("multiply", "divide") and _scalar_side(n) is not None:
+            k, c = _scalar_side(n)
+            f = c if n.op == "multiply" else 1.0 / c
+            scale *= f  # walking inwards: masks met later were added before this scaling
+            s = n.inputs[k]
+        elif n.op == "add":
+            side = _score_side(n)
+            if side is None:
+                return None
+            masks.append((n.inputs[1 - side], scale, n.output.shape))
+            s = n.inputs[side]
+        elif n.op == "where" and const_array(n.inputs[0]) is not None:
+            found = _where_mask(n)
+            if found is None:
+                return None
+            m, side = found
+            masks.append((m, scale, n.output.shape))
+            s = n.inputs[side]
+        else:
+            break
+    mm = s.node
+    if mm is None or mm.op != "batch_matmul" or uses.get(id(s), 0) != 1:
+        return None
+    q, k = mm.inputs
+    k_transposed = not mm.attrs.get("transpose_b", False)
+    v = node.inputs[1]
+    bh, sq, sk = q.shape[0], q.shape[1], (k.shape[2] if k_transposed else k.shape[1])
+    if node.inputs[0].shape != (bh, sq, sk) or v.shape[:2] != (bh, sk) or mm.output.shape != (bh, sq, sk):
+        return None
+    return q, k, k_transposed, masks, scale
+
+
+def _scalar_side(n):
+    for k in (0, 1):
+        c = scalar(n.inputs[1 - k])
+        if c is not None and n.inputs[k].shape == n.output.shape and (n.op == "multiply" or k == 0):
+            return k, c
+    return None
+
+
+def _score_side(n):
+    """Which input of an ``add`` carries the scores (the full-shape one that is not constant)."""
+    for side in (0, 1):
+        if n.inputs[side].shape == n.output.shape and const_array(n.inputs[side]) is None:
+            return side
+    return None
+
+
+def _where_mask(n):
+    """(constant additive mask, scores side) of ``where(cond, fill, s)`` / ``where(cond, s, fill)``."""
+    cond = const_array(n.inputs[0]).astype(bool)
+    for side, fill_at in ((2, 1), (1, 2)):
+        fill = scalar(n.inputs[fill_at])
+        if fill is None or n.inputs[side].shape != n.output.shape:
+            continue
+        add = np.where(cond, fill, 0.0) if fill_at == 1 else np.where(cond, 0.0, fill)
+        dtype = n.output.dtype
+        return constant_node(add.astype(dtype), f"{n.name}_additive_mask").output, side
+    return None
+
+
+def _mask(masks, node, new):
+    """One ``[MB, MQ, Sk]`` mask value from the masks met, None without any, False when
+    the masks cannot be expressed so (the pattern is then left alone)."""
+    if not masks:
+        return None
+    bh, sq, sk = node.inputs[0].shape
+    total = np.zeros((bh, sq, sk))
+    for m, factor, shape in masks:
+        c = const_array(m)
+        if c is None:
+            if len(masks) != 1 or factor != 1.0:
+                return False
+            return _dynamic_mask(new(m), shape, bh, sq, sk, node)
+        if math.prod(shape) != bh * sq * sk or tuple(shape[-2:]) != (sq, sk):
+            return False
+        total = total + np.broadcast_to(c.astype(np.float64) * factor, shape).reshape(bh, sq, sk)
+    if np.all(total == total[:1]):
+        total = total[:1]
+    return constant_node(total.astype(node.output.dtype), f"{node.name}_mask").output
+
+
+def _dynamic_mask(m: Value, shape: tuple, bh: int, sq: int, sk: int, node):
+    """A non-constant mask: its broadcast leading axes must be all 1 or all full."""
+    padded = (1,) * (len(shape) - len(m.shape)) + tuple(m.shape)
+    lead, mq = padded[:-2], padded[-2]
+    if padded[-1] != sk or mq not in (1, sq):
+        return False
+    if math.prod(lead) == 1:
+        mb = 1
+    elif lead == tuple(shape[:-2]) and math.prod(lead) == bh:
+        mb = bh
+    else:
+        return False
+    return make_node("reshape", [m], {"newshape": (mb, mq, sk)}, f"{node.name}_mask").output

@@ -1,0 +1,357 @@
+"""Transformers: topi attention / layer_norm against numpy, the graph passes that form them,
+the ONNX converters (Attention, RMSNormalization, Trilu), and small torch.nn models
+(encoder, BERT-style with GELU, GPT-2-style decoder) against onnxruntime."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import codegen
+import graph
+import te
+import topi.testing.transformer as ref
+from graph.interpreter import interpret
+from graph.ir import GraphBuilder
+from graph.passes.fuse_activation import fuse_activation
+from graph.passes.fuse_attention import fuse_attention
+from graph.passes.fuse_layer_norm import fuse_layer_norm
+from topi.config import make_config
+from topi.nn.activation import gelu_tanh, silu
+from topi.nn.attention import attention, attention_workload
+from topi.nn.layer_norm import layer_norm, rms_norm
+from topi.x86.attention import schedule_attention
+from topi.x86.layer_norm import layer_norm_workload, schedule_layer_norm
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype("float32")
+
+
+# ------------------------------------------------------------------ topi
+@pytest.mark.parametrize("shape", [(7, 100), (3, 5, 33), (2, 64), (1, 1, 17)])
+@pytest.mark.parametrize("rms", [False, True])
+def test_layer_norm_matches_numpy(shape, rms):
+    x = te.placeholder(shape, name="x")
+    g = te.placeholder((shape[-1],), name="g")
+    b = te.placeholder((shape[-1],), name="b")
+    out = rms_norm(x, g, 1e-5) if rms else layer_norm(x, g, b, 1e-5)
+    args = [x, g, out] if rms else [x, g, b, out]
+    f = codegen.build(schedule_layer_norm(out), args)
+    xs, gs, bs = rand(*shape) * 3 + 1, rand(shape[-1]), rand(shape[-1])
+    y = np.empty(shape, "float32")
+    f(*([xs, gs, y] if rms else [xs, gs, bs, y]))
+    want = ref.rms_norm_python(xs, gs, 1e-5) if rms else ref.layer_norm_python(xs, gs, bs, 1e-5)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("bh,sq,sk,d,dv", [(4, 16, 16, 8, 8), (3, 13, 21, 10, 7), (2, 40, 33, 16, 24), (1, 5, 70, 3, 17)])
+@pytest.mark.parametrize("k_transposed", [False, True])
+@pytest.mark.parametrize("mask_shape", [None, "shared", "per_slice", "per_key"])
+def test_attention_matches_numpy(bh, sq, sk, d, dv, k_transposed, mask_shape):
+    q, k, v = rand(bh, sq, d), rand(bh, sk, d), rand(bh, sk, dv)
+    kin = np.ascontiguousarray(k.transpose(0, 2, 1)) if k_transposed else k
+    mask = None
+    if mask_shape == "shared":  # causal-like with -inf, every row keeps its first key
+        mask = np.where(np.tril(np.ones((sq, sk), bool)), 0.0, -np.inf).astype("float32")[None]
+    elif mask_shape == "per_slice":
+        mask = rand(bh, sq, sk)
+    elif mask_shape == "per_key":
+        mask = rand(1, 1, sk)
+    Q, K, V = (te.placeholder(a.shape, name=n) for a, n in ((q, "q"), (kin, "k"), (v, "v")))
+    M = te.placeholder(mask.shape, name="m") if mask is not None else None
+    out = attention(Q, K, V, M, 0.3, k_transposed=k_transposed)
+    args = [Q, K, V] + ([M] if M is not None else []) + [out]
+    f = codegen.build(schedule_attention(out), args)
+    y = np.full((bh, sq, dv), np.nan, "float32")
+    f(q, kin, v, *([mask] if mask is not None else []), y)
+    np.testing.assert_allclose(y, ref.attention_python(q, k, v, mask, 0.3), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("values", [{"rb": 1, "vec": 4, "fuse_rows": True}, {"rb": 8, "vec": 16, "fuse_rows": False},
+                                    {"rb": 4, "vec": 32, "fuse_rows": True}])
+def test_attention_configs(values):
+    bh, sq, sk, d, dv = 3, 24, 37, 12, 20
+    q, k, v = rand(bh, sq, d), rand(bh, sk, d), rand(bh, sk, dv)
+    Q, K, V = te.placeholder(q.shape), te.placeholder(k.shape), te.placeholder(v.shape)
+    cfg = make_config(attention_workload(bh, sq, sk, d, dv), values)
+    out = attention(Q, K, V, None, 0.5, cfg=cfg)
+    f = codegen.build(schedule_attention(out), [Q, K, V, out])
+    y = np.empty((bh, sq, dv), "float32")
+    f(q, k, v, y)
+    np.testing.assert_allclose(y, ref.attention_python(q, k, v, None, 0.5), rtol=1e-4, atol=1e-5)
+
+
+def test_attention_config_errors():
+    with pytest.raises(ValueError, match="rb"):
+        make_config(attention_workload(2, 10, 10, 4, 4), {"rb": 4, "vec": 16, "fuse_rows": False})
+    with pytest.raises(ValueError, match="vec"):
+        make_config(layer_norm_workload(4, 64), {"rb": 1, "vec": 3})
+    with pytest.raises(ValueError, match="head size"):
+        attention(te.placeholder((2, 4, 8)), te.placeholder((2, 4, 9)), te.placeholder((2, 4, 8)))
+    with pytest.raises(ValueError, match="mask"):
+        attention(te.placeholder((2, 4, 8)), te.placeholder((2, 5, 8)), te.placeholder((2, 5, 8)),
+                  te.placeholder((2, 4, 4)))
+
+
+@pytest.mark.parametrize("fn,np_fn", [(gelu_tanh, ref.gelu_tanh_python), (silu, ref.silu_python)])
+def test_activations(fn, np_fn):
+    x = te.placeholder((3, 37), name="x")
+    y = fn(x)
+    import topi
+
+    f = codegen.build(topi.x86.schedule_injective(y), [x, y])
+    xs = rand(3, 37) * 4
+    out = np.empty_like(xs)
+    f(xs, out)
+    np.testing.assert_allclose(out, np_fn(xs), rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------ passes
+def _ops(g) -> list:
+    return [n.op for n in g.nodes if not n.is_constant]
+
+
+def _layer_norm_graph(square: str):
+    b = GraphBuilder()
+    x = b.input("x", (2, 5, 24))
+    m = b.op("mean", x, axis=(2,), keepdims=True)
+    c = b.op("subtract", x, m)
+    sq = b.op("multiply", c, c) if square == "mul" else b.op("power", c, b.const(np.float32(2.0)))
+    var = b.op("mean", sq, axis=(-1,), keepdims=True)
+    y = b.op("divide", c, b.op("sqrt", b.op("add", var, b.const(np.float32(1e-5)))))
+    y = b.op("add", b.op("multiply", y, b.const(rand(24))), b.const(rand(24)))
+    return b.finish([y])
+
+
+@pytest.mark.parametrize("square", ["mul", "pow"])
+def test_fuse_layer_norm(square):
+    g = _layer_norm_graph(square)
+    fused = fuse_layer_norm(g)
+    assert _ops(fused) == ["layer_norm"]
+    xs = {"x": rand(2, 5, 24)}
+    np.testing.assert_allclose(interpret(fused, xs)[0], interpret(g, xs)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_fuse_rms_norm():
+    b = GraphBuilder()
+    x = b.input("x", (6, 40))
+    ms = b.op("mean", b.op("multiply", x, x), axis=(1,), keepdims=True)
+    y = b.op("multiply", b.op("multiply", x, b.op("rsqrt", b.op("add", ms, b.const(np.float32(1e-6))))),
+             b.const(rand(40)))
+    g = b.finish([y])
+    fused = fuse_layer_norm(g)
+    assert _ops(fused) == ["rms_norm"]
+    xs = {"x": rand(6, 40)}
+    np.testing.assert_allclose(interpret(fused, xs)[0], interpret(g, xs)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_layer_norm_not_over_other_axis():
+    b = GraphBuilder()
+    x = b.input("x", (4, 8))
+    m = b.op("mean", x, axis=(0,), keepdims=True)
+    c = b.op("subtract", x, m)
+    var = b.op("mean", b.op("multiply", c, c), axis=(0,), keepdims=True)
+    y = b.op("divide", c, b.op("sqrt", b.op("add", var, b.const(np.float32(1e-5)))))
+    g = b.finish([y])
+    assert fuse_layer_norm(g) is g
+
+
+def _activation_graph(kind: str):
+    b = GraphBuilder()
+    x = b.input("x", (3, 16))
+    f = lambda v: b.const(np.float32(v))  # noqa: E731
+    if kind == "gelu":
+        y = b.op("multiply", b.op("multiply", x, b.op("add", b.op("erf", b.op("divide", x, f(math.sqrt(2)))), f(1))),
+                 f(0.5))
+    elif kind == "gelu_tanh":
+        cube = b.op("power", x, f(3.0))
+        inner = b.op("multiply", b.op("add", x, b.op("multiply", cube, f(0.044715))), f(math.sqrt(2 / math.pi)))
+        y = b.op("multiply", b.op("multiply", x, f(0.5)), b.op("add", b.op("tanh", inner), f(1)))
+    elif kind == "silu":
+        y = b.op("multiply", x, b.op("sigmoid", x))
+    else:  # relu(x) * 2 + x: not an activation we know
+        y = b.op("add", b.op("multiply", b.op("relu", x), f(2)), x)
+    return b.finish([y])
+
+
+@pytest.mark.parametrize("kind", ["gelu", "gelu_tanh", "silu", "other"])
+def test_fuse_activation(kind):
+    g = _activation_graph(kind)
+    fused = fuse_activation(g)
+    if kind == "other":
+        assert fused is g
+        return
+    assert _ops(fused) == [kind]
+    xs = {"x": rand(3, 16) * 3}
+    np.testing.assert_allclose(interpret(fused, xs)[0], interpret(g, xs)[0], rtol=1e-4, atol=1e-5)
+
+
+def _attention_graph(masked: str | None):
+    b = GraphBuilder()
+    q, kt, v = b.input("q", (6, 10, 8)), b.input("kt", (6, 8, 12)), b.input("v", (6, 12, 8))
+    s = b.op("reshape", b.op("batch_matmul", q, kt), newshape=(2, 3, 10, 12))
+    s = b.op("multiply", s, b.const(np.float32(0.35)))
+    if masked == "where":
+        cond = np.triu(np.ones((10, 12), bool), 1)[None, None]
+        s = b.op("where", b.const(cond), b.const(np.float32(-np.inf)), s)
+    elif masked == "input":
+        s = b.op("add", s, b.input("mask", (2, 3, 10, 12)))
+    p = b.op("reshape", b.op("softmax", s, axis=-1), newshape=(6, 10, 12))
+    return b.finish([b.op("batch_matmul", p, v)])
+
+
+@pytest.mark.parametrize("masked", [None, "where", "input"])
+def test_fuse_attention(masked):
+    g = _attention_graph(masked)
+    fused = fuse_attention(g)
+    assert _ops(fused) == (["reshape", "attention"] if masked == "input" else ["attention"])
+    feed = {"q": rand(6, 10, 8), "kt": rand(6, 8, 12), "v": rand(6, 12, 8)}
+    if masked == "input":
+        feed["mask"] = rand(2, 3, 10, 12)
+    want = interpret(g, feed)[0]
+    np.testing.assert_allclose(interpret(fused, feed)[0], want, rtol=1e-4, atol=1e-5)
+    lib = graph.build(g)
+    m = lib.create_executor()
+    m.run(**feed)
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-5)
+
+
+def test_attention_pattern_with_second_reader_is_kept():
+    b = GraphBuilder()
+    q, kt, v = b.input("q", (2, 4, 8)), b.input("kt", (2, 8, 4)), b.input("v", (2, 4, 8))
+    s = b.op("batch_matmul", q, kt)
+    p = b.op("softmax", s, axis=-1)
+    g = b.finish([b.op("batch_matmul", p, v), p])
+    assert fuse_attention(g) is g
+
+
+# ------------------------------------------------------------------ ONNX converters
+def _model(nodes, inputs, outputs, opset=23, initializers=()):
+    g = helper.make_graph(nodes, "t", inputs, outputs, list(initializers))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _run(model, feed):
+    g, params = graph.from_onnx(model)
+    m = graph.build(g, params=params).create_executor()
+    m.run(**feed)
+    return m.get_output(0)
+
+
+def _vi(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+@pytest.mark.parametrize("layout", ["4d", "3d"])
+@pytest.mark.parametrize("mask", [None, "bool", "float", "causal"])
+def test_onnx_attention(layout, mask):
+    b, h, sq, sk, d = 2, 3, 7, 9, 8
+    if layout == "4d":
+        shapes = [(b, h, sq, d), (b, h, sk, d), (b, h, sk, d)]
+        attrs = {}
+    else:
+        shapes = [(b, sq, h * d), (b, sk, h * d), (b, sk, h * d)]
+        attrs = {"q_num_heads": h, "kv_num_heads": h}
+    ins = ["Q", "K", "V"]
+    feed = {n: rand(*s) for n, s in zip(ins, shapes)}
+    inputs = [_vi(n, s) for n, s in zip(ins, shapes)]
+    mask_arr = None
+    if mask == "bool":
+        mask_arr = RNG.random((sq, sk)) > 0.3
+        mask_arr[:, 0] = True
+        inputs.append(_vi("M", (sq, sk), TensorProto.BOOL))
+        ins.append("M")
+        feed["M"] = mask_arr
+    elif mask == "float":
+        mask_arr = rand(b, 1, sq, sk)
+        inputs.append(_vi("M", (b, 1, sq, sk)))
+        ins.append("M")
+        feed["M"] = mask_arr
+    elif mask == "causal":
+        attrs["is_causal"] = 1
+    node = helper.make_node("Attention", ins, ["Y"], scale=0.25, **attrs)
+    out_shape = (b, h, sq, d) if layout == "4d" else (b, sq, h * d)
+    y = _run(_model([node], inputs, [_vi("Y", out_shape)]), feed)
+
+    def heads(a):
+        return a if layout == "4d" else a.reshape(a.shape[0], a.shape[1], h, d).transpose(0, 2, 1, 3)
+
+    q, k, v = (heads(feed[n]).reshape(b * h, -1, d) for n in ("Q", "K", "V"))
+    add = None
+    if mask == "bool":
+        add = np.where(mask_arr, 0.0, -np.inf)[None]
+    elif mask == "float":
+        add = np.broadcast_to(mask_arr, (b, h, sq, sk)).reshape(b * h, sq, sk)
+    elif mask == "causal":
+        add = np.where(np.tril(np.ones((sq, sk), bool)), 0.0, -np.inf)[None]
+    want = ref.attention_python(q, k, v, add, 0.25).reshape(b, h, sq, d)
+    if layout == "3d":
+        want = want.transpose(0, 2, 1, 3).reshape(b, sq, h * d)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("attrs,ins,shapes,match", [
+    ({"softcap": 30.0}, ["Q", "K", "V"], [(1, 2, 4, 8)] * 3, "softcap"),
+    ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(1, 1, 1, 4, 4)], "rank 2, 3 or 4"),
+    ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(3, 4)], "does not broadcast"),
+    ({}, ["Q", "K", "V"], [(1, 2, 4, 8), (1, 2, 4, 6), (1, 2, 4, 8)], "do not line up"),
+    ({}, ["Q", "K", "V"], [(1, 4, 16)] * 3, "q_num_heads"),
+])
+def test_onnx_attention_errors(attrs, ins, shapes, match):
+    node = helper.make_node("Attention", ins, ["Y"], name="attn0", **attrs)
+    model = _model([node], [_vi(n, s) for n, s in zip(ins, shapes)], [_vi("Y", None)])
+    with pytest.raises(ValueError, match=match) as err:
+        graph.from_onnx(model)
+    assert "attn0" in str(err.value)
+
+
+def test_onnx_rms_norm_and_trilu():
+    x, scale = rand(2, 5, 12), rand(12)
+    nodes = [helper.make_node("RMSNormalization", ["X", "S"], ["R"], epsilon=1e-6),
+             helper.make_node("Trilu", ["R"], ["Y"], upper=0)]
+    model = _model(nodes, [_vi("X", (2, 5, 12)), _vi("S", (12,))], [_vi("Y", (2, 5, 12))])
+    y = _run(model, {"X": x, "S": scale})
+    want = np.tril(ref.rms_norm_python(x, scale, 1e-6))
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+
+
+# ------------------------------------------------------------------ torch models vs onnxruntime
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    pytest.importorskip("torch")
+    return str(tmp_path_factory.mktemp("transformers"))
+
+
+@pytest.mark.parametrize("name,expect", [
+    ("tiny_encoder", {"attention", "layer_norm"}),
+    ("tiny_bert", {"attention", "layer_norm", "gelu"}),
+    ("tiny_gpt", {"attention", "layer_norm", "gelu_tanh"}),
+])
+def test_torch_models_match_onnxruntime(model_dir, name, expect):
+    ort = pytest.importorskip("onnxruntime")
+    import make_transformer_models as M
+
+    spec = M.SPECS[name]
+    path = M.model_path(name, model_dir)
+    g, params = graph.from_onnx(path, shape={spec.input_name: spec.input_shape()})
+    lib = graph.build(g, params=params)
+    ops = {n.op for f in lib.graph.nodes if f.op == "fused" for n in f.attrs["body"].nodes}
+    assert expect <= ops, f"{name}: expected {expect} among the fused ops {sorted(ops)}"
+    assert "batch_matmul" not in ops and "softmax" not in ops
+    x = M.sample_input(spec).numpy()
+    m = lib.create_executor()
+    m.run(**{spec.input_name: x})
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    want = sess.run(None, {spec.input_name: x})[0]
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))

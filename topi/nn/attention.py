@@ -1,0 +1,113 @@
+"""Scaled dot-product attention as one operator (the compute of the fused kernel).
+
+For each of ``BH`` (batch x heads) slices, with ``q [Sq, D]``, ``k [Sk, D]``,
+``v [Sk, Dv]`` and an optional additive ``mask``::
+
+    kt[d, j]    = k[j, d]                                      # K^T, a layout stage
+    score[i, j] = sum_d q[i, d] * kt[d, j] * scale + mask[i, j]
+    rmax[i]     = max_j score[i, j]
+    p[i, j]     = exp(score[i, j] - rmax[i])
+    psum[i]     = sum_j p[i, j]
+    acc[i, e]   = sum_j p[i, j] * v[j, e]
+    out[i, e]   = acc[i, e] / psum[i]
+
+``k`` may be given already transposed (``k_transposed=True``: ``[BH, D, Sk]``,
+as ``MatMul(Q, K^T)`` graphs produce it); the ``kt`` stage then reads it in place.
+The mask is ``[MB, MQ, Sk]`` with ``MB`` in (1, BH) and ``MQ`` in (1, Sq)
+(broadcast), added after the scaling (``-inf`` entries mask a key out).
+"""
+
+from __future__ import annotations
+
+import te
+from topi.utils import get_const_tuple, shape_str
+
+ATTENTION = "attention"
+
+
+def attention_shapes(q: tuple, k: tuple, v: tuple, mask: tuple | None, k_transposed: bool) -> tuple:
+    """(BH, Sq, Sk, D, Dv) of the operands, or ValueError saying which do not line up."""
+    if len(q) != 3 or len(k) != 3 or len(v) != 3:
+        raise ValueError(f"attention: q, k, v must be 3-D [BH, S, D], got q {q}, k {k}, v {v}")
+    bh, sq, d = q
+    kd, sk = (k[1], k[2]) if k_transposed else (k[2], k[1])
+    if k[0] != bh or v[0] != bh:
+        raise ValueError(f"attention: batch x heads differ: q {q}, k {k}, v {v}")
+    if kd != d:
+        raise ValueError(f"attention: q {q} and k {k} (transposed={k_transposed}) disagree on the head size")
+    if v[1] != sk:
+        raise ValueError(f"attention: k {k} has {sk} keys but v {v} has {v[1]} rows")
+    if mask is not None:
+        if len(mask) != 3 or mask[0] not in (1, bh) or mask[1] not in (1, sq) or mask[2] != sk:
+            raise ValueError(f"attention: mask {mask} must be [1 or {bh}, 1 or {sq}, {sk}] "
+                             f"for q {q} and k {k}")
+    return bh, sq, sk, d, v[2]
+
+
+def attention(q: te.Tensor, k: te.Tensor, v: te.Tensor, mask: te.Tensor | None = None, scale: float = 1.0,
+              k_transposed: bool = False, cfg=None) -> te.Tensor:
+    """``softmax(q @ k^T * scale + mask) @ v`` per slice (see the module docstring).
+
+    Parameters
+    ----------
+    q : te.Tensor
+        ``[BH, Sq, D]``.
+    k : te.Tensor
+        ``[BH, Sk, D]``, or ``[BH, D, Sk]`` with ``k_transposed``.
+    v : te.Tensor
+        ``[BH, Sk, Dv]``.
+    mask : te.Tensor, optional
+        Additive ``[1 or BH, 1 or Sq, Sk]``.
+    scale : float
+    cfg : Config, optional
+        Stored on the output stage (``attrs["config"]``) for the schedule.
+
+    Returns
+    -------
+    te.Tensor
+        ``[BH, Sq, Dv]``, tagged ``attention``.
+    """
+    shapes = [get_const_tuple(t.shape) for t in (q, k, v)]
+    for name, t, sh in zip("qkv", (q, k, v), shapes):
+        if not all(isinstance(x, int) for x in sh):
+            raise ValueError(f"attention: '{name}' needs a static shape, got {shape_str(t)}")
+    mshape = get_const_tuple(mask.shape) if mask is not None else None
+    bh, sq, sk, d, dv = attention_shapes(*shapes, mshape, k_transposed)
+    dtype = q.dtype
+    if k_transposed:
+        kt = te.compute((bh, d, sk), lambda b, c, j: k[b, c, j], name="T_attn_kt", tag="attention_kt")
+    else:
+        kt = te.compute((bh, d, sk), lambda b, c, j: k[b, j, c], name="T_attn_kt", tag="attention_kt")
+    rd = te.reduce_axis((0, d), name="d")
+    dot = te.compute((bh, sq, sk), lambda b, i, j: te.sum(q[b, i, rd] * kt[b, rd, j], axis=rd),
+                     name="T_attn_dot", tag="attention_dot")
+    sc = te.const(scale, dtype)
+
+    def score(b, i, j):
+        s = dot[b, i, j] * sc
+        if mask is not None:
+            s = s + mask[b if mshape[0] > 1 else 0, i if mshape[1] > 1 else 0, j]
+        return s
+
+    scores = te.compute((bh, sq, sk), score, name="T_attn_score", tag="attention_score")
+    rj = te.reduce_axis((0, sk), name="j")
+    rmax = te.compute((bh, sq), lambda b, i: te.max(scores[b, i, rj], axis=rj), name="T_attn_max",
+                      tag="attention_max")
+    p = te.compute((bh, sq, sk), lambda b, i, j: te.exp(scores[b, i, j] - rmax[b, i]), name="T_attn_exp",
+                   tag="attention_exp")
+    rs = te.reduce_axis((0, sk), name="j")
+    psum = te.compute((bh, sq), lambda b, i: te.sum(p[b, i, rs], axis=rs), name="T_attn_sum", tag="attention_sum")
+    ra = te.reduce_axis((0, sk), name="j")
+    acc = te.compute((bh, sq, dv), lambda b, i, e: te.sum(p[b, i, ra] * v[b, ra, e], axis=ra),
+                     name="T_attn_acc", tag="attention_acc")
+    one = te.const(1.0, dtype)
+    attrs = {"scale": float(scale), "workload": attention_workload(bh, sq, sk, d, dv, dtype)}
+    if cfg is not None:
+        attrs["config"] = cfg
+    return te.compute((bh, sq, dv), lambda b, i, e: acc[b, i, e] * (one / psum[b, i]), name="T_attention",
+                      tag=ATTENTION, attrs=attrs)
+
+
+def attention_workload(bh: int, sq: int, sk: int, d: int, dv: int, dtype: str = "float32") -> tuple:
+    """The workload key of one attention kernel (template ``attention.x86``)."""
+    return ("attention.x86", int(bh), int(sq), int(sk), int(d), int(dv), str(dtype))

@@ -1,0 +1,100 @@
+"""Layer normalisation and RMS normalisation over the last axis (one fused kernel each).
+
+``layer_norm`` (ONNX LayerNormalization, torch ``nn.LayerNorm``)::
+
+    mean[r] = sum_k x[r, k] / N
+    var[r]  = sum_k (x[r, k] - mean[r])^2 / N            # two passes over a row in cache
+    out[r, k] = (x[r, k] - mean[r]) * rsqrt(var[r] + eps) * gamma[k] + beta[k]
+
+``rms_norm`` (ONNX RMSNormalization, LLaMA's RMSNorm)::
+
+    ms[r] = sum_k x[r, k]^2 / N
+    out[r, k] = x[r, k] * rsqrt(ms[r] + eps) * gamma[k]
+
+The statistics are reduction stages (tags ``layer_norm_sum``, ``layer_norm_sqsum``)
+that the x86 schedule computes per row inside the output loop.
+"""
+
+from __future__ import annotations
+
+import te
+from topi.utils import get_const_tuple, shape_str
+
+LAYER_NORM = "layer_norm"
+
+
+def _check(op: str, data: te.Tensor, gamma, beta) -> int:
+    shape = get_const_tuple(data.shape)
+    if not shape or not all(isinstance(d, int) for d in shape):
+        raise ValueError(f"{op}: 'data' must have a static shape of rank >= 1, got {shape_str(data)}")
+    n = shape[-1]
+    for name, t in (("gamma", gamma), ("beta", beta)):
+        if t is not None and get_const_tuple(t.shape) != (n,):
+            raise ValueError(f"{op}: '{name}' must have shape ({n},) (the last axis of data {shape_str(data)}), "
+                             f"got {shape_str(t)}")
+    return n
+
+
+def _affine(v, k, gamma, beta):
+    if gamma is not None:
+        v = v * gamma[k]
+    if beta is not None:
+        v = v + beta[k]
+    return v
+
+
+def layer_norm(data: te.Tensor, gamma: te.Tensor | None = None, beta: te.Tensor | None = None,
+               epsilon: float = 1e-5) -> te.Tensor:
+    """Normalise ``data`` over its last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``.
+
+    Parameters
+    ----------
+    data : te.Tensor
+        ``[..., N]``.
+    gamma, beta : te.Tensor, optional
+        ``[N]`` scale and shift.
+    epsilon : float
+
+    Returns
+    -------
+    te.Tensor
+        ``data``'s shape, tagged ``layer_norm``.
+    """
+    n = _check("layer_norm", data, gamma, beta)
+    lead = tuple(data.shape[:-1])
+    k1 = te.reduce_axis((0, n), name="k")
+    total = te.compute(lead, lambda *r: te.sum(data[r + (k1,)], axis=k1), name="T_layer_norm_sum",
+                       tag="layer_norm_sum")
+    inv_n = te.const(1.0 / n, data.dtype)
+    k2 = te.reduce_axis((0, n), name="k")
+
+    def sq(*r):
+        c = data[r + (k2,)] - total[r] * inv_n
+        return te.sum(c * c, axis=k2)
+
+    sqsum = te.compute(lead, sq, name="T_layer_norm_sqsum", tag="layer_norm_sqsum")
+    eps = te.const(epsilon, data.dtype)
+
+    def body(*i):
+        r, k = i[:-1], i[-1]
+        inv = te.const(1.0, data.dtype) / te.sqrt(sqsum[r] * inv_n + eps)
+        return _affine((data[i] - total[r] * inv_n) * inv, k, gamma, beta)
+
+    return te.compute(tuple(data.shape), body, name="T_layer_norm", tag=LAYER_NORM,
+                      attrs={"epsilon": float(epsilon)})
+
+
+def rms_norm(data: te.Tensor, gamma: te.Tensor | None = None, epsilon: float = 1e-5) -> te.Tensor:
+    """``x * rsqrt(mean(x^2) + eps) * gamma`` over the last axis (tag ``layer_norm``)."""
+    n = _check("rms_norm", data, gamma, None)
+    lead = tuple(data.shape[:-1])
+    k = te.reduce_axis((0, n), name="k")
+    sqsum = te.compute(lead, lambda *r: te.sum(data[r + (k,)] * data[r + (k,)], axis=k),
+                       name="T_layer_norm_sqsum", tag="layer_norm_sqsum")
+    inv_n, eps = te.const(1.0 / n, data.dtype), te.const(epsilon, data.dtype)
+
+    def body(*i):
+        inv = te.const(1.0, data.dtype) / te.sqrt(sqsum[i[:-1]] * inv_n + eps)
+        return _affine(data[i] * inv, i[-1], gamma, None)
+
+    return te.compute(tuple(data.shape), body, name="T_rms_norm", tag=LAYER_NORM, attrs={"epsilon": float(epsilon)})

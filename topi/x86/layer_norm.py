@@ -1,0 +1,82 @@
+"""x86 schedule of ``layer_norm`` / ``rms_norm``: one row per iteration, all in cache.
+
+::
+
+    parallel (row.outer, 0, rows/rb)
+      for (row.inner, 0, rb)
+        sum = sum_k x[row, k]                        // vectorized by LLVM (reassoc)
+        sqsum = sum_k (x[row, k] - sum/N)^2
+        vectorized: out[row, k] = (x[row, k] - sum/N) * rsqrt(sqsum/N + eps) * gamma[k] + beta[k]
+
+Knobs (``Config``, template ``layer_norm.x86``): ``rb`` rows per parallel task,
+``vec`` lanes of the output loop.
+"""
+
+from __future__ import annotations
+
+import math
+
+import te
+from topi.config import Config, choose_config, current_target, register_template
+from topi.generic.nn import default_schedule
+from topi.utils import get_const_tuple
+
+TEMPLATE = "layer_norm.x86"
+
+
+def layer_norm_workload(rows: int, cols: int, dtype: str = "float32") -> tuple:
+    return (TEMPLATE, int(rows), int(cols), str(dtype))
+
+
+def layer_norm_space(workload: tuple, target) -> dict:
+    return {"rb": [1, 2, 4, 8, 16, 32], "vec": [4, 8, 16, 32, 64]}
+
+
+def layer_norm_rule(workload: tuple, target) -> dict:
+    """``rb``: enough rows per task that a task is ~8K elements (fewer launches);
+    ``vec``: two vectors of the target."""
+    rows, cols = workload[1], workload[2]
+    rb = 1
+    while rb < 32 and rb * cols < 8192 and rows % (2 * rb) == 0:
+        rb *= 2
+    return {"rb": rb, "vec": min(2 * current_target().lanes(workload[3]), 64)}
+
+
+register_template(TEMPLATE, layer_norm_space, layer_norm_rule, doc="layer_norm / rms_norm over the last axis")
+
+
+def default_layer_norm_config(rows: int, cols: int, dtype: str = "float32") -> Config:
+    return choose_config(layer_norm_workload(rows, cols, dtype))
+
+
+def _stats(op):
+    found, todo = [], [op]
+    while todo:
+        cur = todo.pop()
+        for t in cur.input_tensors:
+            if getattr(t.op, "tag", "") in ("layer_norm_sum", "layer_norm_sqsum") and t.op not in found:
+                found.append(t.op)
+                todo.append(t.op)
+    return found
+
+
+def schedule_layer_norm(outs, cfg: Config | None = None):
+    """Schedule ``topi.nn.layer_norm`` / ``rms_norm`` for x86 (rows parallel, statistics per row)."""
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    out = outs[0]
+    shape = get_const_tuple(out.shape)
+    if len(outs) != 1 or out.op.tag != "layer_norm" or len(shape) < 2:
+        return default_schedule(outs)
+    rows = math.prod(shape[:-1])
+    key = layer_norm_workload(rows, shape[-1], out.dtype)
+    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    s = te.create_schedule([out.op])
+    st = s[out]
+    row = st.fuse(*st.op.axis[:-1]) if len(shape) > 2 else st.op.axis[0]
+    ro, ri = st.split(row, factor=cfg["rb"])
+    st.parallel(ro)
+    _, vi = st.split(st.op.axis[-1], factor=cfg["vec"])
+    st.vectorize(vi)
+    for op in _stats(out.op):
+        s[op].compute_at(st, ri)
+    return s
