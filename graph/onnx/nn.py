@@ -65,8 +65,9 @@ def convert_conv(ctx: Context, node: OnnxNode) -> list:
     return [_add_bias(ctx, node, y)]
 
 
-def _transpose_pads(node: OnnxNode, sizes, kernel, strides, out_pad) -> tuple:
-    """(before, after) of a ConvTranspose from ``output_shape``/``auto_pad`` or ``pads``."""
+def _transpose_pads(node: OnnxNode, sizes, kernel, strides, dilations, out_pad) -> tuple:
+    """(before, after) of a ConvTranspose from ``output_shape``/``auto_pad`` or ``pads`` (negative
+    when ``output_shape`` asks for more than the full output)."""
     nd = len(sizes)
     auto_pad = node.attr("auto_pad", "NOTSET")
     target = node.attr("output_shape")
@@ -74,36 +75,101 @@ def _transpose_pads(node: OnnxNode, sizes, kernel, strides, out_pad) -> tuple:
         if auto_pad not in ("NOTSET", "VALID", ""):
             raise node.error(f"auto_pad={auto_pad!r} is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
         pads = [0] * (2 * nd) if auto_pad == "VALID" else [int(p) for p in node.attr("pads", [0] * (2 * nd))]
+        if len(pads) != 2 * nd:
+            raise node.error(f"pads={pads} must have {2 * nd} entries (begins, then ends)")
         return tuple(pads[:nd]), tuple(pads[nd:])
     target = [int(t) for t in target][-nd:] if target is not None else [n * s for n, s in zip(sizes, strides)]
+    if len(target) != nd or min(target) < 1:
+        raise node.error(f"output_shape {node.attr('output_shape')} does not give {nd} positive spatial extents")
     before, after = [], []
-    for n, k, s, op, t in zip(sizes, kernel, strides, out_pad, target):
-        total = s * (n - 1) + op + k - t
-        if total < 0:
-            raise node.error(f"output_shape {target} needs negative padding, which is not supported")
+    for n, k, s, d, op, t in zip(sizes, kernel, strides, dilations, out_pad, target):
+        total = s * (n - 1) + op + (k - 1) * d + 1 - t
         small, big = total // 2, total - total // 2
         before.append(small if auto_pad == "SAME_UPPER" else big)
         after.append(big if auto_pad == "SAME_UPPER" else small)
     return tuple(before), tuple(after)
 
 
+def _dilate(ctx: Context, x: Value, strides) -> Value:
+    """Insert ``s - 1`` zeros after every element of each spatial axis (trailing zeros kept)::
+
+        [a, b] (s=3) -> [a, 0, 0, b, 0, 0]
+    """
+    for k, s in enumerate(strides):
+        if s == 1:
+            continue
+        a = 2 + k
+        y = ctx.reshape(x, x.shape[:a + 1] + (1,) + x.shape[a + 1:])
+        pad_after = [0] * len(y.shape)
+        pad_after[a + 1] = s - 1
+        y = ctx.op("pad", [y], {"pad_before": (0,) * len(y.shape), "pad_after": tuple(pad_after), "pad_value": 0.0})
+        x = ctx.reshape(y, x.shape[:a] + (x.shape[a] * s,) + x.shape[a + 1:])
+    return x
+
+
+def _pad_or_crop(ctx: Context, x: Value, before, after) -> Value:
+    """Pad the spatial axes by (before, after); a negative amount crops."""
+    rank = len(x.shape)
+    if any(p < 0 for p in (*before, *after)):
+        begin = [0, 0] + [max(-b, 0) for b in before]
+        end = list(x.shape[:2]) + [n - max(-e, 0) for n, e in zip(x.shape[2:], after)]
+        x = ctx.op("strided_slice", [x], {"begin": tuple(begin), "end": tuple(end), "strides": (1,) * rank,
+                                          "axes": tuple(range(rank))})
+    pb, pa = (0, 0) + tuple(max(b, 0) for b in before), (0, 0) + tuple(max(e, 0) for e in after)
+    if not any(pb) and not any(pa):
+        return x
+    return ctx.op("pad", [x], {"pad_before": pb, "pad_after": pa, "pad_value": 0.0})
+
+
+def _transpose_as_conv(ctx: Context, node: OnnxNode, x: Value, w: Value, group: int, strides, dilations,
+                       before, after, out_pad) -> Value:
+    """A transposed convolution as a direct one: dilate X by the strides, pad by
+    ``d * (k - 1) - pad`` (crop when negative), convolve (stride 1, dilation d) with W flipped
+    and regrouped from ``[C, OC / g, k...]`` to ``[OC, C / g, k...]``."""
+    nd = len(x.shape) - 2
+    c, ocg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    z = _dilate(ctx, x, strides)
+    lead = tuple(d * (k - 1) - b for d, k, b in zip(dilations, kernel, before))
+    trail = tuple(d * (k - 1) - e + op - (s - 1) for d, k, e, op, s in zip(dilations, kernel, after, out_pad, strides))
+    z = _pad_or_crop(ctx, z, lead, trail)
+    wt = ctx.reshape(w, (group, c // group, ocg) + kernel)
+    wt = ctx.transpose(wt, (0, 2, 1) + tuple(range(3, 3 + nd)))
+    wt = ctx.reshape(wt, (group * ocg, c // group) + kernel)
+    for a in range(2, 2 + nd):
+        wt = ctx.reverse(wt, a)
+    ones = (1,) * nd
+    if nd == 3:
+        return ctx.op("conv3d", [z, wt], {"strides": ones, "padding": (0,) * 6, "dilation": tuple(dilations),
+                                          "groups": group})
+    if nd == 2:
+        return _conv2d(ctx, z, wt, ones, dilations, (0, 0, 0, 0), group)
+    y = _conv2d(ctx, _as_2d(ctx, z), _as_2d(ctx, wt), (1, 1), (1, dilations[0]), (0, 0, 0, 0), group)
+    return ctx.reshape(y, y.shape[:2] + y.shape[3:])
+
+
 @converter("ConvTranspose")
 def convert_conv_transpose(ctx: Context, node: OnnxNode) -> list:
-    """1-D and 2-D transposed convolution (group 1, no dilation) -> ``conv2d_transpose``."""
+    """1-D, 2-D and 3-D transposed convolution.  Group 1, no dilation and non-negative pads in
+    1-D/2-D -> ``conv2d_transpose``; anything else (groups, dilations, 3-D, an ``output_shape``
+    beyond the full output) -> :func:`_transpose_as_conv`."""
     x, w = node.input(0, "X"), node.input(1, "W")
     nd = len(x.shape) - 2
-    if nd not in (1, 2) or len(w.shape) != nd + 2:
-        raise node.error(f"only 1-D and 2-D transposed convolutions are supported, got X {x.shape}, W {w.shape}")
-    if int(node.attr("group", 1)) != 1:
-        raise node.error(f"group={node.attr('group')} is not supported; only group=1")
-    if any(d != 1 for d in spatial_ints(node, "dilations", nd)):
-        raise node.error(f"dilations={node.attr('dilations')} are not supported; only 1")
+    if nd not in (1, 2, 3) or len(w.shape) != nd + 2:
+        raise node.error(f"only 1-D, 2-D and 3-D transposed convolutions are supported, got X {x.shape}, W {w.shape}")
+    group = int(node.attr("group", 1))
+    if group < 1 or x.shape[1] != w.shape[0] or w.shape[0] % group:
+        raise node.error(f"X {x.shape} and W {w.shape} do not fit group={group}")
     kernel = kernel_shape(node, nd, w.shape)
-    strides = spatial_ints(node, "strides", nd)
+    strides, dilations = spatial_ints(node, "strides", nd), spatial_ints(node, "dilations", nd)
     out_pad = spatial_ints(node, "output_padding", nd, default=0)
-    before, after = _transpose_pads(node, x.shape[2:], kernel, strides, out_pad)
-    if any(p >= s for p, s in zip(out_pad, strides)):
-        raise node.error(f"output_padding {list(out_pad)} must be smaller than strides {list(strides)}")
+    before, after = _transpose_pads(node, x.shape[2:], kernel, strides, dilations, out_pad)
+    if any(p >= max(s, d) for p, s, d in zip(out_pad, strides, dilations)):
+        raise node.error(f"output_padding {list(out_pad)} must be smaller than strides {list(strides)} or "
+                         f"dilations {list(dilations)}")
+    direct = group == 1 and nd < 3 and all(d == 1 for d in dilations) and min((*before, *after)) >= 0
+    if not direct:
+        return [_add_bias(ctx, node, _transpose_as_conv(ctx, node, x, w, group, strides, dilations, before, after,
+                                                        out_pad))]
     if nd == 1:
         x, w = _as_2d(ctx, x), _as_2d(ctx, w)
         strides, out_pad, before, after = (1,) + strides, (0,) + out_pad, (0,) + before, (0,) + after
