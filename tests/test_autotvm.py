@@ -63,7 +63,6 @@ def twice(n):
     cfg = autotvm.get_config()
     cfg.define_knob("unroll", [0, 1])
     cfg.define_knob("unroll", [0, 1, 2])
-    return None
 
 
 def _check_matmul(f, n=64):
@@ -106,7 +105,9 @@ def test_space_index_roundtrip_and_print():
     for index in [0, 1, len(space) // 2, len(space) - 1]:
         cfg = space.get(index)
         assert space.index_of(cfg._entity_map) == index
-        assert autotvm.ConfigEntity.from_json_dict(json.loads(json.dumps(cfg.to_json_dict()))).key() == cfg.key()
+        assert (
+            autotvm.ConfigEntity.from_json_dict(json.loads(json.dumps(cfg.to_json_dict()))).key() == cfg.key()
+        )
     text = str(space)
     assert "tile_j" in text and "vec" in text and "order" in text and f"len={len(space)}" in text
     assert task.flop == 48 * 48
@@ -117,7 +118,7 @@ def test_space_index_roundtrip_and_print():
 def test_matmul_task_and_fallback():
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     assert len(task.config_space) == 7 * 7
-    assert task.flop == 2 * 64 ** 3
+    assert task.flop == 2 * 64**3
     default = task.default_config()
     assert default.index == 0
     s, args = matmul(*SHAPE)  # outside any context: the fallback
@@ -179,6 +180,11 @@ def test_old_schema_fixture_loads_and_applies():
     assert best["tile_y"].size == (-1, 8) and best["tile_x"].size == (-1, 16)  # the fastest record
     with autotvm.apply_history_best(FIXTURE):
         s, args = matmul(*SHAPE)
+        values = autotvm.lookup_values(("test/matmul",) + SHAPE)  # the hook for topi's choose_config
+        with autotvm.ApplyConfig(best):
+            assert autotvm.lookup_values(("test/matmul",) + SHAPE) == values  # ApplyConfig is skipped
+    assert values == {"tile_y": [-1, 8], "tile_x": [-1, 16]}
+    assert autotvm.lookup_values(("test/matmul",) + SHAPE) is None
     assert _inner_tiles(s, args) == (8, 16)
     _check_matmul(codegen.build(s, args))
 
@@ -194,8 +200,7 @@ def test_records_round_trip_and_pick_best(tmp_path):
     pairs = []
     for index, cost, err in [(3, 0.002, 0), (10, 0.001, 0), (11, "boom", 2)]:
         inp = autotvm.MeasureInput(task.target, task, task.config_space.get(index))
-        costs = (cost,) if err == 0 else (cost,)
-        pairs.append((inp, autotvm.MeasureResult(costs, err, 0.5, 1.0e9 + index)))
+        pairs.append((inp, autotvm.MeasureResult((cost,), err, 0.5, 1.0e9 + index)))
     log = tmp_path / "r.log"
     cb = autotvm.callback.log_to_file(str(log))
     cb(None, [p[0] for p in pairs], [p[1] for p in pairs])
@@ -258,8 +263,11 @@ def test_tutorial_flow(name, measure, tmp_path, capsys):
     kwargs = {"xgb": {"plan_size": 4, "seed": 0}, "ga": {"pop_size": 4, "seed": 0}, "random": {"seed": 0}}
     tuner = autotvm.tuner.get_tuner(name, task, **kwargs.get(name, {}))
     log = str(tmp_path / "mm.log")
-    tuner.tune(n_trial=10, measure_option=measure,
-               callbacks=[autotvm.callback.progress_bar(10), autotvm.callback.log_to_file(log)])
+    tuner.tune(
+        n_trial=10,
+        measure_option=measure,
+        callbacks=[autotvm.callback.progress_bar(10), autotvm.callback.log_to_file(log)],
+    )
     recs = list(record.load_from_file(log))
     assert len(recs) == 10
     assert recs[0][0].config.index == task.default_config().index  # the default is measured first

@@ -66,14 +66,22 @@ def test_every_failure_costs_one_trial(tmp_path):
     tuner = autotvm.tuner.GridSearchTuner(task)
     t0 = time.time()
     try:
-        tuner.tune(len(MODES), autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)])
+        tuner.tune(
+            len(MODES), autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)]
+        )
     finally:
         builder.close()
         runner.close()
     got = {r[0].config["mode"].val: r[1] for r in record.load_from_file(log)}
     assert {m: got[m].error_no for m in MODES} == {
-        "ok": E.NO_ERROR, "raise": E.INSTANTIATION_ERROR, "wrong": E.WRONG_ANSWER, "hang": E.RUN_TIMEOUT,
-        "crash": E.RUNTIME_DEVICE, "slow_build": E.BUILD_TIMEOUT, "ok_again": E.NO_ERROR}
+        "ok": E.NO_ERROR,
+        "raise": E.INSTANTIATION_ERROR,
+        "wrong": E.WRONG_ANSWER,
+        "hang": E.RUN_TIMEOUT,
+        "crash": E.RUNTIME_DEVICE,
+        "slow_build": E.BUILD_TIMEOUT,
+        "ok_again": E.NO_ERROR,
+    }
     assert "cannot be instantiated" in got["raise"].costs[0]
     assert "SIGSEGV" in got["crash"].costs[0]
     assert "differs from the reference" in got["wrong"].costs[0]
@@ -84,11 +92,14 @@ def test_every_failure_costs_one_trial(tmp_path):
 def test_runner_options_and_cache_flush():
     task = autotvm.task.create("test/vadd", args=(1 << 16,), target="llvm")
     builder = autotvm.LocalBuilder(n_parallel=1)
-    runner = autotvm.LocalRunner(number=3, repeat=4, min_repeat_ms=5, enable_cpu_cache_flush=True,
-                                 cooldown_interval=0.01)
+    runner = autotvm.LocalRunner(
+        number=3, repeat=4, min_repeat_ms=5, enable_cpu_cache_flush=True, cooldown_interval=0.01
+    )
     mon = autotvm.callback.Monitor()
     try:
-        autotvm.tuner.RandomTuner(task, seed=0).tune(3, autotvm.measure_option(builder, runner), callbacks=[mon])
+        autotvm.tuner.RandomTuner(task, seed=0).tune(
+            3, autotvm.measure_option(builder, runner), callbacks=[mon]
+        )
     finally:
         builder.close()
         runner.close()
@@ -103,7 +114,8 @@ def test_tutorial_script_without_main_guard(tmp_path):
     """A script that defines its template at top level (as TVM's tutorial does) is not re-run by the workers."""
     script = tmp_path / "tutorial.py"
     log = tmp_path / "t.log"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import te, codegen
         from tune import autotvm
 
@@ -126,7 +138,8 @@ def test_tutorial_script_without_main_guard(tmp_path):
             s, args = scale(256)
             f = codegen.build(s, args)
         print("BEST", tuner.best_flops > 0)
-    """))
+    """)
+    )
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.count("RUN") == 1 and "BEST True" in out.stdout
@@ -138,10 +151,18 @@ def test_tutorial_script_without_main_guard(tmp_path):
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=50) as lc:
-        with distributed.Client(lc) as client:
-            yield lc, client
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=50,
+        ) as lc,
+        distributed.Client(lc) as client,
+    ):
+        yield lc, client
 
 
 def test_dask_runner_measures_with_the_same_records(cluster, tmp_path):
@@ -151,8 +172,9 @@ def test_dask_runner_measures_with_the_same_records(cluster, tmp_path):
     builder = autotvm.LocalBuilder(n_parallel=2)
     log = str(tmp_path / "dask.log")
     try:
-        autotvm.tuner.RandomTuner(task, seed=0).tune(6, autotvm.measure_option(builder, runner),
-                                                     callbacks=[autotvm.callback.log_to_file(log)])
+        autotvm.tuner.RandomTuner(task, seed=0).tune(
+            6, autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)]
+        )
     finally:
         builder.close()
         runner.close()

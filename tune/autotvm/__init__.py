@@ -7,13 +7,26 @@ tuners (``autotvm.tuner.XGBTuner`` ...), records (``autotvm.record``), callbacks
 """
 
 from tune.autotvm import callback, errors, record, task, tuner
-from tune.autotvm.dispatch import ApplyConfig, DispatchContext, FallbackContext
+from tune.autotvm.dispatch import ApplyConfig, DispatchContext, FallbackContext, lookup_values
+from tune.autotvm.errors import (
+    KnobError,
+    MissingKnobError,
+    RecordError,
+    TemplateError,
+    TemplateNotFoundError,
+    TuneError,
+    TunerNotFoundError,
+)
 from tune.autotvm.history import ApplyHistoryBest, apply_history_best
-from tune.autotvm.errors import (KnobError, MissingKnobError, RecordError, TemplateError, TemplateNotFoundError,
-                                 TuneError, TunerNotFoundError)
-from tune.autotvm.knobs import (AnnotateEntity, OtherOptionEntity, ReorderEntity, SplitEntity, get_factors)
-from tune.autotvm.measure import (LocalBuilder, LocalRunner, MeasureErrorNo, MeasureInput, MeasureResult,
-                                  measure_option)
+from tune.autotvm.knobs import AnnotateEntity, OtherOptionEntity, ReorderEntity, SplitEntity, get_factors
+from tune.autotvm.measure import (
+    LocalBuilder,
+    LocalRunner,
+    MeasureErrorNo,
+    MeasureInput,
+    MeasureResult,
+    measure_option,
+)
 from tune.autotvm.space import ConfigEntity, ConfigSpace, FallbackConfigEntity
 from tune.autotvm.task import get_config, register_template, template
 
@@ -26,10 +39,41 @@ def __getattr__(name):
     raise AttributeError(f"module 'tune.autotvm' has no attribute {name!r}")
 
 
-__all__ = ["template", "register_template", "get_config", "task", "tuner", "record", "callback", "errors",
-           "measure_option", "LocalBuilder", "LocalRunner", "DaskRunner", "MeasureErrorNo", "MeasureInput",
-           "MeasureResult", "apply_history_best", "ApplyHistoryBest", "ApplyConfig", "DispatchContext",
-           "FallbackContext", "ConfigSpace", "ConfigEntity", "FallbackConfigEntity", "SplitEntity",
-           "OtherOptionEntity", "ReorderEntity", "AnnotateEntity", "get_factors", "TuneError",
-           "TemplateError", "TemplateNotFoundError", "KnobError", "MissingKnobError", "TunerNotFoundError",
-           "RecordError"]
+__all__ = [
+    "AnnotateEntity",
+    "ApplyConfig",
+    "ApplyHistoryBest",
+    "ConfigEntity",
+    "ConfigSpace",
+    "DaskRunner",
+    "DispatchContext",
+    "FallbackConfigEntity",
+    "FallbackContext",
+    "KnobError",
+    "LocalBuilder",
+    "LocalRunner",
+    "MeasureErrorNo",
+    "MeasureInput",
+    "MeasureResult",
+    "MissingKnobError",
+    "OtherOptionEntity",
+    "RecordError",
+    "ReorderEntity",
+    "SplitEntity",
+    "TemplateError",
+    "TemplateNotFoundError",
+    "TuneError",
+    "TunerNotFoundError",
+    "apply_history_best",
+    "callback",
+    "errors",
+    "get_config",
+    "get_factors",
+    "lookup_values",
+    "measure_option",
+    "record",
+    "register_template",
+    "task",
+    "template",
+    "tuner",
+]

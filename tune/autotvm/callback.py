@@ -39,7 +39,10 @@ class Monitor:
         self.records.extend(zip(inputs, results))
 
     def trial_scores(self) -> list:
-        return [inp.task.flop / (sum(r.costs) / len(r.costs)) if r.error_no == 0 else 0.0 for inp, r in self.records]
+        return [
+            inp.task.flop / (sum(r.costs) / len(r.costs)) if r.error_no == 0 else 0.0
+            for inp, r in self.records
+        ]
 
 
 def progress_bar(total: int, prefix: str = "", si_prefix: str = "G", stream=None):
@@ -59,13 +62,15 @@ def progress_bar(total: int, prefix: str = "", si_prefix: str = "G", stream=None
             state["cur"] = flops
             state["best"] = max(state["best"], flops)
         done = state["ct"] >= total or getattr(tuner, "ttl", 1) <= 0
-        out.write(f"\r{prefix} Current/Best: {state['cur'] / scale:7.2f}/{state['best'] / scale:7.2f} "
-                  f"{si_prefix}FLOPS | Progress: ({state['ct']}/{total}) | {time.time() - state['start']:.2f} s"
-                  + ("\n" if done else ""))
+        out.write(
+            f"\r{prefix} Current/Best: {state['cur'] / scale:7.2f}/{state['best'] / scale:7.2f} "
+            f"{si_prefix}FLOPS | Progress: ({state['ct']}/{total}) | {time.time() - state['start']:.2f} s"
+            + ("\n" if done else "")
+        )
         out.flush()
 
     _callback.state = state
     return _callback
 
 
-__all__ = ["log_to_file", "progress_bar", "Monitor"]
+__all__ = ["Monitor", "log_to_file", "progress_bar"]

@@ -49,7 +49,7 @@ class DispatchContext:
         _stack().remove(self)
 
     @staticmethod
-    def current() -> "DispatchContext | None":
+    def current() -> DispatchContext | None:
         st = _stack()
         return st[-1] if st else None
 
@@ -61,6 +61,26 @@ def query(target, workload) -> ConfigSpace:
         if cfg is not None:
             return cfg
     return FallbackConfigEntity()
+
+
+def lookup_values(workload, target=None) -> dict | None:
+    """Knob -> value that the innermost workload-specific context (``apply_history_best``) gives
+    ``workload`` on ``target`` (default: the current target); None when none does.
+
+    The hook for a layer above whose configs are plain knob dicts (topi's
+    ``choose_config``): ``ApplyConfig``, which answers any workload, is skipped.
+    """
+    from codegen.target import Target
+
+    target = target if target is not None else Target.current()
+    workload = tuple(workload)
+    for ctx in reversed(_stack()):
+        if not getattr(ctx, "workload_specific", False):
+            continue
+        cfg = ctx.query(target, workload)
+        if cfg is not None and not cfg.is_fallback:
+            return {k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}
+    return None
 
 
 class ApplyConfig(DispatchContext):
@@ -86,5 +106,4 @@ class FallbackContext(DispatchContext):
         return self.memory[key]
 
 
-__all__ = ["DispatchContext", "ApplyConfig", "FallbackContext",
-           "query", "target_key"]
+__all__ = ["ApplyConfig", "DispatchContext", "FallbackContext", "lookup_values", "query", "target_key"]

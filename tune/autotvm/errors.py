@@ -37,5 +37,13 @@ class InstantiationError(TuneError):
     """The template cannot be instantiated with this config (classic ``InstantiationError``)."""
 
 
-__all__ = ["TuneError", "TemplateNotFoundError", "TemplateError", "KnobError", "MissingKnobError",
-           "TunerNotFoundError", "RecordError", "InstantiationError"]
+__all__ = [
+    "InstantiationError",
+    "KnobError",
+    "MissingKnobError",
+    "RecordError",
+    "TemplateError",
+    "TemplateNotFoundError",
+    "TuneError",
+    "TunerNotFoundError",
+]

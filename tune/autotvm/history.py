@@ -18,6 +18,8 @@ logger = logging.getLogger("autotvm")
 class ApplyHistoryBest(DispatchContext):
     """The best measured config per (target, workload) of some records (a path or (input, result) pairs)."""
 
+    workload_specific = True
+
     def __init__(self, records):
         self.best = best_by_workload(load_records(records))
         self._workloads = {wl for _, wl in self.best}
@@ -32,8 +34,12 @@ class ApplyHistoryBest(DispatchContext):
             return hit[0].config
         if workload in self._workloads and workload not in self._warned:
             self._warned.add(workload)
-            logger.warning("apply_history_best: records for %s exist only for other targets, not %s; "
-                           "the template's fallback config is used", workload, key)
+            logger.warning(
+                "apply_history_best: records for %s exist only for other targets, not %s; "
+                "the template's fallback config is used",
+                workload,
+                key,
+            )
         return None
 
 

@@ -57,8 +57,10 @@ def axis_extent(axis, what: str) -> int:
     try:
         return int(ext)
     except (TypeError, ValueError):
-        raise KnobError(f"{what}: axis {axis!r} has no constant extent; knobs need constant loop lengths "
-                        f"(pass an int or an IterVar of a constant-shaped compute)") from None
+        raise KnobError(
+            f"{what}: axis {axis!r} has no constant extent; knobs need constant loop lengths "
+            f"(pass an int or an IterVar of a constant-shaped compute)"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -117,8 +119,10 @@ class ReorderEntity:
 
     def apply(self, sch, op, axes) -> list:
         if len(axes) != len(self.perm):
-            raise KnobError(f"reorder entity {list(self.perm)} applied to {len(axes)} axes; "
-                            f"pass the {len(self.perm)} axes given to define_reorder")
+            raise KnobError(
+                f"reorder entity {list(self.perm)} applied to {len(axes)} axes; "
+                f"pass the {len(self.perm)} axes given to define_reorder"
+            )
         new = [axes[i] for i in self.perm]
         sch[op].reorder(*new)
         return new
@@ -140,7 +144,9 @@ class AnnotateEntity:
 
     anns: tuple
 
-    def apply(self, sch, op, axes, axis_lens=None, max_unroll=None, vec_size=None, cfg=None, source=None) -> list:
+    def apply(
+        self, sch, op, axes, axis_lens=None, max_unroll=None, vec_size=None, cfg=None, source=None
+    ) -> list:
         stage = sch[op]
         for k, (ax, ann) in enumerate(zip(axes, self.anns)):
             length = axis_lens[k] if axis_lens is not None else None
@@ -148,13 +154,18 @@ class AnnotateEntity:
                 if max_unroll is None or length is None or length <= max_unroll:
                     stage.unroll(ax)
             elif ann == "vec":
-                if vec_size is None or length is None or length in (vec_size if isinstance(vec_size, (list, tuple))
-                                                                    else [vec_size]):
+                if (
+                    vec_size is None
+                    or length is None
+                    or length in (vec_size if isinstance(vec_size, (list, tuple)) else [vec_size])
+                ):
                     stage.vectorize(ax)
             elif ann == "parallel":
                 stage.parallel(ax)
             elif ann != "none":
-                raise KnobError(f"annotate entity: unknown annotation {ann!r}; use none, unroll, vec or parallel")
+                raise KnobError(
+                    f"annotate entity: unknown annotation {ann!r}; use none, unroll, vec or parallel"
+                )
         return list(axes)
 
     @property
@@ -191,9 +202,10 @@ class KnobSpace:
     def normal(self, entity):
         return entity
 
-    def same(self, other: "KnobSpace") -> bool:
-        return type(self) is type(other) and [self.normal(e) for e in self.entities] == \
-            [other.normal(e) for e in other.entities]
+    def same(self, other: KnobSpace) -> bool:
+        return type(self) is type(other) and [self.normal(e) for e in self.entities] == [
+            other.normal(e) for e in other.entities
+        ]
 
 
 class SplitSpace(KnobSpace):
@@ -207,8 +219,16 @@ class SplitSpace(KnobSpace):
 
     kind = "sp"
 
-    def __init__(self, product: int, policy: str = "factors", num_outputs: int = 2, max_factor=None,
-                 filter=None, candidate=None, name: str = "split"):
+    def __init__(
+        self,
+        product: int,
+        policy: str = "factors",
+        num_outputs: int = 2,
+        max_factor=None,
+        filter=None,
+        candidate=None,
+        name: str = "split",
+    ):
         if num_outputs < 1:
             raise KnobError(f"define_split {name!r}: num_outputs must be >= 1, got {num_outputs}")
         self.product, self.policy, self.num_outputs = product, policy, num_outputs
@@ -219,18 +239,23 @@ class SplitSpace(KnobSpace):
             entities = [SplitEntity(tuple(c)) for c in candidate]
             bad = [c for c in candidate if len(c) != num_outputs]
             if bad:
-                raise KnobError(f"define_split {name!r}: candidate {bad[0]} has {len(bad[0])} sizes, "
-                                f"num_outputs={num_outputs}")
+                raise KnobError(
+                    f"define_split {name!r}: candidate {bad[0]} has {len(bad[0])} sizes, "
+                    f"num_outputs={num_outputs}"
+                )
         elif policy in ("factors", "power2", "verbose"):
             entities = self._enumerate(policy, limit)
         else:
-            raise KnobError(f"define_split {name!r}: unknown policy {policy!r}; use factors, power2, verbose "
-                            f"or candidate")
+            raise KnobError(
+                f"define_split {name!r}: unknown policy {policy!r}; use factors, power2, verbose or candidate"
+            )
         if filter is not None:
             entities = [e for e in entities if filter(e)]
         if not entities:
-            raise KnobError(f"define_split {name!r}: no legal split of {product} into {num_outputs} "
-                            f"(policy {policy!r}, max_factor {max_factor}); relax the filter or max_factor")
+            raise KnobError(
+                f"define_split {name!r}: no legal split of {product} into {num_outputs} "
+                f"(policy {policy!r}, max_factor {max_factor}); relax the filter or max_factor"
+            )
         self.entities = entities
 
     def _enumerate(self, policy: str, limit: int) -> list:
@@ -299,10 +324,14 @@ class ReorderSpace(KnobSpace):
             perms = list(itertools.permutations(range(n)))
         elif policy == "candidate":
             if not candidate:
-                raise KnobError(f"define_reorder {name!r}: policy 'candidate' needs candidate=[[axes...], ...]")
+                raise KnobError(
+                    f"define_reorder {name!r}: policy 'candidate' needs candidate=[[axes...], ...]"
+                )
             perms = [tuple(_position(axes, a, name) for a in order) for order in candidate]
         else:
-            raise KnobError(f"define_reorder {name!r}: unknown policy {policy!r}; use identity, all or candidate")
+            raise KnobError(
+                f"define_reorder {name!r}: unknown policy {policy!r}; use identity, all or candidate"
+            )
         self.policy = policy
         self.entities = [ReorderEntity(p) for p in perms]
 
@@ -335,14 +364,20 @@ class AnnotateSpace(KnobSpace):
             choices = [("none", "unroll")] * (n - 1) + [("none", "unroll", "vec")]
         elif policy == "candidate":
             if not candidate:
-                raise KnobError(f"define_annotate {name!r}: policy 'candidate' needs candidate=[[ann, ...], ...]")
+                raise KnobError(
+                    f"define_annotate {name!r}: policy 'candidate' needs candidate=[[ann, ...], ...]"
+                )
             self.policy, self.entities = policy, [AnnotateEntity(tuple(c)) for c in candidate]
             return
         else:
-            raise KnobError(f"define_annotate {name!r}: unknown policy {policy!r}; use try_unroll, try_vec, "
-                            f"try_unroll_vec or candidate")
+            raise KnobError(
+                f"define_annotate {name!r}: unknown policy {policy!r}; use try_unroll, try_vec, "
+                f"try_unroll_vec or candidate"
+            )
         self.policy = policy
-        self.entities = [AnnotateEntity(c) for c in itertools.product(*choices)] if n else [AnnotateEntity(())]
+        self.entities = (
+            [AnnotateEntity(c) for c in itertools.product(*choices)] if n else [AnnotateEntity(())]
+        )
 
     def normal(self, entity) -> tuple:
         return tuple(entity.anns)
@@ -351,9 +386,29 @@ class AnnotateSpace(KnobSpace):
         return f"Annotate(policy={self.policy}) len={len(self)}"
 
 
-ENTITY_OF_KIND = {"sp": lambda v: SplitEntity(tuple(v)), "ot": OtherOptionEntity,
-                  "re": lambda v: ReorderEntity(tuple(v)), "an": lambda v: AnnotateEntity(tuple(v))}
+def _tuplify(v):
+    return tuple(_tuplify(x) for x in v) if isinstance(v, list) else v
 
 
-__all__ = ["get_factors", "get_pow2s", "VirtualAxis", "SplitEntity", "OtherOptionEntity", "ReorderEntity",
-           "AnnotateEntity", "SplitSpace", "OtherOptionSpace", "ReorderSpace", "AnnotateSpace", "ENTITY_OF_KIND"]
+ENTITY_OF_KIND = {
+    "sp": lambda v: SplitEntity(tuple(v)),
+    "ot": lambda v: OtherOptionEntity(_tuplify(v)),
+    "re": lambda v: ReorderEntity(tuple(v)),
+    "an": lambda v: AnnotateEntity(tuple(v)),
+}
+
+
+__all__ = [
+    "ENTITY_OF_KIND",
+    "AnnotateEntity",
+    "AnnotateSpace",
+    "OtherOptionEntity",
+    "OtherOptionSpace",
+    "ReorderEntity",
+    "ReorderSpace",
+    "SplitEntity",
+    "SplitSpace",
+    "VirtualAxis",
+    "get_factors",
+    "get_pow2s",
+]

@@ -50,8 +50,12 @@ def encode(inp: MeasureInput, result: MeasureResult, protocol: str = "json") -> 
         "schema": SCHEMA,
         "input": {"target": target_key(inp.target), "task": inp.task.name, "args": _jsonable(inp.task.args)},
         "config": inp.config.to_json_dict(),
-        "result": {"costs": costs, "error_no": int(result.error_no), "all_cost": float(result.all_cost),
-                   "timestamp": float(result.timestamp)},
+        "result": {
+            "costs": costs,
+            "error_no": int(result.error_no),
+            "all_cost": float(result.all_cost),
+            "timestamp": float(result.timestamp),
+        },
     }
     return json.dumps(row)
 
@@ -76,7 +80,9 @@ def decode(line: str, protocol: str = "json") -> tuple:
         i, r = row["input"], row["result"]
         task = _task(i["target"], i["task"], i["args"])
         config = ConfigEntity.from_json_dict(row["config"])
-        res = MeasureResult(tuple(r["costs"]), int(r["error_no"]), float(r["all_cost"]), float(r["timestamp"]))
+        res = MeasureResult(
+            tuple(r["costs"]), int(r["error_no"]), float(r["all_cost"]), float(r["timestamp"])
+        )
     elif "input" in row and "result" in row:  # classic TVM v0.7-v0.12 ("version": 0.2)
         target, name, args = row["input"][:3]
         task = _task(target, name, args)
@@ -87,13 +93,16 @@ def decode(line: str, protocol: str = "json") -> tuple:
         target, name, args = row["i"][:3]
         cfg = row["i"][5]
         task = _task(target, name, args)
-        config = ConfigEntity.from_json_dict({"index": cfg.get("i", -1), "code_hash": cfg.get("c"),
-                                              "entity": cfg["e"]})
+        config = ConfigEntity.from_json_dict(
+            {"index": cfg.get("i", -1), "code_hash": cfg.get("c"), "entity": cfg["e"]}
+        )
         costs, error_no, all_cost, stamp = row["r"]
         res = MeasureResult(tuple(costs), int(error_no), float(all_cost), float(stamp))
     else:
-        raise RecordError(f"unknown record schema (keys {sorted(row)}); this version reads schema 1 and "
-                          f"classic TVM's v0.1 / v0.2 records")
+        raise RecordError(
+            f"unknown record schema (keys {sorted(row)}); this version reads schema 1 and "
+            f"classic TVM's v0.1 / v0.2 records"
+        )
     return MeasureInput(task.target, task, config), res
 
 
@@ -110,8 +119,12 @@ def load_from_file(filename):
             try:
                 yield decode(line)
             except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecordError) as err:
-                warnings.warn(f"{os.fspath(filename)}:{lineno}: skipped a malformed record: "
-                              f"{type(err).__name__}: {err}", RecordWarning, stacklevel=2)
+                warnings.warn(
+                    f"{os.fspath(filename)}:{lineno}: skipped a malformed record: "
+                    f"{type(err).__name__}: {err}",
+                    RecordWarning,
+                    stacklevel=2,
+                )
 
 
 def load_records(records) -> list:
@@ -123,8 +136,7 @@ def load_records(records) -> list:
 
 def save_to_file(records, filename) -> None:
     with open(filename, "a", encoding="utf-8") as fh:
-        for inp, res in records:
-            fh.write(encode(inp, res) + "\n")
+        fh.writelines(encode(inp, res) + "\n" for inp, res in records)
 
 
 def _mean(costs) -> float:
@@ -150,9 +162,17 @@ def pick_best(in_file, out_file) -> None:
     """Write the best record of each (target, workload) of ``in_file`` to ``out_file``."""
     best = best_by_workload(load_records(in_file))
     with open(out_file, "w", encoding="utf-8") as fh:
-        for inp, res in best.values():
-            fh.write(encode(inp, res) + "\n")
+        fh.writelines(encode(inp, res) + "\n" for inp, res in best.values())
 
 
-__all__ = ["encode", "decode", "load_from_file", "load_records", "save_to_file", "pick_best",
-           "best_by_workload", "RecordWarning", "SCHEMA"]
+__all__ = [
+    "SCHEMA",
+    "RecordWarning",
+    "best_by_workload",
+    "decode",
+    "encode",
+    "load_from_file",
+    "load_records",
+    "pick_best",
+    "save_to_file",
+]

@@ -21,8 +21,17 @@ import math
 import random
 
 from tune.autotvm.errors import KnobError, MissingKnobError
-from tune.autotvm.knobs import (ENTITY_OF_KIND, AnnotateSpace, OtherOptionEntity, OtherOptionSpace,
-                                ReorderSpace, SplitEntity, SplitSpace, VirtualAxis, axis_extent)
+from tune.autotvm.knobs import (
+    ENTITY_OF_KIND,
+    AnnotateSpace,
+    OtherOptionEntity,
+    OtherOptionSpace,
+    ReorderSpace,
+    SplitEntity,
+    SplitSpace,
+    VirtualAxis,
+    axis_extent,
+)
 
 
 class ConfigSpace:
@@ -49,8 +58,18 @@ class ConfigSpace:
         num = kwargs.get("num_outputs", 2)
         if self._collect:
             extent = axis_extent(axis, f"define_split {name!r}")
-            self._add(name, lambda: SplitSpace(extent, policy, num, kwargs.get("max_factor"),
-                                               kwargs.get("filter"), kwargs.get("candidate"), name))
+            self._add(
+                name,
+                lambda: SplitSpace(
+                    extent,
+                    policy,
+                    num,
+                    kwargs.get("max_factor"),
+                    kwargs.get("filter"),
+                    kwargs.get("candidate"),
+                    name,
+                ),
+            )
         return [VirtualAxis(-1, f"{name}.{k}") for k in range(num)]
 
     def define_knob(self, name: str, candidate) -> None:
@@ -73,7 +92,8 @@ class ConfigSpace:
             if not old.same(space):
                 raise KnobError(
                     f"knob {name!r} defined twice with different candidates: first {old!r}, then {space!r}; "
-                    f"give each knob one definition (or a distinct name)")
+                    f"give each knob one definition (or a distinct name)"
+                )
             return
         self.space_map[name] = space
         self._entity_map.setdefault(name, space[0])
@@ -96,7 +116,8 @@ class ConfigSpace:
         except KeyError:
             raise MissingKnobError(
                 f"config has no knob {name!r}; knobs: {list(self._entity_map) or 'none'}. "
-                f"Define it first (cfg.define_split / define_knob / define_reorder / define_annotate)") from None
+                f"Define it first (cfg.define_split / define_knob / define_reorder / define_annotate)"
+            ) from None
 
     def __contains__(self, name: str) -> bool:
         return name in self._entity_map
@@ -104,7 +125,7 @@ class ConfigSpace:
     def __len__(self) -> int:
         return math.prod(len(s) for s in self.space_map.values())
 
-    def get(self, index: int) -> "ConfigEntity":
+    def get(self, index: int) -> ConfigEntity:
         """The config at ``index`` (0 <= index < len(space))."""
         n = len(self)
         if not 0 <= index < n:
@@ -128,7 +149,7 @@ class ConfigSpace:
             stride *= len(space)
         return index
 
-    def sample(self, rng: random.Random) -> "ConfigEntity":
+    def sample(self, rng: random.Random) -> ConfigEntity:
         return self.get(rng.randrange(len(self)))
 
     def __iter__(self):
@@ -158,13 +179,17 @@ class ConfigEntity(ConfigSpace):
     def to_json_dict(self) -> dict:
         entity = []
         for name, e in self._entity_map.items():
-            kind = {"SplitEntity": "sp", "OtherOptionEntity": "ot", "ReorderEntity": "re",
-                    "AnnotateEntity": "an"}[type(e).__name__]
+            kind = {
+                "SplitEntity": "sp",
+                "OtherOptionEntity": "ot",
+                "ReorderEntity": "re",
+                "AnnotateEntity": "an",
+            }[type(e).__name__]
             entity.append([name, kind, e.to_json()])
         return {"index": self.index, "code_hash": self.code_hash, "entity": entity}
 
     @staticmethod
-    def from_json_dict(d: dict) -> "ConfigEntity":
+    def from_json_dict(d: dict) -> ConfigEntity:
         entity_map = {}
         for name, kind, value in d["entity"]:
             if kind not in ENTITY_OF_KIND:
@@ -220,4 +245,4 @@ def _normal_split(entity, space):
     return entity
 
 
-__all__ = ["ConfigSpace", "ConfigEntity", "FallbackConfigEntity"]
+__all__ = ["ConfigEntity", "ConfigSpace", "FallbackConfigEntity"]

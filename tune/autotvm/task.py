@@ -102,8 +102,10 @@ def lookup(name: str, module: str | None = None) -> TemplateEntry:
     if entry is None:
         known = ", ".join(sorted(_TEMPLATES)) or "none"
         where = f" (looked in module {module!r})" if module else ""
-        raise TemplateNotFoundError(f"no autotvm template named {name!r}{where}; registered templates: {known}. "
-                                    f"Register one with @autotvm.template({name!r}) at module level")
+        raise TemplateNotFoundError(
+            f"no autotvm template named {name!r}{where}; registered templates: {known}. "
+            f"Register one with @autotvm.template({name!r}) at module level"
+        )
     return entry
 
 
@@ -140,13 +142,22 @@ class Task:
             except TuneError:
                 raise
             except Exception as err:
-                what = "while defining its config space" if type(config) is ConfigSpace else f"with config {config!r}"
-                raise TemplateError(f"template {self.name!r} raised {what} (args {self.args}): "
-                                    f"{type(err).__name__}: {err}") from err
+                what = (
+                    "while defining its config space"
+                    if type(config) is ConfigSpace
+                    else f"with config {config!r}"
+                )
+                raise TemplateError(
+                    f"template {self.name!r} raised {what} (args {self.args}): {type(err).__name__}: {err}"
+                ) from err
         if not config.valid():
-            raise TemplateError(f"template {self.name!r}: config {config!r} is invalid: {'; '.join(config.errors)}")
+            raise TemplateError(
+                f"template {self.name!r}: config {config!r} is invalid: {'; '.join(config.errors)}"
+            )
         if not (isinstance(out, tuple) and len(out) == 2):
-            raise TemplateError(f"template {self.name!r} must return (schedule, [tensors]), got {type(out).__name__}")
+            raise TemplateError(
+                f"template {self.name!r} must return (schedule, [tensors]), got {type(out).__name__}"
+            )
         return out
 
     def default_config(self) -> ConfigEntity:
@@ -158,8 +169,14 @@ class Task:
         return self._default
 
     def __getstate__(self) -> dict:  # workers rebuild the template from its name and module
-        return {"name": self.name, "args": self.args, "target": self.target.spec, "module": self.module,
-                "flop": self.flop, "space": None}
+        return {
+            "name": self.name,
+            "args": self.args,
+            "target": self.target.spec,
+            "module": self.module,
+            "flop": self.flop,
+            "space": None,
+        }
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["name"], state["args"], state["target"], state["module"])
@@ -212,5 +229,14 @@ def compute_flop(sch) -> float:
     return float(total)
 
 
-__all__ = ["template", "register_template", "get_config", "create", "Task", "lookup", "args_to_workload",
-           "compute_flop", "TemplateEntry"]
+__all__ = [
+    "Task",
+    "TemplateEntry",
+    "args_to_workload",
+    "compute_flop",
+    "create",
+    "get_config",
+    "lookup",
+    "register_template",
+    "template",
+]

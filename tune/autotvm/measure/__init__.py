@@ -13,5 +13,14 @@ def __getattr__(name):
     raise AttributeError(f"module 'tune.autotvm.measure' has no attribute {name!r}")
 
 
-__all__ = ["LocalBuilder", "LocalRunner", "DaskRunner", "MeasureErrorNo", "MeasureInput", "MeasureResult",
-           "BuildResult", "measure_option", "create_measure_batch"]
+__all__ = [
+    "BuildResult",
+    "DaskRunner",
+    "LocalBuilder",
+    "LocalRunner",
+    "MeasureErrorNo",
+    "MeasureInput",
+    "MeasureResult",
+    "create_measure_batch",
+    "measure_option",
+]

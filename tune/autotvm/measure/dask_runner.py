@@ -42,16 +42,32 @@ def dask_measure(payload: dict, timeout: float) -> tuple:
 class DaskRunner(LocalRunner):
     """Same parameters as ``LocalRunner``, plus the scheduler ``address`` (or a ``distributed.Client``)."""
 
-    def __init__(self, address, timeout: float = 10, number: int = 4, repeat: int = 3, min_repeat_ms: float = 0,
-                 cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False,
-                 check_correctness: bool = True):
+    def __init__(
+        self,
+        address,
+        timeout: float = 10,
+        number: int = 4,
+        repeat: int = 3,
+        min_repeat_ms: float = 0,
+        cooldown_interval: float = 0.0,
+        enable_cpu_cache_flush: bool = False,
+        check_correctness: bool = True,
+    ):
         try:
             import distributed  # noqa: F401
         except ImportError:
-            raise ImportError("DaskRunner needs dask.distributed: pip install 'dask[distributed]' "
-                              "(or 'tessera[tune]')") from None
-        super().__init__(timeout, number, repeat, min_repeat_ms, cooldown_interval, enable_cpu_cache_flush,
-                         check_correctness)
+            raise ImportError(
+                "DaskRunner needs dask.distributed: pip install 'dask[distributed]' (or 'tessera[tune]')"
+            ) from None
+        super().__init__(
+            timeout,
+            number,
+            repeat,
+            min_repeat_ms,
+            cooldown_interval,
+            enable_cpu_cache_flush,
+            check_correctness,
+        )
         self.worker = None
         self.address = address
         self._client = None
@@ -67,7 +83,8 @@ class DaskRunner(LocalRunner):
     def _hosts(self) -> dict:
         """host -> worker addresses, as the scheduler sees them now."""
         workers = self.client.run_on_scheduler(
-            lambda dask_scheduler: {a: ws.host for a, ws in dask_scheduler.workers.items()})
+            lambda dask_scheduler: {a: ws.host for a, ws in dask_scheduler.workers.items()}
+        )
         hosts: dict = {}
         for addr, host in sorted(workers.items()):
             hosts.setdefault(host, []).append(addr)
@@ -90,17 +107,27 @@ class DaskRunner(LocalRunner):
             hosts = self._hosts()
             if not hosts and not busy:
                 for k in todo:
-                    out[k] = error_result(MeasureErrorNo.RUNTIME_DEVICE, "DaskRunner: the cluster has no workers",
-                                          build_results[k].time_cost)
+                    out[k] = error_result(
+                        MeasureErrorNo.RUNTIME_DEVICE,
+                        "DaskRunner: the cluster has no workers",
+                        build_results[k].time_cost,
+                    )
                 break
             for host, addrs in hosts.items():
                 if host in busy or not todo:
                     continue
                 k = todo.pop(0)
                 addr = addrs[next(rr) % len(addrs)]
-                fut = self.client.submit(dask_measure, self.payload(build_results[k].build), self.timeout,
-                                         workers=[addr], allow_other_workers=False, pure=False, retries=0,
-                                         key=f"tune-measure-{uuid.uuid4().hex}")
+                fut = self.client.submit(
+                    dask_measure,
+                    self.payload(build_results[k].build),
+                    self.timeout,
+                    workers=[addr],
+                    allow_other_workers=False,
+                    pure=False,
+                    retries=0,
+                    key=f"tune-measure-{uuid.uuid4().hex}",
+                )
                 busy[host] = (k, fut, addr, time.perf_counter())
             time.sleep(POLL_S)
             for host, (k, fut, addr, start) in list(busy.items()):
@@ -120,17 +147,25 @@ class DaskRunner(LocalRunner):
             return run_result(status, value, build, t_run, self.timeout)
         if fut.status in ("error", "cancelled"):
             err = fut.exception() if fut.status == "error" else "cancelled"
-            return error_result(MeasureErrorNo.RUNTIME_DEVICE, f"DaskRunner: measurement on {addr} failed: {err}",
-                                build.time_cost + elapsed)
+            return error_result(
+                MeasureErrorNo.RUNTIME_DEVICE,
+                f"DaskRunner: measurement on {addr} failed: {err}",
+                build.time_cost + elapsed,
+            )
         if not self._alive(addr):
             fut.cancel()
-            return error_result(MeasureErrorNo.RUNTIME_DEVICE,
-                                f"DaskRunner: worker {addr} was lost during the measurement",
-                                build.time_cost + elapsed)
+            return error_result(
+                MeasureErrorNo.RUNTIME_DEVICE,
+                f"DaskRunner: worker {addr} was lost during the measurement",
+                build.time_cost + elapsed,
+            )
         if elapsed > self.timeout + GRACE_S:
             fut.cancel()
-            return error_result(MeasureErrorNo.RUN_TIMEOUT, f"DaskRunner: no answer from {addr} within "
-                                f"{self.timeout + GRACE_S:g} s", build.time_cost + elapsed)
+            return error_result(
+                MeasureErrorNo.RUN_TIMEOUT,
+                f"DaskRunner: no answer from {addr} within {self.timeout + GRACE_S:g} s",
+                build.time_cost + elapsed,
+            )
         return None
 
     def close(self) -> None:

@@ -62,8 +62,13 @@ def compile_object(sch, args, name: str, lowered=None, target=None) -> dict:
     service = _service()
     if service is not None:
         kernel = service.compile_lowered(lowered, target)
-        return {"obj": kernel.obj, "symbol": kernel.symbol, "name": kernel.name, "kernel": kernel,
-                "specs": [dataclasses.asdict(p) for p in kernel.params]}
+        return {
+            "obj": kernel.obj,
+            "symbol": kernel.symbol,
+            "name": kernel.name,
+            "kernel": kernel,
+            "specs": [dataclasses.asdict(p) for p in kernel.params],
+        }
     from codegen import jit
     from codegen.build import _c_name, _specs
     from codegen.llvm_ir import CodeGen
@@ -91,14 +96,20 @@ def build_candidate(payload: dict) -> dict:
         try:
             sch, args = task.instantiate(config)
         except TuneError as err:
-            return {"error_no": MeasureErrorNo.INSTANTIATION_ERROR, "error": str(err),
-                    "time": time.perf_counter() - t0}
+            return {
+                "error_no": MeasureErrorNo.INSTANTIATION_ERROR,
+                "error": str(err),
+                "time": time.perf_counter() - t0,
+            }
     try:
         with task.target:
             out = compile_object(sch, args, kernel_name(task.name), lowered, task.target)
     except Exception as err:
-        return {"error_no": MeasureErrorNo.COMPILE_HOST, "error": f"{type(err).__name__}: {err}",
-                "time": time.perf_counter() - t0}
+        return {
+            "error_no": MeasureErrorNo.COMPILE_HOST,
+            "error": f"{type(err).__name__}: {err}",
+            "time": time.perf_counter() - t0,
+        }
     out.update(error_no=0, error="", time=time.perf_counter() - t0)
     return out
 
@@ -195,8 +206,9 @@ def _reference(ref: dict) -> tuple:
 
 def check_output(build: dict, ref: dict) -> str:
     """'' when the candidate computes the reference's outputs; else what differs."""
-    if [(p["dtype"], tuple(p["shape"])) for p in build["specs"]] != \
-            [(p["dtype"], tuple(p["shape"])) for p in ref["specs"]]:
+    if [(p["dtype"], tuple(p["shape"])) for p in build["specs"]] != [
+        (p["dtype"], tuple(p["shape"])) for p in ref["specs"]
+    ]:
         return ""  # different argument layouts: not comparable
     inputs, ref_outs = _reference(ref)
     mod = load_object(build)
@@ -249,5 +261,13 @@ def run_candidate(payload: dict) -> dict:
     return {"costs": costs, "wrong": ""}
 
 
-__all__ = ["compile_object", "build_candidate", "run_candidate", "load_object", "check_output",
-           "random_arguments", "warm_runner", "warm_builder"]
+__all__ = [
+    "build_candidate",
+    "check_output",
+    "compile_object",
+    "load_object",
+    "random_arguments",
+    "run_candidate",
+    "warm_builder",
+    "warm_runner",
+]

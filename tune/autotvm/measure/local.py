@@ -24,7 +24,9 @@ class LocalBuilder:
 
     def __init__(self, timeout: float = 10, n_parallel: int | None = None, build_func: str = "default"):
         if build_func not in ("default", "object"):
-            raise ValueError(f"LocalBuilder: unknown build_func {build_func!r}; this builder emits object code")
+            raise ValueError(
+                f"LocalBuilder: unknown build_func {build_func!r}; this builder emits object code"
+            )
         self.timeout = float(timeout)
         self.n_parallel = int(n_parallel or len(os.sched_getaffinity(0)))
         self._idle: queue.Queue = queue.Queue()
@@ -109,9 +111,16 @@ class LocalRunner:
     the fallback config's on random inputs (a mismatch: ``WRONG_ANSWER``).
     """
 
-    def __init__(self, timeout: float = 10, number: int = 4, repeat: int = 3, min_repeat_ms: float = 0,
-                 cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False,
-                 check_correctness: bool = True):
+    def __init__(
+        self,
+        timeout: float = 10,
+        number: int = 4,
+        repeat: int = 3,
+        min_repeat_ms: float = 0,
+        cooldown_interval: float = 0.0,
+        enable_cpu_cache_flush: bool = False,
+        check_correctness: bool = True,
+    ):
         if number < 1 or repeat < 1:
             raise ValueError(f"LocalRunner: number and repeat must be >= 1, got {number}, {repeat}")
         self.timeout = float(timeout)
@@ -127,8 +136,14 @@ class LocalRunner:
         self.task, self.ref = task, reference
 
     def payload(self, build: dict) -> dict:
-        return {"build": build, "ref": self.ref, "number": self.number, "repeat": self.repeat,
-                "min_repeat_ms": self.min_repeat_ms, "flush": self.enable_cpu_cache_flush}
+        return {
+            "build": build,
+            "ref": self.ref,
+            "number": self.number,
+            "repeat": self.repeat,
+            "min_repeat_ms": self.min_repeat_ms,
+            "flush": self.enable_cpu_cache_flush,
+        }
 
     def run(self, measure_inputs: list, build_results: list) -> list[MeasureResult]:
         out = []
@@ -144,7 +159,9 @@ class LocalRunner:
                 out.append(error_result(MeasureErrorNo.RUNTIME_DEVICE, str(err), build.time_cost))
                 continue
             t0 = time.perf_counter()
-            status, value = self.worker.call(f"{_EXEC}:run_candidate", self.payload(build.build), self.timeout)
+            status, value = self.worker.call(
+                f"{_EXEC}:run_candidate", self.payload(build.build), self.timeout
+            )
             out.append(run_result(status, value, build, time.perf_counter() - t0, self.timeout))
         return out
 

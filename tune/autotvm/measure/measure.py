@@ -60,4 +60,4 @@ class BuildResult(NamedTuple):
     time_cost: float
 
 
-__all__ = ["MeasureErrorNo", "MeasureInput", "MeasureResult", "BuildResult", "error_result"]
+__all__ = ["BuildResult", "MeasureErrorNo", "MeasureInput", "MeasureResult", "error_result"]

@@ -9,12 +9,16 @@ def measure_option(builder="local", runner="local") -> dict:
     """``{"builder": ..., "runner": ...}``: ``"local"`` means ``LocalBuilder()`` / ``LocalRunner()``."""
     if isinstance(builder, str):
         if builder != "local":
-            raise ValueError(f"measure_option: unknown builder {builder!r}; use 'local' or a LocalBuilder(...)")
+            raise ValueError(
+                f"measure_option: unknown builder {builder!r}; use 'local' or a LocalBuilder(...)"
+            )
         builder = LocalBuilder()
     if isinstance(runner, str):
         if runner != "local":
-            raise ValueError(f"measure_option: unknown runner {runner!r}; use 'local', a LocalRunner(...) "
-                             f"or a DaskRunner(address)")
+            raise ValueError(
+                f"measure_option: unknown runner {runner!r}; use 'local', a LocalRunner(...) "
+                f"or a DaskRunner(address)"
+            )
         runner = LocalRunner()
     return {"builder": builder, "runner": runner}
 
@@ -41,4 +45,4 @@ def create_measure_batch(task, option: dict) -> MeasureBatch:
     return MeasureBatch(task, option)
 
 
-__all__ = ["measure_option", "create_measure_batch", "MeasureBatch"]
+__all__ = ["MeasureBatch", "create_measure_batch", "measure_option"]

@@ -138,8 +138,9 @@ class Worker:
         code = f"from tune.autotvm.measure.worker import stdio_serve; stdio_serve({self.init!r})"
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
-        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        )
         self.starts += 1
         status, msg = self._recv(STARTUP_TIMEOUT)
         if status != "ready":
@@ -205,4 +206,4 @@ class Worker:
 
 PopenWorker = Worker
 
-__all__ = ["Worker", "PopenWorker", "signal_name", "stdio_serve"]
+__all__ = ["PopenWorker", "Worker", "signal_name", "stdio_serve"]

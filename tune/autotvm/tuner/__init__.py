@@ -6,8 +6,13 @@ from tune.autotvm.tuner.index_based import GridSearchTuner, RandomTuner
 from tune.autotvm.tuner.tuner import Tuner
 from tune.autotvm.tuner.xgb_tuner import XGBTuner
 
-TUNERS = {"xgb": XGBTuner, "ga": GATuner, "random": RandomTuner, "grid": GridSearchTuner,
-          "gridsearch": GridSearchTuner}
+TUNERS = {
+    "xgb": XGBTuner,
+    "ga": GATuner,
+    "random": RandomTuner,
+    "grid": GridSearchTuner,
+    "gridsearch": GridSearchTuner,
+}
 
 
 def get_tuner(name: str, task, **kwargs) -> Tuner:
@@ -18,4 +23,4 @@ def get_tuner(name: str, task, **kwargs) -> Tuner:
     return cls(task, **kwargs)
 
 
-__all__ = ["Tuner", "RandomTuner", "GridSearchTuner", "GATuner", "XGBTuner", "get_tuner", "TUNERS"]
+__all__ = ["TUNERS", "GATuner", "GridSearchTuner", "RandomTuner", "Tuner", "XGBTuner", "get_tuner"]

@@ -23,7 +23,7 @@ BINS = 32
 
 
 class _Tree:
-    __slots__ = ("feature", "threshold", "left", "right", "value")
+    __slots__ = ("feature", "left", "right", "threshold", "value")
 
     def __init__(self):
         self.feature: list = []
@@ -33,8 +33,13 @@ class _Tree:
         self.value: list = []
 
     def add(self) -> int:
-        for arr, v in ((self.feature, -1), (self.threshold, 0.0), (self.left, -1), (self.right, -1),
-                       (self.value, 0.0)):
+        for arr, v in (
+            (self.feature, -1),
+            (self.threshold, 0.0),
+            (self.left, -1),
+            (self.right, -1),
+            (self.value, 0.0),
+        ):
             arr.append(v)
         return len(self.feature) - 1
 
@@ -60,8 +65,16 @@ class _Tree:
 class GBTModel:
     """``fit(x, y, groups)`` then ``predict(x)``: higher is faster."""
 
-    def __init__(self, loss: str = "rank", n_rounds: int = 60, max_depth: int = 4, eta: float = 0.3,
-                 reg_lambda: float = 1.0, min_child: int = 2, seed: int = 0):
+    def __init__(
+        self,
+        loss: str = "rank",
+        n_rounds: int = 60,
+        max_depth: int = 4,
+        eta: float = 0.3,
+        reg_lambda: float = 1.0,
+        min_child: int = 2,
+        seed: int = 0,
+    ):
         if loss not in ("rank", "reg"):
             raise ValueError(f"cost model: unknown loss_type {loss!r}; use 'rank' or 'reg'")
         self.loss, self.n_rounds, self.max_depth = loss, n_rounds, max_depth
@@ -70,7 +83,7 @@ class GBTModel:
         self.rng = np.random.default_rng(seed)
 
     # ------------------------------------------------------------ training --
-    def fit(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None) -> "GBTModel":
+    def fit(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None) -> GBTModel:
         x = np.asarray(x, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         groups = np.zeros(len(y), dtype=np.int64) if groups is None else np.asarray(groups)
@@ -122,7 +135,7 @@ class GBTModel:
             hs = np.bincount(flat, np.repeat(h[idx], n_feat), n_feat * BINS).reshape(n_feat, BINS)
             cs = np.bincount(flat, None, n_feat * BINS).reshape(n_feat, BINS)
             gl, hl, cl = np.cumsum(gs, 1)[:, :-1], np.cumsum(hs, 1)[:, :-1], np.cumsum(cs, 1)[:, :-1]
-            gain = gl ** 2 / (hl + lam) + (G - gl) ** 2 / (H - hl + lam) - G ** 2 / (H + lam)
+            gain = gl**2 / (hl + lam) + (G - gl) ** 2 / (H - hl + lam) - G**2 / (H + lam)
             gain[(cl < self.min_child) | (len(idx) - cl < self.min_child)] = -np.inf
             f, b = np.unravel_index(np.argmax(gain), gain.shape)
             if not np.isfinite(gain[f, b]) or gain[f, b] <= 1e-9:
@@ -175,7 +188,7 @@ def _bin(x: np.ndarray) -> tuple:
     for f in range(x.shape[1]):
         col = x[:, f]
         e = np.unique(np.quantile(col, np.linspace(0, 1, BINS + 1)[1:-1]))
-        e = e[:BINS - 1]
+        e = e[: BINS - 1]
         edges.append(np.append(e, np.inf))
         bins[:, f] = np.searchsorted(e, col, side="left")
     return edges, bins
@@ -184,16 +197,25 @@ def _bin(x: np.ndarray) -> tuple:
 class XGBoostModel:
     """The same interface on ``xgboost`` (used when it is installed)."""
 
-    def __init__(self, loss: str = "rank", n_rounds: int = 200, max_depth: int = 3, eta: float = 0.3, seed: int = 0):
+    def __init__(
+        self, loss: str = "rank", n_rounds: int = 200, max_depth: int = 3, eta: float = 0.3, seed: int = 0
+    ):
         import xgboost
 
         self.xgb, self.loss, self.n_rounds = xgboost, loss, n_rounds
-        self.params = {"max_depth": max_depth, "eta": eta, "gamma": 1e-4, "min_child_weight": 1, "lambda": 1.0,
-                       "seed": seed, "verbosity": 0,
-                       "objective": "rank:pairwise" if loss == "rank" else "reg:squarederror"}
+        self.params = {
+            "max_depth": max_depth,
+            "eta": eta,
+            "gamma": 1e-4,
+            "min_child_weight": 1,
+            "lambda": 1.0,
+            "seed": seed,
+            "verbosity": 0,
+            "objective": "rank:pairwise" if loss == "rank" else "reg:squarederror",
+        }
         self.booster = None
 
-    def fit(self, x, y, groups=None) -> "XGBoostModel":
+    def fit(self, x, y, groups=None) -> XGBoostModel:
         x, y = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.float64)
         groups = np.zeros(len(y), dtype=np.int64) if groups is None else np.asarray(groups)
         order = np.argsort(groups, kind="stable")
@@ -219,7 +241,9 @@ def make_model(loss: str, backend: str = "auto", seed: int = 0):
             return XGBoostModel(loss, seed=seed)
         except ImportError:
             if backend == "xgboost":
-                raise ImportError("XGBTuner(model='xgboost') needs xgboost: pip install 'tessera[tune]'") from None
+                raise ImportError(
+                    "XGBTuner(model='xgboost') needs xgboost: pip install 'tessera[tune]'"
+                ) from None
     if backend not in ("auto", "numpy", "xgboost"):
         raise ValueError(f"cost model backend {backend!r}: use auto, numpy or xgboost")
     return GBTModel(loss, seed=seed)

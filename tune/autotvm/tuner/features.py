@@ -38,7 +38,7 @@ def _log(x: float) -> float:
 class _Stmt:
     """One Provide with its enclosing loops (outermost first) and its accesses."""
 
-    __slots__ = ("loops", "accesses", "flops")
+    __slots__ = ("accesses", "flops", "loops")
 
     def __init__(self, loops, accesses, flops):
         self.loops, self.accesses, self.flops = loops, accesses, flops
@@ -122,7 +122,7 @@ def _access_curves(st: _Stmt, access) -> list:
         dims = [d for d, deps in enumerate(per_dim) if var in deps]
         if dims:
             touched *= ext
-            stride = math.prod(shape[dims[-1] + 1:]) if dims else 0
+            stride = math.prod(shape[dims[-1] + 1 :]) if dims else 0
         else:
             reuse *= ext
             stride = 0
@@ -154,7 +154,7 @@ def itervar_vector(stmts: list) -> np.ndarray:
             row = [_log(ext)] + [1.0 if kind == kd else 0.0 for kd in KINDS]
             for a in range(ACCESSES):
                 row += list(curves[a][k]) if a < len(curves) else [0.0] * 4
-            feats[k * per_loop:(k + 1) * per_loop] = row
+            feats[k * per_loop : (k + 1) * per_loop] = row
         depth = [float(len(st.loops)), _log(st.iters), float(st.flops)]
     else:
         depth = [0.0, 0.0, 0.0]
@@ -167,7 +167,7 @@ def curve_vector(stmts: list) -> np.ndarray:
     if st is not None:
         for a, acc in enumerate(st.accesses[:ACCESSES]):
             rows = sorted((r[2], r[3]) for r in _access_curves(st, acc))[-DEPTH:]
-            out[a, :len(rows)] = rows
+            out[a, : len(rows)] = rows
     return np.concatenate([out.ravel(), np.array(_totals(stmts), dtype=np.float32)])
 
 
@@ -186,16 +186,19 @@ def knob_vector(config, space) -> np.ndarray:
         elif isinstance(e, ReorderEntity):
             row += [float(p) for p in e.perm]
         elif isinstance(e, AnnotateEntity):
-            row += [float(("none", "unroll", "vec", "parallel").index(a)) if a in ("none", "unroll", "vec",
-                                                                                 "parallel") else -1.0
-                    for a in e.anns]
+            row += [
+                float(("none", "unroll", "vec", "parallel").index(a))
+                if a in ("none", "unroll", "vec", "parallel")
+                else -1.0
+                for a in e.anns
+            ]
     return np.array(row, dtype=np.float32)
 
 
 def loop_nest(task, config):
     """The first loop nest of the template under ``config`` (and its loop ranges)."""
-    from te.tensor import Tensor
     from schedule.schedule_ops import schedule_ops
+    from te.tensor import Tensor
 
     sch, args = task.instantiate(config)
     keys = {(a.op, a.value_index) for a in args if isinstance(a, Tensor)}
@@ -215,4 +218,4 @@ def extract(task, config, feature_type: str) -> np.ndarray:
     raise ValueError(f"unknown feature_type {feature_type!r}; use itervar, knob or curve")
 
 
-__all__ = ["extract", "collect_statements", "itervar_vector", "curve_vector", "knob_vector", "loop_nest"]
+__all__ = ["collect_statements", "curve_vector", "extract", "itervar_vector", "knob_vector", "loop_nest"]

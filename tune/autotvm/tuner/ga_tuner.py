@@ -15,8 +15,14 @@ from tune.autotvm.tuner.tuner import Tuner
 
 
 class GATuner(Tuner):
-    def __init__(self, task, pop_size: int = 100, elite_num: int = 3, mutation_prob: float = 0.1,
-                 seed: int | None = None):
+    def __init__(
+        self,
+        task,
+        pop_size: int = 100,
+        elite_num: int = 3,
+        mutation_prob: float = 0.1,
+        seed: int | None = None,
+    ):
         super().__init__(task)
         self.dims = [len(s) for s in self.space.space_map.values()]
         self.pop_size = min(pop_size, len(self.space))
@@ -48,7 +54,7 @@ class GATuner(Tuner):
             index = int(self.rng.integers(len(self.space)))
             if index not in self.visited:
                 return index
-        rest = [i for i in range(len(self.space)) if i not in self.visited] if len(self.space) < 10 ** 6 else []
+        rest = [i for i in range(len(self.space)) if i not in self.visited] if len(self.space) < 10**6 else []
         return rest[0] if rest else None
 
     def next_batch(self, batch_size: int) -> list:
@@ -77,9 +83,11 @@ class GATuner(Tuner):
         scores = np.array(self.elite_scores + self.scores, dtype=np.float64)
         self.genes, self.scores = [], []
         if not genes:
-            self.queue = [i for i in (self._random_unvisited() for _ in range(self.pop_size)) if i is not None]
+            self.queue = [
+                i for i in (self._random_unvisited() for _ in range(self.pop_size)) if i is not None
+            ]
             return
-        order = np.argsort(-scores)[:self.elite_num]
+        order = np.argsort(-scores)[: self.elite_num]
         self.elites = [genes[k] for k in order]
         self.elite_scores = [float(scores[k]) for k in order]
         prob = scores + 1e-8

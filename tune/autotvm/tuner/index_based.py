@@ -52,4 +52,4 @@ class GridSearchTuner(Tuner):
         return out
 
 
-__all__ = ["RandomTuner", "GridSearchTuner"]
+__all__ = ["GridSearchTuner", "RandomTuner"]

@@ -25,8 +25,16 @@ logger = logging.getLogger("autotvm")
 class SimulatedAnnealingOptimizer:
     """Finds high-scoring points: ``parallel_size`` walkers, ``n_iter`` steps, temperature ``temp`` -> 0."""
 
-    def __init__(self, task, n_iter: int = 500, temp=(1, 0), persistent: bool = True, parallel_size: int = 128,
-                 early_stop: int = 50, seed: int | None = None):
+    def __init__(
+        self,
+        task,
+        n_iter: int = 500,
+        temp=(1, 0),
+        persistent: bool = True,
+        parallel_size: int = 128,
+        early_stop: int = 50,
+        seed: int | None = None,
+    ):
         self.task = task
         self.dims = [len(s) for s in task.config_space.space_map.values()]
         self.n_iter, self.temp, self.persistent = n_iter, temp, persistent
@@ -77,7 +85,9 @@ class SimulatedAnnealingOptimizer:
             temp = t_hi - (t_hi - t_lo) * step / max(self.n_iter, 1)
             new = np.array([self._walk(int(p)) for p in points], dtype=np.int64)
             new_scores = model.predict(new)
-            accept = self.rng.random(len(points)) < np.exp(np.minimum((new_scores - scores) / (temp + 1e-5), 0))
+            accept = self.rng.random(len(points)) < np.exp(
+                np.minimum((new_scores - scores) / (temp + 1e-5), 0)
+            )
             points[accept], scores[accept] = new[accept], new_scores[accept]
             before = heap[0][0]
             offer(new, new_scores)
@@ -93,8 +103,16 @@ class SimulatedAnnealingOptimizer:
 class ModelBasedTuner(Tuner):
     """Measures plans of ``plan_size`` configs chosen by ``optimizer`` under ``cost_model``."""
 
-    def __init__(self, task, cost_model, optimizer, plan_size: int = 64, eps_greedy: float = 0.05,
-                 search_share: float = 0.2, seed: int | None = None):
+    def __init__(
+        self,
+        task,
+        cost_model,
+        optimizer,
+        plan_size: int = 64,
+        eps_greedy: float = 0.05,
+        search_share: float = 0.2,
+        seed: int | None = None,
+    ):
         super().__init__(task)
         self.cost_model, self.optimizer = cost_model, optimizer
         self.plan_size, self.eps_greedy, self.search_share = plan_size, eps_greedy, search_share
@@ -112,7 +130,7 @@ class ModelBasedTuner(Tuner):
             index = int(self.rng.integers(n))
             if index not in self.visited:
                 return index
-        return next((i for i in range(n) if i not in self.visited), None) if n < 10 ** 6 else None
+        return next((i for i in range(n) if i not in self.visited), None) if n < 10**6 else None
 
     def next_batch(self, batch_size: int) -> list:
         out = []
@@ -169,4 +187,4 @@ class ModelBasedTuner(Tuner):
             self.trial_pt = 0
 
 
-__all__ = ["SimulatedAnnealingOptimizer", "ModelBasedTuner"]
+__all__ = ["ModelBasedTuner", "SimulatedAnnealingOptimizer"]

@@ -36,8 +36,10 @@ class Tuner:
 
     def __init__(self, task, **kwargs):
         if task.config_space is None:
-            raise ValueError(f"{type(self).__name__}: {task!r} has no config space; create it with "
-                             f"autotvm.task.create(name, args, target)")
+            raise ValueError(
+                f"{type(self).__name__}: {task!r} has no config space; create it with "
+                f"autotvm.task.create(name, args, target)"
+            )
         self.task = task
         self.space = task.config_space
         self.visited: set = set()
@@ -64,12 +66,18 @@ class Tuner:
         self.visited.add(config_key(config))
 
     # ---------------------------------------------------------------- loop --
-    def tune(self, n_trial: int, measure_option: dict, early_stopping: int | None = None, callbacks=(),
-             si_prefix: str = "G") -> None:
+    def tune(
+        self,
+        n_trial: int,
+        measure_option: dict,
+        early_stopping: int | None = None,
+        callbacks=(),
+        si_prefix: str = "G",
+    ) -> None:
         """Measure up to ``n_trial`` new configs; callbacks see every batch."""
         measure_batch = create_measure_batch(self.task, measure_option)
         n_parallel = getattr(measure_batch, "n_parallel", 1)
-        early_stopping = early_stopping or 10 ** 9
+        early_stopping = early_stopping or 10**9
         self.n_trial, self.early_stopping = n_trial, early_stopping
         default = self.task.default_config()
         pending = [] if config_key(default) in self.visited else [default]
@@ -96,8 +104,14 @@ class Tuner:
                 if flops > self.best_flops:
                     self.best_flops, self.best_config = flops, inp.config
                     self.best_measure_pair, self.best_iter = (inp, res), i + k
-                logger.debug("No: %d\tGFLOPS: %.2f/%.2f\tresult: %s\t%s", i + k + 1, flops / 1e9,
-                             self.best_flops / 1e9, res, inp.config)
+                logger.debug(
+                    "No: %d\tGFLOPS: %.2f/%.2f\tresult: %s\t%s",
+                    i + k + 1,
+                    flops / 1e9,
+                    self.best_flops / 1e9,
+                    res,
+                    inp.config,
+                )
             i += len(results)
             self.ttl = min(early_stopping + self.best_iter, n_trial) - i
             self.update(inputs, results)

@@ -22,8 +22,9 @@ logger = logging.getLogger("autotvm")
 class XGBoostCostModel:
     """Features (cached per config) + boosted trees; ``predict(indices)`` scores configs of the task."""
 
-    def __init__(self, task, feature_type: str = "itervar", loss_type: str = "rank", model: str = "auto",
-                 seed: int = 0):
+    def __init__(
+        self, task, feature_type: str = "itervar", loss_type: str = "rank", model: str = "auto", seed: int = 0
+    ):
         if feature_type not in ("itervar", "knob", "curve"):
             raise ValueError(f"XGBTuner: unknown feature_type {feature_type!r}; use itervar, knob or curve")
         self.task, self.feature_type, self.loss_type = task, feature_type, loss_type
@@ -53,7 +54,7 @@ class XGBoostCostModel:
         ok = np.zeros(len(rows), dtype=bool)
         for k, r in enumerate(rows):
             if r is not None:
-                x[k, :len(r)] = r
+                x[k, : len(r)] = r
                 ok[k] = True
         return x, ok
 
@@ -90,8 +91,10 @@ class XGBoostCostModel:
         from tune.autotvm.task import lookup
 
         if self.feature_type == "knob":
-            logger.warning("XGBTuner: knob features are not comparable across tasks; history of other tasks "
-                           "is ignored (use feature_type='itervar' or 'curve' for transfer learning)")
+            logger.warning(
+                "XGBTuner: knob features are not comparable across tasks; history of other tasks "
+                "is ignored (use feature_type='itervar' or 'curve' for transfer learning)"
+            )
             return False
         groups: dict = {}
         for inp, res in records:
@@ -143,9 +146,19 @@ def _pad(x: np.ndarray, width: int) -> np.ndarray:
 class XGBTuner(ModelBasedTuner):
     """Boosted trees rank the configs simulated annealing finds; ``plan_size`` per model fit."""
 
-    def __init__(self, task, plan_size: int = 64, feature_type: str = "itervar", loss_type: str = "rank",
-                 num_threads=None, optimizer: str = "sa", diversity_filter_ratio=None, log_interval: int = 50,
-                 model: str = "auto", seed: int | None = None):
+    def __init__(
+        self,
+        task,
+        plan_size: int = 64,
+        feature_type: str = "itervar",
+        loss_type: str = "rank",
+        num_threads=None,
+        optimizer: str = "sa",
+        diversity_filter_ratio=None,
+        log_interval: int = 50,
+        model: str = "auto",
+        seed: int | None = None,
+    ):
         if loss_type not in ("rank", "reg"):
             raise ValueError(f"XGBTuner: unknown loss_type {loss_type!r}; use 'rank' or 'reg'")
         cost_model = XGBoostCostModel(task, feature_type, loss_type, model, seed or 0)
