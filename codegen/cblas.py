@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from te.extern import call_packed, extern
 from codegen.packed import register_func
+from te.extern import call_packed, extern
 
 
 def matmul(lhs, rhs, transa: bool = False, transb: bool = False, **kwargs):
@@ -18,9 +18,11 @@ def matmul(lhs, rhs, transa: bool = False, transb: bool = False, **kwargs):
     n = lhs.shape[1] if transa else lhs.shape[0]
     m = rhs.shape[0] if transb else rhs.shape[1]
     return extern(
-        (n, m), [lhs, rhs],
+        (n, m),
+        [lhs, rhs],
         lambda ins, outs: call_packed("tvm.contrib.cblas.matmul", ins[0], ins[1], outs[0], transa, transb),
-        name=kwargs.pop("name", "C"), **kwargs,
+        name=kwargs.pop("name", "C"),
+        **kwargs,
     )
 
 
@@ -29,9 +31,13 @@ def batch_matmul(lhs, rhs, transa: bool = False, transb: bool = False, **kwargs)
     n = lhs.shape[2] if transa else lhs.shape[1]
     m = rhs.shape[1] if transb else rhs.shape[2]
     return extern(
-        (lhs.shape[0], n, m), [lhs, rhs],
-        lambda ins, outs: call_packed("tvm.contrib.cblas.batch_matmul", ins[0], ins[1], outs[0], transa, transb),
-        name=kwargs.pop("name", "C"), **kwargs,
+        (lhs.shape[0], n, m),
+        [lhs, rhs],
+        lambda ins, outs: call_packed(
+            "tvm.contrib.cblas.batch_matmul", ins[0], ins[1], outs[0], transa, transb
+        ),
+        name=kwargs.pop("name", "C"),
+        **kwargs,
     )
 
 
@@ -50,4 +56,4 @@ def _batch_matmul(a, b, c, transa=False, transb=False) -> None:
     np.matmul(_operand(a, transa), _operand(b, transb), out=c.numpy())
 
 
-__all__ = ["matmul", "batch_matmul"]
+__all__ = ["batch_matmul", "matmul"]

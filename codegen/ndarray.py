@@ -11,15 +11,29 @@ from __future__ import annotations
 
 import numpy as np
 
-_TYPES = {"cpu": 1, "llvm": 1, "c": 1, "stackvm": 1, "cuda": 2, "gpu": 2, "nvptx": 2, "cl": 4,
-          "opencl": 4, "vulkan": 7, "metal": 8, "vpi": 9, "rocm": 10, "ext_dev": 12}
+_TYPES = {
+    "cpu": 1,
+    "llvm": 1,
+    "c": 1,
+    "stackvm": 1,
+    "cuda": 2,
+    "gpu": 2,
+    "nvptx": 2,
+    "cl": 4,
+    "opencl": 4,
+    "vulkan": 7,
+    "metal": 8,
+    "vpi": 9,
+    "rocm": 10,
+    "ext_dev": 12,
+}
 _NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi", 10: "rocm", 12: "ext_dev"}
 
 
 class Device:
     """A device (classic ``tvm.device("llvm", 0)``); ``device_type`` 1 is the CPU."""
 
-    __slots__ = ("device_type", "device_id")
+    __slots__ = ("device_id", "device_type")
 
     def __init__(self, device_type, device_id: int = 0):
         if isinstance(device_type, str):
@@ -38,7 +52,10 @@ class Device:
         """Kernels run synchronously on the CPU: nothing to wait for."""
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Device) and (other.device_type, other.device_id) == (self.device_type, self.device_id)
+        return isinstance(other, Device) and (other.device_type, other.device_id) == (
+            self.device_type,
+            self.device_id,
+        )
 
     def __hash__(self) -> int:
         return hash((self.device_type, self.device_id))
@@ -94,14 +111,14 @@ class NDArray:
     def __array__(self, dtype=None, copy=None):
         return self._array if dtype is None else self._array.astype(dtype)
 
-    def copyfrom(self, source) -> "NDArray":
+    def copyfrom(self, source) -> NDArray:
         src = source.numpy() if isinstance(source, NDArray) else np.asarray(source)
         if src.shape != self.shape:
             raise ValueError(f"copyfrom: source shape {src.shape} does not match this array's {self.shape}")
         np.copyto(self._array, src, casting="same_kind")
         return self
 
-    def copyto(self, target) -> "NDArray":
+    def copyto(self, target) -> NDArray:
         """Copy into ``target`` (an NDArray of the same shape) or to a new array on a device."""
         if isinstance(target, NDArray):
             if target.shape != self.shape:
@@ -139,4 +156,4 @@ def as_numpy(x):
     return x._array if type(x) is NDArray else x
 
 
-__all__ = ["Device", "NDArray", "device", "cpu", "array", "empty", "as_numpy"]
+__all__ = ["Device", "NDArray", "array", "as_numpy", "cpu", "device", "empty"]

@@ -26,13 +26,25 @@ import threading
 import numpy as np
 from llvmlite import ir
 
+from codegen.ndarray import NDArray, as_numpy
 from te import dtype as dt
 from te import expr as E
-from codegen.ndarray import NDArray, as_numpy
 
 SYMBOL = "tessera_packed_call"
-DTYPES = ("float32", "float64", "float16", "int8", "int16", "int32", "int64",
-          "uint8", "uint16", "uint32", "uint64", "bool")
+DTYPES = (
+    "float32",
+    "float64",
+    "float16",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+)
 INT, FLOAT, ARRAY = 0, 2, 7  # TVM's type codes: kDLInt, kDLFloat, kTVMDLTensorHandle
 
 _registry: dict = {}
@@ -85,9 +97,7 @@ def list_global_func_names() -> list:
 
 
 def _invoke(fn, args):
-    from codegen.module import Module
-
-    if isinstance(fn, Module):
+    if hasattr(fn, "entry_name") and hasattr(fn, "params"):  # a built codegen.Module: numpy arrays
         return fn(*[as_numpy(a) for a in args])
     return fn(*args)
 
@@ -132,7 +142,10 @@ def _trampoline(name_ptr, nargs, values, codes) -> int:
 
 
 _CALLBACK = ctypes.CFUNCTYPE(
-    ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int64),
+    ctypes.c_int32,
+    ctypes.c_void_p,
+    ctypes.c_int32,
+    ctypes.POINTER(ctypes.c_int64),
     ctypes.POINTER(ctypes.c_int32),
 )(_trampoline)
 
@@ -187,10 +200,19 @@ def emit_call_packed(gen, e: E.Call) -> ir.Value:
     for k, a in enumerate(args):
         code, slot = _slot(gen, entry, a, name, k)
         b.store(slot, b.gep(values, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True))
-        b.store(ir.Constant(I32, code), b.gep(codes, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True))
+        b.store(
+            ir.Constant(I32, code), b.gep(codes, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True)
+        )
     fn = gen.declare(SYMBOL, I32, [PTR, I32, PTR, PTR])
-    ret = b.call(fn, [_name_constant(gen, name), ir.Constant(I32, len(args)),
-                      b.bitcast(values, PTR), b.bitcast(codes, PTR)])
+    ret = b.call(
+        fn,
+        [
+            _name_constant(gen, name),
+            ir.Constant(I32, len(args)),
+            b.bitcast(values, PTR),
+            b.bitcast(codes, PTR),
+        ],
+    )
     if isinstance(gen.cur.fn.function_type.return_type, ir.VoidType):
         failed = b.icmp_signed("!=", ret, ir.Constant(I32, 0))
         with b.if_then(failed, likely=False):
@@ -216,16 +238,19 @@ def _slot(gen, entry, a: E.Expr, name: str, k: int):
 
 
 def _array_descriptor(gen, entry, a: E.Call) -> ir.Value:
-    from codegen.llvm_ir import memory_type
-
     b = gen.b
     first, shape = a.args[0], a.args[1:]
     if not isinstance(first, E.Load):
-        raise ValueError(f"call_packed: an array argument must start at a buffer element, got {first}")
+        raise TypeError(f"call_packed: an array argument must start at a buffer element, got {first}")
     desc = entry.alloca(ir.ArrayType(I64, 3 + len(shape)), name="packed_array")
-    ptr = gen.address(gen.cur.symbols[first.buffer], memory_type(first.buffer.dtype), first.index)
-    fields = [b.ptrtoint(ptr, I64), ir.Constant(I64, len(shape)),
-              ir.Constant(I64, DTYPES.index(dt.element(first.buffer.dtype)))]
+    itemsize = max(1, dt.bits(dt.element(first.buffer.dtype)) // 8)  # bool: one byte, as numpy
+    offset = b.mul(gen.as_i64(gen.expr(first.index)), ir.Constant(I64, itemsize))
+    ptr = b.gep(b.bitcast(gen.cur.symbols[first.buffer], PTR), [offset], inbounds=True)
+    fields = [
+        b.ptrtoint(ptr, I64),
+        ir.Constant(I64, len(shape)),
+        ir.Constant(I64, DTYPES.index(dt.element(first.buffer.dtype))),
+    ]
     fields += [gen.as_i64(gen.expr(d)) for d in shape]
     for k, v in enumerate(fields):
         b.store(v, b.gep(desc, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True))
@@ -243,6 +268,11 @@ def _name_constant(gen, name: str) -> ir.Value:
 
 
 __all__ = [
-    "register_func", "get_global_func", "list_global_func_names", "PackedFuncError",
-    "emit_call_packed", "check_after_calls", "SYMBOL",
+    "SYMBOL",
+    "PackedFuncError",
+    "check_after_calls",
+    "emit_call_packed",
+    "get_global_func",
+    "list_global_func_names",
+    "register_func",
 ]

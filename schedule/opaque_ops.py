@@ -27,14 +27,14 @@ the time axis per step (``scan_region``).
 
 from __future__ import annotations
 
+from schedule import stmt as S
+from schedule.errors import ScheduleError
 from te import expr as E
 from te.extern import BufferRef, ExternOp
 from te.scan import ScanOp
 from te.simplify import const_bounds, simplify
 from te.tensor import Tensor
 from te.visitor import collect_reads, pre_order
-from schedule import stmt as S
-from schedule.errors import ScheduleError
 
 SCAN_INIT, SCAN_STEP = "scan_init", "scan_step"
 
@@ -66,7 +66,7 @@ def scan_body_ops(scan: ScanOp) -> list:
         if id(op) in boundary:
             return True
         if id(op) not in reaches:
-            reaches[id(op)] = any([depends(t.op) for t in op.input_tensors])
+            reaches[id(op)] = any([depends(t.op) for t in op.input_tensors])  # noqa: C419 (visit all)
         return reaches[id(op)]
 
     order: list = []
@@ -214,6 +214,13 @@ def _alias_to_scan(nest: S.Stmt, op: ScanOp, sch) -> S.Stmt:
 
 
 __all__ = [
-    "is_opaque", "attach_scan_groups", "scan_body_ops", "scan_region", "reads_scan_state",
-    "opaque_nest", "opaque_realize", "SCAN_INIT", "SCAN_STEP",
+    "SCAN_INIT",
+    "SCAN_STEP",
+    "attach_scan_groups",
+    "is_opaque",
+    "opaque_nest",
+    "opaque_realize",
+    "reads_scan_state",
+    "scan_body_ops",
+    "scan_region",
 ]

@@ -15,11 +15,11 @@ Halide: ``f.gpu_blocks(x).gpu_threads(y)``.
 
 from __future__ import annotations
 
+from schedule import stmt as S
+from schedule.errors import ScheduleError
 from te import expr as E
 from te.extern import THREAD_INDEX
 from te.visitor import substitute
-from schedule import stmt as S
-from schedule.errors import ScheduleError
 
 THREAD_BOUND = S.THREAD_BOUND
 
@@ -59,4 +59,4 @@ def bind_loop(thread_ivar, loop_var: E.Var, extent: E.Expr, body: S.Stmt, ranges
     return S.For(tvar, E.const(0), extent, THREAD_BOUND, body, (("thread_tag", tvar.name),))
 
 
-__all__ = ["bind", "bind_loop", "THREAD_BOUND"]
+__all__ = ["THREAD_BOUND", "bind", "bind_loop"]

@@ -93,8 +93,17 @@ class ExternOp(Operation):
         return list(self.inputs)
 
 
-def extern(shape, inputs, fcompute, name: str = "extern", dtype=None, in_buffers=None,
-           out_buffers=None, tag: str = "", attrs: dict | None = None):
+def extern(
+    shape,
+    inputs,
+    fcompute,
+    name: str = "extern",
+    dtype=None,
+    in_buffers=None,
+    out_buffers=None,
+    tag: str = "",
+    attrs: dict | None = None,
+):
     """A stage whose outputs ``fcompute(ins, outs)`` writes (classic ``te.extern``).
 
     ``shape`` is one shape or a list of shapes (one per output); ``dtype``
@@ -109,15 +118,23 @@ def extern(shape, inputs, fcompute, name: str = "extern", dtype=None, in_buffers
     shapes = [shape_exprs(s) for s in shape] if multi else [shape_exprs(shape)]
     if dtype is None:
         dtype = inputs[0].dtype if inputs else "float32"
-    dtypes = [dt.normalize(d) for d in dtype] if isinstance(dtype, (list, tuple)) else [dt.normalize(dtype)] * len(shapes)
+    dtypes = (
+        [dt.normalize(d) for d in dtype]
+        if isinstance(dtype, (list, tuple))
+        else [dt.normalize(dtype)] * len(shapes)
+    )
     if len(dtypes) != len(shapes):
         raise ValueError(f"extern '{name}': {len(shapes)} output shapes but {len(dtypes)} dtypes")
-    ins = list(in_buffers) if in_buffers is not None else [
-        decl_buffer(t.shape, t.dtype, t.op.name) for t in inputs
-    ]
-    outs = list(out_buffers) if out_buffers is not None else [
-        decl_buffer(s, d, name) for s, d in zip(shapes, dtypes)
-    ]
+    ins = (
+        list(in_buffers)
+        if in_buffers is not None
+        else [decl_buffer(t.shape, t.dtype, t.op.name) for t in inputs]
+    )
+    outs = (
+        list(out_buffers)
+        if out_buffers is not None
+        else [decl_buffer(s, d, name) for s, d in zip(shapes, dtypes)]
+    )
     if len(ins) != len(inputs) or len(outs) != len(shapes):
         raise ValueError(
             f"extern '{name}': give one buffer per input ({len(inputs)}) and per output ({len(shapes)})"
@@ -152,4 +169,4 @@ def thread_axis(dom=None, tag: str = "", name: str = "") -> E.IterVar:
 
 THREAD_INDEX = 1  # classic TVM's kThreadIndex, between DATA_PAR (0) and COMM_REDUCE (2)
 
-__all__ = ["ExternOp", "BufferRef", "extern", "call_packed", "decl_buffer", "thread_axis", "THREAD_INDEX"]
+__all__ = ["THREAD_INDEX", "BufferRef", "ExternOp", "call_packed", "decl_buffer", "extern", "thread_axis"]

@@ -80,8 +80,9 @@ def _same(a, b) -> bool:
     return a is b or structural_equal(simplify(E.as_expr(a)), simplify(E.as_expr(b)))
 
 
-def scan(init, update, state_placeholder, inputs=None, name: str = "scan", tag: str = "",
-         attrs: dict | None = None):
+def scan(
+    init, update, state_placeholder, inputs=None, name: str = "scan", tag: str = "", attrs: dict | None = None
+):
     """The recurrence ``state[t] = update(state[t - 1], ...)`` from ``init`` (classic ``te.scan``).
 
     ``init``, ``update`` and ``state_placeholder`` are tensors or equally long

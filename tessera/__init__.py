@@ -40,7 +40,23 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "build", "lower", "te", "tir", "ir", "nd", "runtime", "target", "testing", "contrib",
-    "device", "cpu", "Device", "register_func", "get_global_func",
-    "topi", "autotvm", "auto_scheduler", "graph",
+    "Device",
+    "auto_scheduler",
+    "autotvm",
+    "build",
+    "contrib",
+    "cpu",
+    "device",
+    "get_global_func",
+    "graph",
+    "ir",
+    "lower",
+    "nd",
+    "register_func",
+    "runtime",
+    "target",
+    "te",
+    "testing",
+    "tir",
+    "topi",
 ]

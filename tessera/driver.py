@@ -15,8 +15,9 @@ def lower(sch, args=None, name: str = "main", binds=None, simple_mode: bool = Fa
     return schedule.lower(sch, args, name=name)
 
 
-def build(inputs, args=None, target=None, target_host=None, name: str = "default_function",
-          binds=None) -> Module:
+def build(
+    inputs, args=None, target=None, target_host=None, name: str = "default_function", binds=None
+) -> Module:
     """Compile a schedule (or a lowered function) for the CPU (classic ``tvm.build``).
 
     ``target`` is a string, a ``Target``, or None for the enclosing ``with Target(...)``

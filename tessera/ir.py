@@ -29,4 +29,4 @@ def register_op_attr(op_name: str, attr_key: str, value=None, level: int = 10):
     return register(value) if value is not None else register
 
 
-__all__ = ["register_intrin_lowering", "register_op_attr", "lowering_rules", "op_attrs"]
+__all__ = ["lowering_rules", "op_attrs", "register_intrin_lowering", "register_op_attr"]

@@ -2,4 +2,4 @@
 
 from codegen.ndarray import NDArray, array, cpu, device, empty
 
-__all__ = ["NDArray", "array", "empty", "cpu", "device"]
+__all__ = ["NDArray", "array", "cpu", "device", "empty"]

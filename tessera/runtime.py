@@ -33,15 +33,24 @@ class Module:
     def __call__(self, *args) -> None:
         self.module(*[as_numpy(a) for a in args])
 
-    def time_evaluator(self, func_name: str | None = None, dev=None, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: float = 0, **_ignored):
+    def time_evaluator(
+        self,
+        func_name: str | None = None,
+        dev=None,
+        number: int = 10,
+        repeat: int = 1,
+        min_repeat_ms: float = 0,
+        **_ignored,
+    ):
         """A function timing ``number`` calls ``repeat`` times: ``.mean``, ``.results`` in seconds."""
         if func_name is not None and func_name != self.entry_name:
-            raise ValueError(f"time_evaluator: the module's function is '{self.entry_name}', not '{func_name}'")
+            raise ValueError(
+                f"time_evaluator: the module's function is '{self.entry_name}', not '{func_name}'"
+            )
         run = self.module.time_evaluator(number=number, repeat=repeat, min_repeat_ms=min_repeat_ms)
         return lambda *args: run(*[as_numpy(a) for a in args])
 
-    def get_function(self, name: str, query_imports: bool = False) -> "Module":
+    def get_function(self, name: str, query_imports: bool = False) -> Module:
         if name != self.entry_name:
             raise AttributeError(f"module has one function, '{self.entry_name}', not '{name}'")
         return self
@@ -75,4 +84,4 @@ def load_module(path: str, fmt: str = "") -> Module:
     return Module(codegen.load_module(str(path)))
 
 
-__all__ = ["Module", "load_module", "NDArray", "device", "cpu"]
+__all__ = ["Module", "NDArray", "cpu", "device", "load_module"]

@@ -5,8 +5,21 @@ from __future__ import annotations
 from codegen import target as _core
 from codegen.target import TargetKind, create
 
-GPU_KINDS = ("cuda", "opencl", "rocm", "vulkan", "metal", "nvptx", "webgpu", "hexagon", "sdaccel",
-             "aocl", "intel_graphics", "mali", "vpi")
+GPU_KINDS = (
+    "cuda",
+    "opencl",
+    "rocm",
+    "vulkan",
+    "metal",
+    "nvptx",
+    "webgpu",
+    "hexagon",
+    "sdaccel",
+    "aocl",
+    "intel_graphics",
+    "mali",
+    "vpi",
+)
 
 
 def check_cpu_target(target, where: str) -> None:
@@ -35,4 +48,4 @@ class Target(_core.Target):
         return _core.Target.current(allow_none)
 
 
-__all__ = ["Target", "TargetKind", "create", "check_cpu_target", "GPU_KINDS"]
+__all__ = ["GPU_KINDS", "Target", "TargetKind", "check_cpu_target", "create"]

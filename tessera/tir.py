@@ -18,7 +18,7 @@ def call_intrin(dtype: str, func_name: str, *args) -> Call:
     """An intrinsic call (``tir.exp`` is ``te.exp``'s node)."""
     from te.expr import as_expr
 
-    name = func_name[4:] if func_name.startswith("tir.") else func_name
+    name = func_name.removeprefix("tir.")
     return Call(name, tuple(as_expr(a) for a in args), dtype)
 
 
@@ -27,7 +27,26 @@ class CallEffectKind:
 
     ExprAnnotation, Pure, ReadState, UpdateState, Opaque = 0, 1, 2, 3, 4
 
+
 __all__ = [
-    "const", "indexdiv", "indexmod", "floordiv", "floormod", "truncdiv", "truncmod", "Select",
-    "if_then_else", "call_packed", "call_pure_extern", "call_intrin", "CallEffectKind", "decl_buffer", "Call", "Cast", "FloatImm", "IntImm", "StringImm", "Var",
+    "Call",
+    "CallEffectKind",
+    "Cast",
+    "FloatImm",
+    "IntImm",
+    "Select",
+    "StringImm",
+    "Var",
+    "call_intrin",
+    "call_packed",
+    "call_pure_extern",
+    "const",
+    "decl_buffer",
+    "floordiv",
+    "floormod",
+    "if_then_else",
+    "indexdiv",
+    "indexmod",
+    "truncdiv",
+    "truncmod",
 ]

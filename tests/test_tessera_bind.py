@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import tessera as tvm
-from tessera import te
 from schedule import ScheduleError
+from tessera import te
 
 
 def _bound_vector(n):
@@ -56,7 +56,7 @@ def test_bound_reduction_and_rfactor_lower():
     k = te.reduce_axis((0, m), "k")
     B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
     s = te.create_schedule(B.op)
-    ko, ki = s[B].split(B.op.reduce_axis[0], factor=16)
+    _, ki = s[B].split(B.op.reduce_axis[0], factor=16)
     BF = s.rfactor(B, ki)
     xo, xi = s[B].split(s[B].op.axis[0], factor=32)
     s[B].bind(xo, te.thread_axis("blockIdx.x"))
@@ -75,7 +75,6 @@ def test_bound_reduction_and_rfactor_lower():
 
 
 def test_bind_errors():
-    s, A, B = _bound_vector(128)
     C = te.compute((4,), lambda i: i * 1.0, name="C")
     s2 = te.create_schedule(C.op)
     with pytest.raises(ScheduleError, match="bind needs a thread axis"):

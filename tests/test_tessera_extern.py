@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import tessera as tvm
+from schedule import ScheduleError
 from tessera import te
 from tessera.contrib import cblas
-from schedule import ScheduleError
 
 _names = itertools.count()
 
@@ -22,8 +22,14 @@ def test_call_packed_matmul_then_bias(n, l, m):
     bias = te.var("bias", dtype="float32")
     A = te.placeholder((n, l), name="A")
     B = te.placeholder((l, m), name="B")
-    C = te.extern((n, m), [A, B], lambda ins, outs: tvm.tir.call_packed(
-        "tvm.contrib.cblas.matmul", ins[0], ins[1], outs[0], False, False), name="C")
+    C = te.extern(
+        (n, m),
+        [A, B],
+        lambda ins, outs: tvm.tir.call_packed(
+            "tvm.contrib.cblas.matmul", ins[0], ins[1], outs[0], False, False
+        ),
+        name="C",
+    )
     D = te.compute(C.shape, lambda i, j: C[i, j] + bias, name="D")
     s = te.create_schedule(D.op)
     f = tvm.build(s, [A, B, D, bias], "llvm")
@@ -87,11 +93,12 @@ def test_extern_between_computes_with_scalars():
     A = te.placeholder((n, 3), name="A")
     B = te.compute(A.shape, lambda i, j: A[i, j] * 2.0, name="B")
     alpha = te.var("alpha", dtype="float32")
-    E = te.extern(B.shape, [B], lambda ins, outs: tvm.tir.call_packed(name, ins[0], outs[0], 5, alpha),
-                  name="E")
+    E = te.extern(
+        B.shape, [B], lambda ins, outs: tvm.tir.call_packed(name, ins[0], outs[0], 5, alpha), name="E"
+    )
     F = te.compute(E.shape, lambda i, j: E[i, j] - 1.0, name="F")
     s = te.create_schedule(F.op)
-    xo, xi = s[F].split(F.op.axis[0], factor=4)
+    xo, _ = s[F].split(F.op.axis[0], factor=4)
     s[F].parallel(xo)
     f = tvm.build(s, [A, F, alpha])
     for rows in (1, 6, 13):
@@ -146,8 +153,11 @@ def test_unregistered_function_is_a_clear_error():
     A = te.placeholder((4,), name="A")
     B = te.extern((4,), [A], lambda ins, outs: tvm.tir.call_packed(name, ins[0], outs[0]), name="B")
     f = tvm.build(te.create_schedule(B.op), [A, B], name="uses_missing")
-    with pytest.raises(RuntimeError, match=f"uses_missing: packed function '{name}' raised LookupError: "
-                                           f"packed function '{name}' is not registered"):
+    with pytest.raises(
+        RuntimeError,
+        match=f"uses_missing: packed function '{name}' raised LookupError: "
+        f"packed function '{name}' is not registered",
+    ):
         f(np.zeros(4, "float32"), np.zeros(4, "float32"))
     assert tvm.get_global_func(name, allow_missing=True) is None
     with pytest.raises(ValueError, match=f"no function is registered as '{name}'"):

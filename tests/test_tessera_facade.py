@@ -38,7 +38,7 @@ def test_tuner_names_are_lazy_and_name_the_package():
         import tune.autotvm  # noqa: F401
     except ImportError:
         with pytest.raises(AttributeError, match="tune.autotvm"):
-            tvm.autotvm
+            _ = tvm.autotvm
     else:
         assert tvm.autotvm.__name__ == "tune.autotvm"
 
@@ -124,7 +124,8 @@ def test_save_link_load_and_export_library():
     fadd2(a, b, c)
     tvm.testing.assert_allclose(c.numpy(), a.numpy() + 2)
     fadd.save(temp.relpath("myadd.ll"))
-    assert "define" in open(temp.relpath("myadd.ll")).read()
+    with open(temp.relpath("myadd.ll")) as fh:
+        assert "define" in fh.read()
     path = temp.temp_dir
     del temp
     assert not os.path.exists(path)

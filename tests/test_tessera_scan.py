@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import tessera as tvm
-from tessera import te
 from schedule import ScheduleError
+from tessera import te
 
 
 def _cumsum(m=None, n=None):
@@ -20,9 +20,9 @@ def _cumsum(m=None, n=None):
 
 @pytest.mark.parametrize("shape", [(1, 1), (2, 3), (17, 33), (64, 100)])
 def test_cumulative_sum_matches_numpy(shape):
-    X, s_init, s_update, s_scan = _cumsum()
+    X, _, s_update, s_scan = _cumsum()
     s = te.create_schedule(s_scan.op)
-    xo, xi = s[s_update].split(s_update.op.axis[1], factor=8)
+    _, xi = s[s_update].split(s_update.op.axis[1], factor=8)
     s[s_update].vectorize(xi)
     f = tvm.build(s, [X, s_scan], "llvm", name="myscan")
     x = np.random.default_rng(0).uniform(size=shape).astype("float32")
@@ -32,7 +32,7 @@ def test_cumulative_sum_matches_numpy(shape):
 
 
 def test_cumulative_sum_lowers_to_a_loop_over_the_scan_axis():
-    X, s_init, s_update, s_scan = _cumsum()
+    X, _, _, s_scan = _cumsum()
     s = te.create_schedule(s_scan.op)
     text = str(tvm.lower(s, [X, s_scan], simple_mode=True))
     assert text == (
@@ -63,7 +63,7 @@ def test_multi_stage_scan_with_compute_at(shape):
     s2 = te.compute((m, n), lambda t, i: s1[t, i] + X[t, i], name="s2")
     s_scan = te.scan(s_init, s2, s_state, inputs=[X])
     s = te.create_schedule(s_scan.op)
-    xo, xi = s[s2].split(s2.op.axis[1], factor=32)
+    xo, _ = s[s2].split(s2.op.axis[1], factor=32)
     s[s1].compute_at(s[s2], xo)
     text = str(tvm.lower(s, [X, s_scan]))
     assert "allocate s1[float32 * 32]" in text

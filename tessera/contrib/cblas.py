@@ -2,4 +2,4 @@
 
 from codegen.cblas import batch_matmul, matmul
 
-__all__ = ["matmul", "batch_matmul"]
+__all__ = ["batch_matmul", "matmul"]

@@ -37,4 +37,4 @@ def tempdir(custom_path: str | None = None) -> TempDirectory:
     return TempDirectory(custom_path)
 
 
-__all__ = ["tempdir", "TempDirectory"]
+__all__ = ["TempDirectory", "tempdir"]
