@@ -22,6 +22,7 @@ from codegen import intrinsics
 from codegen.parallel import ParallelLoops
 
 FAST = ("reassoc", "contract")
+EXTERN_PREFIX = "call_pure_extern:"  # Call("call_pure_extern:expf", args): tessera.tir.call_pure_extern
 STACK_LIMIT = 256 * 1024
 WORKSPACE_LIMIT = 256 * 1024 * 1024  # bytes; larger constant buffers are malloc'ed per call  # bytes; larger or dynamic allocations use the heap
 
@@ -414,6 +415,10 @@ class CodeGen(ParallelLoops):
             from codegen.packed import emit_call_packed
 
             return emit_call_packed(self, e)
+        if e.name.startswith(EXTERN_PREFIX):  # tir.call_pure_extern: a C function of the process
+            from codegen.packed import emit_call_extern
+
+            return emit_call_extern(self, e)
         args = [self.expr(a) for a in e.args]
         return intrinsics.call(self.b, e.name, args, e.dtype)
 

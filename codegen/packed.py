@@ -257,6 +257,25 @@ def _array_descriptor(gen, entry, a: E.Call) -> ir.Value:
     return b.ptrtoint(desc, I64)
 
 
+def emit_call_extern(gen, e: E.Call) -> ir.Value:
+    """``call_pure_extern:f(args)``: a call of the C function ``f`` the process defines (libm),
+    once per lane for a vector; the symbol is resolved when the kernel is loaded."""
+    b, name = gen.b, e.name.split(":", 1)[1]
+    args = [gen.expr(a) for a in e.args]
+    lanes = dt.lanes(e.dtype)
+    ret = gen.type_of(dt.element(e.dtype))
+    scalar = [a.type.element if isinstance(a.type, ir.VectorType) else a.type for a in args]
+    fn = gen.declare(name, ret, scalar)
+    if lanes == 1:
+        return b.call(fn, args)
+    out = ir.Constant(ir.VectorType(ret, lanes), ir.Undefined)
+    for k in range(lanes):
+        lane = ir.Constant(I32, k)
+        vals = [b.extract_element(a, lane) if isinstance(a.type, ir.VectorType) else a for a in args]
+        out = b.insert_element(out, b.call(fn, vals), lane)
+    return out
+
+
 def _name_constant(gen, name: str) -> ir.Value:
     data = bytearray(name.encode() + b"\0")
     ty = ir.ArrayType(ir.IntType(8), len(data))

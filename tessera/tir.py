@@ -8,10 +8,12 @@ Select = if_then_else  # cond ? a : b, both sides evaluated (a node, as TVM's ti
 
 
 def call_pure_extern(dtype: str, func_name: str, *args) -> Call:
-    """A call of the external function ``func_name`` (``__expf`` on CUDA, ``expf`` from libm)."""
+    """A call of the C function ``func_name`` (``expf`` from libm on the CPU; ``__expf`` is CUDA's)."""
     from te.expr import as_expr
 
-    return Call(func_name, tuple(as_expr(a) for a in args), dtype)
+    # a Python number takes the call's dtype: pow(x, 2.0) on float64 passes a double
+    args = tuple(const(a, dtype) if isinstance(a, (int, float)) else as_expr(a) for a in args)
+    return Call(f"call_pure_extern:{func_name}", args, dtype)
 
 
 def call_intrin(dtype: str, func_name: str, *args) -> Call:

@@ -185,3 +185,25 @@ def test_ir_registration_hooks_record():
     assert tvm.ir.lowering_rules[("tir.exp", "cuda")] == (99, rule)
     tvm.ir.register_op_attr("tir.mylog", "TCallEffectKind", tvm.tir.CallEffectKind.Pure)
     assert tvm.ir.op_attrs[("tir.mylog", "TCallEffectKind")] == tvm.tir.CallEffectKind.Pure
+
+
+@pytest.mark.parametrize("n", [1, 19, 64])
+def test_call_pure_extern_calls_the_c_function(n):
+    N = te.var("n")
+    A = te.placeholder((N,), name="A")
+    B = te.compute(
+        A.shape,
+        lambda i: (
+            tvm.tir.call_pure_extern("float32", "expf", A[i])
+            + tvm.tir.call_pure_extern("float64", "pow", A[i].astype("float64"), 2.0).astype("float32")
+        ),
+        name="B",
+    )
+    s = te.create_schedule(B.op)
+    _, xi = s[B].split(B.op.axis[0], factor=8)
+    s[B].vectorize(xi)
+    f = tvm.build(s, [A, B])
+    a = np.random.default_rng(n).uniform(size=n).astype("float32")
+    b = np.zeros(n, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, np.exp(a) + a * a, rtol=1e-5)
