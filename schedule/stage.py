@@ -263,6 +263,11 @@ class Stage:
         if parent is self:
             raise self._error("cannot compute_at itself", "Attach it to a stage that reads it.")
         self._check_placeable("compute_at")
+        if not isinstance(parent.op, ComputeOp):  # te.extern / te.scan: no loops to attach to
+            raise self._error(
+                f"cannot compute_at stage '{parent.name}' ({type(parent.op).__name__}), it has no loops",
+                f"Compute '{self.name}' at root (s[{self.name}].compute_root()) or at a compute stage.",
+            )
         if not isinstance(axis, E.IterVar) or not E.contains(parent.all_iter_vars, axis):
             raise ScheduleError(
                 f"In schedule for stage '{self.name}': compute_at axis "
