@@ -4,16 +4,16 @@
 
     parallel (b, 0, BH)                               // or (b, i.outer) fused when BH is small
       kt[D, Sk] = k[b]^T                              // once per slice (a strided read of k)
-      for (i.outer, 0, Sq/rb)
+      for (i.outer, 0, Sq/rb)                         // a block of rb query rows
+        dot[rb, Sk] = sum_d q[b, i, d] * kt[d, :]     // rb x n vector accumulators share kt's loads
+        rmax[rb]    = max_j dot * scale + mask
+        p[rb, Sk]   = exp(dot * scale + mask - rmax)
+        psum[rb]    = sum_j p
+        acc[rb, Dv] = sum_j p[:, j] * v[b, j, :]      // rb x Dv/vec accumulators share v's loads
         for (i.inner, 0, rb)
-          dot[Sk]   = sum_d q[b, i, d] * kt[d, :]     // vectorized over keys
-          rmax      = max_j dot[j] * scale + mask[i, j]
-          p[Sk]     = exp(dot * scale + mask - rmax)
-          psum      = sum_j p[j]
-          acc[Dv]   = sum_j p[j] * v[b, j, :]         // vectorized over the head size
           vectorized: out[b, i, :] = acc / psum
 
-Only ``kt`` (D x Sk) and one row of scores are ever materialised; ``q``, ``k``,
+Only ``kt`` (D x Sk) and a block of rows of scores are ever materialised; ``q``, ``k``,
 ``v`` are read where they lie, through any injective producers fused into the
 kernel (head reshapes and transposes of a QKV projection are inlined reads).
 
@@ -34,14 +34,15 @@ TEMPLATE = "attention.x86"
 
 
 def attention_space(workload: tuple, target) -> dict:
-    return {"rb": [1, 2, 4, 8, 16, 32], "vec": [4, 8, 16, 32, 64], "fuse_rows": [False, True]}
+    return {"rb": [1, 2, 4, 8], "vec": [4, 8, 16, 32, 64], "fuse_rows": [False, True]}
 
 
 def attention_rule(workload: tuple, target) -> dict:
-    """``vec``: one vector of the target; ``rb`` 8; row blocks become parallel tasks too
+    """``vec``: one vector of the target; ``rb``: 4 rows (a 4 x 4-vector accumulator tile
+    shares each load of ``kt`` and ``v``), or the largest of 2, 1 dividing Sq; row blocks become parallel tasks too
     when fewer than 4 slices (BH) are there to share between the threads."""
     bh, sq = workload[1], workload[2]
-    rb = 8 if sq % 8 == 0 else 1
+    rb = next(r for r in (4, 2, 1) if sq % r == 0)
     return {"rb": rb, "vec": target.lanes(workload[6]), "fuse_rows": bh < 4}
 
 
@@ -96,23 +97,29 @@ def _vec(st, axis, vec: int, extent: int) -> None:
         st.vectorize(inner)
 
 
-# Vector accumulators of one row kept in registers across the reduction.
-MAX_ROW_VECTORS = 8
+# Vector accumulators of a row block kept in registers across a reduction.
+MAX_ACCUMULATORS = 16
 
 
-def _register_tile(st, red, axis, vec: int, extent: int) -> None:
-    """``for (red) for (axis)`` with ``axis`` in chunks of at most MAX_ROW_VECTORS vectors
-    (unrolled, so the accumulators stay in registers)::
+def _register_tile(st, red, axis, vec: int, extent: int, rows: int) -> None:
+    """``rows x chunk`` accumulators over ``red``: the block's rows share each load of the
+    right-hand side (a row of ``kt`` or ``v``)::
 
-        for (axis.o, 0, extent/(vec*n)) for (red) unrolled (axis.m, 0, n) vectorized (axis.v, 0, vec)
+        for (axis.o) for (red) unrolled (i, 0, rb) unrolled (axis.m, 0, n) vectorized (axis.v, 0, vec)
+
+    ``n`` vectors per row, at most MAX_ACCUMULATORS over the block's rows.
     """
-    if extent < vec:
-        st.reorder(red, axis)
+    i = st.op.axis[1]  # rb rows at the block's attach point
+    if extent < vec or extent % vec:
+        st.reorder(red, i, axis)
+        st.unroll(i)
         return
-    n = max(k for k in range(1, MAX_ROW_VECTORS + 1) if (extent // vec) % k == 0) if extent % vec == 0 else 1
+    per_row = max(1, MAX_ACCUMULATORS // rows)
+    n = max(k for k in range(1, per_row + 1) if (extent // vec) % k == 0)
     ao, ai = st.split(axis, factor=vec * n)
     am, av = st.split(ai, factor=vec)
-    st.reorder(ao, red, am, av)
+    st.reorder(ao, red, i, am, av)
+    st.unroll(i)
     st.unroll(am)
     st.vectorize(av)
 
@@ -144,23 +151,22 @@ def schedule_attention(outs, cfg: Config | None = None):
     io, ii = o.split(i, factor=cfg["rb"])
     o.reorder(b, io, ii, e)
     if cfg["fuse_rows"]:
-        task = o.fuse(b, io)
-        o.parallel(task)
+        task = block = o.fuse(b, io)
     else:
-        task = b
-        o.parallel(b)
+        task, block = b, io
+    o.parallel(task)
     dv, sk = get_const_int(e.dom.extent), get_const_int(st["attention_kt"].axis[2].dom.extent)
     _vec(o, e, cfg["vec"], dv)
     s[st["attention_kt"]].compute_at(o, task)
     for tag in ("attention_dot", "attention_max", "attention_exp", "attention_sum", "attention_acc"):
-        s[st[tag]].compute_at(o, ii)
+        s[st[tag]].compute_at(o, block)
     dot = s[st["attention_dot"]]
     _, _, j = dot.op.axis
     (rd,) = dot.op.reduce_axis
-    _register_tile(dot, rd, j, cfg["vec"], sk)
+    _register_tile(dot, rd, j, cfg["vec"], sk, cfg["rb"])
     _vec(s[st["attention_exp"]], st["attention_exp"].axis[2], cfg["vec"], sk)
     acc = s[st["attention_acc"]]
     _, _, ea = acc.op.axis
     (ra,) = acc.op.reduce_axis
-    _register_tile(acc, ra, ea, cfg["vec"], dv)
+    _register_tile(acc, ra, ea, cfg["vec"], dv, cfg["rb"])
     return s
