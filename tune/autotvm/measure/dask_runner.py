@@ -52,6 +52,7 @@ class DaskRunner(LocalRunner):
         cooldown_interval: float = 0.0,
         enable_cpu_cache_flush: bool = False,
         check_correctness: bool = True,
+        reject_factor: float | None = 5.0,
     ):
         try:
             import distributed  # noqa: F401
@@ -67,6 +68,7 @@ class DaskRunner(LocalRunner):
             cooldown_interval,
             enable_cpu_cache_flush,
             check_correctness,
+            reject_factor,
         )
         self.worker = None
         self.address = address
@@ -144,7 +146,7 @@ class DaskRunner(LocalRunner):
         elapsed = time.perf_counter() - start
         if fut.status == "finished":
             status, value, t_run = fut.result()
-            return run_result(status, value, build, t_run, self.timeout)
+            return self.note(run_result(status, value, build, t_run, self.timeout))
         if fut.status in ("error", "cancelled"):
             err = fut.exception() if fut.status == "error" else "cancelled"
             return error_result(

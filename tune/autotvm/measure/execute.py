@@ -232,7 +232,13 @@ def _flush_cache() -> None:
 
 
 def run_candidate(payload: dict) -> dict:
-    """Check and time one build; ``{"costs", "wrong"}`` (costs in seconds per call)."""
+    """Check and time one build; ``{"costs", "wrong"}`` (costs in seconds per call).
+
+    A candidate whose first timed call exceeds ``payload["reject_above"]``
+    (the runner's ``reject_factor`` times the best cost so far) reports that
+    one call instead of ``number * repeat`` more: a slow candidate would
+    otherwise cost the most tuning time of all.
+    """
     build, ref = payload["build"], payload.get("ref")
     if ref is not None:
         wrong = check_output(build, ref)
@@ -242,7 +248,12 @@ def run_candidate(payload: dict) -> dict:
     args = random_arguments(build["specs"], 1)
     raw = mod._check(args)
     fn = mod._fn
+    t0 = time.perf_counter()
     fn(*raw)
+    first = time.perf_counter() - t0
+    reject = payload.get("reject_above")
+    if reject is not None and first > reject:  # far slower than the best so far: one call says enough
+        return {"costs": [first], "wrong": "", "rejected": True}
     number, min_ms = payload["number"], payload["min_repeat_ms"]
     costs = []
     for _ in range(payload["repeat"]):

@@ -109,6 +109,8 @@ class LocalRunner:
     between candidates, ``enable_cpu_cache_flush`` (flush the caches before
     each repeat).  ``check_correctness`` compares each candidate's output with
     the fallback config's on random inputs (a mismatch: ``WRONG_ANSWER``).
+    ``reject_factor``: a candidate whose first call is slower than this many
+    times the best so far is timed by that one call (``None``: never).
     """
 
     def __init__(
@@ -120,6 +122,7 @@ class LocalRunner:
         cooldown_interval: float = 0.0,
         enable_cpu_cache_flush: bool = False,
         check_correctness: bool = True,
+        reject_factor: float | None = 5.0,
     ):
         if number < 1 or repeat < 1:
             raise ValueError(f"LocalRunner: number and repeat must be >= 1, got {number}, {repeat}")
@@ -128,12 +131,15 @@ class LocalRunner:
         self.cooldown_interval = float(cooldown_interval)
         self.enable_cpu_cache_flush = bool(enable_cpu_cache_flush)
         self.check_correctness = bool(check_correctness)
+        self.reject_factor = reject_factor
+        self.best_cost = float("inf")
         self.worker = Worker(f"{_EXEC}:warm_runner", "tune-runner")
         self.task = None
         self.ref = None
 
     def set_task(self, task, reference: dict | None = None) -> None:
         self.task, self.ref = task, reference
+        self.best_cost = float("inf")
 
     def payload(self, build: dict) -> dict:
         return {
@@ -143,7 +149,16 @@ class LocalRunner:
             "repeat": self.repeat,
             "min_repeat_ms": self.min_repeat_ms,
             "flush": self.enable_cpu_cache_flush,
+            "reject_above": self.reject_factor * self.best_cost
+            if self.reject_factor and self.best_cost < float("inf")
+            else None,
         }
+
+    def note(self, result: MeasureResult) -> MeasureResult:
+        """Track the best cost of the task (the bar for rejecting slow candidates early)."""
+        if result.error_no == 0 and result.costs:
+            self.best_cost = min(self.best_cost, sum(result.costs) / len(result.costs))
+        return result
 
     def run(self, measure_inputs: list, build_results: list) -> list[MeasureResult]:
         out = []
@@ -162,7 +177,7 @@ class LocalRunner:
             status, value = self.worker.call(
                 f"{_EXEC}:run_candidate", self.payload(build.build), self.timeout
             )
-            out.append(run_result(status, value, build, time.perf_counter() - t0, self.timeout))
+            out.append(self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout)))
         return out
 
     def close(self) -> None:

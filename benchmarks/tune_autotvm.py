@@ -1,0 +1,165 @@
+"""AutoTVM on this machine: search quality and cost per trial of the tuners.
+
+Two te templates (no topi): the tutorial's GEMM with a blocked reduction and a
+parallel knob, and a direct NCHW 3x3 convolution with a register tile
+(output channels x output columns).  For each task and tuner it reports the
+best GFLOP/s found within ``--trials`` (the default config is measured first,
+so the best is never below it), the trial at which 95% of the reference was
+reached, the median wall time per measured candidate and the share of the
+wall time spent in search (features, model, annealing).  The reference is
+the best of all runs, or of a ``--reference-trials`` random search.
+
+    python benchmarks/tune_autotvm.py --trials 64 --seeds 0,1,2
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import te
+from tune import autotvm
+
+
+@autotvm.template("bench/gemm")
+def gemm(N, L, M):
+    A = te.placeholder((N, L), name="A")
+    B = te.placeholder((L, M), name="B")
+    k = te.reduce_axis((0, L), name="k")
+    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    (k,) = s[C].op.reduce_axis
+    cfg = autotvm.get_config()
+    cfg.define_split("tile_y", y, num_outputs=2, max_factor=32)
+    cfg.define_split("tile_x", x, num_outputs=2, filter=lambda e: e.size[-1] >= 8, max_factor=128)
+    cfg.define_split("tile_k", k, num_outputs=2, max_factor=64)
+    cfg.define_knob("parallel", [0, 1])
+    yo, yi = cfg["tile_y"].apply(s, C, y)
+    xo, xi = cfg["tile_x"].apply(s, C, x)
+    ko, ki = cfg["tile_k"].apply(s, C, k)
+    s[C].reorder(yo, xo, ko, ki, yi, xi)
+    s[C].vectorize(xi)
+    if cfg["parallel"].val:
+        s[C].parallel(yo)
+    return s, [A, B, C]
+
+
+@autotvm.template("bench/conv3x3")
+def conv3x3(C, H, W, F):
+    data = te.placeholder((1, C, H, W), name="data")
+    kernel = te.placeholder((F, C, 3, 3), name="kernel")
+    pad = te.compute(
+        (1, C, H + 2, W + 2),
+        lambda n, c, y, x: te.if_then_else(
+            te.all(y >= 1, y <= H, x >= 1, x <= W), data[n, c, y - 1, x - 1], te.const(0.0, "float32")
+        ),
+        name="pad",
+    )
+    rc = te.reduce_axis((0, C), name="rc")
+    ry = te.reduce_axis((0, 3), name="ry")
+    rx = te.reduce_axis((0, 3), name="rx")
+    out = te.compute(
+        (1, F, H, W),
+        lambda n, f, y, x: te.sum(pad[n, rc, y + ry, x + rx] * kernel[f, rc, ry, rx], axis=[rc, ry, rx]),
+        name="conv",
+    )
+    s = te.create_schedule(out.op)
+    n, f, y, x = s[out].op.axis
+    cfg = autotvm.get_config()
+    cfg.define_split("tile_f", f, num_outputs=2, max_factor=16)
+    cfg.define_split("tile_x", x, num_outputs=2, max_factor=56)
+    cfg.define_knob("unroll_rx", [0, 1])
+    cfg.define_knob("pad_inline", [0, 1])
+    fo, fi = cfg["tile_f"].apply(s, out, f)
+    xo, xi = cfg["tile_x"].apply(s, out, x)
+    s[out].reorder(n, fo, y, xo, rc, ry, rx, fi, xi)
+    s[out].vectorize(xi)
+    if cfg["unroll_rx"].val:
+        s[out].unroll(rx)
+    s[out].parallel(s[out].fuse(fo, y))
+    if cfg["pad_inline"].val:
+        s[pad].compute_inline()
+    return s, [data, kernel, out]
+
+
+TASKS = {"gemm": ("bench/gemm", (512, 512, 512)), "conv": ("bench/conv3x3", (64, 56, 56, 64))}
+TUNERS = {
+    "xgb": lambda t, seed: autotvm.tuner.XGBTuner(t, plan_size=16, seed=seed),
+    "xgb-reg": lambda t, seed: autotvm.tuner.XGBTuner(t, plan_size=16, loss_type="reg", seed=seed),
+    "ga": lambda t, seed: autotvm.tuner.GATuner(t, pop_size=16, seed=seed),
+    "random": lambda t, seed: autotvm.tuner.RandomTuner(t, seed=seed),
+}
+
+
+def run_one(task, tuner_name: str, seed: int, trials: int, measure) -> dict:
+    mon = autotvm.callback.Monitor()
+    tuner = TUNERS[tuner_name](task, seed)
+    t0 = time.perf_counter()
+    tuner.tune(trials, measure, callbacks=[mon])
+    wall = time.perf_counter() - t0
+    curve = np.maximum.accumulate(np.array(mon.trial_scores())) / 1e9
+    return {
+        "tuner": tuner_name,
+        "seed": seed,
+        "curve": curve,
+        "default": curve[0],
+        "per_trial": wall / max(len(curve), 1),
+        "search_share": tuner.stats["search_s"] / max(wall, 1e-9),
+        "errors": sum(1 for _, r in mon.records if r.error_no),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", default="gemm,conv")
+    ap.add_argument("--tuners", default="xgb,random")
+    ap.add_argument("--trials", type=int, default=64)
+    ap.add_argument("--seeds", default="0")
+    ap.add_argument("--reference-trials", type=int, default=0, help="a long random search as the reference")
+    args = ap.parse_args(argv)
+    measure = autotvm.measure_option(
+        builder=autotvm.LocalBuilder(n_parallel=2),
+        runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20),
+    )
+    for name in args.tasks.split(","):
+        tname, targs = TASKS[name]
+        task = autotvm.task.create(tname, targs, target="llvm")
+        print(f"== {name} {targs}: {len(task.config_space)} configs, {task.flop / 1e9:.2f} GFLOP", flush=True)
+        runs = []
+        for tuner_name in args.tuners.split(","):
+            for seed in map(int, args.seeds.split(",")):
+                r = run_one(task, tuner_name, seed, args.trials, measure)
+                runs.append(r)
+                print(
+                    f"  {tuner_name:8s} seed {seed}: best {r['curve'][-1]:7.1f} GFLOP/s (default "
+                    f"{r['default']:.1f}) | {r['per_trial']:.2f} s/trial | search {100 * r['search_share']:.0f}% "
+                    f"| errors {r['errors']}",
+                    flush=True,
+                )
+        ref = max(r["curve"][-1] for r in runs)
+        if args.reference_trials:
+            rr = run_one(task, "random", 1000, args.reference_trials, measure)
+            ref = max(ref, rr["curve"][-1])
+            print(f"  reference: random {args.reference_trials} trials -> {rr['curve'][-1]:.1f} GFLOP/s")
+        for tuner_name in args.tuners.split(","):
+            mine = [r for r in runs if r["tuner"] == tuner_name]
+            hits = [
+                int(np.argmax(r["curve"] >= 0.95 * ref)) + 1 if r["curve"][-1] >= 0.95 * ref else None
+                for r in mine
+            ]
+            best = statistics.median(r["curve"][-1] for r in mine)
+            print(
+                f"  {tuner_name:8s} median best {best:.1f} GFLOP/s = {100 * best / ref:.0f}% of reference "
+                f"{ref:.1f}; trials to 95%: {hits}; median s/trial "
+                f"{statistics.median(r['per_trial'] for r in mine):.2f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
