@@ -166,7 +166,8 @@ def _extern_nest(builder, st) -> S.Stmt:
                     f"the lambda's ins/outs"
                 )
             first = E.TensorRead(t, tuple(E.const(0) for _ in t.shape), t.dtype)
-            return E.Call("tvm_stack_make_array", (first,) + tuple(t.shape), "handle")
+            # the callee sees the declared buffer's shape (a decl_buffer may view the tensor reshaped)
+            return E.Call("tvm_stack_make_array", (first, *x.buffer.shape), "handle")
         return None
 
     return S.Produce(st.name, S.Evaluate(pre_order(op.body, rule)))

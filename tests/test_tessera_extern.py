@@ -217,3 +217,23 @@ def test_kernels_with_packed_calls_cannot_be_saved():
     f = tvm.build(te.create_schedule(C.op), [A, C])
     with pytest.raises(ValueError, match="packed functions"):
         f.export_library("/tmp/never_written.so")
+
+
+def test_declared_input_buffer_views_the_tensor_reshaped():
+    name = _fresh("rowsum")
+
+    @tvm.register_func(name)
+    def rowsum(x, y):
+        assert x.shape == (6, 4)
+        y.numpy()[:] = x.numpy().sum(axis=1)
+
+    A = te.placeholder((24,), name="A")
+    view = tvm.tir.decl_buffer((6, 4), "float32", "A2d")
+    B = te.extern(
+        (6,), [A], lambda ins, outs: tvm.tir.call_packed(name, ins[0], outs[0]), in_buffers=[view], name="B"
+    )
+    f = tvm.build(te.create_schedule(B.op), [A, B])
+    a = np.arange(24, dtype="float32")
+    b = np.zeros(6, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, a.reshape(6, 4).sum(axis=1))
