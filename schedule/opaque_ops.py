@@ -107,6 +107,22 @@ def scan_region(stage, ranges: dict) -> list:
     return [(row, E.const(1), E.const(1))] + full[1:]
 
 
+def scan_role(sch, stage) -> str | None:
+    """``"init"``, ``"update"`` or ``"step"`` (a stage between the state and the updates) of a
+    scan in ``sch``, else None: such stages live inside the scan and cannot go to the root."""
+    for st in sch.stages:
+        if not isinstance(st.op, ScanOp):
+            continue
+        ops = (stage.op, stage.origin_op)
+        if any(t.op in ops for t in st.op.init):
+            return "init"
+        if any(t.op in ops for t in st.op.update):
+            return "update"
+        if any(op in ops for op in scan_body_ops(st.op)):
+            return "step"
+    return None
+
+
 def reads_scan_state(sch, body: tuple) -> bool:
     """A body that reads a scan's state (``s_state[t - 1]``): indices only valid inside the scan."""
     states = {id(t.op) for st in sch.stages if isinstance(st.op, ScanOp) for t in st.op.state_placeholder}
@@ -224,4 +240,5 @@ __all__ = [
     "reads_scan_state",
     "scan_body_ops",
     "scan_region",
+    "scan_role",
 ]

@@ -291,6 +291,7 @@ class Stage:
     def compute_inline(self) -> None:
         """Substitute this stage's expression into every consumer."""
         self._check_placeable("compute_inline")
+        self._check_scan("compute_inline", ("init", "update"))
         if self.op.reduce_axis:
             raise self._error(
                 "cannot compute_inline a reduction",
@@ -305,7 +306,19 @@ class Stage:
     def compute_root(self) -> None:
         """Compute the whole stage at the top level (the default)."""
         self._check_placeable("compute_root")
+        self._check_scan("compute_root", ("init", "update", "step"))
         self.attach_type, self.attach_stage, self.attach_ivar = "root", None, None
+
+    def _check_scan(self, primitive: str, refused: tuple) -> None:
+        """Init and update stages of a te.scan write the scan's rows; its steps run per row."""
+        from schedule.opaque_ops import scan_role
+
+        role = scan_role(self.schedule, self)
+        if role in refused:
+            raise self._error(
+                f"cannot {primitive} it, it is the {role} of a te.scan and runs inside the scan",
+                "Schedule its loops (split, reorder, vectorize) or compute_at another step stage.",
+            )
 
     def _check_placeable(self, primitive: str) -> None:
         if isinstance(self.op, PlaceholderOp):

@@ -150,5 +150,32 @@ def test_scan_errors():
     good = te.compute((1, n), lambda _, i: X[0, i])
     res = te.scan(good, upd, state, inputs=[X])
     s = te.create_schedule(res.op)
+    with pytest.raises(ScheduleError, match="cannot compute_root it, it is the update of a te.scan"):
+        s[upd].compute_root()
+    with pytest.raises(ScheduleError, match="cannot compute_inline it, it is the init of a te.scan"):
+        s[good].compute_inline()
     with pytest.raises(ScheduleError, match="cannot compute_inline a ScanOp stage"):
         s[res].compute_inline()
+
+
+def test_step_stage_inlined_into_the_update():
+    m, n = 5, 6
+    X = te.placeholder((m, n), name="X")
+    st = te.placeholder((m, n))
+    init = te.compute((1, n), lambda _, i: X[0, i])
+    s1 = te.compute((m, n), lambda t, i: st[t - 1, i] * 2, name="s1")
+    up = te.compute((m, n), lambda t, i: s1[t, i] + X[t, i], name="up")
+    r = te.scan(init, up, st, inputs=[X])
+    s = te.create_schedule(r.op)
+    with pytest.raises(ScheduleError, match="it is the step of a te.scan"):
+        s[s1].compute_root()
+    s[s1].compute_inline()
+    assert "s1" not in str(tvm.lower(s, [X, r]))
+    f = tvm.build(s, [X, r])
+    x = np.random.default_rng(5).uniform(size=(m, n)).astype("float32")
+    out = np.zeros((m, n), "float32")
+    f(x, out)
+    want = x.copy()
+    for t in range(1, m):
+        want[t] = want[t - 1] * 2 + x[t]
+    np.testing.assert_allclose(out, want, rtol=1e-5)
