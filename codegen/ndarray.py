@@ -72,6 +72,30 @@ def cpu(dev_id: int = 0) -> Device:
     return Device(1, dev_id)
 
 
+def cuda(dev_id: int = 0) -> Device:
+    """A CUDA device; it can be named, but holds no memory here (``exist`` is False)."""
+    return Device("cuda", dev_id)
+
+
+def opencl(dev_id: int = 0) -> Device:
+    return Device("opencl", dev_id)
+
+
+def rocm(dev_id: int = 0) -> Device:
+    return Device("rocm", dev_id)
+
+
+def metal(dev_id: int = 0) -> Device:
+    return Device("metal", dev_id)
+
+
+def vulkan(dev_id: int = 0) -> Device:
+    return Device("vulkan", dev_id)
+
+
+cl = opencl
+
+
 def _check_device(dev) -> Device:
     dev = cpu(0) if dev is None else device(dev)
     if not dev.exist:
@@ -156,4 +180,18 @@ def as_numpy(x):
     return x._array if type(x) is NDArray else x
 
 
-__all__ = ["Device", "NDArray", "array", "as_numpy", "cpu", "device", "empty"]
+__all__ = [
+    "Device",
+    "NDArray",
+    "array",
+    "as_numpy",
+    "cl",
+    "cpu",
+    "cuda",
+    "device",
+    "empty",
+    "metal",
+    "opencl",
+    "rocm",
+    "vulkan",
+]

@@ -15,7 +15,7 @@ import importlib
 import sys
 
 import te
-from codegen.ndarray import Device, cpu, device
+from codegen.ndarray import Device, cl, cpu, cuda, device, metal, opencl, rocm, vulkan
 from codegen.packed import get_global_func, register_func
 from tessera import contrib, ir, nd, runtime, target, testing, tir
 from tessera.driver import build, lower
@@ -44,19 +44,25 @@ __all__ = [
     "auto_scheduler",
     "autotvm",
     "build",
+    "cl",
     "contrib",
     "cpu",
+    "cuda",
     "device",
     "get_global_func",
     "graph",
     "ir",
     "lower",
+    "metal",
     "nd",
+    "opencl",
     "register_func",
+    "rocm",
     "runtime",
     "target",
     "te",
     "testing",
     "tir",
     "topi",
+    "vulkan",
 ]

@@ -102,6 +102,7 @@ def test_gpu_targets_are_refused_by_name(target):
         tvm.target.Target(target)
     with pytest.raises(ValueError, match="CPU only"):
         tvm.nd.array(np.zeros(3, "float32"), tvm.device(kind, 0))
+    assert not tvm.cuda(0).exist and tvm.cl(0) == tvm.opencl(0) and tvm.cpu(0).exist
 
 
 def test_save_link_load_and_export_library():
