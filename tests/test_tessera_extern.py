@@ -237,3 +237,24 @@ def test_declared_input_buffer_views_the_tensor_reshaped():
     b = np.zeros(6, "float32")
     f(a, b)
     np.testing.assert_allclose(b, a.reshape(6, 4).sum(axis=1))
+
+
+def test_extern_with_two_outputs_of_different_shapes():
+    name = _fresh("split")
+
+    @tvm.register_func(name)
+    def split(x, lo, hi):
+        lo.numpy()[:] = x.numpy()[:3]
+        hi.numpy()[:] = x.numpy()[3:].reshape(hi.shape)
+
+    A = te.placeholder((9,), name="A")
+    lo, hi = te.extern(
+        [(3,), (2, 3)], [A], lambda ins, outs: tvm.tir.call_packed(name, ins[0], outs[0], outs[1]), name="S"
+    )
+    assert tuple(int(d) for d in hi.shape) == (2, 3)
+    total = te.compute((2, 3), lambda i, j: hi[i, j] + lo[j], name="T")
+    f = tvm.build(te.create_schedule(total.op), [A, total])
+    a = np.arange(9, dtype="float32")
+    out = np.zeros((2, 3), "float32")
+    f(a, out)
+    np.testing.assert_allclose(out, a[3:].reshape(2, 3) + a[:3])
