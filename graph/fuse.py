@@ -51,13 +51,23 @@ class _Group:
         self.pattern = pattern
 
 
-def _can_absorb(group: _Group, pattern: int) -> bool:
-    """May a node of ``pattern`` join ``group`` (its single consumer)?"""
+def _can_absorb(group: _Group, pattern: int, node: Node) -> bool:
+    """May ``node`` (of ``pattern``) join ``group`` (its single consumer)?
+
+    Besides TVM's rules, a blocked conv takes the ``layout_transform`` back
+    to NCHW after it: its schedule writes NCHW straight from the register tile.
+    """
     if group.pattern <= INJECTIVE:
         return pattern <= INJECTIVE or pattern == COMM_REDUCE
     if group.pattern == OUT_ELEMWISE_FUSABLE:
-        return pattern <= BROADCAST
+        return pattern <= BROADCAST or _unblocks_conv(group, node)
     return False
+
+
+def _unblocks_conv(group: _Group, node: Node) -> bool:
+    return (node.op == "layout_transform" and node.attrs.get("dst_layout") == "NCHW"
+            and group.anchor is not None and group.anchor.op == "conv2d_NCHWc"
+            and not any(n.op == "layout_transform" for n in group.nodes))
 
 
 def partition(graph: Graph, singletons: bool = False) -> list:
@@ -78,7 +88,7 @@ def partition(graph: Graph, singletons: bool = False) -> list:
                 g = group_of.get(id(v.node)) if v.node is not None else None
                 if (g is None or g in mergeable or v.node is not g.nodes[-1] or len(v.node.outputs) != 1
                         or len({id(n) for n, _ in users.get(id(v), ())}) != 1 or id(v) in out_ids
-                        or not _can_absorb(g, pattern)):
+                        or not _can_absorb(g, pattern, node)):
                     continue
                 mergeable.append(g)
         anchors = [g for g in mergeable if g.anchor is not None]

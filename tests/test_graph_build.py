@@ -93,10 +93,13 @@ def test_identical_groups_compile_once(tmp_path, monkeypatch):
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     b = GraphBuilder()
     y = b.input("x", (1, 8, 9, 9))
-    for k in range(4):
+    for k in range(6):
         y = conv_block(b, y, 8, 8, f"c{k}")
     lib = graph.build(b.finish(y))
-    assert len(lib.steps) == 4 and len(lib.kernels) == 1
+    # blocked activations between the convs: the first packs its NCHW input, the last
+    # writes NCHW, the four between are one kernel
+    assert len(lib.steps) == 6 and len(lib.kernels) == 3
+    assert len({key for _, key in lib.steps[1:5]}) == 1
 
 
 def test_memory_plan_reuses_buffers():

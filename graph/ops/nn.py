@@ -166,19 +166,20 @@ register("batch_matmul", _batch_matmul_compute, OUT_ELEMWISE_FUSABLE,
 def _pool_compute(xs, a):
     return [topi.nn.pool2d(xs[0], tuple(a["kernel"]), tuple(a.get("strides", (1, 1))),
                            tuple(a.get("dilation", (1, 1))), tuple(a.get("padding", (0, 0, 0, 0))),
-                           a["pool_type"], a.get("ceil_mode", False), "NCHW",
+                           a["pool_type"], a.get("ceil_mode", False), a.get("layout", "NCHW"),
                            a.get("count_include_pad", True))]
 
 
 def _np_pool(xs, a):
     return [topi.testing.pool2d_python(xs[0], tuple(a["kernel"]), tuple(a.get("strides", (1, 1))),
                                        tuple(a.get("dilation", (1, 1))), tuple(a.get("padding", (0, 0, 0, 0))),
-                                       a["pool_type"], a.get("ceil_mode", False), "NCHW",
+                                       a["pool_type"], a.get("ceil_mode", False), a.get("layout", "NCHW"),
                                        a.get("count_include_pad", True)).astype(xs[0].dtype)]
 
 
 register("pool2d", _pool_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: topi.x86.schedule_pool(outs), None, _np_pool,
-         doc="attrs: pool_type (max/avg), kernel, strides, dilation, padding, ceil_mode, count_include_pad")
+         doc="attrs: pool_type (max/avg), kernel, strides, dilation, padding, ceil_mode, count_include_pad, "
+             "layout (NCHW, or NCHWc for blocked data)")
 
 
 def _np_global_pool(xs, a):
@@ -186,7 +187,8 @@ def _np_global_pool(xs, a):
     return [fn(xs[0], axis=(2, 3), keepdims=True).astype(xs[0].dtype)]
 
 
-register("global_pool", lambda xs, a: [topi.nn.global_pool(xs[0], a["pool_type"])], OUT_ELEMWISE_FUSABLE,
+register("global_pool", lambda xs, a: [topi.nn.global_pool(xs[0], a["pool_type"], a.get("layout", "NCHW"))],
+         OUT_ELEMWISE_FUSABLE,
          lambda outs, a: topi.x86.schedule_pool(outs), None, _np_global_pool)
 
 

@@ -126,7 +126,8 @@ register("tile", _one(lambda xs, a: topi.tile(xs[0], tuple(a["reps"]))), INJECTI
 register("broadcast_to", _one(lambda xs, a: topi.broadcast_to(xs[0], tuple(a["shape"]))), INJECTIVE,
          injective_schedule, None, _np_one(lambda xs, a: np.broadcast_to(xs[0], a["shape"]).copy()))
 register("layout_transform", _one(lambda xs, a: topi.layout_transform(xs[0], a["src_layout"], a["dst_layout"])),
-         INJECTIVE, injective_schedule)
+         INJECTIVE, injective_schedule, None,
+         _np_one(lambda xs, a: topi.testing.layout_transform_python(xs[0], a["src_layout"], a["dst_layout"])))
 
 
 def _resize_compute(xs, a):

@@ -10,9 +10,13 @@ evaluates once (TVM's AlterOpLayout for conv2d)::
     after:   %p = pack_conv2d_kernel(%w, ic_bn=16, oc_bn=16)
              %y = conv2d(%x, %p)                          # %p folds to [4, 4, 3, 3, 16, 16]
 
-The block sizes are the default x86 config's for the conv's workload, with
-``oc_bn`` lowered to a divisor of OC when it does not divide (the packed
-output keeps exactly OC channels); a conv that cannot be blocked is left as is.
+The block sizes are the node's config's, or the default x86 rule's for the
+conv's workload (:func:`conv_blocks`), with ``oc_bn`` lowered to a divisor
+of OC when it does not divide (the packed output keeps exactly OC
+channels); a conv that cannot be blocked is left as is.  At ``opt_level``
+2 ``alter_op_layout`` (position 58) has already turned every blockable conv
+into ``conv2d_NCHWc`` with blocked activations; this pass then packs the
+kernels of convs left NCHW (when that pass is excluded).
 
 A ``dense`` with a constant ``[N, K]`` weight gets TVM's dense_pack layout
 ``[N/bn, K, bn]`` (N zero-padded), so each vector of outputs streams
@@ -29,16 +33,32 @@ from __future__ import annotations
 from graph.ir import Graph, make_node, rebuild
 
 
-def _blocks(node) -> tuple | None:
+def conv_blocks(node, prefer_ic_bn: int = 0) -> tuple | None:
+    """(ic_bn, oc_bn) of a ``conv2d`` node with an OIHW kernel, None if it cannot be blocked.
+
+    The blocks are the node's ``config`` (``ic_bn``, ``oc_bn``) when it has
+    one, else the default x86 rule's; without a config, ``prefer_ic_bn``
+    (the block its data already has) replaces the rule's ``ic_bn`` when it
+    divides each group's input channels, so no transform is needed.
+    ``oc_bn`` is lowered to a divisor of each group's output channels.
+    """
     from graph.ops.nn import group_conv_blocks
 
     kernel = node.inputs[1]
-    blocks = group_conv_blocks(node.inputs[0].shape, kernel.shape, node.attrs)
+    oc, icg = kernel.shape[0], kernel.shape[1]
+    groups = node.attrs.get("groups", 1)
+    cfg = node.attrs.get("config")
+    if cfg is not None and cfg.template != "conv2d_NCHWc.x86":
+        return None  # choose_configs found it cannot be blocked: the direct template
+    if cfg is not None:
+        blocks = cfg["ic_bn"], cfg["oc_bn"]
+    else:
+        blocks = group_conv_blocks(node.inputs[0].shape, kernel.shape, node.attrs)
     if blocks is None:
         return None
     ic_bn, oc_bn = blocks
-    oc, icg = kernel.shape[0], kernel.shape[1]
-    groups = node.attrs.get("groups", 1)
+    if cfg is None and prefer_ic_bn and icg % prefer_ic_bn == 0:
+        ic_bn = prefer_ic_bn
     while oc_bn > 1 and (oc // groups) % oc_bn:
         oc_bn //= 2
     if oc_bn < 8 or icg % ic_bn:
@@ -57,7 +77,7 @@ def alter_conv_layout(graph: Graph) -> Graph:
             return None
         if ins[1].node is None or not ins[1].node.is_constant:
             return None
-        blocks = _blocks(node)
+        blocks = conv_blocks(node)
         if blocks is None:
             return None
         packed = make_node("pack_conv2d_kernel", [ins[1]], {"ic_bn": blocks[0], "oc_bn": blocks[1]},
@@ -83,7 +103,10 @@ def _pack_dense(node, ins):
     n, k = w.shape
     if ins[0].shape[0] <= 2 and w.nbytes > PACK_GEMV_MAX_BYTES:
         return None
-    bn = default_dense_pack_config(ins[0].shape[0], n, k)["bn"]
+    cfg = node.attrs.get("config")
+    if cfg is not None and cfg.template != "dense_pack.x86":
+        return None  # choose_configs chose the plain dense template
+    bn = cfg["bn"] if cfg is not None else default_dense_pack_config(ins[0].shape[0], n, k)["bn"]
     packed = make_node("pack_dense_weight", [w], {"bn": bn}, f"{node.name}_weight_packed")
     return make_node("dense", [ins[0], packed.output], {**node.attrs, "units": n}, node.name,
                      [v.name for v in node.outputs]).outputs

@@ -68,6 +68,7 @@ class PassStats:
     ops_after: int = 0
     nodes_before: int = 0
     nodes_after: int = 0
+    transforms: int = 0  # layout_transform nodes the pass added (negative: removed)
 
 
 @dataclass
@@ -112,6 +113,13 @@ class PassProfile:
             len(after),
             p.position,
         )
+        if after is not before:
+            self.stats[p.name].transforms += _count_op(after, "layout_transform") - _count_op(before, "layout_transform")
+
+    @property
+    def transforms_inserted(self) -> int:
+        """``layout_transform`` nodes the passes inserted, net, over all runs."""
+        return sum(s.transforms for s in self.stats.values())
 
     @property
     def total_time(self) -> float:
@@ -135,6 +143,9 @@ class PassProfile:
             )
         lines.append("-" * len(head))
         lines.append(f"{'':>6}  {'total':<{w}} {total:>9.4f}")
+        layout = [f"{name} {s.transforms:+d}" for name, s in sorted(self.stats.items(), key=_order) if s.transforms]
+        if layout:
+            lines.append(f"layout_transform nodes inserted: {', '.join(layout)} (net {self.transforms_inserted})")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -259,6 +270,11 @@ class PassDatabase:
 def _order(item) -> float:
     position = item[1].position
     return float("inf") if position is None else position
+
+
+def _count_op(graph: Graph, op: str) -> int:
+    """Nodes of ``op`` in ``graph``, inside fused groups too."""
+    return sum(_count_op(n.attrs["body"], op) if n.op == "fused" else n.op == op for n in graph.nodes)
 
 
 def _keys(names: Iterable[str] | str) -> frozenset:

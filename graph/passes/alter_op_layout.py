@@ -1,0 +1,272 @@
+"""alter_op_layout: keep activations in the blocked NCHW[x]c layout between convolutions.
+
+TVM's AlterOpLayout for x86.  A ``conv2d`` with a constant kernel that the
+x86 fast path can block becomes ``conv2d_NCHWc`` with a packed kernel and a
+blocked output ``[N, OC/oc_bn, OH, OW, oc_bn]``.  Its consumers then work on
+the blocked value where their meaning does not depend on the layout:
+
+* elementwise ops (relu, clip, ...) as they are;
+* broadcast binaries (add, multiply, ...): an operand of the same shape is
+  brought to the same block, a per-channel constant (``[C, 1, 1]``,
+  ``[1, C, 1, 1]``) is re-laid out to ``[1, C/b, 1, 1, b]`` here, in numpy;
+* ``pool2d`` and ``global_pool`` with ``layout="NCHWc"``;
+* ``concatenate`` along the channels when every input's channels are whole
+  blocks of one size;
+* a following ``conv2d_NCHWc`` takes the block as its ``ic_bn`` (unless the
+  node's config says otherwise).
+
+Everything else (reshape, flatten, softmax, dense, LRN, depthwise conv, a
+graph output ...) needs NCHW: a ``layout_transform`` node is inserted once
+per value (and where two block sizes meet), which fusion folds into the
+producing conv's output loop when it is that conv's only consumer::
+
+    before:  %c1 = conv2d(%x, %w1)  %r = relu(%c1)  %c2 = conv2d(%r, %w2)  %f = reshape(%c2)
+    after:   %c1 = conv2d_NCHWc(%x, pack(%w1))                 # [1, 2, 56, 56, 32]
+             %r  = relu(%c1)                                   # stays blocked
+             %c2 = conv2d_NCHWc(%r, pack(%w2))                 # ic_bn = 32: no transform
+             %t  = layout_transform(%c2, "NCHW32c", "NCHW")
+             %f  = reshape(%t)
+
+The first conv of a chain reads its NCHW input and packs it inside its
+kernel; the pass never converts a plain value only to feed a conv.  The
+pass profile counts the transforms as nodes after the pass; the helper
+:func:`count_transforms` counts them in any graph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graph.ir import Graph, Value, constant_node, copy_node, make_node
+from graph.ops import get_op
+from graph.ops.layout import blocked_layout
+from graph.ops.registry import ELEMWISE
+
+# Broadcast binaries that are elementwise once their operands share a layout.
+BINARY_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "prelu")
+POOL_OPS = ("pool2d", "global_pool")
+
+
+def count_transforms(graph: Graph) -> int:
+    """The ``layout_transform`` nodes of ``graph`` (inside fused groups too)."""
+    n = 0
+    for node in graph.nodes:
+        if node.op == "layout_transform":
+            n += 1
+        elif node.op == "fused":
+            n += count_transforms(node.attrs["body"])
+    return n
+
+
+class _Layouts:
+    """Old value -> new value, the block of each new blocked value, and the transforms made."""
+
+    def __init__(self, graph: Graph):
+        self.new: dict = {}
+        self.block: dict = {}  # id(new value) -> channels per block
+        self.cache: dict = {}  # (id(new value), layout) -> converted value
+        self.names = {v.name for n in graph.nodes for v in n.outputs} | {v.name for v in graph.inputs}
+        self.changed = False
+        self.wanted: set = set()  # ids of old values worth keeping blocked
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 0
+        while name in self.names:
+            k += 1
+            name = f"{base}_{k}"
+        self.names.add(name)
+        return name
+
+    def of(self, v: Value) -> Value:
+        return self.new.get(id(v), v)
+
+    def block_of(self, v: Value) -> int:
+        return self.block.get(id(v), 0)
+
+    def produce(self, node, block: int = 0) -> tuple:
+        """Record ``node`` as the new producer; its outputs are blocked by ``block`` (0: plain)."""
+        for v in node.outputs:
+            if block:
+                self.block[id(v)] = block
+        self.changed = True
+        return node.outputs
+
+    def to(self, v: Value, block: int) -> Value:
+        """``v`` (a new value) in layout NCHW (``block`` 0) or NCHW[block]c, converting once."""
+        have = self.block_of(v)
+        if have == block:
+            return v
+        key = (id(v), block)
+        if key not in self.cache:
+            src = blocked_layout(have) if have else "NCHW"
+            dst = blocked_layout(block) if block else "NCHW"
+            node = make_node(
+                "layout_transform", [v], {"src_layout": src, "dst_layout": dst}, self.fresh(f"{v.name}_{dst}")
+            )
+            self.produce(node, block)
+            self.cache[key] = node.output
+        return self.cache[key]
+
+    def constant(self, v: Value, block: int, channels: int) -> Value | None:
+        """A constant broadcast operand re-laid out for a ``[N, C/b, H, W, b]`` operand, or None."""
+        if v.size == 1 and len(v.shape) <= 5:
+            return v
+        shape = (1,) * (4 - len(v.shape)) + tuple(v.shape) if len(v.shape) <= 4 else None
+        if shape is None or shape[1] not in (1, channels):
+            return None
+        key = (id(v), block)
+        if key not in self.cache:
+            arr = np.asarray(v.node.attrs["value"]).reshape(shape)
+            a, c, h, w = shape
+            if c == 1:
+                arr = arr.reshape(a, 1, h, w, 1)
+            else:
+                arr = arr.reshape(a, c // block, block, h, w).transpose(0, 1, 3, 4, 2)
+            self.cache[key] = constant_node(
+                np.ascontiguousarray(arr), self.fresh(f"{v.name}_{blocked_layout(block)}")
+            ).output
+        return self.cache[key]
+
+
+def _convertible(node) -> bool:
+    """Whether ``node`` is a conv2d that becomes ``conv2d_NCHWc``."""
+    from graph.passes.alter_conv_layout import conv_blocks
+
+    if node.op != "conv2d" or len(node.inputs) != 2:
+        return False
+    kernel = node.inputs[1]
+    if len(kernel.shape) != 4 or kernel.node is None or not kernel.node.is_constant:
+        return False
+    if kernel.dtype != "float32" or node.inputs[0].dtype != "float32":
+        return False
+    return conv_blocks(node) is not None
+
+
+def _transparent(node) -> bool:
+    """Whether ``node`` may run on blocked values (given suitable shapes)."""
+    if len(node.outputs) != 1 or len(node.output.shape) != 4:
+        return False
+    if get_op(node.op).pattern == ELEMWISE and len(node.inputs) == 1:
+        return True
+    if node.op == "concatenate":
+        return node.attrs.get("axis", 0) in (1, -3)
+    return node.op in BINARY_OPS or node.op in POOL_OPS
+
+
+def _wanted(graph: Graph, convs: set) -> set:
+    """ids of the values worth keeping blocked: those that reach a converted conv's data
+    through ops that run on blocked values.  Elsewhere a blocked conv output goes back to
+    NCHW right away, which its kernel does for free (the transform fuses into it)."""
+    users = graph.consumers()
+    wanted: set = set()
+    for node in reversed(graph.nodes):
+        for v in node.outputs:
+            for user, k in users.get(id(v), ()):
+                if (id(user) in convs and k == 0) or (_transparent(user) and id(user.output) in wanted):
+                    wanted.add(id(v))
+                    break
+    return wanted
+
+
+def alter_op_layout(graph: Graph) -> Graph:
+    """Convert blockable convs to ``conv2d_NCHWc`` and propagate the blocked layout (module docstring)."""
+    convs = {id(n) for n in graph.nodes if _convertible(n)}
+    if not convs:
+        return graph
+    lay = _Layouts(graph)
+    lay.wanted = _wanted(graph, convs)
+    for node in graph.nodes:
+        if node.is_constant:
+            continue
+        ins = [lay.of(v) for v in node.inputs]
+        outs = _rewrite(node, ins, lay)
+        if outs is None:
+            ins = [lay.to(v, 0) for v in ins]
+            if all(a is b for a, b in zip(ins, node.inputs)):
+                continue
+            outs = copy_node(node, ins).outputs
+        for old, new in zip(node.outputs, outs):
+            lay.new[id(old)] = new
+    if not lay.changed:
+        return graph
+    outputs = [lay.to(lay.of(v), 0) for v in graph.outputs]
+    return Graph.from_outputs(graph.inputs, outputs, graph.name)
+
+
+def _rewrite(node, ins: list, lay: _Layouts) -> tuple | None:
+    """The blocked form of ``node`` (new output values), or None to run it in NCHW."""
+    if node.op == "conv2d":
+        return _conv(node, ins, lay)
+    blocked = [lay.block_of(v) for v in ins if lay.block_of(v)]
+    if not blocked or not _transparent(node) or id(node.output) not in lay.wanted:
+        return None
+    pattern = get_op(node.op).pattern
+    if pattern == ELEMWISE and len(ins) == 1:
+        return lay.produce(make_node(node.op, ins, node.attrs, node.name, [node.output.name]), blocked[0])
+    if node.op in BINARY_OPS:
+        return _binary(node, ins, lay, blocked[0])
+    if node.op in POOL_OPS and node.attrs.get("layout", "NCHW") == "NCHW":
+        attrs = {**node.attrs, "layout": "NCHWc"}
+        return lay.produce(make_node(node.op, ins, attrs, node.name, [node.output.name]), blocked[0])
+    if node.op == "concatenate" and node.attrs.get("axis", 0) in (1, -3):
+        return _concat(node, ins, lay, blocked)
+    return None
+
+
+def _binary(node, ins: list, lay: _Layouts, block: int) -> tuple | None:
+    """Blocked operands (brought to one block) and constants re-laid out; None when an
+    operand is a plain activation: the op then runs in NCHW rather than convert it."""
+    channels = node.output.shape[1]
+    new = []
+    for old, v in zip(node.inputs, ins):
+        if lay.block_of(v):
+            new.append(lay.to(v, block))
+            continue
+        if old.node is None or not old.node.is_constant:
+            return None
+        c = lay.constant(old, block, channels)
+        if c is None:
+            return None
+        new.append(c)
+    return lay.produce(make_node(node.op, new, node.attrs, node.name, [node.output.name]), block)
+
+
+def _concat(node, ins: list, lay: _Layouts, blocked: list) -> tuple | None:
+    """Concatenate blocked inputs along the block axis: the most common block that
+    divides every input's channels (the others are converted), else None."""
+    if any(len(v.shape) != 4 for v in node.inputs):
+        return None
+    fits = [b for b in blocked if all(v.shape[1] % b == 0 for v in node.inputs)]
+    if not fits or len(blocked) != len(ins):
+        return None
+    block = max(sorted(set(fits), reverse=True), key=fits.count)
+    new = [lay.to(v, block) for v in ins]
+    return lay.produce(
+        make_node("concatenate", new, {**node.attrs, "axis": 1}, node.name, [node.output.name]), block
+    )
+
+
+def _conv(node, ins: list, lay: _Layouts) -> tuple | None:
+    """``conv2d`` -> ``conv2d_NCHWc`` with a packed kernel, when the x86 fast path can block it."""
+    from graph.passes.alter_conv_layout import conv_blocks
+
+    if not _convertible(node):
+        return None
+    kernel = node.inputs[1]
+    have = lay.block_of(ins[0])
+    blocks = conv_blocks(node, prefer_ic_bn=have)
+    if blocks is None:
+        return None
+    ic_bn, oc_bn = blocks
+    data = lay.to(ins[0], ic_bn) if have else ins[0]
+    packed = make_node(
+        "pack_conv2d_kernel",
+        [kernel],
+        {"ic_bn": ic_bn, "oc_bn": oc_bn},
+        lay.fresh(f"{node.name}_kernel_packed"),
+    )
+    attrs = dict(node.attrs)
+    if attrs.get("config") is not None:
+        attrs["config"] = attrs["config"].with_values(ic_bn=ic_bn, oc_bn=oc_bn)
+    conv = make_node("conv2d_NCHWc", [data, packed.output], attrs, node.name, [node.output.name])
+    return lay.produce(conv, oc_bn)

@@ -1,0 +1,261 @@
+"""alter_op_layout: activations stay NCHW[x]c between convolutions (TVM's AlterOpLayout).
+
+Hand-built graphs: how many ``layout_transform`` nodes the pass inserts, where
+the blocked layout reaches, and the values against the reference interpreter
+on the original graph (numpy twins); one build runs the compiled kernels.
+"""
+
+import numpy as np
+import pytest
+
+import graph
+from graph.interpreter import interpret
+from graph.ir import GraphBuilder
+from graph.ops.layout import block_array, unblock_array, unpack_kernel_array
+from graph.passes import PassProfile, optimize
+from graph.passes.alter_op_layout import alter_op_layout, count_transforms
+from topi.x86.conv2d import pack_kernel_numpy
+
+RNG = np.random.default_rng(11)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype("float32")
+
+
+def conv(b, x, oc, k=3, name="conv", **attrs):
+    ic = x.shape[1] // attrs.get("groups", 1)
+    pad = k // 2
+    attrs.setdefault("padding", (pad, pad, pad, pad))
+    w = b.const(rand(oc, ic, k, k) * 0.2, f"{name}_w")
+    bias = b.const(rand(oc, 1, 1), f"{name}_b")
+    return b.op("add", b.op("conv2d", x, w, name=name, **attrs), bias)
+
+
+def laid_out(g):
+    """Run the pass table up to (not including) fusion; return the graph and its profile."""
+    profile = PassProfile()
+    return optimize(g, exclude=("fusion",), profile=profile), profile
+
+
+def check_values(before, after, rtol=1e-4, atol=1e-4):
+    feed = {v.name: rand(*v.shape) for v in before.inputs}
+    for want, got in zip(interpret(before, feed), interpret(after, feed)):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+def ops(g) -> list:
+    return [n.op for n in g.nodes if not n.is_constant]
+
+
+def blocked_inputs(g, op: str) -> list:
+    """Ranks of the first input of each ``op`` node."""
+    return [len(n.inputs[0].shape) for n in g.nodes if n.op == op]
+
+
+# ------------------------------------------------------------------ hand-built graphs
+def test_conv_relu_conv_passes_blocked_activations():
+    b = GraphBuilder()
+    x = b.input("x", (1, 16, 10, 10))
+    y = conv(b, b.op("relu", conv(b, x, 32, name="c1")), 32, name="c2")
+    g = b.finish(y)
+    out, profile = laid_out(g)
+    assert ops(out).count("conv2d_NCHWc") == 2 and "conv2d" not in ops(out)
+    assert blocked_inputs(out, "conv2d_NCHWc") == [4, 5]  # the first packs its NCHW input itself
+    assert count_transforms(out) == 1  # only the graph output goes back to NCHW
+    assert profile.transforms_inserted == 1
+    assert "layout_transform nodes inserted: alter_op_layout +1" in profile.report()
+    check_values(g, out)
+
+
+def test_residual_add_and_relu_stay_blocked():
+    b = GraphBuilder()
+    x = b.input("x", (1, 32, 8, 8))
+    h = b.op("relu", conv(b, x, 32, name="c1"))
+    r = b.op("relu", b.op("add", conv(b, h, 32, name="c2"), h))
+    y = conv(b, r, 32, name="c3")
+    g = b.finish(y)
+    out, _ = laid_out(g)
+    assert count_transforms(out) == 1
+    assert blocked_inputs(out, "conv2d_NCHWc") == [4, 5, 5]
+    adds = [n for n in out.nodes if n.op == "add"]
+    assert [len(n.output.shape) for n in adds] == [5, 5, 5, 4]  # the last bias runs after the exit
+    # the per-channel bias [C, 1, 1] became a [1, C/b, 1, 1, b] constant
+    assert len(adds[0].inputs[1].shape) == 5 and adds[0].inputs[1].node.is_constant
+    check_values(g, out)
+
+
+def test_a_residual_from_a_plain_value_runs_in_nchw():
+    """Converting the plain operand would cost a pass; the conv's exit to NCHW is free (fused)."""
+    b = GraphBuilder()
+    x = b.input("x", (1, 32, 8, 8))
+    y = conv(b, b.op("add", conv(b, x, 32, name="c1"), x), 32, name="c2")
+    g = b.finish(y)
+    out, _ = laid_out(g)
+    (residual,) = [n for n in out.nodes if n.op == "add" and x in n.inputs]
+    assert len(residual.output.shape) == 4
+    assert count_transforms(out) == 2 and blocked_inputs(out, "conv2d_NCHWc") == [4, 4]
+    check_values(g, out)
+
+
+def test_values_that_reach_no_blocked_conv_go_back_to_nchw_at_once():
+    b = GraphBuilder()
+    x = b.input("x", (1, 8, 6, 6))
+    y = b.op(
+        "pool2d", b.op("relu", conv(b, x, 32, name="c1")), pool_type="max", kernel=(2, 2), strides=(2, 2)
+    )
+    g = b.finish(y)
+    out, _ = laid_out(g)
+    (t,) = [n for n in out.nodes if n.op == "layout_transform"]
+    assert t.inputs[0].node.op == "conv2d_NCHWc"  # bias and relu run after it, in NCHW
+    assert "layout" not in next(n for n in out.nodes if n.op == "pool2d").attrs
+    check_values(g, out)
+
+
+def test_conv_maxpool_conv():
+    b = GraphBuilder()
+    x = b.input("x", (1, 8, 12, 12))
+    p = b.op(
+        "pool2d",
+        b.op("relu", conv(b, x, 32, name="c1")),
+        pool_type="max",
+        kernel=(3, 3),
+        strides=(2, 2),
+        padding=(1, 1, 1, 1),
+    )
+    a = b.op("pool2d", conv(b, p, 32, name="c2"), pool_type="avg", kernel=(2, 2), strides=(2, 2))
+    s = b.op("global_pool", a, pool_type="avg")
+    se = b.op("multiply", conv(b, a, 32, k=1, name="c3"), b.op("sigmoid", conv(b, s, 32, k=1, name="se")))
+    g = b.finish(conv(b, se, 16, k=1, name="c4"))
+    out, _ = laid_out(g)
+    pools = [n for n in out.nodes if n.op in ("pool2d", "global_pool")]
+    assert [n.attrs["layout"] for n in pools] == ["NCHWc"] * 3
+    assert blocked_inputs(out, "conv2d_NCHWc") == [4, 5, 5, 5, 5]
+    assert count_transforms(out) == 1
+    check_values(g, out)
+
+
+def test_concat_of_two_convs_stays_blocked():
+    b = GraphBuilder()
+    x = b.input("x", (1, 16, 8, 8))
+    cat = b.op("concatenate", conv(b, x, 32, k=1, name="c1"), conv(b, x, 64, name="c2"), axis=1)
+    y = conv(b, b.op("relu", cat), 32, name="c3")
+    g = b.finish(y)
+    out, _ = laid_out(g)
+    (cat_node,) = [n for n in out.nodes if n.op == "concatenate"]
+    assert cat_node.output.shape == (1, 3, 8, 8, 32)
+    assert blocked_inputs(out, "conv2d_NCHWc") == [4, 4, 5]
+    assert count_transforms(out) == 1
+    check_values(g, out)
+
+
+def test_concat_with_different_blocks_converts_to_the_common_one():
+    b = GraphBuilder()
+    x = b.input("x", (1, 16, 8, 8))
+    c48 = conv(b, x, 48, k=1, name="c48")  # 48 channels: oc_bn 16
+    c64 = conv(b, x, 64, k=1, name="c64")  # oc_bn 32
+    c96 = conv(b, x, 96, k=1, name="c96")  # oc_bn 32
+    y = conv(b, b.op("concatenate", c64, c48, c96, axis=1), 16, k=1, name="c")
+    g = b.finish(y)
+    out, _ = laid_out(g)
+    (cat_node,) = [n for n in out.nodes if n.op == "concatenate"]
+    assert cat_node.output.shape[-1] == 16  # 48 does not split into 32s: all go to 16
+    transforms = [n for n in out.nodes if n.op == "layout_transform"]
+    assert sorted((n.attrs["src_layout"], n.attrs["dst_layout"]) for n in transforms) == [
+        ("NCHW16c", "NCHW"),
+        ("NCHW32c", "NCHW16c"),
+        ("NCHW32c", "NCHW16c"),
+    ]
+    check_values(g, out)
+
+
+def test_mismatched_block_sizes_insert_one_transform():
+    """A grouped conv whose groups hold 16 channels cannot take 32-channel blocks."""
+    b = GraphBuilder()
+    x = b.input("x", (1, 16, 8, 8))
+    h = b.op("relu", conv(b, x, 64, name="c1"))  # NCHW32c
+    y = conv(b, h, 32, k=1, name="g2", groups=4)  # 16 input channels per group
+    g = b.finish(y)
+    out, _ = laid_out(g)
+    transforms = [
+        (n.attrs["src_layout"], n.attrs["dst_layout"]) for n in out.nodes if n.op == "layout_transform"
+    ]
+    assert transforms == [("NCHW32c", "NCHW16c"), ("NCHW8c", "NCHW")]
+    check_values(g, out)
+
+
+def test_conv_flatten_dense_goes_back_to_nchw_before_the_reshape():
+    b = GraphBuilder()
+    x = b.input("x", (1, 8, 6, 6))
+    h = b.op("relu", conv(b, x, 32, name="c1"))
+    f = b.op("reshape", h, newshape=(1, 32 * 36))
+    y = b.op("softmax", b.op("dense", f, b.const(rand(10, 32 * 36) * 0.05, "fc")), axis=-1)
+    g = b.finish(y)
+    out, _ = laid_out(g)
+    (t,) = [n for n in out.nodes if n.op == "layout_transform"]
+    assert (t.attrs["src_layout"], t.attrs["dst_layout"]) == ("NCHW32c", "NCHW")
+    assert t.inputs[0].node.op == "conv2d_NCHWc"  # bias and relu run in NCHW, fused after the exit
+    check_values(g, out)
+
+
+def test_layout_bound_ops_and_outputs_read_nchw():
+    b = GraphBuilder()
+    x = b.input("x", (1, 8, 6, 6))
+    h = conv(b, x, 16, name="c1")
+    n = b.op("lrn", h, size=3)
+    d = b.op("depthwise_conv2d", h, b.const(rand(16, 1, 3, 3), "dw"), padding=(1, 1, 1, 1))
+    g = b.finish([n, d, h])
+    out, _ = laid_out(g)
+    assert count_transforms(out) == 1  # one conversion of h serves lrn, the depthwise conv and the output
+    check_values(g, out)
+
+
+def test_excluding_the_pass_keeps_nchw_and_the_pass_is_idempotent():
+    b = GraphBuilder()
+    x = b.input("x", (1, 16, 6, 6))
+    g = b.finish(conv(b, b.op("relu", conv(b, x, 32, name="c1")), 32, name="c2"))
+    plain = optimize(g, exclude=("fusion", "alter_op_layout"))
+    assert "conv2d_NCHWc" not in ops(plain) and count_transforms(plain) == 0
+    once = alter_op_layout(g)
+    assert alter_op_layout(once) is once
+    no_conv = GraphBuilder()
+    y = no_conv.op("relu", no_conv.input("x", (1, 4, 3, 3)))
+    g2 = no_conv.finish(y)
+    assert alter_op_layout(g2) is g2
+
+
+# ------------------------------------------------------------------ helpers and the built kernels
+def test_layout_helpers_round_trip():
+    x = rand(2, 64, 3, 5)
+    assert np.array_equal(unblock_array(block_array(x, 16)), x)
+    k = rand(64, 32, 3, 3)
+    assert np.array_equal(unpack_kernel_array(pack_kernel_numpy(k, 8, 16)), k)
+
+
+@pytest.mark.parametrize("shape", [(1, 16, 13, 13), (2, 32, 7, 9)])
+def test_built_blocked_network_matches_the_interpreter(shape, tmp_path, monkeypatch):
+    """Compiled: blocked 3x3 (columns padded to the register tile), 1x1 stride 2, residual, pool,
+    concat and an NCHW exit fused into the last conv; shapes that do not divide the tiles."""
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    b = GraphBuilder()
+    x = b.input("x", shape)
+    h = b.op("relu", conv(b, x, 32, name="c1"))
+    r = b.op("relu", b.op("add", conv(b, h, 32, name="c2"), h))
+    p = b.op("pool2d", r, pool_type="max", kernel=(3, 3), strides=(2, 2), ceil_mode=True)
+    s = conv(b, p, 32, k=1, name="c3", strides=(2, 2), padding=(0, 0, 0, 0))
+    cat = b.op("concatenate", conv(b, p, 32, k=1, name="c4"), conv(b, p, 32, name="c5"), axis=1)
+    y = b.op("relu", conv(b, cat, 16, name="c6"))
+    g = b.finish([y, s])
+    profile = PassProfile()
+    lib = graph.build(g, profile=profile)
+    assert count_transforms(lib.graph) == 2 and profile.transforms_inserted == 2
+    # the exit of c6 to NCHW runs in c6's kernel, its bias and relu after it
+    bodies = [
+        [m.op for m in n.attrs["body"].nodes if not m.is_constant] for n in lib.graph.nodes if n.op == "fused"
+    ]
+    assert ["conv2d_NCHWc", "layout_transform", "add", "relu"] in bodies
+    feed = {"x": rand(*shape)}
+    m = lib.create_executor()
+    m.run(**feed)
+    for k, want in enumerate(interpret(g, feed)):
+        np.testing.assert_allclose(m.get_output(k), want, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,131 @@
+"""x86 conv2d between blocked activations: NCHW[x]c in, NCHW[y]c out (TVM's ``conv2d_NCHWc``).
+
+The graph layout pass (``graph.passes.alter_op_layout``) keeps activations
+in the blocked layout between convolutions.  This compute takes the data
+either already blocked (5-D ``[N, IC/ic_bn, H, W, ic_bn]``: only padded, no
+re-layout) or plain NCHW (4-D: packed block by block inside the kernel, as
+:func:`topi.x86.conv2d.conv2d_nchw_x86` does), a pre-packed 6-D kernel, and
+returns the blocked output ``[N, OC/oc_bn, OH, OW, oc_bn]``::
+
+    data_pad[n, cc, y, x, ci] = inside ? data[n, cc, y - top, x - left, ci] : 0   // 5-D input
+    conv[n, oc, y, x, ob]    += data_pad[n, ico, y*sh + kh*dh, x*sw + kw*dw, ici]
+                                * kernel[oc, ico, kh, kw, ici, ob]
+
+Its schedule is :func:`topi.x86.conv2d.schedule_conv2d_NCHWc` (the register
+tile of ``ow_bn`` columns x ``oc_bn`` channels, epilogue fused into the
+output loop; a 4-D epilogue that unpacks to NCHW is fused the same way).
+"""
+
+from __future__ import annotations
+
+import te
+from topi import tag
+from topi.config import Config
+from topi.nn.conv2d import group_conv2d_nchw, nchwc_conv
+from topi.utils import get_const_tuple
+from topi.x86.conv2d import PACK, default_conv2d_config, pack_data
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def pad_blocked(data, pads: tuple, width: int):
+    """``data_pad[n, cc, y, x, ci]``: the blocked data zero-padded in H and W (to ``width`` columns)."""
+    n, icc, h, w, ic_bn = get_const_tuple(data.shape)
+    top, left, bottom, _ = pads
+    zero = te.const(0.0, data.dtype)
+
+    def body(b, cc, y, x, ci):
+        inside = te.all(y >= top, y < top + h, x >= left, x < left + w)
+        return te.if_then_else(inside, data[b, cc, y - top, x - left, ci], zero)
+
+    return te.compute((n, icc, h + top + bottom, width, ic_bn), body, name="data_pad", tag=PACK)
+
+
+def plain_shapes(dshape: tuple, kshape: tuple) -> tuple:
+    """The NCHW data and OIHW kernel shapes that a blocked (data, kernel) pair stands for."""
+    occ, icc, kh, kw, ic_bn, oc_bn = kshape
+    if len(dshape) == 5:
+        n, dcc, h, w, dbn = dshape
+        dshape = (n, dcc * dbn, h, w)
+    return tuple(dshape), (occ * oc_bn, icc * ic_bn, kh, kw)
+
+
+def conv2d_NCHWc_x86(
+    data, kernel, stride, padding, dilation, cfg: Config | None = None, groups: int = 1, out_dtype=None
+):
+    """Blocked conv: NCHW or NCHW[ic_bn]c data, packed kernel, NCHW[oc_bn]c output.
+
+    Parameters
+    ----------
+    data : te.Tensor
+        ``[N, IC/ic_bn, H, W, ic_bn]`` (its block must be the kernel's ``ic_bn``)
+        or ``[N, IC, H, W]`` (packed inside the kernel).
+    kernel : te.Tensor
+        ``[OC/oc_bn, IC/groups/ic_bn, KH, KW, ic_bn, oc_bn]``
+        (see :func:`topi.x86.conv2d.pack_kernel_numpy`).
+    stride, padding, dilation
+        As in :func:`topi.nn.conv2d_nchw`.
+    cfg : Config, optional
+        ``ow_bn``, ``pad_ow``, ``unroll_kw`` (default: the NCHW workload's
+        :func:`topi.x86.conv2d.default_conv2d_config`); the blocks are the kernel's.
+    groups : int
+        Grouped convolution; a group's channels must be whole blocks.
+
+    Returns
+    -------
+    te.Tensor
+        ``[N, OC/oc_bn, OH, OW, oc_bn]``: the ``conv2d_NCHWc`` stage, or a
+        crop of it (tag ``injective``) when the columns were padded up to
+        a multiple of ``ow_bn``.
+    """
+    dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
+    if len(kshape) != 6 or len(dshape) not in (4, 5):
+        raise ValueError(f"conv2d_NCHWc_x86: data {dshape} must be 4-D or 5-D and kernel {kshape} 6-D")
+    occ, _, _, kw, ic_bn, oc_bn = kshape
+    if len(dshape) == 5 and dshape[4] != ic_bn:
+        raise ValueError(
+            f"conv2d_NCHWc_x86: data {dshape} is blocked by {dshape[4]} but kernel {kshape} "
+            f"expects input blocks of {ic_bn}; insert a layout_transform"
+        )
+    plain_d, plain_k = plain_shapes(dshape, kshape)
+    probe = group_conv2d_nchw(
+        te.placeholder(plain_d, data.dtype),
+        te.placeholder(plain_k, kernel.dtype),
+        stride,
+        padding,
+        dilation,
+        groups,
+        out_dtype,
+    )  # validates, gives the workload
+    wl = probe.op.attrs["workload"]
+    cfg = (cfg or default_conv2d_config(wl)).with_values(ic_bn=ic_bn, oc_bn=oc_bn)
+    st, pads, dil = wl[3], wl[4], wl[5]
+    n, _, oh, ow = get_const_tuple(probe.shape)
+    owp = _ceil(ow, cfg["ow_bn"]) * cfg["ow_bn"]
+    width = max(plain_d[3] + pads[1] + pads[3], (owp - 1) * st[1] + (kw - 1) * dil[1] + 1)
+    if len(dshape) == 4:
+        dvec = pack_data(data, ic_bn, pads, width)
+    elif any(pads) or width > dshape[3]:
+        dvec = pad_blocked(data, pads, width)
+    else:
+        dvec = data
+    conv = nchwc_conv(
+        dvec,
+        kernel,
+        (oh, owp),
+        st,
+        dil,
+        out_dtype or data.dtype,
+        attrs={"workload": wl, "config": cfg},
+        groups=groups,
+    )
+    if owp == ow:
+        return conv
+    return te.compute(
+        (n, occ, oh, ow, oc_bn),
+        lambda b, c, y, x, cb: conv[b, c, y, x, cb],
+        name="conv2d_NCHWc_crop",
+        tag=tag.INJECTIVE,
+    )
