@@ -18,84 +18,15 @@ import operator
 
 from te import dtype as dt
 from te import expr as E
+from te.bounds import Bounds, const_bounds, opt, scale_bounds
 from te.visitor import post_order, structural_key
 
-Bounds = tuple  # (lo | None, hi | None)
-
-
-# constant bounds ------------------------------------------------------------
-def const_bounds(e: E.Expr, ranges: dict | None = None) -> Bounds:
-    """Inclusive constant bounds of an integer expression (``None`` = unknown)."""
-    ranges = ranges or {}
-    if isinstance(e, E.IntImm):
-        return (e.value, e.value)
-    if isinstance(e, E.Var):
-        return ranges.get(e, (None, None))
-    if isinstance(e, E.Cast) and dt.is_int(e.value.dtype):
-        return const_bounds(e.value, ranges)
-    if isinstance(e, (E.Add, E.Sub, E.Mul, E.Min, E.Max)):
-        a, b = const_bounds(e.a, ranges), const_bounds(e.b, ranges)
-        if isinstance(e, E.Add):
-            return (_opt(operator.add, a[0], b[0]), _opt(operator.add, a[1], b[1]))
-        if isinstance(e, E.Sub):
-            return (_opt(operator.sub, a[0], b[1]), _opt(operator.sub, a[1], b[0]))
-        if isinstance(e, E.Min):
-            return (_opt(min, a[0], b[0]), _min_none(a[1], b[1]))
-        if isinstance(e, E.Max):
-            return (_max_none(a[0], b[0]), _opt(max, a[1], b[1]))
-        if None in a or None in b:
-            if b[0] is not None and b[0] == b[1]:
-                c = b[0]
-                return _scale(a, c)
-            if a[0] is not None and a[0] == a[1]:
-                return _scale(b, a[0])
-            if a[0] is not None and b[0] is not None and a[0] >= 0 and b[0] >= 0:
-                return (a[0] * b[0], None)
-            return (None, None)
-        prods = [x * y for x in a for y in b]
-        return (min(prods), max(prods))
-    if isinstance(e, (E.FloorDiv, E.FloorMod, E.Div, E.Mod)):
-        b = const_bounds(e.b, ranges)
-        if b[0] is None or b[0] != b[1] or b[0] <= 0:
-            return (None, None)
-        c = b[0]
-        a = const_bounds(e.a, ranges)
-        if isinstance(e, (E.FloorDiv, E.Div)):
-            if isinstance(e, E.Div) and (a[0] is None or a[0] < 0):
-                return (None, None)
-            return (None if a[0] is None else a[0] // c, None if a[1] is None else a[1] // c)
-        if isinstance(e, E.Mod) and (a[0] is None or a[0] < 0):
-            return (None, None)
-        if a[0] is not None and a[1] is not None and a[0] // c == a[1] // c:
-            return (a[0] % c, a[1] % c)
-        return (0, c - 1)
-    if isinstance(e, E.Select):
-        t, f = const_bounds(e.true_value, ranges), const_bounds(e.false_value, ranges)
-        return (_opt(min, t[0], f[0]), _opt(max, t[1], f[1]))
-    return (None, None)
+__all__ = ["simplify", "can_prove", "const_bounds", "upper_key", "Linear", "linear"]
 
 
 def upper_key(v: E.Var) -> tuple:
     """The ``ranges`` key of ``v``'s symbolic inclusive upper bound (an expression)."""
     return ("upper", v)
-
-
-def _opt(fn, x, y):
-    return None if x is None or y is None else fn(x, y)
-
-
-def _min_none(x, y):
-    return y if x is None else x if y is None else min(x, y)
-
-
-def _max_none(x, y):
-    return y if x is None else x if y is None else max(x, y)
-
-
-def _scale(a: Bounds, c: int) -> Bounds:
-    lo = None if a[0] is None else a[0] * c
-    hi = None if a[1] is None else a[1] * c
-    return (lo, hi) if c >= 0 else (hi, lo)
 
 
 def can_prove(cond: E.Expr, ranges: dict | None = None) -> bool:
@@ -176,9 +107,9 @@ class Linear:
             if id(t) in paired:
                 b = paired[id(t)]
             else:
-                b = _scale(const_bounds(t, ranges), c)
-            lo = _opt(operator.add, lo, b[0])
-            hi = _opt(operator.add, hi, b[1])
+                b = scale_bounds(const_bounds(t, ranges), c)
+            lo = opt(operator.add, lo, b[0])
+            hi = opt(operator.add, hi, b[1])
         if (lo is None or hi is None) and ranges:
             lo = lo if lo is not None else _symbolic_bound(self, ranges, upper=False)
             hi = hi if hi is not None else _symbolic_bound(self, ranges, upper=True)
@@ -203,7 +134,7 @@ def _paired_divs(items: list) -> dict:
                 continue
             d, q = diff.const, t.b.value
             lo, hi = d // q, (d + q - 1) // q
-            out[id(t)] = _scale((lo, hi), c)
+            out[id(t)] = scale_bounds((lo, hi), c)
             out[id(u)] = (0, 0)
     return out
 
@@ -239,9 +170,9 @@ def _symbolic_bound(lin: "Linear", ranges: dict, upper: bool):
         items = out.items()
         paired = _paired_divs(items)
         for t, c in items:
-            b = paired[id(t)] if id(t) in paired else _scale(const_bounds(t, ranges), c)
-            lo = _opt(operator.add, lo, b[0])
-            hi = _opt(operator.add, hi, b[1])
+            b = paired[id(t)] if id(t) in paired else scale_bounds(const_bounds(t, ranges), c)
+            lo = opt(operator.add, lo, b[0])
+            hi = opt(operator.add, hi, b[1])
         side = hi if upper else lo
         if side is not None:
             return side

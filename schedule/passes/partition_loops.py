@@ -160,14 +160,17 @@ class _Partition:
         tail_ext = simplify(s.extent - m, self.ranges)
         if isinstance(tail_ext, E.IntImm) and tail_ext.value <= 0:
             return main
-        if self.in_tail and not any_pays and not _is_dead(tail_body, self.ranges):
-            return None  # a second copy inside a tail does not pay: keep the guard
         tail_var = E.Var(v.name, v.dtype)
-        lo = const_bounds(simplify(s.min + m, self.ranges), self.ranges)[0]
-        self.ranges[tail_var] = (lo, self.ranges.get(v, (None, None))[1])
+        tail_min = simplify(s.min + m, self.ranges)
+        self.ranges[tail_var] = (const_bounds(tail_min, self.ranges)[0],
+                                 const_bounds(simplify(s.min + s.extent - 1, self.ranges), self.ranges)[1])
         tail_body = S.map_stmt_exprs(tail_body, lambda e: _subst(e, v, tail_var))
+        if _is_dead(tail_body, self.ranges):
+            return main  # every loop of the tail is empty
+        if self.in_tail and not any_pays:
+            return None  # a second copy inside a tail does not pay: keep the guard
         was, self.in_tail = self.in_tail, True
-        tail = S.For(tail_var, simplify(s.min + m, self.ranges), tail_ext, s.kind,
+        tail = S.For(tail_var, tail_min, tail_ext, s.kind,
                      self.visit(tail_body), s.pragmas)
         self.in_tail = was
         return S.seq(main, tail)
@@ -177,8 +180,14 @@ def _is_dead(s: S.Stmt, ranges: dict) -> bool:
     """True if ``s`` does nothing once its decided guards are folded away."""
     from schedule.passes.simplify_stmt import simplify_stmt
 
-    out = simplify_stmt(s, {"ranges": ranges})
-    return isinstance(out, S.Block) and not out.stmts
+    effects: list = []
+
+    def grab(x):
+        if isinstance(x, (S.Store, S.Provide, S.Evaluate)):
+            effects.append(x)
+
+    S.walk_stmt(simplify_stmt(s, {"ranges": ranges}), grab)
+    return not effects
 
 
 def _subst(e, v, nv):

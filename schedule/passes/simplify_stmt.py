@@ -6,8 +6,9 @@
       A[((i*8) + j) + 4] = 0f         ->
     }
 
-Loops of extent 1 are replaced by their body; loops of extent <= 0 and
-branches whose condition is decided are removed.
+Loops of extent 1 are replaced by their body; loops whose extent is <= 0
+under the enclosing loops' ranges and branches whose condition is decided
+are removed.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class _Simplify:
         if isinstance(s, S.For):
             lo, ext = self.fexpr(s.min), self.fexpr(s.extent)
             if isinstance(ext, E.IntImm) and ext.value <= 0:
+                return S.Block(())
+            most = const_bounds(ext, self.ranges)[1]
+            if most is not None and most <= 0:  # empty for every value of the enclosing loops
                 return S.Block(())
             if isinstance(ext, E.IntImm) and ext.value == 1:
                 return self.visit(_substitute_stmt(s.body, {s.loop_var: lo}))
