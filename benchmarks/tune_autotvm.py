@@ -88,6 +88,25 @@ def conv3x3(C, H, W, F):
 
 
 TASKS = {"gemm": ("bench/gemm", (512, 512, 512)), "conv": ("bench/conv3x3", (64, 56, 56, 64))}
+RESNET = {  # topi's blocked conv template on ResNet-50's 3x3 layers: (C, H) -> C->C 3x3 pad 1 at HxH
+    "r64": (64, 56),
+    "r128": (128, 28),
+    "r256": (256, 14),
+    "r512": (512, 7),
+}
+
+
+def task_args(name: str) -> tuple:
+    if name in TASKS:
+        return TASKS[name]
+    import topi.x86.templates  # noqa: F401  (registers conv2d_NCHWc.x86)
+    from topi.x86.conv2d import conv2d_workload
+
+    c, h = RESNET[name]
+    wl = conv2d_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    return wl[0], wl[1:]
+
+
 TUNERS = {
     "xgb": lambda t, seed: autotvm.tuner.XGBTuner(t, plan_size=16, seed=seed),
     "xgb-reg": lambda t, seed: autotvm.tuner.XGBTuner(t, plan_size=16, loss_type="reg", seed=seed),
@@ -110,13 +129,13 @@ def run_one(task, tuner_name: str, seed: int, trials: int, measure) -> dict:
         "default": curve[0],
         "per_trial": wall / max(len(curve), 1),
         "search_share": tuner.stats["search_s"] / max(wall, 1e-9),
-        "errors": sum(1 for _, r in mon.records if r.error_no),
+        "errors": sorted(autotvm.MeasureErrorNo(r.error_no).name for _, r in mon.records if r.error_no),
     }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", default="gemm,conv")
+    ap.add_argument("--tasks", default="gemm,conv", help=f"of {sorted(TASKS) + sorted(RESNET)}")
     ap.add_argument("--tuners", default="xgb,random")
     ap.add_argument("--trials", type=int, default=64)
     ap.add_argument("--seeds", default="0")
@@ -127,9 +146,9 @@ def main(argv=None) -> int:
         runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20),
     )
     for name in args.tasks.split(","):
-        tname, targs = TASKS[name]
+        tname, targs = task_args(name)
         task = autotvm.task.create(tname, targs, target="llvm")
-        print(f"== {name} {targs}: {len(task.config_space)} configs, {task.flop / 1e9:.2f} GFLOP", flush=True)
+        print(f"== {name}: {len(task.config_space)} configs, {task.flop / 1e9:.2f} GFLOP", flush=True)
         runs = []
         for tuner_name in args.tuners.split(","):
             for seed in map(int, args.seeds.split(",")):

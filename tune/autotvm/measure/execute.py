@@ -84,6 +84,13 @@ def compile_object(sch, args, name: str, lowered=None, target=None) -> dict:
     return {"obj": obj, "symbol": symbol, "specs": specs, "name": name, "kernel": None}
 
 
+def prepare_template(task) -> None:
+    """Import the module of ``task``'s template in this worker (before any timed build)."""
+    from tune.autotvm.task import lookup
+
+    lookup(task.name, task.module)
+
+
 def build_candidate(payload: dict) -> dict:
     """Instantiate ``payload["task"]`` with ``payload["config"]`` and compile it (in a builder worker)."""
     from tune.autotvm.errors import TuneError

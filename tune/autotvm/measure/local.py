@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from tune.autotvm.measure.measure import BuildResult, MeasureErrorNo, MeasureResult, error_result
-from tune.autotvm.measure.worker import Worker
+from tune.autotvm.measure.worker import STARTUP_TIMEOUT, Worker
 
 _EXEC = "tune.autotvm.measure.execute"
 
@@ -38,7 +38,21 @@ class LocalBuilder:
         self._refs: dict = {}
 
     def set_task(self, task) -> None:
+        """Start the workers and import the task's template in each (outside any build's timeout)."""
         self.task = task
+        if task.module in (None, "__main__"):
+            return
+
+        def prepare(_):
+            worker = self._idle.get()
+            try:
+                worker.call(f"{_EXEC}:prepare_template", task, STARTUP_TIMEOUT)
+            except RuntimeError:
+                pass  # reported by the first build
+            finally:
+                self._idle.put(worker)
+
+        list(self._pool.map(prepare, range(self.n_parallel)))
 
     def build(self, measure_inputs: list) -> list[BuildResult]:
         return list(self._pool.map(self._build_one, measure_inputs))
