@@ -125,3 +125,22 @@ def test_shape_solver_binds_several_entries():
     assert bound == {"n": 3, "m": 2}
     with pytest.raises(ValueError, match="cannot determine m, n"):
         bind_shape([(shape_text(m * n), 6, "A")], {})
+
+
+def test_shape_expression_survives_export(tmp_path):
+    import shutil
+
+    if shutil.which("cc") is None:
+        pytest.skip("exporting a library needs a C linker (cc)")
+    m = te.var("m")
+    A = te.placeholder((8 * m,), name="A")
+    B = te.compute((8 * m,), lambda i: A[i] + 1.0, name="B")
+    f = codegen.build(te.create_schedule(B.op), [A, B])
+    f.export_library(str(tmp_path / "f.so"))
+    g = codegen.load_module(str(tmp_path / "f.so"))
+    a = np.arange(24, dtype="float32")
+    b = np.zeros_like(a)
+    g(a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    with pytest.raises(ValueError, match=r"integer m gives \(8 \* m\) = 25"):
+        g(np.zeros(25, "float32"), np.zeros(25, "float32"))

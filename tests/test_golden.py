@@ -244,3 +244,20 @@ def test_nested_loops_of_one_name_print_apart(update_golden):
     text = lowered(s, [A, C])
     assert "for (j_1, 0, 3) {" in text and "B[j_1] = (A[(((i * (n + 2)) + j) + j_1)] + 1.0f)" in text
     check_golden("compute_at_shadowed_names", text, update_golden)
+
+
+@pytest.mark.parametrize("kind", ["symbolic", "constant"])
+def test_nest_copies_do_not_multiply_with_split_axes(kind):
+    from helpers import check_build
+
+    shape = (te.var("m"), te.var("n"), te.var("p")) if kind == "symbolic" else (37, 29, 23)
+    A = te.placeholder(shape, name="A")
+    C = te.compute(shape, lambda i, j, k: A[i, j, k] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    (io, ii), (jo, ji), (ko, ki) = (s[C].split(ax, factor=8) for ax in C.op.axis)
+    s[C].reorder(io, jo, ko, ii, ji, ki)
+    text = lowered(s, [A, C])
+    stores = text.count("C[")
+    # symbolic: one nest with guards; constant: one main body plus one tail per split loop (was 2**3)
+    assert stores == (1 if kind == "symbolic" else 4), text
+    check_build(s, [A, C], lambda a: a + 1, var_values={"m": 37, "n": 29, "p": 23})
