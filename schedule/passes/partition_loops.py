@@ -14,6 +14,19 @@ guard stops holding for every inner iteration::
     }                                           if (likely(...)) { C[...] = ... }
 
 Halide does the same (``loop partitioning``); TVM calls it ``LoopPartition``.
+
+Peeling happens only where it pays: at a constant cut of a loop of constant
+extent, and for a guard inside a vectorized or unrolled loop (a symbolic
+cut: the main loop ends at ``floordiv(m, 32)``).  A guard against a symbolic
+extent in plain loops stays, so the nest prints once, as TVM's::
+
+    for (i.outer, 0, floordiv((m + 9), 10)) {
+      for (i.inner, 0, 10) {
+        if (likely((((i.outer * 10) + i.inner) < m))) { ... }
+
+A tail is not peeled again (except for such a guard), so the copies of a nest
+grow by one tail per peeled loop, not twofold per split axis; a tail that
+does nothing is dropped.
 """
 
 from __future__ import annotations
