@@ -93,7 +93,12 @@ def test_runner_options_and_cache_flush():
     task = autotvm.task.create("test/vadd", args=(1 << 16,), target="llvm")
     builder = autotvm.LocalBuilder(n_parallel=1)
     runner = autotvm.LocalRunner(
-        number=3, repeat=4, min_repeat_ms=5, enable_cpu_cache_flush=True, cooldown_interval=0.01
+        number=3,
+        repeat=4,
+        min_repeat_ms=5,
+        enable_cpu_cache_flush=True,
+        cooldown_interval=0.01,
+        reject_factor=None,
     )
     mon = autotvm.callback.Monitor()
     try:
@@ -108,6 +113,37 @@ def test_runner_options_and_cache_flush():
         assert res.error_no == 0 and len(res.costs) == 4 and all(c > 0 for c in res.costs)
     with pytest.raises(ValueError, match="number and repeat must be >= 1"):
         autotvm.LocalRunner(number=0)
+
+
+@autotvm.template("test/slowknob")
+def slowknob(n):
+    cfg = autotvm.get_config()
+    cfg.define_knob("extra_work", [0, 1])
+    A = te.placeholder((n,), name="A")
+    if cfg["extra_work"].val:  # the same answer, n times the work
+        k = te.reduce_axis((0, n), name="k")
+        S = te.compute((n,), lambda i: te.sum(A[(i + k) % n], axis=k), name="S")
+        C = te.compute((n,), lambda i: A[i] * 2.0 + S[i] * 0.0, name="C")
+    else:
+        C = te.compute((n,), lambda i: A[i] * 2.0, name="C")
+    return te.create_schedule(C.op), [A, C]
+
+
+@pytest.mark.parametrize("reject", [5.0, None])
+def test_slow_candidate_rejected_after_one_call(reject):
+    task = autotvm.task.create("test/slowknob", args=(4096,), target="llvm")
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    runner = autotvm.LocalRunner(number=2, repeat=3, reject_factor=reject)
+    mon = autotvm.callback.Monitor()
+    try:
+        autotvm.tuner.GridSearchTuner(task).tune(2, autotvm.measure_option(builder, runner), callbacks=[mon])
+    finally:
+        builder.close()
+        runner.close()
+    (_, fast), (_, slow) = mon.records
+    assert fast.error_no == 0 and slow.error_no == 0 and len(fast.costs) == 3
+    assert min(slow.costs) > 50 * max(fast.costs)
+    assert len(slow.costs) == (1 if reject else 3)
 
 
 def test_tutorial_script_without_main_guard(tmp_path):
@@ -168,7 +204,7 @@ def cluster():
 def test_dask_runner_measures_with_the_same_records(cluster, tmp_path):
     lc, client = cluster
     task = autotvm.task.create("test/vadd", args=(4096,), target="llvm")
-    runner = autotvm.DaskRunner(lc.scheduler_address, number=2, repeat=2)
+    runner = autotvm.DaskRunner(lc.scheduler_address, number=2, repeat=2, reject_factor=None)
     builder = autotvm.LocalBuilder(n_parallel=2)
     log = str(tmp_path / "dask.log")
     try:
@@ -182,7 +218,10 @@ def test_dask_runner_measures_with_the_same_records(cluster, tmp_path):
     assert len(recs) == 6 and all(r[1].error_no == 0 and len(r[1].costs) == 2 for r in recs)
     assert recs[0][0].config.index == task.default_config().index
     hosts = {ws.host for ws in lc.scheduler.workers.values()}
-    assert hosts == {"127.0.0.1"}  # two workers, one host: measured one at a time (see DaskRunner.run)
+    assert hosts == {"127.0.0.1"} and len(lc.scheduler.workers) == 2
+    spans = sorted(runner.spans, key=lambda sp: sp[1])
+    assert len(spans) == 6 and len({sp[0] for sp in spans}) == 2  # both workers measured...
+    assert all(a[2] <= b[1] for a, b in zip(spans, spans[1:]))  # ...but never two at once on one host
 
 
 def test_dask_worker_killed_mid_measurement_costs_that_trial(cluster, tmp_path):

@@ -27,16 +27,17 @@ GRACE_S = 60.0  # start-up allowance of a worker's measuring child, beyond the t
 
 
 def dask_measure(payload: dict, timeout: float) -> tuple:
-    """Runs on a Dask worker: one measurement in this worker's measuring child."""
+    """Runs on a Dask worker: one measurement in this worker's measuring child;
+    ``(status, value, seconds, (start, end))``."""
     from tune.autotvm.measure.worker import PopenWorker
 
     w = _worker_state.get("worker")
     if w is None:
         w = _worker_state["worker"] = PopenWorker(f"{_EXEC}:warm_runner", "tune-dask-runner")
     w.start()
-    t0 = time.perf_counter()
+    t0, wall0 = time.perf_counter(), time.time()
     status, value = w.call(f"{_EXEC}:run_candidate", payload, timeout)
-    return status, value, time.perf_counter() - t0
+    return status, value, time.perf_counter() - t0, (wall0, time.time())
 
 
 class DaskRunner(LocalRunner):
@@ -71,6 +72,7 @@ class DaskRunner(LocalRunner):
             reject_factor,
         )
         self.worker = None
+        self.spans: list = []  # (worker, start, end) of every measurement, wall clock
         self.address = address
         self._client = None
 
@@ -145,7 +147,8 @@ class DaskRunner(LocalRunner):
         """The result of a finished (or lost) measurement; None while it is still running."""
         elapsed = time.perf_counter() - start
         if fut.status == "finished":
-            status, value, t_run = fut.result()
+            status, value, t_run, span = fut.result()
+            self.spans.append((addr, *span))
             return self.note(run_result(status, value, build, t_run, self.timeout))
         if fut.status in ("error", "cancelled"):
             err = fut.exception() if fut.status == "error" else "cancelled"

@@ -36,6 +36,7 @@ class LocalBuilder:
         self._pool = ThreadPoolExecutor(self.n_parallel, thread_name_prefix="tune-build")
         self.task = None
         self._refs: dict = {}
+        self._done: dict = {}  # builds made already (the reference), by (target, workload, config)
 
     def set_task(self, task) -> None:
         """Start the workers and import the task's template in each (outside any build's timeout)."""
@@ -58,6 +59,9 @@ class LocalBuilder:
         return list(self._pool.map(self._build_one, measure_inputs))
 
     def _build_one(self, inp) -> BuildResult:
+        done = self._done.pop((inp.task.target_key, inp.task.workload, inp.config.key()), None)
+        if done is not None:
+            return done
         t0 = time.perf_counter()
         payload = {"task": inp.task, "config": inp.config}
         if inp.task.module in (None, "__main__"):  # not importable in a worker: lower here
@@ -89,10 +93,12 @@ class LocalBuilder:
 
         key = (task.target_key, task.workload)
         if key not in self._refs:
-            res = self._build_one(MeasureInput(task.target, task, task.default_config()))
+            default = task.default_config()
+            res = self._build_one(MeasureInput(task.target, task, default))
             ref = None
             if res.build is not None:
                 ref = dict(res.build, key=repr(key), seed=0)
+                self._done[key + (default.key(),)] = res  # measuring the default reuses this build
             self._refs[key] = ref
         return self._refs[key]
 
