@@ -227,6 +227,28 @@ def test_fuse_attention(masked):
     np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-5)
 
 
+def test_shared_head_transpose_fuses_into_attention():
+    """q, k, v taken from one shared transpose of a QKV projection: each input gets its own
+    copy of the chain, and the whole chain runs inside the attention kernel."""
+    b = GraphBuilder()
+    qkv = b.input("qkv", (10, 3 * 2 * 8))  # [S, 3 * H * D]
+    t = b.op("transpose", b.op("reshape", qkv, newshape=(10, 3, 2, 8)), axes=(1, 2, 0, 3))  # [3, H, S, D]
+    q, k, v = (b.op("take", t, b.const(np.int64(i)), axis=0) for i in range(3))
+    att = b.op("attention", q, k, v, scale=0.3)
+    g = b.finish([b.op("relu", att)])
+    lib = graph.build(g)
+    groups = [n for n in lib.graph.nodes if n.op == "fused"]
+    anchors = [n.attrs["anchor"] for n in groups]
+    assert anchors.count("attention") == 1 and not any(a is None and "transpose" in n.name
+                                                       for a, n in zip(anchors, groups))
+    x = rand(10, 48)
+    m = lib.create_executor()
+    m.run(qkv=x)
+    heads = x.reshape(10, 3, 2, 8).transpose(1, 2, 0, 3)
+    want = np.maximum(ref.attention_python(heads[0], heads[1], heads[2], None, 0.3), 0)
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-5)
+
+
 def test_attention_pattern_with_second_reader_is_kept():
     b = GraphBuilder()
     q, kt, v = b.input("q", (2, 4, 8)), b.input("kt", (2, 8, 4)), b.input("v", (2, 4, 8))

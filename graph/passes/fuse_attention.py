@@ -56,6 +56,54 @@ def fuse_attention(graph: Graph) -> Graph:
     return rebuild_remapped(graph, rewrite)
 
 
+def privatize_attention_inputs(graph: Graph) -> Graph:
+    """Copy the shared injective producers of each attention input (see :func:`_private`).
+
+    Runs after the late common-subexpression pass (which would merge the copies
+    back) and before ``fuse_ops``, which then fuses each copy into its kernel."""
+    uses = use_counts(graph)
+
+    def rewrite(node, ins, new):
+        if node.op != "attention":
+            return None
+        private = [_private(v, uses, new, f"{node.name}/in{k}") if k < 3 else new(v)
+                   for k, v in enumerate(node.inputs)]
+        if all(a is b for a, b in zip(private, ins)):
+            return None
+        return make_node("attention", private, node.attrs, node.name, [node.output.name]).outputs
+
+    return rebuild_remapped(graph, rewrite)
+
+
+# What is copied per attention input: moves of data (and a scaling), at most this deep.
+LAYOUT_OPS = ("reshape", "transpose", "take", "strided_slice", "expand_dims", "squeeze")
+PRIVATE_DEPTH = 16
+
+
+def _private(v: Value, uses: dict, new, name: str, depth: int = 0, shared: bool = False) -> Value:
+    """``v`` with the injective chain producing it copied where another node shares it.
+
+    Q, K and V usually come from one QKV projection through a shared head
+    transpose (``transpose(reshape(dense))`` read by three ``take``); a shared
+    node is its own kernel, materialising the transpose.  Copied per input,
+    each chain fuses into the attention kernel as index arithmetic on its reads::
+
+        before:  %t = transpose(reshape(%qkv))      %q = take(%t, 0)  %k = take(%t, 1)  ...
+        after:   %q = take(transpose(reshape(%qkv)), 0)   %k = take(transpose(reshape(%qkv)), 1)
+    """
+    n = v.node
+    if n is None or n.is_constant or depth >= PRIVATE_DEPTH or len(n.outputs) != 1:
+        return new(v)
+    data = [x for x in n.inputs if x.node is None or not x.node.is_constant]
+    if len(data) != 1 or not (n.op in LAYOUT_OPS or (n.op in ("multiply", "divide") and _scalar_side(n))):
+        return new(v)
+    shared = shared or uses.get(id(v), 0) > 1  # copies of this node would share its producer
+    ins = [new(x) if x is not data[0] else _private(x, uses, new, name, depth + 1, shared) for x in n.inputs]
+    if not shared and all(a is new(b) for a, b in zip(ins, n.inputs)):
+        return new(v)
+    return make_node(n.op, ins, n.attrs, f"{name}/{n.op}{depth}").output
+
+
 def _match(node, uses):
     """(q, k, k_transposed, masks, scale) of the pattern ending at ``node``, or None.
 
