@@ -257,11 +257,18 @@ def measure():
     runner.close()
 
 
-@pytest.mark.parametrize("name", ["random", "grid", "ga", "xgb"])
+@pytest.mark.parametrize("name", ["random", "grid", "ga", "xgb", "xgb/xgboost"])
 def test_tutorial_flow(name, measure, tmp_path, capsys):
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
-    kwargs = {"xgb": {"plan_size": 4, "seed": 0}, "ga": {"pop_size": 4, "seed": 0}, "random": {"seed": 0}}
-    tuner = autotvm.tuner.get_tuner(name, task, **kwargs.get(name, {}))
+    kwargs = {
+        "xgb": {"plan_size": 4, "seed": 0, "model": "numpy"},
+        "xgb/xgboost": {"plan_size": 4, "seed": 0, "model": "xgboost"},
+        "ga": {"pop_size": 4, "seed": 0},
+        "random": {"seed": 0},
+    }
+    if name == "xgb/xgboost":
+        pytest.importorskip("xgboost")  # the optional extra: pip install 'tessera[tune]'
+    tuner = autotvm.tuner.get_tuner(name.split("/")[0], task, **kwargs.get(name, {}))
     log = str(tmp_path / "mm.log")
     tuner.tune(
         n_trial=10,
@@ -287,7 +294,7 @@ def test_resume_skips_measured_configs(measure, tmp_path):
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     log = str(tmp_path / "resume.log")
     autotvm.tuner.RandomTuner(task, seed=1).tune(6, measure, callbacks=[autotvm.callback.log_to_file(log)])
-    tuner = autotvm.tuner.XGBTuner(task, plan_size=4, seed=1)
+    tuner = autotvm.tuner.XGBTuner(task, plan_size=4, seed=1, model="numpy")
     tuner.load_history(record.load_from_file(log))
     assert tuner.best_flops > 0 and len(tuner.visited) == 6
     tuner.tune(6, measure, callbacks=[autotvm.callback.log_to_file(log)])
@@ -300,7 +307,23 @@ def test_transfer_learning_warms_the_model(measure, tmp_path):
     log = str(tmp_path / "other.log")
     autotvm.tuner.RandomTuner(other, seed=2).tune(8, measure, callbacks=[autotvm.callback.log_to_file(log)])
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
-    tuner = autotvm.tuner.XGBTuner(task, plan_size=4, seed=2)
+    tuner = autotvm.tuner.XGBTuner(task, plan_size=4, seed=2, model="numpy")
     tuner.load_history(record.load_from_file(log))
     assert tuner.cost_model.fitted and len(tuner.trials) == 4  # a first plan from the other task's records
     assert not tuner.visited
+
+
+@pytest.mark.parametrize("backend,loss", [("numpy", "rank"), ("numpy", "reg"), ("xgboost", "rank")])
+def test_cost_model_ranks_held_out_points(backend, loss):
+    from tune.autotvm.tuner.cost_model import make_model
+
+    if backend == "xgboost":
+        pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (300, 6))
+    y = np.exp(2 * x[:, 0]) + np.where(x[:, 1] > 0.5, 1.5, 0.0) - x[:, 2] ** 2  # throughput-like, > 0
+    groups = np.repeat([0, 1], 100)  # two tasks (pairs never mix them); the rest held out
+    model = make_model(loss, backend).fit(x[:200], y[:200], groups)
+    pred = model.predict(x[200:])
+    rank = lambda v: np.argsort(np.argsort(v))  # noqa: E731
+    assert np.corrcoef(rank(pred), rank(y[200:]))[0, 1] > 0.85

@@ -211,6 +211,7 @@ class XGBoostModel:
             "lambda": 1.0,
             "seed": seed,
             "verbosity": 0,
+            "nthread": 1,
             "objective": "rank:pairwise" if loss == "rank" else "reg:squarederror",
         }
         self.booster = None
