@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from te import expr as E
 from te.tensor import Tensor
-from te.shape import shape_text
+from te.shape import solvable
 from te.visitor import collect_vars
 from schedule import stmt as S
 from schedule.schedule_ops import schedule_ops
@@ -81,24 +81,24 @@ def _implicit_vars(args, name: str) -> list:
     """Shape variables not in ``args``: extra trailing parameters bound from array shapes.
 
     A variable seen only inside shape expressions (``(8 * m, l)``) is solved
-    from the array's shape at call time (``te.shape.bind_shape``).
+    from the array's shape at call time (``te.shape.bind_shape``); one that no
+    entry linear in it determines must be passed.
     """
     explicit = {a for a in args if isinstance(a, E.Var)}
     implicit: list = []
-    for a in args:
-        if not isinstance(a, Tensor):
-            continue
-        for d in a.shape:
-            for v in collect_vars(d):
-                if v in explicit or E.contains(implicit, v):
-                    continue
-                if shape_text(d) is None:
-                    raise ValueError(
-                        f"{name}: the symbolic extent '{v.name}' appears only inside the shape "
-                        f"expression {d} of '{a.name}', which cannot be solved from an array's "
-                        f"shape; pass it in the argument list"
-                    )
-                implicit.append(v)
+    dims = [(a, d) for a in args if isinstance(a, Tensor) for d in a.shape]
+    known = solvable([d for _, d in dims], explicit)
+    for a, d in dims:
+        for v in collect_vars(d):
+            if v in explicit or E.contains(implicit, v):
+                continue
+            if v not in known:
+                raise ValueError(
+                    f"{name}: the symbolic extent '{v.name}' appears only inside the shape "
+                    f"expression {d} of '{a.name}', which an array's shape does not determine "
+                    f"(only an entry linear in one unknown does); pass it in the argument list"
+                )
+            implicit.append(v)
     return implicit
 
 

@@ -41,6 +41,28 @@ def shape_text(e: E.Expr) -> str | None:
     return f"({a} {op} {b})" if type(e) in _OPS else f"{op}({a}, {b})"
 
 
+def solvable(dims: list, known: set) -> set:
+    """Variables of the shape entries ``dims`` that arrays determine, given ``known``.
+
+    An entry determines its one unknown when it is linear in it
+    (``8 * m + 2`` does, ``floordiv(m, 2)`` and ``m * n`` do not); the
+    determined variables then count as known for the other entries.
+    """
+    from te.simplify import linear, simplify
+    from te.visitor import collect_vars
+
+    known = set(known)
+    progress = True
+    while progress:
+        progress = False
+        for d in dims:
+            unknown = [(t, c) for t, c in linear(simplify(d)).items() if not collect_vars(t) <= known]
+            if len(unknown) == 1 and isinstance(unknown[0][0], E.Var) and shape_text(d) is not None:
+                known.add(unknown[0][0])
+                progress = True
+    return known
+
+
 def _sympy():
     import sympy
 

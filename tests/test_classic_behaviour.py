@@ -144,3 +144,14 @@ def test_shape_expression_survives_export(tmp_path):
     np.testing.assert_array_equal(b, a + 1)
     with pytest.raises(ValueError, match=r"integer m gives \(8 \* m\) = 25"):
         g(np.zeros(25, "float32"), np.zeros(25, "float32"))
+
+
+@pytest.mark.parametrize("shape", ["m // 2", "m * n"])
+def test_shape_expression_no_array_determines_is_refused_at_build(shape):
+    m, n = te.var("m"), te.var("n")
+    A = te.placeholder((m // 2 if shape == "m // 2" else m * n,), name="A")
+    B = te.compute(A.shape, lambda i: A[i] + 1.0, name="B")
+    with pytest.raises(ValueError, match=r"symbolic extent '[mn]'.*does not determine.*argument list"):
+        codegen.build(te.create_schedule(B.op), [A, B])
+    f = codegen.build(te.create_schedule(B.op), [A, B, m] + ([n] if shape == "m * n" else []))
+    assert f is not None
