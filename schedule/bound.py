@@ -172,6 +172,11 @@ def _required_region(sch, stage, bodies, infos, ranges) -> list:
         for read in _reads_of(bodies[reader], stage, sch):
             box = [_index_interval(idx, actual, ranges) for idx in read.indices]
             region = box if region is None else [union(a, b, ranges) for a, b in zip(region, box)]
+    return _clamped(stage, region, ranges)
+
+
+def _clamped(stage, region: list, ranges: dict) -> list:
+    """The region clamped to the stage's shape: ``(min, extent, alloc_extent)`` per dimension."""
     out = []
     for d, shape_d in enumerate(stage.op.shape):
         iv = region[d]
