@@ -1,37 +1,39 @@
-"""``build``: lower (if given a schedule), emit LLVM IR, optimise, JIT, wrap.
+"""``build``: lower (if given a schedule) and compile through ``codegen.service``, wrap in a Module.
 
-Two caches make rebuilding cheap: one keyed by the schedule's recorded state
-and the arguments (skips lowering), one keyed by the emitted IR text (skips
-LLVM).  Both live for the process.
+Three caches keep rebuilding cheap without pinning code:
+
+* by schedule: the schedule's recorded state, the arguments and the target
+  -> the Module (weakly: a Module nobody holds is not kept);
+* by IR: the kernel's symbol (name + digest of its IR) and target -> its
+  object code (a bounded LRU of bytes; skips LLVM);
+* loaded code: the same key -> the loaded code (weakly, so two Modules of
+  one kernel share it, and it is unloaded with the last of them).
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
+import weakref
+from collections import OrderedDict
 
-from te import expr as E
 from te.tensor import Tensor
 from schedule.lower import LoweredFunc, lower
-from schedule import stmt as S
-from codegen import jit
-from codegen.llvm_ir import CodeGen
-from codegen.module import Module, ParamSpec
+from codegen import service
+from codegen.module import Module
+from codegen.target import Target, create
 
-_ir_cache: dict = {}
+KERNEL_CACHE_SIZE = 64  # object codes and IR kept (~10 KiB each)
+SCHEDULE_CACHE_SIZE = 256
+
+_kernels: OrderedDict = OrderedDict()
+_loaded: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _schedule_cache: dict = {}
 _lock = threading.Lock()
 
 
-def _check_target(target) -> None:
-    t = str(target or "llvm").split()[0]
-    if t not in ("llvm", "c", "cpu"):
-        raise ValueError(f"build: unsupported target {target!r}; this build supports 'llvm' (the host CPU)")
-
-
-def schedule_fingerprint(sch, args, name: str) -> tuple:
+def schedule_fingerprint(sch, args, name: str, target: Target) -> tuple:
     """Everything the primitives recorded, by identity, for the schedule cache."""
-    parts = [id(sch), name, tuple(id(a.op) if isinstance(a, Tensor) else id(a) for a in args)]
+    parts = [id(sch), name, str(target), tuple(id(a.op) if isinstance(a, Tensor) else id(a) for a in args)]
     for st in sch.stages:
         attrs = tuple(
             (id(iv), a.get("kind"), tuple((k, str(v)) for k, v in a.get("pragmas", ())))
@@ -45,75 +47,68 @@ def schedule_fingerprint(sch, args, name: str) -> tuple:
     return tuple(parts)
 
 
-def build(sch, args=None, target: str = "llvm", name: str = "default_function") -> Module:
-    """Compile ``sch`` over ``args`` to a callable ``Module`` (classic ``tvm.build``)."""
-    _check_target(target)
+def build(sch, args=None, target=None, name: str = "default_function") -> Module:
+    """Compile ``sch`` over ``args`` to a callable ``Module`` (classic ``tvm.build``).
+
+    ``target``: ``"llvm"`` (the host), ``"llvm -mcpu=NAME"``,
+    ``"llvm -mattr=+avx2,-avx512f"``, a ``Target``, or None for the current
+    one (``with Target(...)``; the host outside any).  Lowering runs inside
+    ``with target:``; make the schedule inside it too when its choices read
+    ``Target.current()``.
+    """
+    t = service.check_target(target)
     if isinstance(sch, LoweredFunc):
-        return build_lowered(sch)
+        return build_lowered(sch, t)
     if args is None:
         raise TypeError("build: give the argument list, e.g. build(s, [A, B, C])")
-    key = schedule_fingerprint(sch, args, name)
+    key = schedule_fingerprint(sch, args, name, t)
     with _lock:
         hit = _schedule_cache.get(key)
-    if hit is not None and hit[0] is sch:
-        return hit[1]
-    mod = build_lowered(lower(sch, args, name=name))
+    if hit is not None and hit[0]() is sch:
+        mod = hit[1]()
+        if mod is not None:
+            return mod
+    with t:
+        mod = build_lowered(lower(sch, args, name=name), t)
     with _lock:
-        _schedule_cache[key] = (sch, mod)
+        if len(_schedule_cache) >= SCHEDULE_CACHE_SIZE:
+            _schedule_cache.clear()
+        _schedule_cache[key] = (_weak(sch), weakref.ref(mod))
     return mod
 
 
-def _specs(lowered) -> list[ParamSpec]:
-    written: set = set()
-
-    def grab(s):
-        if isinstance(s, S.Store):
-            written.add(s.buffer)
-
-    S.walk_stmt(lowered.body, grab)
-    specs = []
-    n_user = len(lowered.args)
-    for k, p in enumerate(lowered.params):
-        if k >= n_user:
-            specs.append(ParamSpec("implicit", p.name, p.dtype))
-        elif isinstance(p, E.Buffer):
-            shape = tuple(_shape_entry(d) for d in p.shape)
-            specs.append(ParamSpec("buffer", p.name, p.dtype, shape, p in written))
-        else:
-            specs.append(ParamSpec("var", p.name, p.dtype))
-    return specs
+def _weak(obj):
+    try:
+        return weakref.ref(obj)
+    except TypeError:  # not weakly referenceable: compare by a strong reference
+        return lambda: obj
 
 
-def _shape_entry(d):
-    if isinstance(d, E.IntImm):
-        return d.value
-    if isinstance(d, E.Var):
-        return d.name
-    from te.shape import shape_text  # (8 * m): solved from the array's shape at call time
-
-    return shape_text(d)
-
-
-def build_lowered(lowered) -> Module:
-    """Emit, optimise and JIT one lowered function (cached by its IR text)."""
-    gen = CodeGen(lowered.name)
-    fn = gen.add_function(lowered)
-    raw = str(gen.module)
-    digest = hashlib.sha1(raw.encode()).hexdigest()[:16]
-    symbol = f"{_c_name(lowered.name)}_{digest}"
-    specs = _specs(lowered)
+def build_lowered(lowered, target=None) -> Module:
+    """Compile one lowered function for ``target`` and load it (cached by its IR text)."""
+    t = create(target)
+    with t:
+        raw, symbol = service.emit_llvm(lowered)
+    key = (symbol, str(t))
     with _lock:
-        hit = _ir_cache.get(digest)
-    if hit is None:
-        mod = jit.parse(raw.replace(f'@"{fn.name}"(', f'@"{symbol}"('))
-        jit.optimize(mod)
-        ll = str(mod)
-        jit.add_module(mod)
-        hit = (ll, jit.function_address(symbol))
+        kernel = _kernels.get(key)
+        if kernel is not None:
+            _kernels.move_to_end(key)
+    if kernel is None:
+        ll, obj = service.compile_ir(raw, t)
+        kernel = service.CompiledKernel(lowered.name, symbol, tuple(service.param_specs(lowered)), obj, ll, str(t))
         with _lock:
-            _ir_cache[digest] = hit
-    return Module(lowered.name, symbol, specs, hit[1], ll=hit[0])
+            _kernels[key] = kernel
+            if len(_kernels) > KERNEL_CACHE_SIZE:
+                _kernels.popitem(last=False)
+    with _lock:
+        loaded = _loaded.get(key)
+        if loaded is None:
+            loaded = service.load([kernel], label=lowered.name)
+            _loaded[key] = loaded
+    return service.module(kernel, loaded)
 
 
-def _c_name(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+# private names the tuner's builder used before codegen.service existed
+_specs = service.param_specs
+_c_name = service.c_name

@@ -9,41 +9,16 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 
-import llvmlite.binding as llvm
-
-from codegen import jit
+from codegen import service
 from codegen.module import Module, ParamSpec
 
 
-def _meta_ir(meta: str) -> str:
-    data = meta.encode() + b"\0"
-    body = "".join(f"\\{b:02X}" for b in data)
-    return (
-        f'@tessera_meta = constant [{len(data)} x i8] c"{body}"\n'
-        f'@tessera_meta_ptr = constant ptr @tessera_meta\n'
-    )
-
-
-def object_code(module: Module, what: str = "export_library") -> bytes:
+def object_code(module: Module, what: str = "export_library", target=None) -> bytes:
     """The kernel, the runtime and the parameter description as one object file."""
-    from codegen.runtime import runtime_llvm_ir
-
-    if not module._ll:
+    if module.compiled is None:
         raise ValueError(f"{what}: this module has no LLVM IR (was it loaded from a library?)")
-    if "tessera_packed_call" in module._ll:
-        raise ValueError(
-            f"{what}: '{module.entry_name}' calls packed functions (te.extern), which live in this "
-            f"Python process; such a kernel cannot be saved to a library"
-        )
-    linked = jit.parse(module._ll)
-    linked.link_in(jit.parse(runtime_llvm_ir(jit.triple(), jit.data_layout())))
-    linked.link_in(jit.parse(_meta_ir(module.meta())))
-    linked.verify()
-    return jit.target_machine().emit_object(linked)
+    return module.compiled.library_object(module.meta(), target, what)
 
 
 def save_object(module: Module, path: str) -> None:
@@ -54,23 +29,13 @@ def save_object(module: Module, path: str) -> None:
 
 
 def link_shared(path: str, objects: list, options: list = (), cc: str | None = None) -> None:
-    """``cc -shared -o path objects -lm -lpthread``."""
-    cc = shutil.which(cc or os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        raise RuntimeError(f"linking {path}: no C compiler/linker (cc, gcc or clang) found")
-    cmd = [cc, "-shared", "-o", path, *objects, *options, "-lm", "-lpthread"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise RuntimeError(f"linking {path} failed:\n{res.stderr}")
+    """``cc -shared -o path objects -lm -lpthread`` (objects: file paths)."""
+    service.link_shared_library(path, [], sources=list(objects), label=f"linking {path}", options=options, cc=cc)
 
 
-def export_library(module: Module, path: str) -> None:
-    obj = object_code(module)
-    with tempfile.TemporaryDirectory() as tmp:
-        o = os.path.join(tmp, "kernel.o")
-        with open(o, "wb") as fh:
-            fh.write(obj)
-        link_shared(path, [o])
+def export_library(module: Module, path: str, target=None) -> None:
+    """Write ``module`` as a shared library for ``target`` (default: the one it was built for)."""
+    module.export_library(path, target)
 
 
 def load_module(path: str) -> Module:
@@ -97,4 +62,4 @@ def load_module(path: str) -> Module:
     return Module(meta["name"], meta["symbol"], params, addr, ll="", keepalive=lib)
 
 
-__all__ = ["export_library", "load_module", "llvm"]
+__all__ = ["export_library", "load_module", "object_code", "save_object", "link_shared"]

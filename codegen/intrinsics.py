@@ -9,13 +9,12 @@ from __future__ import annotations
 from llvmlite import ir
 
 from te import dtype as dt
+from codegen.llvm_types import llvm_type
 
 FAST = ("reassoc", "contract")
 
 
 def _ty(dtype: str) -> ir.Type:
-    from codegen.llvm_ir import llvm_type
-
     return llvm_type(dtype)
 
 
@@ -123,7 +122,11 @@ def cast(b: ir.IRBuilder, v: ir.Value, src: str, dst: str) -> ir.Value:
             return b.fcmp_unordered("!=", v, _const(st, 0.0))
         return b.icmp_unsigned("!=", v, _const(st, 0))
     if dt.is_float(src) and dt.is_float(dst):
-        return b.fpext(v, tt) if dt.bits(dst) > dt.bits(src) else b.fptrunc(v, tt)
+        if dt.bits(dst) > dt.bits(src):
+            return b.fpext(v, tt)
+        if dt.bits(src) == 64 and dt.bits(dst) == 16:
+            return _double_to_half(b, v, tt)
+        return b.fptrunc(v, tt)
     if dt.is_float(src):
         return b.fptosi(v, tt) if dt.is_signed(dst) else b.fptoui(v, tt)
     unsigned_src = dt.is_unsigned(src) or dt.is_bool(src)
@@ -132,6 +135,25 @@ def cast(b: ir.IRBuilder, v: ir.Value, src: str, dst: str) -> ir.Value:
     if dt.bits(dst) > dt.bits(src):
         return b.zext(v, tt) if unsigned_src else b.sext(v, tt)
     return b.trunc(v, tt)
+
+
+def _double_to_half(b: ir.IRBuilder, v: ir.Value, tt: ir.Type) -> ir.Value:
+    """double -> half correctly rounded, without the ``__truncdfhf2`` call LLVM would emit
+    (scalarised in vector code): round to float *to odd* (truncate, and set the last bit when
+    inexact), then float -> half (``vcvtps2ph``).  A float keeps 24 >= 2 * 11 + 2 bits, so
+    the two roundings equal one (Boldo and Melquiond)."""
+    n = tt.count if isinstance(tt, ir.VectorType) else 0
+    f32 = ir.VectorType(ir.FloatType(), n) if n else ir.FloatType()
+    i32 = ir.VectorType(ir.IntType(32), n) if n else ir.IntType(32)
+    f = b.fptrunc(v, f32)
+    back = b.fpext(f, v.type)
+    fabs = intrinsic(b.module, "llvm.fabs", v.type, 1)
+    inexact = b.fcmp_ordered("!=", back, v)  # false for NaN
+    away = b.fcmp_ordered(">", b.call(fabs, [back]), b.call(fabs, [v]))  # rounded away from zero
+    bits = b.bitcast(f, i32)
+    toward_zero = b.select(away, b.sub(bits, _const(i32, 1)), bits)
+    odd = b.select(inexact, b.or_(toward_zero, _const(i32, 1)), bits)
+    return b.fptrunc(b.bitcast(odd, f32), tt)
 
 
 _LLVM_UNARY = {

@@ -19,33 +19,13 @@ from te import expr as E
 from te.visitor import unsafe_select_loads
 from schedule import stmt as S
 from codegen import intrinsics
+from codegen.llvm_types import I1, I8, I32, I64, PTR, llvm_type, memory_type  # noqa: F401 (re-exported)
 from codegen.parallel import ParallelLoops
 
 FAST = ("reassoc", "contract")
 EXTERN_PREFIX = "call_pure_extern:"  # Call("call_pure_extern:expf", args): tessera.tir.call_pure_extern
 STACK_LIMIT = 256 * 1024
 WORKSPACE_LIMIT = 256 * 1024 * 1024  # bytes; larger constant buffers are malloc'ed per call  # bytes; larger or dynamic allocations use the heap
-
-I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-PTR = ir.PointerType(I8)
-
-
-def memory_type(dtype: str) -> ir.Type:
-    """The in-memory element type: bool is a byte, as in numpy."""
-    return I8 if dt.element(dtype) == "bool" else llvm_type(dt.element(dtype))
-
-
-def llvm_type(dtype: str) -> ir.Type:
-    base, n = dt.split_lanes(dtype)
-    if base == "bool":
-        t = I1
-    elif base in dt.FLOATS:
-        t = {"float16": ir.HalfType(), "float32": ir.FloatType(), "float64": ir.DoubleType()}[base]
-    elif base == "handle":
-        t = PTR
-    else:
-        t = ir.IntType(dt.bits(base))
-    return ir.VectorType(t, n) if n > 1 else t
 
 
 class _Function:

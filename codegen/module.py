@@ -58,6 +58,24 @@ def data_pointer(a: np.ndarray) -> int:
     return ptr
 
 
+def as_array(a):
+    """A CPU array of another library as a numpy view of the same memory (no copy): anything
+    speaking DLPack (``numpy.from_dlpack``: torch, jax, cupy on the host) or the buffer
+    protocol; numpy arrays and everything else come back unchanged (the checks judge them)."""
+    if type(a) is np.ndarray or isinstance(a, (numbers.Number, str, list, tuple)) or a is None:
+        return a
+    if hasattr(a, "__dlpack__"):
+        try:
+            return np.from_dlpack(a)
+        except (BufferError, RuntimeError, TypeError, ValueError) as err:
+            raise TypeError(f"cannot use a {type(a).__name__} as an array through DLPack: {err}") from None
+    try:
+        view = memoryview(a)
+    except TypeError:
+        return a
+    return np.asarray(view)
+
+
 class TimeResult:
     """``time_evaluator`` result: seconds per call, one entry per repeat."""
 
@@ -77,12 +95,13 @@ class Module:
     """A built function: ``f(a, b, c)`` runs it on numpy arrays (outputs in place)."""
 
     def __init__(self, name: str, symbol: str, params: list[ParamSpec], address: int,
-                 ll: str = "", keepalive=None):
+                 ll: str = "", keepalive=None, compiled=None):
         self.entry_name = name
         self.symbol = symbol
         self.params = params
         self._ll = ll
-        self._keepalive = keepalive
+        self._keepalive = keepalive  # the loaded code (codegen.jit.LoadedCode, a CDLL): freed with the Module
+        self.compiled = compiled  # codegen.service.CompiledKernel (object code, target), None when loaded
         argtypes = [ctypes.c_void_p if p.kind == "buffer" else _CTYPE[p.dtype] for p in params]
         self._fn = ctypes.CFUNCTYPE(None, *argtypes)(address)
         if "tessera_packed_call" in ll:  # codegen.packed: raise what a packed call raised
@@ -120,6 +139,7 @@ class Module:
 
     def _check_slow(self, args) -> list:
         name = self.entry_name
+        args = [as_array(a) for a in args]  # torch/DLPack/buffer-protocol arrays: numpy views, no copy
         if len(args) != len(self._user):
             expected = ", ".join(p.name for p in self._user)
             raise TypeError(
@@ -236,16 +256,26 @@ class Module:
                 raise ValueError(f"{self.entry_name}: a loaded library carries no LLVM IR")
             return self._ll
         if fmt in ("asm", "s"):
-            from codegen import jit
-
-            return jit.target_machine().emit_assembly(jit.parse(self._ll))
+            if self.compiled is None:
+                raise ValueError(f"{self.entry_name}: a loaded library carries no LLVM IR")
+            return self.compiled.assembly()
         raise ValueError(f"get_source: unknown format {fmt!r}; use 'll' or 'asm'")
 
-    def export_library(self, path: str) -> None:
-        """Write a shared library that ``codegen.load_module(path)`` loads."""
-        from codegen.export import export_library
+    @property
+    def target(self) -> str:
+        """The text of the target the kernel was built for (``str(codegen.target.Target)``)."""
+        return self.compiled.target if self.compiled is not None else ""
 
-        export_library(self, path)
+    def export_library(self, path: str, target=None) -> None:
+        """Write a shared library that ``codegen.load_module(path)`` loads.
+
+        ``target`` (default: the one it was built for) is the CPU the library's
+        code is assembled for, e.g. ``"llvm -mcpu=x86-64-v3"``.
+        """
+        if self.compiled is None:
+            raise ValueError(f"export_library: '{self.entry_name}' was loaded from a library and has no "
+                             f"code to export; export the module it was built as")
+        self.compiled.export_library(path, self.meta(), target)
 
     def meta(self) -> str:
         return json.dumps({

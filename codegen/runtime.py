@@ -4,7 +4,8 @@ Kernels outline a parallel loop body into ``void body(i32 task, i32 ntasks,
 ptr closure)`` and call ``i32 @tessera_parallel_launch(ptr fn, ptr closure,
 i32 ntasks)``, which returns 0 once every task ran.  Also exported:
 ``void @tessera_set_num_threads(i32 n)`` (``n <= 0``: CPUs in the affinity
-mask) and ``i32 @tessera_get_num_threads()``.  The IR is added once to the
+mask) and ``i32 @tessera_get_num_threads()``, and the half-precision
+conversion helpers LLVM may call (``codegen.softfloat``).  The IR is added once to the
 process-wide JIT engine (kernel modules declare the symbols) or linked into
 an exported library; it calls only glibc (pthread_create, pthread_sigmask,
 sched_{get,set}affinity, getenv, syscall(futex), __register_atfork).
@@ -490,10 +491,12 @@ def runtime_llvm_ir(triple: str, data_layout: str, spin_ticks: int = SPIN_TICKS)
              "@MAX@": str(MAX_THREADS), "@MAX1@": str(MAX_THREADS + 1),
              "@SLOTBYTES@": str(64 * MAX_THREADS), "@SPIN@": str(int(spin_ticks)),
              "@JOINSPIN@": str(int(spin_ticks) * JOIN_SPIN_FACTOR)}
+    from codegen.softfloat import half_helpers_ir
+
     ir = _IR
     for key, val in subst.items():
         ir = ir.replace(key, val)
-    return ir
+    return ir + half_helpers_ir()
 
 
 def runtime_module_ir() -> str:

@@ -120,8 +120,13 @@ class Target:
         return ",".join(("+" if f in self.features else "-") + f for f in sorted(known))
 
     def __str__(self) -> str:
-        """Canonical text, for records and cache keys: CPU name and every enabled feature."""
-        return f"llvm -mcpu={self.cpu} -mattr=" + ",".join(f"+{f}" for f in sorted(self.features))
+        """Canonical text, for records and cache keys: the CPU name, then the features its name
+        implies but this target lacks (``-f``), then every enabled feature (``+f``).  Parsing it
+        gives an equal target."""
+        implied = set(_implied_features(self.cpu))
+        minus = [f"-{f}" for f in sorted(implied - self.features)]
+        plus = [f"+{f}" for f in sorted(self.features)]
+        return f"llvm -mcpu={self.cpu} -mattr=" + ",".join(minus + plus)
 
     def __repr__(self) -> str:
         return f"Target({self.spec!r})"
@@ -182,9 +187,53 @@ def _host_features() -> tuple:
 
 
 def _cpu_features(cpu: str) -> tuple:
+    """The vector features a schedule may assume for ``cpu``.
+
+    CPUs of the table have theirs; another CPU name that LLVM knows is taken
+    as the x86-64 baseline (conservative: its code runs, maybe without SIMD
+    it could use; add ``-mattr=+avx2,...``); an unknown name is an error.
+    """
     if cpu in CPU_FEATURES:
         return CPU_FEATURES[cpu]
-    raise ValueError(f"Target: unknown CPU {cpu!r}; known: {', '.join(sorted(CPU_FEATURES))}")
+    if cpu == _host_cpu():
+        return _host_features()
+    if _llvm_rejects(cpu=cpu):
+        raise ValueError(f"Target: unknown CPU {cpu!r} (LLVM does not know it); for example: "
+                         f"{', '.join(sorted(CPU_FEATURES))}")
+    return CPU_FEATURES["x86-64"]
+
+
+def _implied_features(cpu: str) -> tuple:
+    if cpu in CPU_FEATURES:
+        return CPU_FEATURES[cpu]
+    return _host_features() if cpu == _host_cpu() else CPU_FEATURES["x86-64"]
+
+
+def _llvm_rejects(cpu: str = "", feature: str = "") -> bool:
+    """Whether LLVM's x86 target warns that ``cpu`` or ``+feature`` is not recognised (it
+    would ignore it and build for something else)."""
+    import os
+    import tempfile
+
+    import llvmlite.binding as llvm
+
+    key = ("probe", cpu, feature)
+    if key not in _cache:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_triple(llvm.get_process_triple())
+        with tempfile.TemporaryFile() as tmp:
+            saved = os.dup(2)
+            os.dup2(tmp.fileno(), 2)
+            try:
+                tm = target.create_target_machine(cpu=cpu or "x86-64", features=f"+{feature}" if feature else "")
+                tm.emit_assembly(llvm.parse_assembly(""))
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            tmp.seek(0)
+            _cache[key] = b"is not a recognized" in tmp.read()
+    return _cache[key]
 
 
 def _known_features() -> frozenset:
@@ -196,8 +245,9 @@ def _known_features() -> frozenset:
 
 
 def _check_feature(name: str, spec: str) -> None:
-    if name not in _known_features():
-        raise ValueError(f"Target {spec!r}: unknown feature {name!r}")
+    if name not in _known_features() and _llvm_rejects(feature=name):
+        raise ValueError(f"Target {spec!r}: unknown feature {name!r} (LLVM's x86 target does not know it); "
+                         f"features are LLVM's names, e.g. +avx2, +fma, -avx512f")
 
 
 __all__ = ["Target", "TargetKind", "create", "host", "CPU_FEATURES"]

@@ -75,14 +75,16 @@ class GraphLibrary:
     """A built graph: fused graph, kernels, constants and memory plan."""
 
     def __init__(self, graph: Graph, kernels: dict, steps: list, plan: MemoryPlan, alias: dict,
-                 build_seconds: float = 0.0):
+                 build_seconds: float = 0.0, target: str = "llvm"):
         self.graph = graph
+        self.target = target  # str(codegen.target.Target) the kernels were built for
         self.kernels = kernels  # key -> Kernel
         self.steps = steps  # [(fused node, kernel key or None for an alias)]
         self.plan = plan
         self.alias = alias
         self.build_seconds = build_seconds
         self._addresses: dict | None = None
+        self._loaded = None  # codegen.jit.LoadedCode: the kernels' code, freed with this library
         self.params: dict = {}
 
     def bound_params(self) -> dict:
@@ -98,20 +100,15 @@ class GraphLibrary:
                          f"rebuild with graph.build(g, params={{...{name!r}: new value}}) to change it")
 
     def addresses(self) -> dict:
-        """symbol -> native address (objects added to the process JIT once)."""
+        """symbol -> native address (the kernels loaded once, as one library, by ``codegen.service``;
+        unloaded with this object and the executors made from it)."""
         if self._addresses is None:
-            import llvmlite.binding as llvm
+            from codegen import service
 
-            from codegen import jit
-
-            eng = jit.engine()
-            with jit._lock:
-                for k in self.kernels.values():
-                    if not _loaded(k.symbol):
-                        eng.add_object_file(llvm.ObjectFileRef.from_data(k.obj))
-                        _LOADED.add(k.symbol)
-                eng.finalize_object()
-                self._addresses = {k.symbol: eng.get_function_address(k.symbol) for k in self.kernels.values()}
+            kernels = list(self.kernels.values())
+            self._loaded = service.load_objects([k.obj for k in kernels], [k.symbol for k in kernels],
+                                                label=f"graph {self.graph.name or ''}".strip())
+            self._addresses = dict(self._loaded.addresses)
         return self._addresses
 
     def create_executor(self):
@@ -156,11 +153,14 @@ class GraphLibrary:
                 "outputs": [slot_of[id(v)] for v in self.graph.outputs],
                 "params": sorted(self.params)}
 
-    def export_library(self, path: str) -> None:
-        """One shared library: kernels, runtime, plan and constants (load with ``graph.load_library``)."""
+    def export_library(self, path: str, target=None) -> None:
+        """One shared library: kernels, runtime, plan and constants (load with ``graph.load_library``).
+
+        ``target`` must be the one the graph was built for (the default): the
+        kernels are already object code for it."""
         from graph.export import export_library
 
-        export_library(self, path)
+        export_library(self, path, target)
 
     @property
     def input_names(self) -> list:
@@ -173,25 +173,28 @@ class GraphLibrary:
                 f"({const_bytes / 2**20:.1f} MiB); {self.plan.report()}")
 
 
-_LOADED: set = set()
-
-
-def _loaded(symbol: str) -> bool:
-    return symbol in _LOADED
-
-
 def is_alias_group(node) -> bool:
     """A fused group that is only reshapes: its output is its input's buffer."""
     body = node.attrs["body"]
     return len(node.inputs) == 1 and all(n.op == "reshape" for n in body.nodes)
 
 
-def build(graph: Graph, target: str = "llvm", params: dict | None = None, opt_level: int = 2,
+def build(graph: Graph, target=None, params: dict | None = None, opt_level: int = 2,
           include=(), exclude=(), profile=None, jobs: int | None = None, verbose: bool = False) -> GraphLibrary:
-    """Compile ``graph`` (classic ``nnvm.compiler.build`` / ``relay.build``)."""
-    from codegen.build import _check_target
+    """Compile ``graph`` (classic ``nnvm.compiler.build`` / ``relay.build``).
 
-    _check_target(target)
+    ``target``: ``"llvm"`` (the host), ``"llvm -mcpu=NAME"``, ``"llvm -mattr=+avx2,-avx512f"``, a
+    ``Target``, or None for the current one (``with Target(...)``; the host outside any).  The
+    passes, the schedules and the kernel compiler all run inside ``with target:``.
+    """
+    from codegen import service
+
+    t = service.check_target(target)
+    with t:
+        return _build(graph, t, params, opt_level, include, exclude, profile, jobs, verbose)
+
+
+def _build(graph, t, params, opt_level, include, exclude, profile, jobs, verbose) -> GraphLibrary:
     start = time.perf_counter()
     fused = optimize(bind_params(graph, params), opt_level, include, exclude, profile)
     const_ids = {id(n.output) for n in fused.nodes if n.is_constant}
@@ -209,12 +212,12 @@ def build(graph: Graph, target: str = "llvm", params: dict | None = None, opt_le
             continue
         key = kernel_key(node.attrs["body"])
         if key not in sources:
-            sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name)
+            sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name, str(t))
         steps.append((node, key))
     kernels = compile_kernels(list(sources.values()), jobs=jobs, progress=print_progress if verbose else None)
     intermediates = {id(v) for node, _ in steps for v in node.outputs} - output_ids
     plan = plan_memory([(n.inputs, n.outputs) for n, _ in steps], intermediates, alias)
-    lib = GraphLibrary(fused, {k.key: k for k in kernels}, steps, plan, alias, time.perf_counter() - start)
+    lib = GraphLibrary(fused, {k.key: k for k in kernels}, steps, plan, alias, time.perf_counter() - start, str(t))
     lib.params = dict(params or {})
     lib.addresses()
     return lib

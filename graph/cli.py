@@ -55,6 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--profile", action="store_true", help="print the graph pass profile and the memory plan"
     )
+    common.add_argument(
+        "--target",
+        default="llvm",
+        metavar="TARGET",
+        help="the CPU to build for: 'llvm' (this host, default), 'llvm -mcpu=x86-64-v3', "
+        "'llvm -mattr=+avx2,+fma,-avx512f' (classic TVM target strings)",
+    )
     common.add_argument("--quiet", "-q", action="store_true", help="no progress or notes on stderr")
     common.add_argument("--debug", action="store_true", help="show the traceback of an error")
     timed = argparse.ArgumentParser(add_help=False)
@@ -172,10 +179,21 @@ def load(path: str, args, log: Log) -> Loaded:
     return build_onnx(path, args, log)
 
 
+def check_target(spec: str):
+    """``--target`` as a Target; a CliError naming what is wrong."""
+    from codegen.target import create
+
+    try:
+        return create(spec)
+    except ValueError as err:
+        raise CliError(f"--target {spec!r}: {one_line(err)}") from None
+
+
 def build_onnx(path: str, args, log: Log) -> Loaded:
     import graph
     from graph.passes import PassProfile
 
+    target = check_target(args.target)
     start = time.perf_counter()
     log(f"importing {path} ...")
     try:
@@ -187,7 +205,8 @@ def build_onnx(path: str, args, log: Log) -> Loaded:
     log(f"imported {g.op_count()} operators in {time.perf_counter() - start:.1f} s; compiling ...")
     profile = PassProfile() if args.profile else None
     try:
-        lib = graph.build(g, params=params, opt_level=args.opt_level, profile=profile, verbose=not args.quiet)
+        lib = graph.build(g, target=target, params=params, opt_level=args.opt_level, profile=profile,
+                          verbose=not args.quiet)
     except (ValueError, TypeError, NotImplementedError, KeyError) as err:
         raise CliError(f"cannot compile {path}: {one_line(err)}") from None
     log(f"built in {lib.build_seconds:.1f} s: {lib.summary()}")

@@ -10,6 +10,11 @@ bottleneck blocks of a ResNet compile once.  Objects live in a disk cache
 a digest of the compiler's own sources; missing ones are compiled in
 parallel worker processes.  Loading adds the objects to the process JIT,
 where they share its thread pool.
+
+Everything goes through ``codegen.service`` (lower -> IR -> object for the
+build's target; objects -> one loaded library), and a kernel is scheduled
+and lowered inside ``with target:``, so schedules read the target's vector
+width and register budget.  The cache key includes the target's text.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class KernelSource:
     symbol: str
     body: object  # graph.ir.Graph
     label: str
+    target: str = "llvm"  # str(codegen.target.Target): the CPU the kernel is built for
 
 
 @dataclass
@@ -73,11 +79,13 @@ def canonical_text(body) -> str:
 _SOURCE_DIGEST: list = []
 
 
-def compiler_digest() -> str:
-    """A digest of the sources that shape a kernel (te, schedule, codegen, topi, graph.ops), the LLVM version and the host CPU (cache validity)."""
+def compiler_digest(target=None) -> str:
+    """A digest of the sources that shape a kernel (te, schedule, codegen, topi, graph.ops), the
+    LLVM version and the target (``str(Target)``: CPU name and features) (cache validity)."""
+    from codegen.target import create
+
     if not _SOURCE_DIGEST:
         import llvmlite
-        import llvmlite.binding as llvm
 
         h = hashlib.sha1()
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -90,9 +98,8 @@ def compiler_digest() -> str:
                         with open(os.path.join(dirpath, f), "rb") as fh:
                             h.update(f.encode() + fh.read())
         h.update(llvmlite.__version__.encode())
-        h.update(llvm.get_host_cpu_name().encode() + llvm.get_host_cpu_features().flatten().encode())
-        _SOURCE_DIGEST.append(h.hexdigest()[:16])
-    return _SOURCE_DIGEST[0]
+        _SOURCE_DIGEST.append(h.hexdigest())
+    return hashlib.sha1((_SOURCE_DIGEST[0] + str(create(target))).encode()).hexdigest()[:16]
 
 
 def kernel_key(body) -> str:
@@ -132,40 +139,36 @@ def schedule_body(body, outs):
 
 
 def compile_source(src: KernelSource) -> Kernel:
-    """Lower, emit, optimise and assemble one kernel (runs in a worker process)."""
-    from codegen import jit
-    from codegen.build import _specs
-    from codegen.llvm_ir import CodeGen
-    from schedule.lower import lower
+    """Schedule, lower, emit, optimise and assemble one kernel inside ``with target:`` (runs in a worker)."""
+    from codegen import service
+    from codegen.target import create
 
-    args, outs = body_to_te(src.body)
-    sch = schedule_body(src.body, outs)
-    lowered = lower(sch, args + outs, name=src.symbol)
-    gen = CodeGen(src.symbol)
-    gen.add_function(lowered)
-    mod = jit.parse(str(gen.module))
-    jit.optimize(mod)
-    obj = jit.target_machine().emit_object(mod)
-    return Kernel(src.key, src.symbol, src.label, _specs(lowered), obj)
+    target = create(src.target)
+    with target:
+        args, outs = body_to_te(src.body)
+        sch = schedule_body(src.body, outs)
+        compiled = service.compile_schedule(sch, args + outs, name=src.symbol, target=target, symbol=src.symbol)
+    return Kernel(src.key, src.symbol, src.label, list(compiled.params), compiled.obj)
 
 
 # ----------------------------------------------------------------- cache ---
-def cache_dir() -> str:
+def cache_dir(target=None) -> str:
+    """The kernel cache of this compiler and ``target``."""
     root = os.environ.get("TESSERA_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tessera")
-    path = os.path.join(root, "kernels", compiler_digest())
+    path = os.path.join(root, "kernels", compiler_digest(target))
     os.makedirs(path, exist_ok=True)
     return path
 
 
-def _cache_paths(key: str) -> tuple:
-    base = os.path.join(cache_dir(), key)
+def _cache_paths(key: str, target: str) -> tuple:
+    base = os.path.join(cache_dir(target), key)
     return base + ".o", base + ".json"
 
 
 def load_cached(src: KernelSource) -> Kernel | None:
     from codegen.module import ParamSpec
 
-    obj_path, meta_path = _cache_paths(src.key)
+    obj_path, meta_path = _cache_paths(src.key, src.target)
     try:
         with open(meta_path) as fh:
             meta = json.load(fh)
@@ -179,8 +182,8 @@ def load_cached(src: KernelSource) -> Kernel | None:
     return Kernel(src.key, src.symbol, src.label, params, obj)
 
 
-def store_cached(kernel: Kernel) -> None:
-    obj_path, meta_path = _cache_paths(kernel.key)
+def store_cached(kernel: Kernel, target: str) -> None:
+    obj_path, meta_path = _cache_paths(kernel.key, target)
     params = [{"kind": p.kind, "name": p.name, "dtype": p.dtype, "shape": list(p.shape), "is_output": p.is_output}
               for p in kernel.params]
     for path, data, mode in ((obj_path, kernel.obj, "wb"), (meta_path, json.dumps({"symbol": kernel.symbol,
@@ -207,12 +210,13 @@ def compile_kernels(sources: list, jobs: int | None = None, progress=None) -> li
             kernels[src.key] = hit
         else:
             todo.append(src)
+    targets = {src.key: src.target for src in todo}
     total, done, start = len(todo), 0, time.perf_counter()
 
     def finished(k: Kernel) -> None:
         nonlocal done
         done += 1
-        store_cached(k)
+        store_cached(k, targets[k.key])
         kernels[k.key] = k
         if progress:
             progress(done, total, k.label, time.perf_counter() - start)

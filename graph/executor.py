@@ -24,7 +24,7 @@ from functools import partial
 
 import numpy as np
 
-from codegen.module import data_pointer
+from codegen.module import as_array, data_pointer
 
 
 class GraphModule:
@@ -76,7 +76,7 @@ class GraphModule:
                     self.lib.check_param(name, array)
                 return
             raise KeyError(f"set_input: the graph has no input {name!r}; inputs: {sorted(self._inputs)}")
-        array = np.asarray(array)
+        array = np.asarray(as_array(array))  # a torch/DLPack/buffer array: a view, copied once into the input
         if array.shape != buf.shape:
             raise ValueError(f"set_input: input {name!r} expects shape {buf.shape} {buf.dtype}, got {array.shape}")
         if array.dtype != buf.dtype:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import shutil
-import subprocess
 import tempfile
 
 import numpy as np
@@ -22,25 +20,17 @@ import numpy as np
 ALIGN = 64
 
 
-def _cc() -> str:
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        raise RuntimeError("export_library: no C compiler/linker (cc, gcc or clang) found to link the library")
-    return cc
+def export_library(lib, path: str, target=None) -> None:
+    """Write ``lib`` (a ``graph.build.GraphLibrary``) to the shared library ``path``.
 
+    The kernels' object codes, the runtime and the plan are linked by
+    ``codegen.service``; the constants join as one ``.incbin`` blob.
+    """
+    from codegen import service
 
-def _string_ir(symbol: str, text: str) -> str:
-    data = text.encode() + b"\0"
-    body = "".join(f"\\{b:02X}" for b in data)
-    return (f'@{symbol}_data = constant [{len(data)} x i8] c"{body}"\n'
-            f'@{symbol} = constant ptr @{symbol}_data\n')
-
-
-def export_library(lib, path: str) -> None:
-    """Write ``lib`` (a ``graph.build.GraphLibrary``) to the shared library ``path``."""
-    from codegen import jit
-    from codegen.runtime import runtime_llvm_ir
-
+    if target is not None and str(service.check_target(target)) != lib.target:
+        raise ValueError(f"export_library: the graph was built for {lib.target!r}, not {str(service.check_target(target))!r}; "
+                         f"build it with graph.build(g, target={str(target)!r}) to export for that CPU")
     plan = lib.execution_plan()
     constants = lib.constants()
     offsets, total = [], 0
@@ -49,17 +39,10 @@ def export_library(lib, path: str) -> None:
         total += (c.nbytes + ALIGN - 1) // ALIGN * ALIGN
     plan["constants"] = [{"offset": o, "shape": list(c.shape), "dtype": str(c.dtype)}
                          for o, c in zip(offsets, constants)]
+    objects = [k.obj for k in lib.kernels.values()]
+    objects.append(service.runtime_object(lib.target))
+    objects.append(service.data_object(service.string_constant_ir("tessera_graph_plan", json.dumps(plan)), lib.target))
     with tempfile.TemporaryDirectory() as tmp:
-        objs = []
-        for k, kernel in enumerate(lib.kernels.values()):
-            objs.append(os.path.join(tmp, f"k{k}.o"))
-            with open(objs[-1], "wb") as fh:
-                fh.write(kernel.obj)
-        support = jit.parse(runtime_llvm_ir(jit.triple(), jit.data_layout()))
-        support.link_in(jit.parse(_string_ir("tessera_graph_plan", json.dumps(plan))))
-        objs.append(os.path.join(tmp, "support.o"))
-        with open(objs[-1], "wb") as fh:
-            fh.write(jit.target_machine().emit_object(support))
         blob = os.path.join(tmp, "constants.bin")
         with open(blob, "wb") as fh:
             for off, c in zip(offsets, constants):
@@ -71,10 +54,7 @@ def export_library(lib, path: str) -> None:
             fh.write(f'.section .rodata\n.balign {ALIGN}\n.globl tessera_graph_constants\n'
                      f'tessera_graph_constants:\n.incbin "{blob}"\n'
                      '.section .note.GNU-stack,"",@progbits\n')
-        res = subprocess.run([_cc(), "-shared", "-o", os.path.abspath(path), asm, *objs, "-lm", "-lpthread"],
-                             capture_output=True, text=True)
-        if res.returncode != 0:
-            raise RuntimeError(f"export_library: linking {path} failed:\n{res.stderr}")
+        service.link_shared_library(path, objects, sources=[asm], label="export_library")
 
 
 class LoadedLibrary:
