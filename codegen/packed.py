@@ -261,6 +261,7 @@ def emit_call_extern(gen, e: E.Call) -> ir.Value:
     """``call_pure_extern:f(args)``: a call of the C function ``f`` the process defines (libm),
     once per lane for a vector; the symbol is resolved when the kernel is loaded."""
     b, name = gen.b, e.name.split(":", 1)[1]
+    _check_defined(name)
     args = [gen.expr(a) for a in e.args]
     lanes = dt.lanes(e.dtype)
     ret = gen.type_of(dt.element(e.dtype))
@@ -274,6 +275,17 @@ def emit_call_extern(gen, e: E.Call) -> ir.Value:
         vals = [b.extract_element(a, lane) if isinstance(a.type, ir.VectorType) else a for a in args]
         out = b.insert_element(out, b.call(fn, vals), lane)
     return out
+
+
+def _check_defined(name: str) -> None:
+    """A C function the process defines (libm, libc, a loaded library), else a clear error now."""
+    import llvmlite.binding as llvm
+
+    if not (hasattr(ctypes.CDLL(None), name) or llvm.address_of_symbol(name)):
+        raise ValueError(
+            f"call_pure_extern: no C function '{name}' is defined in this process (libm's expf, "
+            f"pow, ... are); on the CPU the name must be a C symbol (CUDA's __expf is not)"
+        )
 
 
 def _name_constant(gen, name: str) -> ir.Value:

@@ -208,3 +208,6 @@ def test_call_pure_extern_calls_the_c_function(n):
     b = np.zeros(n, "float32")
     f(a, b)
     np.testing.assert_allclose(b, np.exp(a) + a * a, rtol=1e-5)
+    C = te.compute(A.shape, lambda i: tvm.tir.call_pure_extern("float32", "__expf", A[i]), name="C")
+    with pytest.raises(ValueError, match="no C function '__expf' is defined in this process"):
+        tvm.build(te.create_schedule(C.op), [A, C])
