@@ -18,7 +18,10 @@ conformance test keeps).
 
 from __future__ import annotations
 
+import json
 import os
+import select
+import signal
 import sys
 import time
 import warnings
@@ -148,46 +151,96 @@ def run_case(case) -> Outcome:
     return Outcome(case.name, "pass", "", time.perf_counter() - start)
 
 
-def run_isolated(case, timeout: float = 120.0) -> Outcome:
-    """:func:`run_case` in a forked child, so that a signal or a hang is an outcome ("crash") too."""
-    import json
-    import select
-    import signal
+class _Child:
+    """One forked child running ``job() -> (kind, detail)``, reporting one JSON line on a pipe.
 
-    start = time.perf_counter()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: run, report one JSON line, leave without cleanup
-        os.close(read)
-        try:
-            out = run_case(case)
-            payload = json.dumps([out.kind, out.detail])
-        except BaseException as err:  # noqa: BLE001
-            payload = json.dumps(["crash", f"{type(err).__name__}: {err}"])
-        os.write(write, payload.encode())
-        os._exit(0)
-    os.close(write)
-    chunks, deadline = [], start + timeout
-    while True:
-        ready, _, _ = select.select([read], [], [], max(deadline - time.perf_counter(), 0))
-        if not ready:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+    An exception escaping ``job`` is a "crash"; so are a signal, an exit without a result and
+    running past ``timeout`` (the child is killed: a "hang")."""
+
+    def __init__(self, name: str, job, timeout: float):
+        self.name, self.start = name, time.perf_counter()
+        self.deadline = self.start + timeout
+        self.timeout = timeout
+        self.chunks: list = []
+        read, write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: run, report, leave without cleanup
             os.close(read)
-            return Outcome(case.name, "crash", f"hang: no result after {timeout:.0f}s", timeout)
-        chunk = os.read(read, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(read)
-    _, status = os.waitpid(pid, 0)
-    elapsed = time.perf_counter() - start
-    if not chunks:
-        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-        what = f"killed by signal {signal.Signals(sig).name}" if sig else f"exit status {os.WEXITSTATUS(status)}"
-        return Outcome(case.name, "crash", f"{what}, no result", elapsed)
-    kind, detail = json.loads(b"".join(chunks).decode())
-    return Outcome(case.name, kind, detail, elapsed)
+            try:
+                payload = json.dumps(list(job()))
+            except BaseException as err:  # noqa: BLE001
+                payload = json.dumps(["crash", f"{type(err).__name__}: {err}"[:2000]])
+            data = payload.encode()
+            while data:
+                data = data[os.write(write, data):]
+            os._exit(0)
+        os.close(write)
+        self.fd = read
+
+    def kill(self) -> Outcome:
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return Outcome(self.name, "crash", f"hang: no result after {self.timeout:.0f}s", self.timeout)
+
+    def finish(self) -> Outcome:
+        os.close(self.fd)
+        _, status = os.waitpid(self.pid, 0)
+        elapsed = time.perf_counter() - self.start
+        if not self.chunks:
+            sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+            what = f"killed by signal {signal.Signals(sig).name}" if sig else f"exit status {os.WEXITSTATUS(status)}"
+            return Outcome(self.name, "crash", f"{what}, no result", elapsed)
+        kind, detail = json.loads(b"".join(self.chunks).decode())
+        return Outcome(self.name, kind, detail, elapsed)
+
+
+def run_forked(jobs: list, n_jobs: int = 2, timeout: float = 120.0, report=None) -> dict:
+    """Run ``(name, job)`` pairs each in a forked child, at most ``n_jobs`` at once; returns
+    name -> Outcome (``report(outcome)`` is called as each finishes)."""
+    pending, running, results = list(reversed(jobs)), {}, {}
+
+    def done(out: Outcome) -> None:
+        results[out.name] = out
+        if report:
+            report(out)
+
+    while pending or running:
+        while pending and len(running) < n_jobs:
+            child = _Child(*pending.pop(), timeout)
+            running[child.fd] = child
+        wait = max(min(c.deadline for c in running.values()) - time.perf_counter(), 0)
+        ready, _, _ = select.select(list(running), [], [], wait)
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if chunk:
+                running[fd].chunks.append(chunk)
+            else:
+                done(running.pop(fd).finish())
+        for fd, child in list(running.items()):
+            if time.perf_counter() > child.deadline:
+                done(running.pop(fd).kill())
+    return results
+
+
+def run_isolated(cases: list, jobs: int = 2, timeout: float = 120.0, report=None) -> dict:
+    """:func:`run_case` of every case in forked children (see :func:`run_forked`)."""
+
+    def job(case):
+        return lambda: (lambda out: (out.kind, out.detail))(run_case(case))
+
+    return run_forked([(c.name, job(c)) for c in cases], jobs, timeout, report)
+
+
+def refusal_table(results: dict) -> str:
+    """The refused cases as the Python dict the conformance test keeps (name -> message)."""
+    lines = ["REFUSED = {"]
+    for name in sorted(results):
+        out = results[name]
+        if out.kind == "refused":
+            lines.append(f"    {name!r}: {out.detail.split(': ', 1)[-1][:200]!r},")
+    lines.append("}")
+    return "\n".join(lines)
 
 
 def main(argv: list) -> int:
@@ -196,18 +249,26 @@ def main(argv: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="case names (prefix match)")
     ap.add_argument("--quiet", action="store_true", help="print only cases that do not pass")
+    ap.add_argument("--jobs", type=int, default=2, help="cases run at once (forked children)")
+    ap.add_argument("--refusals", metavar="FILE", help="write the table of refused cases to FILE")
     args = ap.parse_args(argv)
     cases = eligible_cases()
     if args.only:
         cases = [c for c in cases if any(c.name.startswith(p) for p in args.only)]
-    counts: dict = {}
-    start = time.perf_counter()
-    for case in cases:
-        out = run_isolated(case)
-        counts[out.kind] = counts.get(out.kind, 0) + 1
+
+    def report(out: Outcome) -> None:
         if out.kind != "pass" or not args.quiet:
             print(f"{out.kind:8s} {out.seconds:6.2f}s {out.name}: {out.detail[:300]}", flush=True)
+
+    start = time.perf_counter()
+    results = run_isolated(cases, args.jobs, report=report)
+    counts: dict = {}
+    for out in results.values():
+        counts[out.kind] = counts.get(out.kind, 0) + 1
     print(f"{len(cases)} cases in {time.perf_counter() - start:.0f}s: {counts}")
+    if args.refusals:
+        with open(args.refusals, "w") as f:
+            f.write(refusal_table(results) + "\n")
     return 0
 
 

@@ -754,3 +754,25 @@ def test_layer_norm_statistics_outputs():
     nodes = [N("LayerNormalization", ["X", "s", "b"], ["Y", "mean", "inv_std"], axis=1, epsilon=1e-3)]
     check(nodes, {"X": rand(2, 3, 4)}, ["Y", "mean", "inv_std"], {"s": rand(3, 4), "b": rand(3, 4)}, opset=17,
           rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dims, match", [
+    ([2**40, 2**10], r"input 'X' of model 't' of shape \(1099511627776, 1024\) float32 takes 4503599627370496 bytes, "
+                     r"more than the 140737488355328 bytes \(2\^47\) this machine can address"),
+    ([3, -2], r"input 'X' of model 't' has the negative extent in shape \(3, -2\)"),
+])
+def test_absurd_input_extents_refused(dims, match):
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, dims)
+    model = helper.make_model(helper.make_graph([N("Relu", ["X"], ["Y"])], "t", [x],
+                                                [helper.make_empty_tensor_value_info("Y")]))
+    with pytest.raises(ValueError, match=match):
+        graph.from_onnx(model)
+
+
+def test_absurd_intermediate_extent_refused():
+    """A graph op whose output would exceed the address space (a Tile of 2^30 x 2^30) names the node."""
+    model = make_model([N("Tile", ["X", "r"], ["Y"])], {"X": rand(2, 2)}, ["Y"],
+                       {"r": np.array([2**30, 2**30], np.int64)})
+    with pytest.raises(ValueError, match=r"node 'Y' \(Tile, opset 13\): the output 'Y/tile' of graph op 'tile' "
+                                         r"of shape \(2147483648, 2147483648\) float32 takes .* bytes, more than"):
+        graph.from_onnx(model)

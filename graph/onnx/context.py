@@ -9,6 +9,8 @@ returned values to the ONNX tensor names.
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,6 +46,21 @@ def refuse_type(what: str, elem_type: int) -> ValueError:
 
     return ValueError(f"from_onnx: {what} has element type {onnx_type_name(elem_type)}, which the compiler "
                       f"cannot represent; supported: {', '.join(SCALARS)}")
+
+
+# The bytes a process can address: 47-bit user space on 64-bit machines (x86-64, AArch64 with 4 KiB pages).
+ADDRESSABLE_BYTES = 1 << 47 if sys.maxsize > 2**32 else 1 << 31
+
+
+def check_tensor_size(what: str, shape: tuple, dtype: str) -> None:
+    """Refuse a negative extent, or a tensor larger than the machine can address (ValueError naming it)."""
+    if any(int(d) < 0 for d in shape):
+        raise ValueError(f"from_onnx: {what} has the negative extent in shape {tuple(shape)}")
+    nbytes = math.prod(int(d) for d in shape) * np.dtype(dtype).itemsize
+    if nbytes > ADDRESSABLE_BYTES:
+        raise ValueError(f"from_onnx: {what} of shape {tuple(shape)} {dtype} takes {nbytes} bytes, more than "
+                         f"the {ADDRESSABLE_BYTES} bytes (2^{ADDRESSABLE_BYTES.bit_length() - 1}) this machine "
+                         f"can address")
 
 
 def attribute_value(attr: onnx.AttributeProto):
@@ -146,6 +163,11 @@ class Context:
                 raise
             raise self.node.error(str(err)) from None
         self.created.append(node)
+        for v in node.outputs:
+            try:
+                check_tensor_size(f"the output {v.name!r} of graph op {op!r}", v.shape, v.dtype)
+            except ValueError as err:
+                raise (self.node.error(str(err).split(": ", 1)[1]) if self.node else err) from None
         if len(node.outputs) != n_out:
             raise AssertionError(f"{op} gave {len(node.outputs)} outputs, expected {n_out}")
         return node.outputs[0] if n_out == 1 else node.outputs

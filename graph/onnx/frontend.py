@@ -20,7 +20,7 @@ import onnx
 from onnx import numpy_helper
 
 from graph.ir import Graph, Value, make_node
-from graph.onnx.context import Context, OnnxNode, attribute_value, onnx_dtype, refuse_type
+from graph.onnx.context import Context, OnnxNode, attribute_value, check_tensor_size, onnx_dtype, refuse_type
 from graph.onnx.loader import check_supported, default_opset, load_model
 from graph.onnx.table import lookup
 
@@ -101,9 +101,10 @@ def _make_inputs(ctx: Context, g: onnx.GraphProto, shape: dict, dtype, label: st
 def _initializer_array(tensor: onnx.TensorProto, label: str) -> np.ndarray:
     if onnx_dtype(tensor.data_type) is None:
         raise refuse_type(f"initializer {tensor.name!r} of {label}", tensor.data_type)
+    check_tensor_size(f"initializer {tensor.name!r} of {label}", tuple(tensor.dims), onnx_dtype(tensor.data_type))
     try:
         return np.array(numpy_helper.to_array(tensor), order="C")  # (ascontiguousarray makes 0-d 1-d)
-    except (ValueError, TypeError, KeyError, OSError, RuntimeError) as err:  # truncated data, missing file
+    except (ValueError, TypeError, KeyError, OSError, RuntimeError, MemoryError) as err:  # truncated data
         raise ValueError(f"from_onnx: initializer {tensor.name!r} of {label} cannot be read "
                          f"({type(err).__name__}: {err})") from None
 
@@ -125,6 +126,7 @@ def _data_input(info: onnx.ValueInfoProto, shape: dict, dtype, label: str) -> Va
             raise refuse_type(f"input {name!r} of {label}", ttype.elem_type)
     else:
         elem = str(np.dtype(dtype if isinstance(dtype, str) else "float32"))
+    check_tensor_size(f"input {name!r} of {label}", dims, elem)
     return Value(name, dims, elem)
 
 

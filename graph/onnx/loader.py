@@ -91,6 +91,9 @@ def default_opset(proto: onnx.ModelProto, label: str) -> int:
     """The opset version the model imports for the default ONNX domain."""
     for imp in proto.opset_import:
         if imp.domain in DEFAULT_DOMAINS:
+            if not 1 <= imp.version < 2**31:
+                raise ValueError(f"from_onnx: {label} imports opset version {imp.version} of the default ONNX "
+                                 f"domain, which is not an opset version (corrupt file?)")
             return int(imp.version)
     if proto.ir_version < 3:
         return 1

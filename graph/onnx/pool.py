@@ -77,9 +77,10 @@ def convert_lrn(ctx: Context, node: OnnxNode) -> list:
 
 @converter("BatchNormalization")
 def convert_batch_norm(ctx: Context, node: OnnxNode) -> list:
-    """Inference batch norm over axis 1; training mode and the statistics outputs are refused."""
+    """Inference batch norm over axis 1; ``training_mode`` normalises with the batch statistics
+    and returns the running mean and variance (``momentum`` blends them in)."""
     if node.attr("training_mode", 0):
-        raise node.error("training_mode=1 is not supported (inference only)")
+        return _batch_norm_training(ctx, node)
     if not node.attr("spatial", 1):
         raise node.error("spatial=0 (per-activation statistics) is not supported")
     x = node.input(0, "X")
@@ -87,6 +88,32 @@ def convert_batch_norm(ctx: Context, node: OnnxNode) -> list:
         raise node.error(f"X {x.shape} has no channel axis")
     args = [x] + [node.input(k, what) for k, what in enumerate(("scale", "B", "mean", "var"), 1)]
     return [ctx.op("batch_norm", args, {"axis": 1, "epsilon": float(node.attr("epsilon", 1e-5))})]
+
+
+def _batch_norm_training(ctx: Context, node: OnnxNode) -> list:
+    """``y = (x - m) / sqrt(v + eps) * scale + B`` with m, v the mean and (population) variance
+    of each channel over the batch; running_mean = mean * momentum + m * (1 - momentum), alike
+    for the variance."""
+    x = node.input(0, "X")
+    if len(x.shape) < 2:
+        raise node.error(f"X {x.shape} has no channel axis")
+    c, rank = x.shape[1], len(x.shape)
+    axes = (0,) + tuple(range(2, rank))
+    per_channel = (c,) + (1,) * (rank - 2)
+    mean = ctx.op("mean", [x], {"axis": axes, "keepdims": True})
+    centered = ctx.op("subtract", [x, mean])
+    var = ctx.op("mean", [ctx.op("multiply", [centered, centered])], {"axis": axes, "keepdims": True})
+    eps = ctx.scalar(float(node.attr("epsilon", 1e-5)), x.dtype)
+    y = ctx.op("divide", [centered, ctx.op("sqrt", [ctx.op("add", [var, eps])])])
+    y = ctx.op("multiply", [y, ctx.reshape(node.input(1, "scale"), per_channel)])
+    y = ctx.op("add", [y, ctx.reshape(node.input(2, "B"), per_channel)])
+    momentum = float(node.attr("momentum", 0.9))
+    running = []
+    for k, stat in ((3, mean), (4, var)):
+        old = ctx.op("multiply", [node.input(k), ctx.scalar(momentum, x.dtype)])
+        new = ctx.op("multiply", [ctx.reshape(stat, (c,)), ctx.scalar(1.0 - momentum, x.dtype)])
+        running.append(ctx.op("add", [old, new]))
+    return [y, *running]
 
 
 @converter("InstanceNormalization")
