@@ -7,6 +7,12 @@ onnxruntime threads spin after a call and steal cores); the median batch
 counts.  Every system uses 2 threads.  Weights are constants to all three:
 onnxruntime and torch pack them at session/first-call time, Tessera gets
 them pre-packed (``pack_kernel_numpy``), as a graph compiler folds them.
+
+``--target "llvm -mcpu=x86-64-v3"`` builds Tessera's kernels for that target
+(schedules and configs read it: AVX2 has 8 float lanes and 16 registers);
+``--compare-avx2`` builds every layer for the host (AVX-512) and for AVX2,
+checks both against torch and prints both times and their ratio, interleaved
+in one run.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import codegen
 import te
 import topi
+from codegen.target import Target
 from topi.x86 import conv2d as x86conv
 
 LAYERS = [  # name, IC, OC, H, K, stride, pad, groups
@@ -38,8 +45,13 @@ SETTLE_S = 0.25
 THREADS = 2
 
 
-def tessera_fn(ic, oc, h, k, st, p, groups, a, w):
-    """Build the default x86 schedule; return a no-argument callable and its output."""
+def tessera_fn(ic, oc, h, k, st, p, groups, a, w, target: str = "llvm"):
+    """Build the default x86 schedule for ``target``; return a no-argument callable and its output."""
+    with Target(target):
+        return _tessera_fn(ic, oc, h, k, st, p, groups, a, w, target)
+
+
+def _tessera_fn(ic, oc, h, k, st, p, groups, a, w, target):
     A = te.placeholder((1, ic, h, h), name="data")
     if groups > 1:
         W = te.placeholder(w.shape, name="kernel")
@@ -52,7 +64,7 @@ def tessera_fn(ic, oc, h, k, st, p, groups, a, w):
         W = te.placeholder(wk.shape, name="kernel")
         C = x86conv.conv2d_nchw_x86(A, W, st, p, 1, cfg=cfg)
         s = topi.x86.schedule_conv2d_nchw(C, cfg)
-    f = codegen.build(s, [A, W, C], name="conv")
+    f = codegen.build(s, [A, W, C], target=target, name="conv")
     out = np.zeros(tuple(int(d) for d in C.shape), np.float32)
     return (lambda: f(a, wk, out)), out
 
@@ -109,20 +121,50 @@ def interleaved(fns: dict, rounds: int = 7, budget_s: float = 0.05) -> dict:
     return {name: statistics.median(r) for name, r in runs.items()}
 
 
-def bench_layer(layer) -> dict:
+def _layer_args(layer) -> tuple:
     name, ic, oc, h, k, st, p, groups = layer
     rng = np.random.default_rng(0)
     a = rng.standard_normal((1, ic, h, h)).astype(np.float32)
     w = rng.standard_normal((oc, ic // groups, k, k)).astype(np.float32)
-    args = (ic, oc, h, k, st, p, groups, a, w)
-    tess, out = tessera_fn(*args)
+    oh = (h + 2 * p - k) // st + 1
+    return (ic, oc, h, k, st, p, groups, a, w), 2.0 * oc * (ic // groups) * k * k * oh * oh
+
+
+def _check(out, ref) -> None:
+    np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-3 * float(np.abs(ref).max()))
+
+
+def bench_layer(layer, target: str = "llvm") -> dict:
+    args, flops = _layer_args(layer)
+    tess, out = tessera_fn(*args, target=target)
     fns = {"tessera": tess, "onnxruntime": ort_fn(*args), "torch": torch_fn(*args)}
     tess()
-    ref = fns["torch"]().numpy()
-    np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-3 * float(np.abs(ref).max()))
-    oh = (h + 2 * p - k) // st + 1
-    flops = 2.0 * oc * (ic // groups) * k * k * oh * oh
-    return {"name": name, "flops": flops, **interleaved(fns)}
+    _check(out, fns["torch"]().numpy())
+    return {"name": layer[0], "flops": flops, **interleaved(fns)}
+
+
+AVX2 = "llvm -mcpu=x86-64-v3"
+
+
+def compare_avx2_layer(layer) -> dict:
+    """The layer built for the host and for AVX2, both checked against torch, timed interleaved."""
+    args, flops = _layer_args(layer)
+    host, out_host = tessera_fn(*args, target="llvm")
+    avx2, out_avx2 = tessera_fn(*args, target=AVX2)
+    host(), avx2()
+    ref = torch_fn(*args)().numpy()
+    _check(out_host, ref)
+    _check(out_avx2, ref)
+    return {"name": layer[0], "flops": flops, **interleaved({"host": host, "avx2": avx2})}
+
+
+def report_avx2(rows: list) -> None:
+    print(f"{'layer':24} {'host (' + Target('llvm').cpu + ')':>18} {'AVX2 x86-64-v3':>18} {'AVX2 speed':>10}")
+    for r in rows:
+        cells = [f"{r[k] * 1e3:7.3f}ms {r['flops'] / r[k] / 1e9:5.0f}GF" for k in ("host", "avx2")]
+        print(f"{r['name']:24} {cells[0]:>18} {cells[1]:>18} {r['host'] / r['avx2']:9.2f}x")
+    g = math.exp(statistics.mean(math.log(r["host"] / r["avx2"]) for r in rows))
+    print(f"geomean AVX2 speed / host speed: {g:.2f}x")
 
 
 def report(rows: list) -> None:
@@ -137,10 +179,22 @@ def report(rows: list) -> None:
 
 
 def main(argv=None) -> list:
-    """Benchmark every layer of :data:`LAYERS` (or those whose name contains an argument)."""
-    argv = sys.argv[1:] if argv is None else argv
+    """Benchmark every layer of :data:`LAYERS` (or those whose name contains an argument);
+    ``--target SPEC`` builds for SPEC, ``--compare-avx2`` times host and AVX2 builds."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("layers", nargs="*", help="substrings of layer names (default: all)")
+    ap.add_argument("--target", default="llvm", help='e.g. "llvm -mcpu=x86-64-v3" (default: the host)')
+    ap.add_argument("--compare-avx2", action="store_true", help="host vs AVX2 builds, interleaved")
+    opts = ap.parse_args(sys.argv[1:] if argv is None else argv)
     codegen.set_num_threads(THREADS)
-    rows = [bench_layer(layer) for layer in LAYERS if not argv or any(x in layer[0] for x in argv)]
+    layers = [layer for layer in LAYERS if not opts.layers or any(x in layer[0] for x in opts.layers)]
+    if opts.compare_avx2:
+        rows = [compare_avx2_layer(layer) for layer in layers]
+        report_avx2(rows)
+        return rows
+    rows = [bench_layer(layer, opts.target) for layer in layers]
     report(rows)
     return rows
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from topi.config import Config
+
 
 def format_attr(value) -> str:
     if isinstance(value, np.ndarray):
         return f"array<{value.dtype}{list(value.shape)}>"
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(format_attr(v) for v in value) + (",)" if len(value) == 1 else ")")
-    if hasattr(value, "values") and hasattr(value, "name") and not isinstance(value, dict):
-        return f"config<{value.name}>"
+    if isinstance(value, Config):
+        return value.text()  # template and every knob value: two configs, two kernel keys
     if hasattr(value, "nodes") and hasattr(value, "outputs"):
         return "<" + ", ".join(n.op for n in value.nodes if n.op != "constant") + ">"
     if callable(value):

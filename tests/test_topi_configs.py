@@ -170,7 +170,8 @@ def test_batch_matmul_configs(tb):
     x, y = _np(_shape(X), 12), _np(_shape(Y), 13)
     ref = T.batch_matmul_python(x, y, transpose_b=tb)
     default = default_batch_matmul_config(3, 7, 11, 21)
-    assert default.workload == "batch_matmul" and default.values == {"vk": 8, "mr": 4, "nr": 3, "nb": 48}
+    assert default.workload == ("batch_matmul.x86", 7, 11, 21, "float32")
+    assert default.values == {"vk": 8, "mr": 4, "nr": 3, "nb": 48}
     _assert_space(default)
-    configs = _configs(default, {"vk": 16, "mr": 3, "nr": 2, "nb": 5}, {"vk": 8, "mr": 2, "nr": 4, "nb": 8})
+    configs = _configs(default, {"vk": 16, "mr": 3, "nr": 2, "nb": 6}, {"vk": 8, "mr": 2, "nr": 4, "nb": 8})
     _check_all(lambda c: schedule_batch_matmul(out, cfg=c), configs, [X, Y, out], ref, [x, y])

@@ -63,8 +63,8 @@ def test_conv2d_nchw_x86_blocked(case):
 
 def test_conv2d_nchw_x86_prepacked_kernel_and_padded_width():
     A = _ph((1, 8, 13, 13), "A")
-    cfg = x86conv.default_conv2d_config(("conv2d_nchw", (1, 8, 13, 13), (32, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)))
-    cfg = cfg.with_values(ow_bn=4, pad_ow=True)
+    key = x86conv.conv2d_workload((1, 8, 13, 13), (32, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    cfg = x86conv.default_conv2d_config(key).with_values(ow_bn=4)  # 13 columns padded to 16
     Wp = _ph((32 // cfg["oc_bn"], 8 // cfg["ic_bn"], 3, 3, cfg["ic_bn"], cfg["oc_bn"]), "Wp")
     C = topi.x86.conv2d_nchw_x86(A, Wp, 1, 1, 1, cfg=cfg)
     a, wt = _np((1, 8, 13, 13), 3), _np((32, 8, 3, 3), 4)
@@ -91,7 +91,8 @@ def test_conv2d_NCHWc(ic_bn, oc_bn, ow_bn):
     A = _ph((1, icc, h, h, ic_bn), "A")
     W = _ph((occ, icc, 3, 3, ic_bn, oc_bn), "W")
     C = topi.nn.conv2d_NCHWc(A, W, 1, (1, 1, 0, 0), 1, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c")
-    cfg = x86conv.default_conv2d_config(C.op.attrs["workload"]).with_values(ow_bn=ow_bn)
+    cfg = x86conv.default_conv2d_config(C.op.attrs["workload"]).with_values(ic_bn=ic_bn, oc_bn=oc_bn,
+                                                                             ow_bn=ow_bn)
     a, wt = _np(tuple(int(d) for d in A.shape), 8), _np(tuple(int(d) for d in W.shape), 9)
     ref = T.conv2d_NCHWc_python(a, wt, 1, (1, 1, 0, 0))
     _run(topi.x86.schedule_conv2d_NCHWc(C, cfg), [A, W, C], ref, [a, wt])

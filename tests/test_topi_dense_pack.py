@@ -23,9 +23,10 @@ def _data(*shape, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, shape).astype("float32")
 
 
-def _check_packed(M, N, K, cfg=None, bias=False, relu=False):
+def _check_packed(M, N, K, knobs=None, bias=False, relu=False):
     """dense_pack over a numpy-packed weight (+ bias, relu), compared with ``x @ w.T``."""
-    cfg = cfg or default_dense_pack_config(M, N, K)
+    cfg = default_dense_pack_config(M, N, K)
+    cfg = cfg.with_values(**knobs) if knobs else cfg
     bn = cfg["bn"]
     x, w, b = _data(M, K, seed=1), _data(N, K, seed=2), _data(N, seed=3)
     wp = pack_dense_weight_numpy(w, bn)
@@ -53,9 +54,9 @@ def test_dense_pack(M, N, K):
 
 @pytest.mark.parametrize("bn,mr,ku", [(16, 1, 1), (16, 4, 3), (32, 6, 4), (32, 2, 8), (64, 1, 4), (128, 3, 2)])
 def test_dense_pack_configs(bn, mr, ku):
-    cfg = default_dense_pack_config(5, 37, 13).with_values(bn=bn, mr=mr, ku=ku)
-    _check_packed(5, 37, 13, cfg)
-    _check_packed(17, 130, 19, cfg)
+    knobs = {"bn": bn, "mr": mr, "ku": ku}
+    _check_packed(5, 37, 13, knobs)
+    _check_packed(17, 130, 19, knobs)
 
 
 @pytest.mark.parametrize("M", [1, 9])

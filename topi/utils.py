@@ -59,3 +59,34 @@ def traverse_inline(s, final_op, callback) -> None:
         callback(op)
 
     visit(final_op)
+
+
+def find_anchor(s, out_op, is_anchor, inline: bool = True):
+    """The anchor stage under ``out_op`` and the stages between them (the epilogue).
+
+    Walks the producers of ``out_op``; the first compute stage for which
+    ``is_anchor(op)`` holds is the anchor (its own producers are not visited).
+    When an anchor is found and ``inline``, every other compute stage met,
+    except ``out_op``, is inlined (the epilogue runs in the output loop)::
+
+        out = relu(bias_add(unpack(conv)))   ->   anchor conv, epilogue [out, unpack, bias_add]
+
+    Returns ``(anchor, between)``: ``anchor`` is None when none was found;
+    ``between`` lists the stages visited (``out_op`` first), anchor excluded.
+    """
+    anchor, between, stack, seen = None, [], [out_op], set()
+    while stack:
+        op = stack.pop()
+        if id(op) in seen or not isinstance(op, te.ComputeOp):
+            continue
+        seen.add(id(op))
+        if anchor is None and is_anchor(op):
+            anchor = op
+            continue
+        between.append(op)
+        stack.extend(t.op for t in op.input_tensors)
+    if anchor is not None and inline:
+        for b in between:
+            if b is not out_op:
+                s[b].compute_inline()
+    return anchor, between

@@ -1,9 +1,9 @@
 """Graph operators the ONNX importer needs beyond ``nn``/``transform``.
 
-``conv3d`` (NCDHW data, OIDHW kernel, groups) and ``pool3d`` (max/avg over
+``conv3d`` (NCDHW data, OIDHW kernel, groups: ``topi.nn.conv3d_ncdhw``) and ``pool3d`` (max/avg over
 D, H, W) are the anchors of fused groups like their 2-D counterparts
 (OUT_ELEMWISE_FUSABLE); ``gather_elements`` (ONNX GatherElements) is
-injective; ``topk`` (two outputs, sort-free) is opaque.  Each carries a
+injective; ``topk`` (two outputs, sort-free: ``topi.topk``) is opaque.  Each carries a
 numpy twin for constant folding and the reference interpreter.
 """
 
@@ -29,13 +29,6 @@ def _conv3d_args(a: dict) -> tuple:
     return tuple(a.get("strides", (1, 1, 1))), pads[:3], pads[3:], tuple(a.get("dilation", (1, 1, 1)))
 
 
-def _conv3d_out(n: int, k: int, s: int, d: int, before: int, after: int) -> int:
-    eff = (k - 1) * d + 1
-    if n + before + after < eff:
-        raise ValueError(f"conv3d: kernel extent {eff} (with dilation) exceeds the padded input {n + before + after}")
-    return (n + before + after - eff) // s + 1
-
-
 def _conv3d_types(values, a):
     data, kernel = values
     if len(data.shape) != 5 or len(kernel.shape) != 5:
@@ -45,58 +38,19 @@ def _conv3d_types(values, a):
         raise ValueError(f"conv3d: data has {data.shape[1]} channels, kernel {kernel.shape} with "
                          f"groups={groups} expects {kernel.shape[1] * groups}")
     st, before, after, dil = _conv3d_args(a)
-    spatial = tuple(_conv3d_out(*args) for args in zip(data.shape[2:], kernel.shape[2:], st, dil, before, after))
+    spatial = tuple(topi.nn.conv3d.conv3d_out_size(*args)
+                    for args in zip(data.shape[2:], kernel.shape[2:], st, dil, before, after))
     return [((data.shape[0], kernel.shape[0]) + spatial, data.dtype)]
 
 
-def conv3d_ncdhw(data: te.Tensor, kernel: te.Tensor, strides, before, after, dilation,
-                 groups: int = 1) -> te.Tensor:
-    """Grouped 3-D convolution of NCDHW ``data`` with an ``[OC, IC/groups, KD, KH, KW]`` kernel::
-
-        out[n, f, z, y, x] = sum_{c, rz, ry, rx} pad[n, g(f)*ICg + c, z*sd + rz*dd, ...]
-                                                 * kernel[f, c, rz, ry, rx]
-    """
-    n = int(data.shape[0])
-    oc, icg, kd, kh, kw = (int(d) for d in kernel.shape)
-    sizes = [int(d) for d in data.shape[2:]]
-    outs = [_conv3d_out(*args) for args in zip(sizes, (kd, kh, kw), strides, dilation, before, after)]
-    if any(before) or any(after):
-        data = topi.nn.pad(data, [0, 0, *before], [0, 0, *after], name="PadInput")
-    ocg = oc // groups
-    rc = te.reduce_axis((0, icg), "rc")
-    rz, ry, rx = (te.reduce_axis((0, k), name) for k, name in ((kd, "rz"), (kh, "ry"), (kw, "rx")))
-    (sd, sh, sw), (dd, dh, dw) = strides, dilation
-
-    def body(b, f, z, y, x):
-        c = (f // ocg) * icg + rc if groups > 1 else rc
-        return te.sum(data[b, c, z * sd + rz * dd, y * sh + ry * dh, x * sw + rx * dw] * kernel[f, rc, rz, ry, rx],
-                      axis=[rc, rz, ry, rx])
-
-    return te.compute((n, oc, *outs), body, name="conv3d_ncdhw", tag="conv3d_ncdhw")
-
-
 def _np_conv3d(xs, a):
-    data, kernel = xs
     st, before, after, dil = _conv3d_args(a)
-    groups = a.get("groups", 1)
-    data = np.pad(data, [(0, 0), (0, 0)] + list(zip(before, after)))
-    oc, icg = kernel.shape[:2]
-    outs = [(n - (k - 1) * d - 1) // s + 1 for n, k, s, d in zip(data.shape[2:], kernel.shape[2:], st, dil)]
-    out = np.zeros((data.shape[0], oc, *outs), dtype=np.float64)
-    ocg = oc // groups
-    for g in range(groups):
-        x = data[:, g * icg:(g + 1) * icg]
-        w = kernel[g * ocg:(g + 1) * ocg]
-        for tap in np.ndindex(*kernel.shape[2:]):
-            window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dil, outs, st))
-            out[:, g * ocg:(g + 1) * ocg] += np.einsum("ncdhw,oc->nodhw", x[(Ellipsis,) + window],
-                                                       w[(Ellipsis,) + tap])
-    return [out.astype(data.dtype)]
+    return [topi.testing.conv3d_ncdhw_python(xs[0], xs[1], st, before, after, dil, a.get("groups", 1))]
 
 
 def _conv3d_compute(xs, a):
     st, before, after, dil = _conv3d_args(a)
-    return [conv3d_ncdhw(xs[0], xs[1], st, before, after, dil, a.get("groups", 1))]
+    return [topi.nn.conv3d_ncdhw(xs[0], xs[1], st, before, after, dil, a.get("groups", 1))]
 
 
 register("conv3d", _conv3d_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: default_schedule(outs),
@@ -178,53 +132,10 @@ def _topk_types(values, a):
     return [(shape, x.dtype), (shape, "int64")]
 
 
-def topk(x: te.Tensor, k: int, axis: int = -1, largest: bool = True) -> list:
-    """The ``k`` largest (smallest) entries along ``axis``, sorted, ties in index order.
-
-    Sort-free: each entry's rank is the number of entries before it in the order
-    (a reduction over the axis), then output ``j`` sums the entry of rank ``j``::
-
-        rank[i]   = sum_e (x[e] > x[i]) || (x[e] == x[i] && e < i)
-        values[j] = sum_r (rank[r] == j ? x[r] : 0);   indices[j] = sum_r (rank[r] == j ? r : 0)
-
-    O(n^2) per row along the axis: meant for class scores, not long axes.
-    """
-    shape = tuple(int(d) for d in x.shape)
-    axis %= len(shape)
-    n = shape[axis]
-
-    def at(t, idx, pos):
-        idx = list(idx)
-        idx[axis] = pos
-        return t(*idx)
-
-    e = te.reduce_axis((0, n), "e")
-
-    def rank_body(*i):
-        vi, ve = x(*i), at(x, i, e)
-        before = te.any(ve > vi if largest else ve < vi, te.all(ve == vi, e < i[axis]))
-        return te.sum(te.if_then_else(before, te.const(1, "int32"), te.const(0, "int32")), axis=e)
-
-    rank = te.compute(shape, rank_body, name="topk_rank", tag="topk")
-    out = shape[:axis] + (k,) + shape[axis + 1:]
-    rv, ri = te.reduce_axis((0, n), "r"), te.reduce_axis((0, n), "r")
-    values = te.compute(out, lambda *j: te.sum(te.if_then_else(at(rank, j, rv) == j[axis], at(x, j, rv),
-                                                               te.const(0, x.dtype)), axis=rv),
-                        name="topk_values", tag="topk")
-    indices = te.compute(out, lambda *j: te.sum(te.if_then_else(at(rank, j, ri) == j[axis], ri.var.astype("int64"),
-                                                                te.const(0, "int64")), axis=ri),
-                         name="topk_indices", tag="topk")
-    return [values, indices]
-
-
 def _np_topk(xs, a):
-    x = xs[0]
-    axis, k = a.get("axis", -1) % x.ndim, int(a["k"])
-    keys = -x.astype(np.float64) if a.get("largest", True) else x
-    order = np.take(np.argsort(keys, axis=axis, kind="stable"), np.arange(k), axis=axis)
-    return [np.take_along_axis(x, order, axis=axis), order.astype(np.int64)]
+    return topi.testing.topk_python(xs[0], int(a["k"]), a.get("axis", -1), a.get("largest", True))
 
 
-register("topk", lambda xs, a: topk(xs[0], int(a["k"]), a.get("axis", -1), a.get("largest", True)), OPAQUE,
+register("topk", lambda xs, a: topi.topk(xs[0], int(a["k"]), a.get("axis", -1), a.get("largest", True)), OPAQUE,
          lambda outs, a: default_schedule(outs), _topk_types, _np_topk,
          doc="attrs k, axis, largest; outputs the sorted values and their int64 indices (ONNX TopK)")

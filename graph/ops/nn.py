@@ -22,33 +22,62 @@ def _conv_args(a):
 
 
 def _conv2d_compute(xs, a):
-    """NCHW conv; groups == 1 takes the blocked x86 path (4-D OIHW or pre-packed 6-D kernel)."""
+    """NCHW conv: the blocked x86 path (4-D OIHW or pre-packed 6-D kernel) when the node's
+    config is a ``conv2d_NCHWc.x86`` one (or, without a config, when it can be blocked)."""
     data, kernel = xs[0], xs[1]
     st, pad, dil = _conv_args(a)
     groups = a.get("groups", 1)
-    if groups != 1 and len(kernel.shape) == 4 and group_conv_blocks(data.shape, kernel.shape, a) is None:
+    cfg = a.get("config")
+    blocked = cfg.template == x86conv.TEMPLATE if cfg is not None else _blockable(data.shape, kernel.shape, a)
+    if not blocked:
         return [topi.nn.group_conv2d_nchw(data, kernel, st, pad, dil, groups)]
-    return [x86conv.conv2d_nchw_x86(data, kernel, st, pad, dil, cfg=a.get("config"), groups=groups)]
+    return [x86conv.conv2d_nchw_x86(data, kernel, st, pad, dil, cfg=cfg, groups=groups)]
+
+
+def _plain_kernel_shape(kernel_shape) -> tuple:
+    kshape = tuple(int(d) for d in kernel_shape)
+    if len(kshape) == 6:
+        occ, icc, kh, kw, ic_bn, oc_bn = kshape
+        return occ * oc_bn, icc * ic_bn, kh, kw
+    return kshape
+
+
+def conv2d_key(data_shape, kernel_shape, a, dtype: str = "float32") -> tuple:
+    """The ``conv2d_NCHWc.x86`` workload key of a conv2d node (OIHW or pre-packed kernel)."""
+    st, pad, dil = _conv_args(a)
+    return x86conv.conv2d_workload(data_shape, _plain_kernel_shape(kernel_shape), st, pad, dil,
+                                   a.get("groups", 1), dtype)
+
+
+def _blockable(data_shape, kernel_shape, a) -> bool:
+    return len(kernel_shape) == 6 or x86conv.conv2d_blockable(conv2d_key(data_shape, kernel_shape, a))
+
+
+def _conv2d_workload(values, a) -> tuple:
+    """The blocked template's key, or the direct template's when a group is too narrow to block."""
+    data, kernel = values[0], values[1]
+    key = conv2d_key(data.shape, kernel.shape, a, data.dtype)
+    if _blockable(data.shape, kernel.shape, a):
+        return key
+    name = "conv2d_nchw" if a.get("groups", 1) == 1 else "group_conv2d_nchw"
+    return topi.x86.conv_direct.direct_workload(name, _conv2d_types(values, a)[0][0], False, data.dtype)
 
 
 def conv_config(data_shape, kernel_shape, a):
-    """The default x86 config of an OIHW conv2d node's workload."""
-    import te
-
-    st, pad, dil = _conv_args(a)
-    probe = topi.nn.group_conv2d_nchw(te.placeholder(tuple(data_shape)), te.placeholder(tuple(kernel_shape)),
-                                      st, pad, dil, a.get("groups", 1))
-    return x86conv.default_conv2d_config(probe.op.attrs["workload"])
+    """The config of a conv2d node: its ``config`` attr, else the one chosen for its workload."""
+    if a.get("config") is not None:
+        return a["config"]
+    return topi.config.choose_config(conv2d_key(data_shape, kernel_shape, a))
 
 
 def group_conv_blocks(data_shape, kernel_shape, a) -> tuple | None:
     """(ic_bn, oc_bn) of the blocked path for a conv2d node, None if it cannot be blocked."""
-    oc, icg = int(kernel_shape[0]), int(kernel_shape[1])
+    if not _blockable(data_shape, kernel_shape, a):
+        return None
     cfg = conv_config(data_shape, kernel_shape, a)
-    groups = a.get("groups", 1)
-    if groups == 1:
-        return cfg["ic_bn"], cfg["oc_bn"]
-    return x86conv.group_blocks(icg, oc // groups, cfg)
+    if cfg.template != x86conv.TEMPLATE:
+        return None
+    return cfg["ic_bn"], cfg["oc_bn"]
 
 
 def _conv2d_types(values, a):
@@ -85,8 +114,14 @@ def _np_conv2d(xs, a):
 
 
 register("conv2d", _conv2d_compute, OUT_ELEMWISE_FUSABLE, _schedule_conv2d, _conv2d_types, _np_conv2d,
-         doc="attrs: strides, padding (top, left, bottom, right), dilation, groups; "
-             "kernel OIHW or pre-packed [OCc, ICc, KH, KW, ic_bn, oc_bn]")
+         doc="attrs: strides, padding (top, left, bottom, right), dilation, groups, config; "
+             "kernel OIHW or pre-packed [OCc, ICc, KH, KW, ic_bn, oc_bn]", workload=_conv2d_workload)
+
+
+def _out_shape(name: str, values, a) -> tuple:
+    from graph.ops.registry import get_op
+
+    return tuple(get_op(name).infer(values, a)[0][0])
 
 
 def _depthwise_compute(xs, a):
@@ -101,8 +136,10 @@ def _np_depthwise(xs, a):
 
 
 register("depthwise_conv2d", _depthwise_compute, OUT_ELEMWISE_FUSABLE,
-         lambda outs, a: topi.x86.schedule_depthwise_conv2d_nchw(outs), None, _np_depthwise,
-         doc="NCHW data, kernel [C, multiplier, KH, KW]")
+         lambda outs, a: topi.x86.schedule_depthwise_conv2d_nchw(outs, a.get("config")), None, _np_depthwise,
+         doc="NCHW data, kernel [C, multiplier, KH, KW]",
+         workload=lambda v, a: topi.x86.depthwise_conv2d.depthwise_workload(
+             _out_shape("depthwise_conv2d", v, a), "NCHW", v[0].dtype))
 
 
 def _conv_transpose_compute(xs, a):
@@ -113,8 +150,10 @@ def _conv_transpose_compute(xs, a):
 
 
 register("conv2d_transpose", _conv_transpose_compute, OUT_ELEMWISE_FUSABLE,
-         lambda outs, a: topi.x86.schedule_conv2d_transpose_nchw(outs), None, None,
-         doc="NCHW data, kernel [IC, OC, KH, KW]")
+         lambda outs, a: topi.x86.schedule_conv2d_transpose_nchw(outs, a.get("config")), None, None,
+         doc="NCHW data, kernel [IC, OC, KH, KW]",
+         workload=lambda v, a: topi.x86.conv_direct.direct_workload(
+             "conv2d_transpose_nchw", _out_shape("conv2d_transpose", v, a), False, v[0].dtype))
 
 
 def _dense_types(values, a):
@@ -127,16 +166,36 @@ def _dense_types(values, a):
     return [((x.shape[0], n), x.dtype)]
 
 
+def _packs(a) -> bool:
+    cfg = a.get("config")
+    return a.get("units") is not None or (cfg is not None and cfg.template == x86dense.PACK_TEMPLATE)
+
+
 def _dense_compute(xs, a):
-    if len(xs[1].shape) == 3:
-        return [topi.x86.dense_pack(xs[0], xs[1], units=a.get("units"))]
+    """``dense_pack`` over a packed weight, or a plain one packed in a stage when the node's
+    config is a ``dense_pack.x86`` one (the layout pass did not run); else ``dense``."""
+    if _packs(a):
+        return [topi.x86.dense_pack(xs[0], xs[1], units=a.get("units"), cfg=a.get("config"))]
     return [topi.nn.dense(xs[0], xs[1])]
 
 
 def _dense_schedule(outs, a):
-    if a.get("units") is not None:
-        return topi.x86.schedule_dense_pack(outs)
-    return topi.x86.schedule_dense(outs)
+    if _packs(a):
+        return topi.x86.schedule_dense_pack(outs, a.get("config"))
+    return topi.x86.schedule_dense(outs, a.get("config"))
+
+
+def _dense_workload(values, a) -> tuple:
+    """``dense_pack.x86`` for a packed or constant float32 weight (see
+    :func:`topi.x86.dense.dense_template`), ``dense.x86`` otherwise."""
+    x, w = values
+    (m, n), k = _dense_types(values, a)[0][0], x.shape[1]
+    if len(w.shape) == 3:
+        template = x86dense.PACK_TEMPLATE
+    else:
+        const = w.node is not None and w.node.is_constant
+        template = x86dense.dense_template(m, n, k, w.dtype, const)
+    return x86dense.dense_workload(m, n, k, x.dtype, template)
 
 
 def _np_dense(xs, a):
@@ -147,7 +206,8 @@ def _np_dense(xs, a):
 
 
 register("dense", _dense_compute, OUT_ELEMWISE_FUSABLE, _dense_schedule, _dense_types, _np_dense,
-         doc="data [M, K] x weight [N, K], or a packed weight [N/bn, K, bn] with attrs units=N")
+         doc="data [M, K] x weight [N, K], or a packed weight [N/bn, K, bn] with attrs units=N",
+         workload=_dense_workload)
 register("pack_dense_weight", lambda xs, a: [x86dense.pack_dense_weight(xs[0], a["bn"])], OPAQUE,
          default_schedule, None, lambda xs, a: [x86dense.pack_dense_weight_numpy(xs[0], a["bn"])],
          doc="[N, K] -> [N/bn, K, bn] (folded on constant weights)")
@@ -157,10 +217,15 @@ def _batch_matmul_compute(xs, a):
     return [topi.nn.batch_matmul(xs[0], xs[1], transpose_b=a.get("transpose_b", False))]
 
 
+def _batch_matmul_workload(values, a) -> tuple:
+    *_, m, n = _out_shape("batch_matmul", values, a)
+    return x86dense.dense_workload(m, n, values[0].shape[-1], values[0].dtype, topi.x86.batch_matmul.TEMPLATE)
+
+
 register("batch_matmul", _batch_matmul_compute, OUT_ELEMWISE_FUSABLE,
-         lambda outs, a: topi.x86.schedule_batch_matmul(outs), None,
+         lambda outs, a: topi.x86.schedule_batch_matmul(outs, a.get("config")), None,
          lambda xs, a: [np.matmul(xs[0], np.swapaxes(xs[1], -1, -2) if a.get("transpose_b") else xs[1])],
-         doc="[B, M, K] x [B, K, N] (transpose_b: [B, N, K])")
+         doc="[B, M, K] x [B, K, N] (transpose_b: [B, N, K])", workload=_batch_matmul_workload)
 
 
 def _pool_compute(xs, a):
@@ -177,9 +242,17 @@ def _np_pool(xs, a):
                                        a.get("count_include_pad", True)).astype(xs[0].dtype)]
 
 
-register("pool2d", _pool_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: topi.x86.schedule_pool(outs), None, _np_pool,
+def _schedule_pool(outs, a):
+    return topi.x86.schedule_pool(outs, cfg=a.get("config"))
+
+
+def _pool_workload(name: str):
+    return lambda v, a: topi.x86.pooling.pool_workload(_out_shape(name, v, a), v[0].dtype)
+
+
+register("pool2d", _pool_compute, OUT_ELEMWISE_FUSABLE, _schedule_pool, None, _np_pool,
          doc="attrs: pool_type (max/avg), kernel, strides, dilation, padding, ceil_mode, count_include_pad, "
-             "layout (NCHW, or NCHWc for blocked data)")
+             "layout (NCHW, or NCHWc for blocked data)", workload=_pool_workload("pool2d"))
 
 
 def _np_global_pool(xs, a):
@@ -189,11 +262,11 @@ def _np_global_pool(xs, a):
 
 register("global_pool", lambda xs, a: [topi.nn.global_pool(xs[0], a["pool_type"], a.get("layout", "NCHW"))],
          OUT_ELEMWISE_FUSABLE,
-         lambda outs, a: topi.x86.schedule_pool(outs), None, _np_global_pool)
+         _schedule_pool, None, _np_global_pool, workload=_pool_workload("global_pool"))
 
 
 def _softmax_schedule(outs, a):
-    return topi.x86.schedule_softmax(outs)
+    return topi.x86.schedule_softmax(outs, a.get("config"))
 
 
 def _np_softmax(x, axis):
@@ -201,11 +274,20 @@ def _np_softmax(x, axis):
     return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)
 
 
+def _softmax_workload(values, a) -> tuple | None:
+    """The ``softmax.x86`` key when the last axis is normalised (else the generic schedule)."""
+    shape = values[0].shape
+    if len(shape) < 2 or a.get("axis", -1) % len(shape) != len(shape) - 1:
+        return None
+    return topi.x86.softmax.softmax_workload(int(np.prod(shape[:-1])), shape[-1], values[0].dtype)
+
+
 register("softmax", lambda xs, a: [topi.nn.softmax(xs[0], a.get("axis", -1))], OPAQUE, _softmax_schedule,
-         lambda v, a: [(v[0].shape, v[0].dtype)], lambda xs, a: [_np_softmax(xs[0], a.get("axis", -1))])
+         lambda v, a: [(v[0].shape, v[0].dtype)], lambda xs, a: [_np_softmax(xs[0], a.get("axis", -1))],
+         workload=_softmax_workload)
 register("log_softmax", lambda xs, a: [topi.nn.log_softmax(xs[0], a.get("axis", -1))], OPAQUE,
          _softmax_schedule, lambda v, a: [(v[0].shape, v[0].dtype)],
-         lambda xs, a: [np.log(_np_softmax(xs[0], a.get("axis", -1)))])
+         lambda xs, a: [np.log(_np_softmax(xs[0], a.get("axis", -1)))], workload=_softmax_workload)
 
 
 def _lrn_compute(xs, a):
@@ -244,7 +326,15 @@ def _reduce(name, fn, np_fn):
         return [np.asarray(np_fn(xs[0], axis=tuple(axis) if isinstance(axis, (list, tuple)) else axis,
                                  keepdims=a.get("keepdims", False)))]
 
-    register(name, compute, COMM_REDUCE, lambda outs, a: topi.x86.schedule_reduce(outs), None, evaluate)
+    def workload(values, a):
+        import te
+
+        outs = compute([te.placeholder(values[0].shape, values[0].dtype, "x")], a)
+        found = topi.utils.find_anchor(None, outs[0].op, lambda op: bool(op.reduce_axis), inline=False)[0]
+        return None if found is None else topi.x86.reduction.reduce_workload(found)
+
+    register(name, compute, COMM_REDUCE, lambda outs, a: topi.x86.schedule_reduce(outs, a.get("config")), None,
+             evaluate, workload=workload)
 
 
 _reduce("sum", topi.sum, np.sum)

@@ -9,7 +9,11 @@ Each graph operator is one ``OpDef``:
 - ``evaluate(arrays, attrs) -> list[np.ndarray]`` is the numpy twin used by
   constant folding (default: compile ``compute`` with its schedule and run it);
 - ``schedule(outs, attrs)`` schedules a fused group anchored at this op;
-- ``pattern`` is TVM's OpPatternKind, which drives operator fusion.
+- ``pattern`` is TVM's OpPatternKind, which drives operator fusion;
+- ``workload(values, attrs) -> tuple | None`` names the schedule template
+  workload of a node (``topi.config``), for which the ``choose_configs``
+  pass stores a config in ``attrs["config"]``; ``compute`` and ``schedule``
+  read only that.
 """
 
 from __future__ import annotations
@@ -43,6 +47,11 @@ class OpDef:
     infer_fn: Callable | None = None
     evaluate_fn: Callable | None = None
     doc: str = ""
+    workload_fn: Callable | None = None
+
+    def workload(self, values, attrs: dict) -> tuple | None:
+        """The topi workload key of a node with input ``values``, None if it has no template."""
+        return None if self.workload_fn is None else self.workload_fn(values, attrs)
 
     def infer(self, values, attrs: dict) -> list:
         if self.infer_fn is not None:
@@ -63,10 +72,10 @@ _REGISTRY: dict = {}
 
 
 def register(name: str, compute=None, pattern: int = OPAQUE, schedule=None, infer=None,
-             evaluate=None, doc: str = "") -> OpDef:
+             evaluate=None, doc: str = "", workload=None) -> OpDef:
     if name in _REGISTRY:
         raise ValueError(f"operator {name!r} is registered twice")
-    opdef = OpDef(name, compute, pattern, schedule, infer, evaluate, doc)
+    opdef = OpDef(name, compute, pattern, schedule, infer, evaluate, doc, workload)
     _REGISTRY[name] = opdef
     return opdef
 

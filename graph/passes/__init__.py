@@ -21,8 +21,10 @@ pos   pass                              tags      opt_level
 35    simplify_arithmetic               simplify  1
 40    fold_constants                    fold      0
 50    fold_scale_into_conv              fold      2
+55    choose_configs                    config    2
 58    alter_op_layout                   layout    2
 60    alter_conv_layout                 layout    2
+65    choose_configs_late               config    2
 70    fold_constants_late               fold      0
 75    merge_common_subexpressions_late  cleanup   1
 80    (reserved: fuse_ops)              fusion
@@ -45,6 +47,7 @@ from graph.fuse import fuse_ops
 from graph.ir import Graph
 from graph.passes.alter_conv_layout import alter_conv_layout
 from graph.passes.alter_op_layout import alter_op_layout
+from graph.passes.choose_configs import choose_configs
 from graph.passes.database import Pass, PassDatabase, PassProfile, PassStats  # noqa: F401
 from graph.passes.eliminate_dead_code import eliminate_dead_code
 from graph.passes.fold_constants import fold_constants
@@ -61,8 +64,10 @@ OPTDB.register("simplify_inference", simplify_inference, 30, ("simplify",), opt_
 OPTDB.register("simplify_arithmetic", simplify_arithmetic, 35, ("simplify",), opt_level=1)
 OPTDB.register("fold_constants", fold_constants, 40, ("fold",), opt_level=0)
 OPTDB.register("fold_scale_into_conv", fold_scale_into_conv, 50, ("fold",), opt_level=2)
+OPTDB.register("choose_configs", choose_configs, 55, ("config",), opt_level=2)
 OPTDB.register("alter_op_layout", alter_op_layout, 58, ("layout",), opt_level=2)
 OPTDB.register("alter_conv_layout", alter_conv_layout, 60, ("layout",), opt_level=2)
+OPTDB.register("choose_configs_late", choose_configs, 65, ("config",), opt_level=2)
 OPTDB.register("fold_constants_late", fold_constants, 70, ("fold",), opt_level=0)
 OPTDB.register("merge_common_subexpressions_late", merge_common_subexpressions, 75, ("cleanup",), opt_level=1)
 OPTDB.register("fuse_ops", fuse_ops, 80, ("fusion",), opt_level=1)

@@ -8,6 +8,7 @@ from topi.nn.conv2d import (  # noqa: F401
 from topi.nn.depthwise_conv2d import depthwise_conv2d_nchw, depthwise_conv2d_nhwc  # noqa: F401
 from topi.nn.conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
 from topi.nn.conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
+from topi.nn.conv3d import conv3d_ncdhw  # noqa: F401
 from topi.nn.pad import pad  # noqa: F401
 from topi.nn.dense import dense, matmul  # noqa: F401
 from topi.nn.batch_matmul import batch_matmul  # noqa: F401

@@ -79,12 +79,20 @@ def _count(o, k: int, s: int, d: int, pb: int, lo: int, hi: int):
 def _tap(x, valid, pool_type: str):
     """``x`` where ``valid``, else the pad value (max: the dtype's min; sums: 0), select-free loads."""
     dtype = x.dtype
-    inf = te.const(_INF, dtype)
+    hi, lo_all = _extremes(dtype)
     if pool_type == "max":
-        return te.min(x, te.if_then_else(valid, inf, te.min_value(dtype)))
+        return te.min(x, te.if_then_else(valid, hi, te.min_value(dtype)))
     zero = te.const(0, dtype)
-    lo = te.if_then_else(valid, te.const(-_INF, dtype), zero)
-    return te.min(te.max(x, lo), te.if_then_else(valid, inf, zero))
+    lo = te.if_then_else(valid, lo_all, zero)
+    return te.min(te.max(x, lo), te.if_then_else(valid, hi, zero))
+
+
+def _extremes(dtype: str) -> tuple:
+    """(+inf, -inf) for floats (an infinite input passes unchanged); the type's highest and
+    lowest values for integers, which have no infinity."""
+    if te.dtype.is_float(dtype):
+        return te.const(_INF, dtype), te.const(-_INF, dtype)
+    return te.max_value(dtype), te.min_value(dtype)
 
 
 def _reduce(pool_type: str, expr, axis):

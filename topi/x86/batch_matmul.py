@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from topi import tag as tags
-from topi.config import Config
-from topi.x86.dense import _schedule, default_dense_config
+from topi.config import Config, choose_config, register_template
+from topi.x86.dense import _schedule, dense_rule, dense_space, dense_workload
+
+TEMPLATE = "batch_matmul.x86"
+register_template(TEMPLATE, dense_space, dense_rule, doc="batch_matmul: the dense kernel per slice")
 
 
-def default_batch_matmul_config(batch: int, M: int, N: int, K: int) -> Config:
+def default_batch_matmul_config(batch: int, M: int, N: int, K: int, dtype: str = "float32") -> Config:
     """Knobs of :func:`schedule_batch_matmul` for ``batch`` ``[M, K] x [N, K]`` products:
-    the per-slice rule of :func:`topi.x86.dense.default_dense_config` (``vk``, ``mr``,
-    ``nr``, ``nb``); the batch does not change it."""
-    cfg = default_dense_config(M, N, K)
-    return Config("batch_matmul", cfg.values, cfg.space)
+    the per-slice rule of :func:`topi.x86.dense.dense_rule` (``vk``, ``mr``, ``nr``,
+    ``nb``); the batch does not change it (the key is the slice's)."""
+    return choose_config(dense_workload(M, N, K, dtype, TEMPLATE))
 
 
 def schedule_batch_matmul(outs, cfg: Config | None = None):
@@ -31,4 +33,4 @@ def schedule_batch_matmul(outs, cfg: Config | None = None):
         :func:`topi.x86.dense.default_dense_config`, which the schedule
         applies when ``cfg`` is None).
     """
-    return _schedule(outs, cfg, tags.BATCH_MATMUL)
+    return _schedule(outs, cfg, tags.BATCH_MATMUL, TEMPLATE)

@@ -5,23 +5,21 @@ from __future__ import annotations
 
 import te
 from topi.config import Config
-from topi.utils import get_const_tuple
-from topi.x86.conv_direct import _outs, default_direct_config, schedule_direct_config
+from topi.x86.conv_direct import _outs, default_direct_config, schedule_direct
 
 
-def default_conv1d_config(out_shape: tuple, layout: str = "NCW") -> Config:
+def default_conv1d_config(out_shape: tuple, layout: str = "NCW", dtype: str = "float32") -> Config:
     """Knobs of :func:`schedule_conv1d_ncw` / :func:`schedule_conv1d_nwc` (see
-    :func:`default_direct_config`)."""
+    :func:`topi.x86.conv_direct.direct_rule`)."""
     if layout not in ("NCW", "NWC"):
         raise ValueError(f"default_conv1d_config: layout {layout!r} is not one of 'NCW', 'NWC'")
-    return default_direct_config(out_shape, layout == "NWC", f"conv1d_{layout.lower()}")
+    return default_direct_config(out_shape, layout == "NWC", f"conv1d_{layout.lower()}", dtype)
 
 
 def _schedule(outs, layout: str, cfg: Config | None):
     outs = _outs(outs)
     s = te.create_schedule([o.op for o in outs])
-    cfg = cfg or default_conv1d_config(get_const_tuple(outs[0].shape), layout)
-    return schedule_direct_config(s, outs[0].op, layout == "NWC", cfg)
+    return schedule_direct(s, outs[0].op, layout == "NWC", cfg)
 
 
 def schedule_conv1d_ncw(outs, cfg: Config | None = None):

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import te
 from topi import tag
-from topi.config import Config, largest_divisor
+from topi.config import (
+    Config, choose_config, current_target, divisors, largest_divisor, max_accumulators, register_template,
+)
 from topi.nn.conv2d import _spatial, nchwc_conv
-from topi.utils import get_const_tuple
+from topi.utils import find_anchor, get_const_tuple
+from topi.x86.conv_direct import schedule_direct
 
 PACK = "conv2d_NCHWc_pack"  # tag of the layout-packing stages (not injective: never inlined)
-MAX_ACC = 16  # vector accumulators kept in registers (LLVM spills past ~20 of the 32 zmm)
-VEC = 16  # float32 lanes of one zmm register
-
-
+TEMPLATE = "conv2d_NCHWc.x86"
+OC_BLOCKS = (8, 16, 24, 32, 48, 64)  # output-channel blocks that divide a channel count (any target)
 IN_PLACE_MIN_PLANE = 14 * 14
 
 
@@ -38,40 +39,119 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def default_conv2d_config(workload) -> Config:
-    """Block sizes for a conv ``workload`` (the ``attrs["workload"]`` tuple), by rule.
+def conv2d_workload(dshape, kshape, strides, pads, dilation, groups: int = 1, dtype: str = "float32",
+                    out_dtype: str | None = None) -> tuple:
+    """The workload key of the blocked conv: NCHW data, OIHW kernel ``[OC, IC/groups, KH, KW]``."""
+    return (TEMPLATE, tuple(int(d) for d in dshape), tuple(int(d) for d in kshape),
+            tuple(int(v) for v in strides), tuple(int(v) for v in pads), tuple(int(v) for v in dilation),
+            int(groups), str(dtype), str(out_dtype or dtype))
 
-    * ``ic_bn``: the largest divisor of IC up to 16 (3 for an RGB stem);
-    * ``oc_bn``: 32 when OC is a multiple of 32 and OW has a divisor in [4, 8],
-      else 16
-      (OC is padded up to a multiple of ``oc_bn`` when it does not divide);
-    * ``ow_bn``: the widest divisor of OW whose ``ow_bn * oc_bn / 16`` vector
-      accumulators fit in registers (``pad_ow`` if only a tiny one exists);
-    * ``unroll_kw``: unroll the kernel columns when KW is small.
-    """
-    _, dshape, kshape, stride, _, dilation = workload[:6]
+
+def conv2d_key(workload: tuple) -> tuple:
+    """The template key of a conv compute's ``attrs["workload"]``: the key itself, the
+    ``("conv2d_nchw", ...)`` workload of ``topi.nn.conv2d_nchw``, or ``("conv2d_NCHWc", ...)``
+    of the blocked ``topi.nn.conv2d_NCHWc`` (shapes read as NCHW / OIHW)."""
+    if workload[0] == TEMPLATE:
+        return tuple(workload)
+    if workload[0] == "conv2d_nchw":
+        _, dshape, kshape, st, pads, dil, groups, out_dtype = workload
+        return conv2d_workload(dshape, kshape, st, pads, dil, groups, out_dtype, out_dtype)
     if workload[0] == "conv2d_NCHWc":
-        ic = dshape[1] * dshape[4]
-        oc = kshape[0] * kshape[5]
-        hw, khw = dshape[2:4], kshape[2:4]
+        _, (n, icc, h, w, icb), (occ, kicc, kh, kw, kicb, ocb), st, pads, dil = workload[:6]
+        return conv2d_workload((n, icc * icb, h, w), (occ * ocb, kicc * kicb, kh, kw), st, pads, dil)
+    raise ValueError(f"conv2d: workload {workload[0]!r} is not a conv2d workload")
+
+
+def _geometry(workload: tuple) -> tuple:
+    """(IC per group, OC per group, OW, KW, groups, dtype) of a conv2d key."""
+    _, dshape, kshape, stride, pads, dilation, groups, dtype, _ = workload
+    _, _, _, (_, ow) = _spatial(TEMPLATE, dshape, kshape, dshape[2:4], kshape[2:4], stride, pads, dilation)
+    return kshape[1], kshape[0] // groups, ow, kshape[3], groups, dtype
+
+
+def oc_block_candidates(workload: tuple, target) -> list:
+    """Legal ``oc_bn``: blocks that divide the (per group) output channels; with one group
+    also one and two vectors, the output channels then zero-padded to a whole block."""
+    _, ocg, _, _, groups, dtype = _geometry(workload)
+    cands = {b for b in OC_BLOCKS if ocg % b == 0}
+    if groups == 1:
+        vec = target.lanes(dtype)
+        cands |= {vec, 2 * vec}
+    return sorted(cands)
+
+
+def conv2d_space(workload: tuple, target) -> dict:
+    """Knob -> candidates of the blocked conv (see :func:`conv2d_rule`)."""
+    icg = _geometry(workload)[0]
+    return {"ic_bn": divisors(icg, 64), "oc_bn": oc_block_candidates(workload, target),
+            "ow_bn": list(range(1, max_accumulators(target) + 1)), "unroll_kw": [True, False]}
+
+
+def conv2d_rule(workload: tuple, target) -> dict:
+    """Block sizes for a conv workload on ``target``, by rule.
+
+    * ``ic_bn``: the largest divisor of IC (per group) up to 16 (3 for an RGB stem);
+    * ``oc_bn``: two vectors (32 lanes of AVX-512, 16 of AVX2) when they divide OC
+      and OW has a divisor of at least 4 that fits half the accumulators, else one
+      vector if it divides, else the largest block of ``OC_BLOCKS`` that divides
+      OC (one group: one vector, OC zero-padded up to it);
+    * ``ow_bn``: the widest divisor of OW whose ``ow_bn * oc_bn / lanes`` vector
+      accumulators fit in :func:`max_accumulators`; OW is padded up to 8 (or
+      the budget) columns when only a divisor below 4 exists;
+    * ``unroll_kw``: unroll the kernel columns when KW <= 3.
+    """
+    icg, ocg, ow, kw, _, dtype = _geometry(workload)
+    vec, max_acc = target.lanes(dtype), max_accumulators(target)
+    cands = oc_block_candidates(workload, target)
+    if not cands:
+        raise ValueError(f"{TEMPLATE}: {ocg} output channels per group cannot be blocked (need a multiple "
+                         f"of one of {OC_BLOCKS}); use topi.nn.group_conv2d_nchw")
+    if 2 * vec in cands and ocg % (2 * vec) == 0 and largest_divisor(ow, max_acc // 2) >= 4:
+        oc_bn = 2 * vec
+    elif vec in cands and ocg % vec == 0:
+        oc_bn = vec
     else:
-        ic, hw = dshape[1], dshape[2:4]
-        oc, khw = kshape[0], kshape[2:4]
-    pads = workload[4]
-    _, _, _, (_, ow) = _spatial("default_conv2d_config", dshape, kshape, hw, khw, stride, pads, dilation)
-    ic_bn = largest_divisor(ic, 16)
-    oc_bn = 32 if oc % 32 == 0 and largest_divisor(ow, MAX_ACC // 2) >= 4 else 16
-    max_w = MAX_ACC // (oc_bn // VEC)
+        dividing = [b for b in cands if ocg % b == 0]
+        oc_bn = max(dividing) if dividing else vec
+    max_w = max(1, max_acc // max(1, oc_bn // vec))
     ow_bn = largest_divisor(ow, max_w)
-    pad_ow = ow_bn < 4 and ow > 4
-    if pad_ow:
+    if ow_bn < 4 and ow > 4:
         ow_bn = min(max_w, 8)
-    values = {"ic_bn": ic_bn, "oc_bn": oc_bn, "ow_bn": ow_bn, "pad_ow": pad_ow,
-              "unroll_kw": khw[1] <= 3, "is_1x1": tuple(khw) == (1, 1)}
-    space = {"ic_bn": [d for d in (1, 2, 4, 8, 16, 32) if ic % d == 0] or [ic_bn],
-             "oc_bn": [8, 16, 32], "ow_bn": list(range(1, max_w + 1)),
-             "unroll_kw": [True, False]}
-    return Config("conv2d_NCHWc", values, space)
+    if target.vector_registers < 32:
+        oc_bn, ow_bn = _small_register_tile(ocg, ow, vec, max_acc, groups=_geometry(workload)[4]) or (oc_bn, ow_bn)
+    return {"ic_bn": largest_divisor(icg, 16), "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": kw <= 3}
+
+
+def _small_register_tile(ocg: int, ow: int, vec: int, max_acc: int, groups: int) -> tuple | None:
+    """(oc_bn, ow_bn) for a 16-register target: with 8-lane vectors a dividing tile often
+    holds only 7 or 8 accumulators, too few to cover two FMA pipes of latency 4 with
+    room to spare; a tile of up to ``max_acc`` whose padded columns waste little wins.
+    Score: ``min(accumulators, 10) / (padded OW / OW)``; ties go to wider channel blocks."""
+    best = None
+    for blocks in (2, 1):
+        ocb = blocks * vec
+        if ocg % ocb:
+            continue
+        for owb in range(1, max_acc // blocks + 1):
+            waste = _ceil(ow, owb) * owb / ow
+            score = (round(min(owb * blocks, 10) / waste, 6), ocb, owb * blocks)
+            if best is None or score > best[0]:
+                best = (score, ocb, owb)
+    return None if best is None else (best[1], best[2])
+
+
+register_template(TEMPLATE, conv2d_space, conv2d_rule, doc="blocked NCHW[x]c conv2d (conv2d_nchw_x86)")
+
+
+def conv2d_blockable(workload: tuple, target=None) -> bool:
+    """Whether the blocked template applies (a group's output channels divide into blocks)."""
+    return bool(oc_block_candidates(conv2d_key(workload), target or current_target()))
+
+
+def default_conv2d_config(workload, target=None) -> Config:
+    """The config of a conv ``workload`` (a key or a compute's ``attrs["workload"]``):
+    the current dispatch context's choice, else :func:`conv2d_rule` for ``target``."""
+    return choose_config(conv2d_key(tuple(workload)), target)
 
 
 # ------------------------------------------------------------- computes ---
@@ -114,16 +194,6 @@ def pack_kernel_numpy(kernel, ic_bn: int, oc_bn: int):
     return np.ascontiguousarray(k.transpose(0, 2, 4, 5, 3, 1))
 
 
-def group_blocks(icg: int, ocg: int, cfg: Config) -> tuple | None:
-    """(ic_bn, oc_bn) for a grouped blocked conv: the config's, shrunk to divide each
-    group's channels; None when a group is too narrow to vectorize (OC/groups < 8)."""
-    ic_bn = largest_divisor(icg, cfg["ic_bn"])
-    oc_bn = cfg["oc_bn"]
-    while oc_bn >= 8 and ocg % oc_bn:
-        oc_bn //= 2
-    return (ic_bn, oc_bn) if oc_bn >= 8 else None
-
-
 def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg: Config | None = None,
                     groups: int = 1):
     """NCHW conv through the blocked fast path: pack, ``conv2d_NCHWc``, unpack.
@@ -133,23 +203,26 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
     data : te.Tensor
         ``[N, IC, H, W]``.
     kernel : te.Tensor
-        ``[OC, IC, KH, KW]``, packed in a stage; or a pre-packed 6-D
-        ``[OCc, ICc, KH, KW, ic_bn, oc_bn]`` (see :func:`pack_kernel_numpy`),
-        whose blocks then override the config's (the output keeps OCc*oc_bn
-        channels).
+        ``[OC, IC/groups, KH, KW]``, packed in a stage; or a pre-packed 6-D
+        ``[OCc, ICc, KH, KW, ic_bn, oc_bn]`` (see :func:`pack_kernel_numpy`)
+        whose blocks must be the config's (the output keeps OCc*oc_bn channels).
     stride, padding, dilation
         As in :func:`topi.nn.conv2d_nchw`.
     cfg : Config, optional
-        Block sizes (default: :func:`default_conv2d_config`).
+        The config of this workload (:func:`conv2d_workload`); default: the
+        one :func:`default_conv2d_config` chooses (with a pre-packed kernel,
+        the kernel's blocks).  A config for another workload or with blocks
+        other than a pre-packed kernel's is a ``ValueError``.
     groups : int
         Grouped convolution (kernel ``[OC, IC/groups, KH, KW]``); the blocks
-        must divide each group's channels (see :func:`group_blocks`).
+        must divide each group's channels.
 
     Returns
     -------
     te.Tensor
         ``[N, OC, OH, OW]`` (tag ``injective``: the unpacking stage, which
-        :func:`schedule_conv2d_nchw` fuses with any epilogue).
+        :func:`schedule_conv2d_nchw` fuses with any epilogue).  The conv
+        stage carries ``attrs["workload"]`` (the key) and ``attrs["config"]``.
     """
     from topi.nn.conv2d import group_conv2d_nchw
 
@@ -160,48 +233,56 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
     else:
         oc, plain = kshape[0], kshape
     probe = group_conv2d_nchw(te.placeholder(dshape, data.dtype), te.placeholder(plain, kernel.dtype),
-                              stride, padding, dilation, groups, out_dtype)  # validates, gives the workload
-    wl = probe.op.attrs["workload"]
-    cfg = cfg or default_conv2d_config(wl)
-    if groups > 1:
-        blocks = group_blocks(plain[1], oc // groups, cfg)
-        if blocks is None or (len(kshape) == 6 and (oc // groups) % kshape[5]):
-            raise ValueError(f"conv2d_nchw_x86: groups={groups} leave {oc // groups} output channels per "
-                             f"group, too few to block; use topi.nn.group_conv2d_nchw")
-        cfg = cfg.with_values(ic_bn=blocks[0], oc_bn=blocks[1])
-    st, pads, dil = wl[3], wl[4], wl[5]
+                              stride, padding, dilation, groups, out_dtype)  # validates
+    key = conv2d_key(probe.op.attrs["workload"])
+    if not conv2d_blockable(key):
+        raise ValueError(f"conv2d_nchw_x86: groups={groups} leave {oc // groups} output channels per "
+                         f"group, too few to block; use topi.nn.group_conv2d_nchw")
+    cfg = _config_for(key, cfg, kshape)
+    st, pads, dil = key[3], key[4], key[5]
     _, _, oh, ow = get_const_tuple(probe.shape)
     ow_bn = cfg["ow_bn"]
     owp = _ceil(ow, ow_bn) * ow_bn
     kh, kw = plain[2], plain[3]
     width = max(dshape[3] + pads[1] + pads[3], (owp - 1) * st[1] + (kw - 1) * dil[1] + 1)
-    if len(kshape) == 6:
-        kvec, ic_bn = kernel, kshape[4]
-    else:
-        ic_bn = cfg["ic_bn"]
-        kvec = pack_kernel(kernel, ic_bn, cfg["oc_bn"])
-    dvec = pack_data(data, ic_bn, pads, width)
+    kvec = kernel if len(kshape) == 6 else pack_kernel(kernel, cfg["ic_bn"], cfg["oc_bn"])
+    dvec = pack_data(data, cfg["ic_bn"], pads, width)
     conv = nchwc_conv(dvec, kvec, (oh, owp), st, dil, out_dtype or data.dtype,
-                      attrs={"workload": wl, "config": cfg}, groups=groups)
-    ocb = get_const_tuple(kvec.shape)[5]
+                      attrs={"workload": key, "config": cfg}, groups=groups)
+    ocb = cfg["oc_bn"]
     return te.compute((dshape[0], oc, oh, ow), lambda n, c, y, x: conv[n, c // ocb, y, x, c % ocb],
                       name="conv2d_nchw_unpack", tag=tag.INJECTIVE)
 
 
+def _config_for(key: tuple, cfg: Config | None, kshape: tuple) -> Config:
+    """``cfg`` checked against ``key`` (and a pre-packed kernel's blocks), or the chosen one."""
+    from topi.config import make_config
+
+    blocks = {"ic_bn": kshape[4], "oc_bn": kshape[5]} if len(kshape) == 6 else {}
+    if cfg is None:
+        cfg = default_conv2d_config(key)
+        if blocks and any(cfg[k] != v for k, v in blocks.items()):
+            cfg = make_config(key, {**cfg.values, **blocks})
+        return cfg
+    cfg.check(key)
+    for k, v in blocks.items():
+        if cfg[k] != v:
+            raise ValueError(f"conv2d_nchw_x86: config knob {k}={cfg[k]} but the pre-packed kernel "
+                             f"{kshape} is blocked by {v}; pack the kernel with the config's blocks")
+    return cfg
+
+
 # ------------------------------------------------------------ schedules ---
-def _find_conv(out_op):
-    """The conv2d_NCHWc anchor under ``out_op`` and the injective ops between them."""
-    between, stack, seen = [], [out_op], set()
-    while stack:
-        op = stack.pop()
-        if id(op) in seen or not isinstance(op, te.ComputeOp):
-            continue
-        seen.add(id(op))
-        if op.tag == tag.CONV2D_NCHWC:
-            return op, between
-        between.append(op)
-        stack.extend(t.op for t in op.input_tensors)
-    raise ValueError(f"schedule_conv2d_NCHWc: no conv2d_NCHWc stage under output '{out_op.name}'")
+def _find_conv(s, out_op):
+    """The conv2d_NCHWc anchor under ``out_op`` (the stages between are inlined)."""
+    anchor, _ = find_anchor(s, out_op, lambda op: op.tag == tag.CONV2D_NCHWC)
+    if anchor is None:
+        raise ValueError(f"schedule_conv2d_NCHWc: no conv2d_NCHWc stage under output '{out_op.name}'")
+    return anchor
+
+
+def _has_conv(out_op) -> bool:
+    return find_anchor(None, out_op, lambda op: op.tag == tag.CONV2D_NCHWC, inline=False)[0] is not None
 
 
 def _reads_in_place(conv_op, data_vec_op) -> bool:
@@ -210,7 +291,7 @@ def _reads_in_place(conv_op, data_vec_op) -> bool:
     channel and column either way).  Measured on ResNet-50's 1x1 layers at 56x56,
     28x28 and 14x14: 10-40% faster; at 7x7 and stride 2 the packed copy wins."""
     wl = conv_op.attrs.get("workload")
-    if data_vec_op.name != "data_vec" or wl is None or wl[0] != "conv2d_nchw":
+    if data_vec_op.name != "data_vec" or wl is None or wl[0] not in ("conv2d_nchw", TEMPLATE):
         return False
     _, dshape, kshape, stride, pads = wl[:5]
     _, _, oh, ow, _ = get_const_tuple(conv_op.output(0).shape)
@@ -218,7 +299,7 @@ def _reads_in_place(conv_op, data_vec_op) -> bool:
             and ow == dshape[3] and oh * ow >= IN_PLACE_MIN_PLANE)
 
 
-def _schedule_inputs(s, conv_op) -> None:
+def _schedule_inputs(s, conv_op, vec: int) -> None:
     """Compute padding and packing stages at the root, parallel and vectorized
     (or inline the data packing where the conv reads the data in place)."""
     for t in conv_op.input_tensors:
@@ -231,8 +312,10 @@ def _schedule_inputs(s, conv_op) -> None:
         axes = list(s[op].op.axis)
         fused = s[op].fuse(*axes[:3])
         s[op].parallel(fused)
-        if op.name == "kernel_vec" or get_const_tuple(t.shape)[-1] >= 8:
-            s[op].vectorize(axes[-1])
+        last = get_const_tuple(t.shape)[-1]
+        if op.name == "kernel_vec" or last >= vec // 2:
+            inner = s[op].split(axes[-1], factor=vec)[1] if last > vec else axes[-1]
+            s[op].vectorize(inner)  # one vector of the target at a time
 
 
 def _schedule_accumulator(s, conv, cfg: Config) -> None:
@@ -273,15 +356,32 @@ def _tile_output(s, out, cfg: Config, ocb: int):
     return wo
 
 
+def conv_config(conv_op, cfg: Config | None = None) -> Config:
+    """The config a schedule uses for ``conv_op``: ``cfg`` (which must be for its workload
+    and blocks; its ``ow_bn`` and ``unroll_kw`` may differ from the compute's), else the
+    one it was computed with, else the chosen one for its blocks."""
+    from topi.config import make_config
+
+    key = conv2d_key(conv_op.attrs["workload"])
+    kernel = next(t for t in conv_op.input_tensors if len(t.shape) == 6)
+    ic_bn, oc_bn = get_const_tuple(kernel.shape)[4:]
+    if cfg is None:
+        cfg = conv_op.attrs.get("config") or default_conv2d_config(key)
+        if (cfg["ic_bn"], cfg["oc_bn"]) != (ic_bn, oc_bn):
+            cfg = make_config(key, {**cfg.values, "ic_bn": ic_bn, "oc_bn": oc_bn})
+        return cfg
+    cfg.check(key)
+    if (cfg["ic_bn"], cfg["oc_bn"]) != (ic_bn, oc_bn):
+        raise ValueError(f"schedule_conv2d_NCHWc: config blocks (ic_bn={cfg['ic_bn']}, oc_bn={cfg['oc_bn']}) "
+                         f"differ from the conv's (ic_bn={ic_bn}, oc_bn={oc_bn})")
+    return cfg
+
+
 def _schedule_nchwc(s, out_op, cfg: Config | None = None):
-    conv_op, between = _find_conv(out_op)
-    cfg = cfg or conv_op.attrs.get("config") or default_conv2d_config(conv_op.attrs["workload"])
-    ocb = get_const_tuple(conv_op.output(0).shape)[4]
-    cfg = cfg.with_values(oc_bn=ocb)
-    for op in between:
-        if op is not out_op:
-            s[op].compute_inline()
-    _schedule_inputs(s, conv_op)
+    conv_op = _find_conv(s, out_op)
+    cfg = conv_config(conv_op, cfg)
+    ocb = cfg["oc_bn"]
+    _schedule_inputs(s, conv_op, current_target().lanes(conv_op.output(0).dtype))
     conv = conv_op.output(0)
     if conv_op is out_op:
         conv = s.cache_write(conv, "local")
@@ -304,7 +404,8 @@ def schedule_conv2d_NCHWc(outs, cfg: Config | None = None):
         The output: the conv itself, or an epilogue (bias add, relu, unpack
         to NCHW) computed from it; the epilogue is fused into the output loop.
     cfg : Config, optional
-        Overrides the conv's default config.
+        The conv's config (default: the one it was computed with); one for
+        another workload, or with blocks other than the tensors', is a ``ValueError``.
     """
     outs = _outs(outs)
     s = te.create_schedule([o.op for o in outs])
@@ -314,60 +415,17 @@ def schedule_conv2d_NCHWc(outs, cfg: Config | None = None):
 
 def schedule_conv2d_nchw(outs, cfg: Config | None = None):
     """Schedule an NCHW conv: the blocked path for :func:`conv2d_nchw_x86` outputs,
-    a direct register-tiled schedule for plain (or grouped) ``topi.nn.conv2d_nchw``."""
+    a direct register-tiled schedule for plain (or grouped) ``topi.nn.conv2d_nchw``
+    (``cfg`` is then a ``conv_direct.x86`` config)."""
     outs = _outs(outs)
     s = te.create_schedule([o.op for o in outs])
-    try:
-        _find_conv(outs[0].op)
-    except ValueError:
-        return schedule_direct(s, outs[0].op, channels_last=False)
+    if not _has_conv(outs[0].op):
+        return schedule_direct(s, outs[0].op, channels_last=False, cfg=cfg)
     return _schedule_nchwc(s, outs[0].op, cfg)
 
 
-def schedule_conv2d_nhwc(outs):
+def schedule_conv2d_nhwc(outs, cfg: Config | None = None):
     """Schedule ``topi.nn.conv2d_nhwc``: output channels vectorized, rows parallel."""
     outs = _outs(outs)
     s = te.create_schedule([o.op for o in outs])
-    return schedule_direct(s, outs[0].op, channels_last=True)
-
-
-# ------------------------------------------------------ direct schedules ---
-def _direct_anchor(s, out_op):
-    """The reduction stage under ``out_op``; inline the epilogue, compute padding at root."""
-    stack, seen, anchor = [out_op], set(), None
-    while stack:
-        op = stack.pop()
-        if id(op) in seen or not isinstance(op, te.ComputeOp):
-            continue
-        seen.add(id(op))
-        if op.reduce_axis:
-            anchor = op
-            continue
-        if op is not out_op:
-            s[op].compute_inline()
-        stack.extend(t.op for t in op.input_tensors)
-    if anchor is None:
-        raise ValueError(f"schedule: no convolution stage under output '{out_op.name}'")
-    for t in anchor.input_tensors:
-        if isinstance(t.op, te.ComputeOp):
-            axes = s[t.op].op.axis
-            s[t.op].parallel(s[t.op].fuse(*axes[:2]))
-    return anchor
-
-
-def _block(n: int, want: int) -> int:
-    d = largest_divisor(n, want)
-    return d if d >= want // 2 else want
-
-
-def schedule_direct(s, out_op, channels_last: bool, cfg=None):
-    """Register-tile a plain conv: ``fb`` channels x ``xb`` columns in a local accumulator.
-
-    Channels-first (NCHW, NCW): columns vectorized, channels unrolled;
-    channels-last (NHWC, NWC): channels vectorized, columns unrolled.  The
-    reduction axes run outside the tile; (n, rows, channel blocks) are parallel.
-    Knobs: :func:`topi.x86.conv_direct.default_direct_config`.
-    """
-    from topi.x86.conv_direct import schedule_direct_config
-
-    return schedule_direct_config(s, out_op, channels_last, cfg)
+    return schedule_direct(s, outs[0].op, channels_last=True, cfg=cfg)

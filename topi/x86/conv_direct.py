@@ -1,44 +1,67 @@
 """The direct register-tiled convolution schedule, its knobs read from a Config.
 
-Used for plain NCHW/NHWC conv2d (:func:`topi.x86.conv2d.schedule_direct`),
-conv1d and conv2d_transpose.  ``default_direct_config`` chooses ``fb``
-(channels per tile), ``xb`` (columns per tile) and ``unroll``.
+Used for plain NCHW/NHWC conv2d (:func:`topi.x86.conv2d.schedule_conv2d_nchw`),
+conv1d and conv2d_transpose.  The template ``conv_direct.x86`` chooses ``fb``
+(channels per tile), ``xb`` (columns per tile) and ``unroll``; its workload key
+is ``("conv_direct.x86", op name, channels_last, output shape, dtype)``.
 """
 
 from __future__ import annotations
 
 import te
-from topi.config import Config, divisors, largest_divisor
-from topi.utils import get_const_tuple
-from topi.x86.conv2d import VEC, _block, _direct_anchor
+from topi.config import Config, choose_config, largest_divisor, register_template
+from topi.utils import find_anchor, get_const_tuple
+
+TEMPLATE = "conv_direct.x86"
+MAX_BLOCK = 32  # the widest tile of either axis a config may ask for
 
 
 def _outs(outs) -> list:
     return [outs] if isinstance(outs, te.Tensor) else list(outs)
 
 
-def default_direct_config(out_shape: tuple, channels_last: bool, workload: str = "conv_direct") -> Config:
-    """Knobs of the direct register-tiled conv for an output of ``out_shape``.
+def direct_workload(op_name: str, out_shape: tuple, channels_last: bool, dtype: str = "float32") -> tuple:
+    """The workload key of the direct conv schedule of an output ``out_shape``."""
+    return (TEMPLATE, str(op_name), bool(channels_last), tuple(int(d) for d in out_shape), str(dtype))
 
-    * ``fb``: output channels per tile (unrolled channels-first, vectorized
-      channels-last);
-    * ``xb``: output columns per tile (vectorized channels-first, unrolled
-      channels-last);
+
+def _block(n: int, want: int) -> int:
+    d = largest_divisor(n, want)
+    return d if d >= want // 2 else want
+
+
+def direct_space(workload: tuple, target) -> dict:
+    return {"fb": list(range(1, MAX_BLOCK + 1)), "xb": list(range(1, MAX_BLOCK + 1)), "unroll": [True, False]}
+
+
+def direct_rule(workload: tuple, target) -> dict:
+    """* ``fb``: output channels per tile (unrolled channels-first, vectorized channels-last);
+    * ``xb``: output columns per tile (vectorized channels-first, unrolled channels-last);
     * ``unroll``: unroll the tile's non-vector axis.
 
-    The vectorized block is 16 lanes unless the extent has a divisor of at
-    least 8 below that; the unrolled block is the largest divisor up to 8.
+    The vectorized block is one vector of the target (16 float32 lanes with
+    AVX-512, 8 with AVX2) unless the extent has a divisor of at least half
+    that below it; the unrolled block is the largest divisor up to 8.
     """
+    _, _, channels_last, out_shape, dtype = workload
+    vec = target.lanes(dtype)
     if channels_last:
         c, w = out_shape[-1], out_shape[-2]
-        fb, xb = _block(c, VEC), largest_divisor(w, 8)
-        space = {"fb": [4, 8, 16, 32], "xb": sorted({1, 2, 4, 8, *divisors(w, 8)})}
+        fb, xb = _block(c, vec), largest_divisor(w, 8)
     else:
         c, w = out_shape[1], out_shape[-1]
-        fb, xb = largest_divisor(c, 8), _block(w, VEC)
-        space = {"fb": sorted({1, 2, 4, 8, *divisors(c, 8)}), "xb": [4, 8, 16, 32]}
-    space["unroll"] = [True, False]
-    return Config(workload, {"fb": fb, "xb": xb, "unroll": True}, space)
+        fb, xb = largest_divisor(c, 8), _block(w, vec)
+    return {"fb": min(fb, MAX_BLOCK), "xb": min(xb, MAX_BLOCK), "unroll": True}
+
+
+register_template(TEMPLATE, direct_space, direct_rule, doc="direct register-tiled conv (NCHW/NHWC, conv1d, transpose)")
+
+
+def default_direct_config(out_shape: tuple, channels_last: bool, workload: str = "conv_direct",
+                          dtype: str = "float32") -> Config:
+    """The chosen config (rule default unless a dispatch context says otherwise) of the
+    direct conv named ``workload`` with output ``out_shape``."""
+    return choose_config(direct_workload(workload, out_shape, channels_last, dtype))
 
 
 def _tile_output(s, out_op, channels_last: bool, cfg: Config):
@@ -64,15 +87,31 @@ def _tile_output(s, out_op, channels_last: bool, cfg: Config):
     return attach
 
 
-def schedule_direct_config(s, out_op, channels_last: bool, cfg: Config | None = None):
+def _direct_anchor(s, out_op):
+    """The reduction stage under ``out_op`` (epilogue inlined), its padding at root, parallel."""
+    anchor, _ = find_anchor(s, out_op, lambda op: bool(op.reduce_axis))
+    if anchor is None:
+        raise ValueError(f"schedule: no convolution stage under output '{out_op.name}'")
+    for t in anchor.input_tensors:
+        if isinstance(t.op, te.ComputeOp):
+            axes = s[t.op].op.axis
+            s[t.op].parallel(s[t.op].fuse(*axes[:2]))
+    return anchor
+
+
+def schedule_direct(s, out_op, channels_last: bool, cfg: Config | None = None):
     """Register-tile a plain conv: ``fb`` channels x ``xb`` columns in a local accumulator.
 
     Channels-first (NCHW, NCW): columns vectorized, channels unrolled;
     channels-last (NHWC, NWC): channels vectorized, columns unrolled.  The
     reduction axes run outside the tile; (n, rows, channel blocks) are parallel.
+    ``cfg`` must be for this output (:func:`direct_workload` of the conv stage's
+    name and the output's shape); default: :func:`default_direct_config`.
     """
     conv_op = _direct_anchor(s, out_op)
-    cfg = cfg or default_direct_config(get_const_tuple(out_op.output(0).shape), channels_last)
+    out = out_op.output(0)
+    key = direct_workload(conv_op.name, get_const_tuple(out.shape), channels_last, out.dtype)
+    cfg = choose_config(key) if cfg is None else cfg.check(key)
     acc = s.cache_write(conv_op.output(0), "local") if conv_op is out_op else conv_op.output(0)
     attach = _tile_output(s, out_op, channels_last, cfg)
     s[acc].compute_at(s[out_op], attach)
@@ -84,3 +123,6 @@ def schedule_direct_config(s, out_op, channels_last: bool, cfg: Config | None = 
         s[acc].unroll(inner[0])
     s[acc].vectorize(inner[1])
     return s
+
+
+schedule_direct_config = schedule_direct  # the name conv1d and conv2d_transpose used

@@ -38,35 +38,49 @@ from __future__ import annotations
 import te
 from te import expr as E
 from topi import tag as tags
-from topi.config import Config
+from topi.config import Config, choose_config, current_target, max_accumulators, register_template
 from topi.generic.nn import default_schedule
-from topi.utils import get_const_int, shape_str, traverse_inline
+from topi.utils import find_anchor, get_const_int, shape_str
+
+TEMPLATE = "dense.x86"
+TILE = list(range(1, 9))  # candidate register-tile rows / columns
 
 
-def default_dense_config(M: int, N: int, K: int) -> Config:
-    """Knobs of :func:`schedule_dense` for an ``[M, K] x [N, K]`` product.
+def dense_workload(M: int, N: int, K: int, dtype: str = "float32", template: str = TEMPLATE) -> tuple:
+    """The workload key of an ``[M, K] x [N, K]`` product."""
+    return (template, int(M), int(N), int(K), str(dtype))
 
-    ``vk``: reduction lanes (a divisor of ``K`` when one of 64..8 is);
-    ``mr``, ``nr``: the register tile; ``nb``: weight rows per parallel task.
+
+def dense_space(workload: tuple, target) -> dict:
+    return {"vk": [4, 8, 16, 32, 64], "mr": TILE, "nr": TILE, "nb": [6, 8, 12, 16, 24, 32, 48, 64, 96, 128]}
+
+
+def dense_rule(workload: tuple, target) -> dict:
+    """``vk``: reduction lanes; ``mr``, ``nr``: the register tile; ``nb``: weight rows per task.
+
+    For ``M <= 2`` (a GEMV) ``vk`` is the widest of 4, 2, 1 or 1/2 vectors of the
+    target that divides ``K``, with ``nr`` rows so that eight vector accumulators
+    hide the FMA latency; otherwise a 4 x 3 tile of 8-lane partial sums.
     """
+    M, K, dtype = workload[1], workload[3], workload[4]
+    vec = target.lanes(dtype)
     if M <= 2:
-        vk = next((v for v in (64, 32, 16, 8) if K % v == 0), 8)
-        values = {"vk": vk, "mr": 1, "nr": 2 if vk == 64 else 4, "nb": 8}
-    else:
-        values = {"vk": 8, "mr": 4, "nr": 3, "nb": 48}
-    space = {"vk": [8, 16, 32, 64], "mr": [1, 2, 3, 4, 6], "nr": [1, 2, 3, 4, 6], "nb": [8, 16, 24, 48, 96]}
-    return Config("dense", values, space)
+        vk = next((v for v in (4 * vec, 2 * vec, vec, vec // 2) if K % v == 0), vec // 2)
+        return {"vk": vk, "mr": 1, "nr": 2 if vk == 4 * vec else 4, "nb": 8}
+    return {"vk": 8, "mr": 4, "nr": 3, "nb": 48}
+
+
+register_template(TEMPLATE, dense_space, dense_rule, doc="dense / matmul dot-product kernel")
+
+
+def default_dense_config(M: int, N: int, K: int, dtype: str = "float32") -> Config:
+    """The chosen config of :func:`schedule_dense` for an ``[M, K] x [N, K]`` product
+    (:func:`dense_rule` unless a dispatch context says otherwise)."""
+    return choose_config(dense_workload(M, N, K, dtype))
 
 
 def _find_anchor(s, out_op, tag: str):
-    found = []
-
-    def visit(op):
-        if op.tag == tag and op.reduce_axis:
-            found.append(op)
-
-    traverse_inline(s, out_op, visit)
-    return found[0] if found else None
+    return find_anchor(s, out_op, lambda op: op.tag == tag and bool(op.reduce_axis))[0]
 
 
 def _tile_output(s, out, cfg: Config):
@@ -92,12 +106,13 @@ def _schedule_kernel(s, rf, cfg: Config) -> None:
     st.vectorize(lanes)
 
 
-def schedule_dense_op(s, op, out_op, cfg: Config | None = None) -> None:
+def schedule_dense_op(s, op, out_op, cfg: Config | None = None, template: str = TEMPLATE) -> None:
     """Schedule the dense ``op`` (tag ``dense``) inside schedule ``s`` whose output is ``out_op``."""
     C = _tensor(op)
     M, N = (get_const_int(iv.dom.extent) for iv in op.axis[-2:])
     K = get_const_int(op.reduce_axis[0].dom.extent)
-    cfg = cfg or default_dense_config(M, N, K)
+    key = dense_workload(M, N, K, op.output(0).dtype, template)
+    cfg = choose_config(key) if cfg is None else cfg.check(key)
     out = _tensor(out_op)
     _, ki = s[C].split(s[C].op.reduce_axis[0], factor=cfg["vk"])
     rf = s.rfactor(C, ki, factor_axis=len(op.axis))
@@ -132,12 +147,12 @@ def _anchored(outs, tag: str):
     return s, out_op, anchor
 
 
-def _schedule(outs, cfg: Config | None, tag: str):
+def _schedule(outs, cfg: Config | None, tag: str, template: str = TEMPLATE):
     found = _anchored(outs, tag)
     if found is None:
         return default_schedule(outs)
     s, out_op, anchor = found
-    schedule_dense_op(s, anchor, out_op, cfg)
+    schedule_dense_op(s, anchor, out_op, cfg, template)
     return s
 
 
@@ -172,7 +187,7 @@ def schedule_matmul(outs, cfg: Config | None = None):
 
 
 # ------------------------------------------------------------ dense_pack ---
-VEC = 16  # float32 lanes of one zmm register
+PACK_TEMPLATE = "dense_pack.x86"
 DENSE_PACK = "dense_pack"  # tag of the packed product stage (an anchor, never inlined)
 DENSE_PACK_WEIGHT = "dense_pack_weight"  # tag of the weight-packing stage (not injective: never inlined)
 
@@ -181,27 +196,57 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def default_dense_pack_config(M: int, N: int, K: int) -> Config:
-    """Knobs of :func:`schedule_dense_pack` for an ``[M, K] x [N, K]`` product.
+def dense_pack_space(workload: tuple, target) -> dict:
+    return {"bn": [8, 16, 24, 32, 48, 64, 96, 128], "mr": TILE, "ku": TILE}
 
-    ``bn``: output units per packed weight block (the vector of accumulators);
-    ``mr``: data rows per register tile (``mr * bn / 16`` zmm accumulators);
+
+def dense_pack_rule(workload: tuple, target) -> dict:
+    """``bn``: output units per packed weight block (the vector of accumulators);
+    ``mr``: data rows per register tile (``mr * bn / lanes`` vector accumulators);
     ``ku``: unroll of the reduction loop.
 
-    ``bn`` is 64 whatever ``M`` (the packed layout of a constant weight does not
+    ``bn`` is four vectors of the target (64 float32 lanes with AVX-512, 32 with
+    AVX2) whatever ``M`` (the packed layout of a constant weight does not
     depend on the batch).  For ``M <= 2`` (a GEMV streaming the weight once, at
-    the cache/memory read bandwidth) the tile is ``M x 64``: four independent
-    accumulators per row; otherwise ``4 x 64``, 16 accumulators.  On the 2-core
-    Zen 4 VM, 1x2048->1000 streams ~115-120 GB/s (L3-resident weight, like a
-    plain read of it) and 64x2048->1000 runs ~150-165 GFLOP/s (peak ~182).
-    Blocks of 128 were slower for the GEMV, 32 no better.
+    the cache/memory read bandwidth) the tile is ``M x bn``: four independent
+    accumulators per row; otherwise as many rows as the accumulator budget
+    holds (4 x 64 = 16 zmm; 3 x 32 = 12 ymm).  On the 2-core Zen 4 VM (AVX-512),
+    1x2048->1000 streams ~115-120 GB/s (L3-resident weight, like a plain read
+    of it) and 64x2048->1000 runs ~150-165 GFLOP/s (peak ~182).  Blocks of 128
+    were slower for the GEMV, 32 no better.
     """
+    M, dtype = workload[1], workload[4]
+    bn = 4 * target.lanes(dtype)
     if M <= 2:
-        values = {"bn": 64, "mr": max(M, 1), "ku": 4}
-    else:
-        values = {"bn": 64, "mr": 4, "ku": 1}
-    space = {"bn": [16, 32, 64, 128], "mr": [1, 2, 3, 4, 6, 8], "ku": [1, 2, 4, 8]}
-    return Config("dense_pack", values, space)
+        return {"bn": bn, "mr": max(M, 1), "ku": 4}
+    return {"bn": bn, "mr": max_accumulators(target) // 4, "ku": 1}
+
+
+register_template(PACK_TEMPLATE, dense_pack_space, dense_pack_rule, doc="dense over a block-packed weight")
+
+
+# A GEMV (M <= 2) whose weight does not stay in cache is bound by memory either
+# way; there the plain [N, K] rows measured faster (VGG's 25088x4096: 14.2 ms
+# plain vs 16.0 ms packed; 2048x1000: 0.110 plain vs 0.086 packed).
+PACK_GEMV_MAX_BYTES = 32 * 2**20
+
+
+def dense_template(M: int, N: int, K: int, dtype: str, weight_is_constant: bool) -> str:
+    """Which template a graph's dense takes: ``dense_pack.x86`` for a constant float32
+    weight (packed once at build), except a GEMV over a weight beyond
+    ``PACK_GEMV_MAX_BYTES``; ``dense.x86`` otherwise."""
+    if not weight_is_constant or dtype != "float32":
+        return TEMPLATE
+    if M <= 2 and N * K * 4 > PACK_GEMV_MAX_BYTES:
+        return TEMPLATE
+    return PACK_TEMPLATE
+
+
+def default_dense_pack_config(M: int, N: int, K: int, dtype: str = "float32") -> Config:
+    """The chosen config of :func:`dense_pack` / :func:`schedule_dense_pack` for an
+    ``[M, K] x [N, K]`` product (:func:`dense_pack_rule` unless a dispatch context
+    says otherwise)."""
+    return choose_config(dense_workload(M, N, K, dtype, PACK_TEMPLATE))
 
 
 def pack_dense_weight(weight: te.Tensor, bn: int) -> te.Tensor:
@@ -253,7 +298,11 @@ def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None
     out_dtype : str, optional
         Accumulation and output dtype (default: the data's).
     cfg : Config, optional
-        Knobs (default :func:`default_dense_pack_config`); only ``bn`` matters here.
+        The config of ``dense_workload(M, units, K, dtype, "dense_pack.x86")``
+        (default: the chosen one; with a pre-packed weight, the weight's ``bn``);
+        only ``bn`` shapes the compute, which stores the config on the packed
+        stage (``attrs["config"]``) for the schedule.  A config for another
+        workload, or whose ``bn`` is not a pre-packed weight's, is a ``ValueError``.
 
     Returns
     -------
@@ -265,30 +314,46 @@ def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None
 
     _check_rank("dense_pack", "data", data, 2)
     M, K = (get_const_int(d) for d in data.shape)
+    out_dtype = out_dtype or data.dtype
     if len(weight.shape) == 2:
-        N = get_const_int(weight.shape[0])
-        bn = (cfg or default_dense_pack_config(M, N, K))["bn"]
-        wp = pack_dense_weight(weight, bn)
+        N = units = get_const_int(weight.shape[0]) if units is None else units
+        key = dense_workload(M, N, K, out_dtype, PACK_TEMPLATE)
+        cfg = choose_config(key) if cfg is None else cfg.check(key)
+        wp = pack_dense_weight(weight, cfg["bn"])
     else:
         _check_rank("dense_pack", "weight", weight, 3)
         wp = weight
-        N = None
     nb, wk, bn = (get_const_int(d) for d in wp.shape)
     if wk != K:
         raise ValueError(f"dense_pack: data has K={K} but the packed weight {shape_str(wp)} has K={wk}")
-    units = units if units is not None else (N if N is not None else nb * bn)
+    units = units if units is not None else nb * bn
     if not 0 < units <= nb * bn:
         raise ValueError(f"dense_pack: units={units} must be in [1, {nb * bn}] for weight {shape_str(wp)}")
-    out_dtype = out_dtype or data.dtype
+    key = dense_workload(M, units, K, out_dtype, PACK_TEMPLATE)
+    cfg = _pack_config(key, cfg, bn)
     k = te.reduce_axis((0, K), name="k")
     packed = te.compute(
         (M, nb, bn),
         lambda i, b, lane: te.sum(data[i, k].astype(out_dtype) * wp[b, k, lane].astype(out_dtype), axis=k),
-        name="T_dense_pack", tag=DENSE_PACK,
+        name="T_dense_pack", tag=DENSE_PACK, attrs={"workload": key, "config": cfg},
     )
     out = te.compute((M, units), lambda i, j: packed[i, j // bn, j % bn],
                      name="T_dense", tag=tags.INJECTIVE)
     return add_bias(out, bias, "dense_pack") if bias is not None else out
+
+
+def _pack_config(key: tuple, cfg: Config | None, bn: int) -> Config:
+    """``cfg`` checked against ``key`` and the packed weight's ``bn``, or the chosen one for ``bn``."""
+    from topi.config import make_config
+
+    if cfg is None:
+        cfg = choose_config(key)
+        return cfg if cfg["bn"] == bn else make_config(key, {**cfg.values, "bn": bn})
+    cfg.check(key)
+    if cfg["bn"] != bn:
+        raise ValueError(f"dense_pack: config knob bn={cfg['bn']} but the packed weight is blocked by {bn}; "
+                         f"pack the weight with the config's bn")
+    return cfg
 
 
 def _schedule_pack_kernel(s, C, cfg: Config) -> None:
@@ -298,7 +363,7 @@ def _schedule_pack_kernel(s, C, cfg: Config) -> None:
 
         parallel (b, 0, nb)                        // one weight block: K x bn contiguous
           for (i.outer, 0, M/mr)
-            C.local[mr, bn] = 0                    // mr*bn/16 zmm accumulators
+            C.local[mr, bn] = 0                    // mr*bn/lanes vector accumulators
             for (k.outer, 0, K/ku)
               unrolled (k.inner, i.c): C.local[i.c, :] += data[i, k] * weight[b, k, :]
             C[i.outer*mr : +mr, b, :] = C.local
@@ -317,8 +382,9 @@ def _schedule_pack_kernel(s, C, cfg: Config) -> None:
     ci, cb, cl = s[CL].op.axis
     (ck,) = s[CL].op.reduce_axis
     ko, ki = s[CL].split(ck, factor=cfg["ku"])
-    vec = VEC if cfg["bn"] % VEC == 0 else cfg["bn"]
-    clo, cli = s[CL].split(cl, factor=vec)  # one register per 16 lanes, whatever bn
+    lanes = current_target().lanes(C.dtype)
+    vec = lanes if cfg["bn"] % lanes == 0 else cfg["bn"]
+    clo, cli = s[CL].split(cl, factor=vec)  # one register per vector of lanes, whatever bn
     s[CL].reorder(cb, ko, ki, ci, clo, cli)
     s[CL].unroll(ki)
     s[CL].unroll(ci)
@@ -326,7 +392,7 @@ def _schedule_pack_kernel(s, C, cfg: Config) -> None:
     s[CL].vectorize(cli)
 
 
-def _schedule_rows(s, out_op, vec: int = 16) -> None:
+def _schedule_rows(s, out_op, vec: int) -> None:
     """The ``[M, N]`` unpack (+ fused epilogue): rows parallel when large, columns vectorized."""
     st = s[out_op]
     *rows, j = st.op.axis
@@ -352,7 +418,8 @@ def schedule_dense_pack(outs, cfg: Config | None = None):
     outs : te.Tensor or list
         The output of ``dense_pack`` or of an injective epilogue applied to it.
     cfg : Config, optional
-        Knobs (default :func:`default_dense_pack_config`; ``bn`` is the weight's).
+        Knobs (default: the config the product was computed with); its ``bn``
+        must be the packed weight's.
 
     Returns
     -------
@@ -364,10 +431,12 @@ def schedule_dense_pack(outs, cfg: Config | None = None):
     s, out_op, anchor = found
     M, nb, bn = (get_const_int(iv.dom.extent) for iv in anchor.axis)
     K = get_const_int(anchor.reduce_axis[0].dom.extent)
-    cfg = (cfg or default_dense_pack_config(M, nb * bn, K)).with_values(bn=bn)
+    units = get_const_int(out_op.axis[-1].dom.extent) if out_op is not anchor else nb * bn
+    key = anchor.attrs.get("workload") or dense_workload(M, units, K, anchor.output(0).dtype, PACK_TEMPLATE)
+    cfg = _pack_config(key, cfg or anchor.attrs.get("config"), bn)
     _schedule_pack_kernel(s, _tensor(anchor), cfg)
     if out_op is not anchor:
-        _schedule_rows(s, out_op)
+        _schedule_rows(s, out_op, current_target().lanes(out_op.output(0).dtype))
     for t in anchor.input_tensors:
         if getattr(t.op, "tag", None) == DENSE_PACK_WEIGHT:
             b, _, lane = s[t.op].op.axis

@@ -19,10 +19,11 @@ Every choice comes from a :class:`topi.config.Config`
 from __future__ import annotations
 
 import te
-from topi.config import Config
-from topi.utils import get_const_tuple
+from topi.config import Config, choose_config, register_template
+from topi.utils import find_anchor, get_const_tuple
 
-VEC = 16
+TEMPLATE_NCHW = "depthwise_conv2d_nchw.x86"
+TEMPLATE_NHWC = "depthwise_conv2d_nhwc.x86"
 
 
 def _outs(outs) -> list:
@@ -31,42 +32,54 @@ def _outs(outs) -> list:
 
 def _anchor(s, out_op, tag_name: str):
     """The depthwise stage under ``out_op``; injective stages between are inlined."""
-    stack, seen = [out_op], set()
-    while stack:
-        op = stack.pop()
-        if id(op) in seen or not isinstance(op, te.ComputeOp):
-            continue
-        seen.add(id(op))
-        if op.tag == tag_name:
-            return op
-        if op is not out_op:
-            s[op].compute_inline()
-        stack.extend(t.op for t in op.input_tensors)
-    raise ValueError(f"schedule: no '{tag_name}' stage under output '{out_op.name}'")
+    anchor, _ = find_anchor(s, out_op, lambda op: op.tag == tag_name)
+    if anchor is None:
+        raise ValueError(f"schedule: no '{tag_name}' stage under output '{out_op.name}'")
+    return anchor
 
 
-def _vec_width(n: int) -> int:
-    """The vector width for a row of ``n``: 16, or 8 when 16 would leave a big tail."""
-    return VEC if n >= VEC or n % 8 else 8
+def depthwise_workload(out_shape: tuple, layout: str = "NCHW", dtype: str = "float32") -> tuple:
+    """The workload key of a depthwise schedule: the output shape decides every knob."""
+    if layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"default_depthwise_conv2d_config: layout {layout!r} is not one of 'NCHW', 'NHWC'")
+    return (TEMPLATE_NCHW if layout == "NCHW" else TEMPLATE_NHWC, tuple(int(d) for d in out_shape), str(dtype))
 
 
-def default_depthwise_conv2d_config(out_shape: tuple, layout: str = "NCHW") -> Config:
-    """Knobs of the depthwise schedules for an output of ``out_shape``.
+def depthwise_space(workload: tuple, target) -> dict:
+    space = {"vec": list(range(1, 33)), "unroll_taps": [True, False]}
+    if workload[0] == TEMPLATE_NHWC:
+        space["pad_vec_max"] = [0, 64, 256, 1024]
+    return space
 
-    * ``vec``: lanes along the vectorized axis (``OW`` for NCHW, channels for
-      NHWC): 16, or 8 when the axis is a multiple of 8 below 16;
+
+def depthwise_rule(workload: tuple, target) -> dict:
+    """* ``vec``: lanes along the vectorized axis (``OW`` for NCHW, channels for
+      NHWC): one vector of the target, or half of one when the row is a
+      multiple of half a vector narrower than a whole one;
     * ``unroll_taps``: unroll the kernel rows and columns around each vector;
     * ``pad_vec_max`` (NHWC only): vectorize the padding stage's channel axis
       when there are at most this many channels.
     """
-    if layout not in ("NCHW", "NHWC"):
-        raise ValueError(f"default_depthwise_conv2d_config: layout {layout!r} is not one of 'NCHW', 'NHWC'")
-    values = {"vec": _vec_width(out_shape[3]), "unroll_taps": True}
-    space = {"vec": [4, 8, 16, 32], "unroll_taps": [True, False]}
-    if layout == "NHWC":
+    vec = target.lanes(workload[2])
+    n = workload[1][3]
+    values = {"vec": vec if n >= vec or n % (vec // 2) else vec // 2, "unroll_taps": True}
+    if workload[0] == TEMPLATE_NHWC:
         values["pad_vec_max"] = 64
-        space["pad_vec_max"] = [0, 64, 256, 1024]
-    return Config(f"depthwise_conv2d_{layout.lower()}", values, space)
+    return values
+
+
+register_template(TEMPLATE_NCHW, depthwise_space, depthwise_rule, doc="depthwise conv2d, NCHW")
+register_template(TEMPLATE_NHWC, depthwise_space, depthwise_rule, doc="depthwise conv2d, NHWC")
+
+
+def default_depthwise_conv2d_config(out_shape: tuple, layout: str = "NCHW", dtype: str = "float32") -> Config:
+    """The chosen config (see :func:`depthwise_rule`) of a depthwise conv with output ``out_shape``."""
+    return choose_config(depthwise_workload(out_shape, layout, dtype))
+
+
+def _config(out, layout: str, cfg: Config | None) -> Config:
+    key = depthwise_workload(get_const_tuple(out.shape), layout, out.dtype)
+    return choose_config(key) if cfg is None else cfg.check(key)
 
 
 def _padding_stage(conv_op):
@@ -106,7 +119,7 @@ def schedule_depthwise_conv2d_nchw(outs, cfg: Config | None = None):
     s = te.create_schedule([o.op for o in outs])
     conv_op = _anchor(s, out.op, "depthwise_conv2d_nchw")
     conv = conv_op.output(0)
-    cfg = cfg or default_depthwise_conv2d_config(get_const_tuple(out.shape), "NCHW")
+    cfg = _config(out, "NCHW", cfg)
     n, c, _, x = s[out].op.axis
     fused = s[out].fuse(n, c)
     s[out].parallel(fused)
@@ -138,7 +151,7 @@ def schedule_depthwise_conv2d_nhwc(outs, cfg: Config | None = None):
     s = te.create_schedule([o.op for o in outs])
     conv_op = _anchor(s, out.op, "depthwise_conv2d_nhwc")
     conv = conv_op.output(0)
-    cfg = cfg or default_depthwise_conv2d_config(get_const_tuple(out.shape), "NHWC")
+    cfg = _config(out, "NHWC", cfg)
     acc = s.cache_write(conv, "local") if conv_op is out.op else conv
     n, y, x, f = s[out].op.axis
     fo, fi = s[out].split(f, factor=cfg["vec"])

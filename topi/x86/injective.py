@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 import te
-from topi.config import Config
+from topi.config import Config, choose_config, register_template
 from topi.generic.injective import inlined_schedule
 from topi.utils import get_const_tuple
 
@@ -33,8 +33,9 @@ __all__ = [
     "schedule_injective_from_existing",
 ]
 
-VECTOR_BYTES = 64  # one AVX-512 register, four SSE ones: LLVM legalises either
 PARALLEL_MIN_ELEMS = 32768
+TEMPLATE = "injective.x86"
+MAX_LANES = 16  # wider vectors of narrow types only add legalisation work
 
 
 def _num_elements(t: te.Tensor) -> int | None:
@@ -42,19 +43,37 @@ def _num_elements(t: te.Tensor) -> int | None:
     return math.prod(shape) if all(isinstance(d, int) for d in shape) else None
 
 
+def injective_workload(out: te.Tensor) -> tuple:
+    """The workload key of an injective output: its shape (symbolic entries printed) and dtype."""
+    shape = tuple(d if isinstance(d, int) else str(d) for d in get_const_tuple(out.shape))
+    return (TEMPLATE, shape, str(out.dtype))
+
+
+def injective_space(workload: tuple, target) -> dict:
+    return {"vector_width": [1, 2, 4, 8, 16, 32], "parallel": [False, True]}
+
+
+def injective_rule(workload: tuple, target) -> dict:
+    """``vector_width``: one vector of the target (at most 16 lanes); ``parallel`` when the
+    output has at least ``PARALLEL_MIN_ELEMS`` elements (or a symbolic shape)."""
+    shape = workload[1]
+    n = math.prod(shape) if all(isinstance(d, int) for d in shape) else None
+    return {"vector_width": max(1, min(MAX_LANES, target.lanes(workload[2]))),
+            "parallel": n is None or n >= PARALLEL_MIN_ELEMS}
+
+
+register_template(TEMPLATE, injective_space, injective_rule, doc="injective / elementwise / broadcast outputs")
+
+
 def default_injective_config(out: te.Tensor) -> Config:
-    """Knobs for ``out``: ``vector_width`` (lanes), ``parallel`` (bool)."""
-    item = max(1, te.dtype.bits(out.dtype) // 8)
-    lanes = max(1, min(16, VECTOR_BYTES // item))
-    n = _num_elements(out)
-    big = n is None or n >= PARALLEL_MIN_ELEMS
-    return Config("injective", {"vector_width": lanes, "parallel": big},
-                  space={"vector_width": [1, 4, 8, 16, 32], "parallel": [False, True]})
+    """The chosen config for ``out``: ``vector_width`` (lanes), ``parallel`` (bool)."""
+    return choose_config(injective_workload(out))
 
 
 def schedule_injective_from_existing(s, out: te.Tensor, cfg: Config | None = None):
     """Fuse, vectorize and parallelise the stage of ``out`` inside schedule ``s``."""
-    cfg = cfg or default_injective_config(out)
+    key = injective_workload(out)
+    cfg = choose_config(key) if cfg is None else cfg.check(key)
     stage = s[out]
     axes = list(stage.op.axis)
     if not axes:
@@ -86,15 +105,19 @@ def schedule_injective(outs, cfg: Config | None = None):
     ----------
     outs : te.Tensor or list of te.Tensor
     cfg : Config, optional
-        Overrides :func:`default_injective_config` (applied to every output).
+        The config of the first output (``injective_workload(outs[0])``); it
+        applies to every output of the same key, the others take their own.
 
     Returns
     -------
     schedule.Schedule
     """
     s, outs = inlined_schedule(outs)
+    if cfg is not None:
+        cfg.check(injective_workload(outs[0]))
     for t in outs:
-        schedule_injective_from_existing(s, t, cfg)
+        same = cfg is not None and cfg.workload == injective_workload(t)
+        schedule_injective_from_existing(s, t, cfg if same else None)
     return s
 
 

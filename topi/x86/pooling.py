@@ -24,22 +24,39 @@ from __future__ import annotations
 import te
 from te import expr as E
 from topi import tag as tags
-from topi.config import Config
+from topi.config import Config, choose_config, register_template
 from topi.generic.nn import default_schedule
 
-VEC = 16
+TEMPLATE = "pool.x86"
 
 
-def default_pool_config(out_shape: tuple | None = None) -> Config:
-    """Knobs of :func:`schedule_pool` (the rule does not depend on the shape today).
+def pool_workload(out_shape: tuple, dtype: str = "float32") -> tuple:
+    """The workload key of a pooling chain with output ``out_shape``."""
+    return (TEMPLATE, tuple(int(d) for d in out_shape), str(dtype))
 
-    * ``vec``: lanes of each stage's innermost axis when its extent is at least ``vec``;
-    * ``small_vec``: the split factor (capped by the extent) of a narrower axis;
+
+def pool_space(workload: tuple, target) -> dict:
+    return {"vec": [4, 8, 16, 32, 64], "small_vec": [2, 4, 8, 16], "parallel": [True, False]}
+
+
+def pool_rule(workload: tuple, target) -> dict:
+    """* ``vec``: lanes of each stage's innermost axis when its extent is at least
+      ``vec``: one vector of the target (16 float32 lanes with AVX-512, 8 with
+      AVX2; at most 64 for narrow integer types);
+    * ``small_vec``: the split factor (capped by the extent) of a narrower axis, half a vector;
     * ``parallel``: run the fused (batch, channel/row) loop in parallel.
     """
-    values = {"vec": VEC, "small_vec": 8, "parallel": True}
-    space = {"vec": [4, 8, 16, 32], "small_vec": [4, 8, 16], "parallel": [True, False]}
-    return Config("pool", values, space)
+    vec = min(target.lanes(workload[2]), 64)
+    return {"vec": vec, "small_vec": min(max(vec // 2, 2), 16), "parallel": True}
+
+
+register_template(TEMPLATE, pool_space, pool_rule, doc="pool1d/2d/3d, global and adaptive pooling")
+
+
+def default_pool_config(out_shape: tuple, dtype: str = "float32") -> Config:
+    """The chosen config of :func:`schedule_pool` for an output of ``out_shape``
+    (:func:`pool_rule` unless a dispatch context says otherwise)."""
+    return choose_config(pool_workload(out_shape, dtype))
 
 
 def _chain(out_op) -> list:
@@ -126,7 +143,8 @@ def schedule_pool(outs, layout: str = "NCHW", cfg: Config | None = None):
     for op in list(pool_inputs):
         if isinstance(op, te.ComputeOp) and op not in chain and tags.is_injective(op.tag):
             s[op].compute_inline()
-    cfg = cfg or default_pool_config(tuple(_extent(iv) for iv in out_op.axis))
+    key = pool_workload(tuple(_extent(iv) for iv in out_op.axis), outs[0].dtype)
+    cfg = choose_config(key) if cfg is None else cfg.check(key)
     _schedule_chain(s, chain, cfg)
     return s
 

@@ -29,14 +29,15 @@ import math
 
 import te
 from te import expr as E
-from topi.config import Config, largest_divisor
+from topi.config import Config, choose_config, largest_divisor, register_template
 from topi.generic.injective import as_tensor_list
 from topi.utils import get_const_tuple, traverse_inline
-from topi.x86.injective import VECTOR_BYTES, schedule_injective_from_existing
+from topi.x86.injective import MAX_LANES, schedule_injective_from_existing
 
-__all__ = ["default_reduce_config", "schedule_reduce"]
+__all__ = ["default_reduce_config", "reduce_workload", "schedule_reduce"]
 
 PARALLEL_MIN_ELEMS = 32768
+TEMPLATE = "reduce.x86"
 
 
 def _extent(iv) -> int | None:
@@ -44,23 +45,45 @@ def _extent(iv) -> int | None:
     return ext if isinstance(ext, int) else None
 
 
-def default_reduce_config(op: te.ComputeOp) -> Config:
-    """Knobs: ``vector_width``, ``parallel`` (bool), ``rfactor_parts`` (0: no rfactor)."""
-    item = max(1, te.dtype.bits(op.dtypes[0]) // 8)
-    exts = [_extent(iv) for iv in (*op.axis, *op.reduce_axis)]
+def reduce_workload(op: te.ComputeOp) -> tuple:
+    """The workload key of a reduction stage: data extents, reduce extents, outputs, dtype
+    (a symbolic extent prints as its name)."""
+    def ext(iv):
+        e = _extent(iv)
+        return e if e is not None else str(iv.dom.extent)
+
+    return (TEMPLATE, tuple(ext(iv) for iv in op.axis), tuple(ext(iv) for iv in op.reduce_axis),
+            int(op.num_outputs), str(op.dtypes[0]))
+
+
+def reduce_space(workload: tuple, target) -> dict:
+    return {"vector_width": [1, 2, 4, 8, 16, 32], "parallel": [False, True], "rfactor_parts": [0, *range(2, 17)]}
+
+
+def reduce_rule(workload: tuple, target) -> dict:
+    """``vector_width``: one vector of the target (at most 16 lanes); ``parallel`` when the
+    work is large and there are rows; ``rfactor_parts``: for a large reduction to a
+    scalar, the largest divisor up to 16 of the first reduce extent (0: no rfactor)."""
+    _, axes, raxes, num_outputs, dtype = workload
+    exts = [e if isinstance(e, int) else None for e in (*axes, *raxes)]
     work = math.prod(exts) if None not in exts else None
     big = work is None or work >= PARALLEL_MIN_ELEMS
-    out_elems = math.prod(e or 1 for e in (_extent(iv) for iv in op.axis))
-    scalar = out_elems == 1 and op.num_outputs == 1
+    out_elems = math.prod(e if isinstance(e, int) else 1 for e in axes)
     parts = 0
-    if big and scalar and op.reduce_axis:
-        first = _extent(op.reduce_axis[0])
-        parts = largest_divisor(first, 16) if first and first >= 2 else 0
-    return Config("reduce", {
-        "vector_width": max(1, min(16, VECTOR_BYTES // item)),
-        "parallel": big and out_elems > 1,
-        "rfactor_parts": parts,
-    }, space={"rfactor_parts": [0, 2, 4, 8, 16], "parallel": [False, True]})
+    if big and out_elems == 1 and num_outputs == 1 and raxes:
+        first = raxes[0] if isinstance(raxes[0], int) else 0
+        parts = largest_divisor(first, 16) if first >= 2 else 0
+    return {"vector_width": max(1, min(MAX_LANES, target.lanes(dtype))), "parallel": big and out_elems > 1,
+            "rfactor_parts": parts}
+
+
+register_template(TEMPLATE, reduce_space, reduce_rule, doc="comm_reduce reductions (sum, max, argmax ...)")
+
+
+def default_reduce_config(op: te.ComputeOp) -> Config:
+    """The chosen config of the reduction ``op`` (:func:`reduce_rule` unless a dispatch
+    context says otherwise)."""
+    return choose_config(reduce_workload(op))
 
 
 def _inner_axis_reduced(op: te.ComputeOp) -> bool:
@@ -111,7 +134,8 @@ def _schedule_scalar(s, op, cfg: Config) -> None:
 
 def schedule_reduce_stage(s, op: te.ComputeOp, cfg: Config | None = None) -> None:
     """Schedule the reduction ``op`` inside ``s`` (the reduce-anchor callback)."""
-    cfg = cfg or default_reduce_config(op)
+    key = reduce_workload(op)
+    cfg = choose_config(key) if cfg is None else cfg.check(key)
     if not op.axis:
         if cfg["rfactor_parts"] > 1:
             _schedule_scalar(s, op, cfg)

@@ -24,21 +24,39 @@ from __future__ import annotations
 import numpy as np
 
 import te
-from topi.config import Config
+from topi.config import Config, choose_config, current_target, register_template
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_tuple
 
-VEC = 32  # two zmm registers per iteration of the exp and scaling loops
+TEMPLATE = "softmax.x86"
 
 
-def default_softmax_config(rows: int, cols: int) -> Config:
-    """Rows per parallel task (``rb``) and vector width (``vec``).
+def softmax_workload(rows: int, cols: int, dtype: str = "float32") -> tuple:
+    """The workload key of a softmax over the last axis (``rows`` rows of ``cols``)."""
+    return (TEMPLATE, int(rows), int(cols), str(dtype))
 
-    ``vec`` 32 (two independent zmm exps per loop iteration) ran the rows ~5%
-    faster than 16 on the Zen 4 VM; 64 was no better.
+
+def softmax_space(workload: tuple, target) -> dict:
+    return {"rb": [1, 2, 4, 8, 16, 32], "vec": [4, 8, 16, 32, 64]}
+
+
+def softmax_rule(workload: tuple, target) -> dict:
+    """Rows per parallel task (``rb``) and vector width (``vec``): two vectors of the
+    target per loop iteration (32 float32 lanes with AVX-512, 16 with AVX2).
+
+    Two independent exps per iteration ran the rows ~5% faster than one on the
+    Zen 4 VM (AVX-512); four were no better.
     """
-    return Config("softmax", {"rb": 8 if rows >= 64 else 1, "vec": VEC},
-                  {"rb": [1, 4, 8, 16, 32], "vec": [8, 16, 32, 64]})
+    return {"rb": 8 if workload[1] >= 64 else 1, "vec": min(2 * target.lanes(workload[3]), 64)}
+
+
+register_template(TEMPLATE, softmax_space, softmax_rule, doc="softmax / log_softmax over the last axis")
+
+
+def default_softmax_config(rows: int, cols: int, dtype: str = "float32") -> Config:
+    """The chosen config of :func:`schedule_softmax` (:func:`softmax_rule` unless a
+    dispatch context says otherwise)."""
+    return choose_config(softmax_workload(rows, cols, dtype))
 
 
 def _vectorize_inner(st, vec: int) -> None:
@@ -83,7 +101,8 @@ def schedule_softmax(outs, cfg: Config | None = None):
         return default_schedule(outs)
     mx, ex, sm = stages
     s = te.create_schedule([out.op])
-    cfg = cfg or default_softmax_config(int(np.prod(shape[:-1])), shape[-1])
+    key = softmax_workload(int(np.prod(shape[:-1])), shape[-1], out.dtype)
+    cfg = choose_config(key) if cfg is None else cfg.check(key)
     st = s[out]
     row = st.fuse(*st.op.axis[:-1]) if len(st.op.axis) > 2 else st.op.axis[0]
     ro, ri = st.split(row, factor=cfg["rb"])
@@ -91,7 +110,7 @@ def schedule_softmax(outs, cfg: Config | None = None):
     _vectorize_inner(st, cfg["vec"])
     _attach_rows(s, out.op, ri, (sm, ex, mx))
     _vectorize_inner(s[ex], cfg["vec"])
-    _vectorize_max(s, mx, shape[-1])
+    _vectorize_max(s, mx, shape[-1], current_target().lanes(out.dtype))
     return s
 
 
@@ -109,7 +128,7 @@ def max_lanes(cols: int) -> int | None:
     return None
 
 
-def _vectorize_max(s, mx, cols: int) -> None:
+def _vectorize_max(s, mx, cols: int, lanes_per_vector: int) -> None:
     """``max`` reductions do not reassociate in LLVM: factor ``lanes`` partial maxima out.
 
     ::
@@ -125,7 +144,7 @@ def _vectorize_max(s, mx, cols: int) -> None:
     rf = s.rfactor(mx, ki, factor_axis=len(mx.axis))
     s[rf].compute_at(st, st.op.axis[0])
     ko = s[rf].op.reduce_axis[0]
-    vec = 16 if lanes % 16 == 0 else 8 if lanes % 8 == 0 else lanes
+    vec = next((v for v in (lanes_per_vector, lanes_per_vector // 2) if v and lanes % v == 0), lanes)
     chains, lane = s[rf].split(s[rf].op.axis[-1], factor=vec)
     s[rf].reorder(ko, chains, lane)
     s[rf].unroll(chains)
