@@ -76,7 +76,7 @@ def privatize_attention_inputs(graph: Graph) -> Graph:
 
 
 # What is copied per attention input: moves of data (and a scaling), at most this deep.
-LAYOUT_OPS = ("reshape", "transpose", "take", "strided_slice", "expand_dims", "squeeze")
+LAYOUT_OPS = ("reshape", "transpose", "take", "strided_slice", "expand_dims", "squeeze")  # and split
 PRIVATE_DEPTH = 16
 
 
@@ -92,6 +92,8 @@ def _private(v: Value, uses: dict, new, name: str, depth: int = 0, shared: bool 
         after:   %q = take(transpose(reshape(%qkv)), 0)   %k = take(transpose(reshape(%qkv)), 1)
     """
     n = v.node
+    if n is not None and n.op == "split" and depth < PRIVATE_DEPTH:
+        return _split_slice(v, uses, new, name, depth)
     if n is None or n.is_constant or depth >= PRIVATE_DEPTH or len(n.outputs) != 1:
         return new(v)
     data = [x for x in n.inputs if x.node is None or not x.node.is_constant]
@@ -102,6 +104,18 @@ def _private(v: Value, uses: dict, new, name: str, depth: int = 0, shared: bool 
     if not shared and all(a is new(b) for a, b in zip(ins, n.inputs)):
         return new(v)
     return make_node(n.op, ins, n.attrs, f"{name}/{n.op}{depth}").output
+
+
+def _split_slice(v: Value, uses: dict, new, name: str, depth: int) -> Value:
+    """Output ``v.index`` of a ``split`` as a ``strided_slice`` of the split's (private) input:
+    a single-output injective op, which fuses where the multi-output split cannot."""
+    n = v.node
+    x = n.inputs[0]
+    axis = n.attrs.get("axis", 0) % len(x.shape)
+    start = sum(n.attrs["sizes"][: v.index])
+    attrs = {"begin": (start,), "end": (start + n.attrs["sizes"][v.index],), "strides": (1,), "axes": (axis,)}
+    src = _private(x, uses, new, name, depth + 1, True)
+    return make_node("strided_slice", [src], attrs, f"{name}/slice{depth}").output
 
 
 def _match(node, uses):
