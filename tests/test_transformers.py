@@ -338,6 +338,34 @@ def test_onnx_attention_errors(attrs, ins, shapes, match):
     assert "attn0" in str(err.value)
 
 
+@pytest.mark.parametrize("transposed", [False, True])
+def test_onnx_matmul_by_constant_is_one_packed_dense(transposed):
+    """``MatMul(x[2, 5, 16], W) + b -> Relu`` (W constant, also given as ``Transpose(W^T)``): one
+    kernel, a dense over the packed weight with the bias and relu as its epilogue."""
+    w, bias = rand(16, 24), rand(24)
+    inits = [helper.make_tensor("B", TensorProto.FLOAT, (24,), bias.ravel())]
+    if transposed:
+        inits.append(helper.make_tensor("Wt", TensorProto.FLOAT, (24, 16), np.ascontiguousarray(w.T).ravel()))
+        nodes = [helper.make_node("Transpose", ["Wt"], ["W"], perm=[1, 0])]
+    else:
+        inits.append(helper.make_tensor("W", TensorProto.FLOAT, (16, 24), w.ravel()))
+        nodes = []
+    nodes += [helper.make_node("MatMul", ["X", "W"], ["M"]), helper.make_node("Add", ["M", "B"], ["A"]),
+              helper.make_node("Relu", ["A"], ["Y"])]
+    model = _model(nodes, [_vi("X", (2, 5, 16))], [_vi("Y", (2, 5, 24))], opset=17, initializers=inits)
+    g, params = graph.from_onnx(model)
+    lib = graph.build(g, params=params)
+    kernels = [n for n in lib.graph.nodes if n.op == "fused" and n.attrs["anchor"] is not None]
+    assert len(kernels) == 1 and kernels[0].attrs["anchor"] == "dense"
+    body_ops = [n.op for n in kernels[0].attrs["body"].nodes if not n.is_constant]
+    assert body_ops == ["dense", "add", "relu"]
+    assert any(len(v.shape) == 3 for v in kernels[0].inputs)  # the packed [N/bn, K, bn] weight
+    x = rand(2, 5, 16)
+    m = lib.create_executor()
+    m.run(X=x)
+    np.testing.assert_allclose(m.get_output(0), np.maximum(x @ w + bias, 0), rtol=1e-4, atol=1e-5)
+
+
 def test_onnx_rms_norm_and_trilu():
     x, scale = rand(2, 5, 12), rand(12)
     nodes = [helper.make_node("RMSNormalization", ["X", "S"], ["R"], epsilon=1e-6),
