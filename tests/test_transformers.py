@@ -92,6 +92,40 @@ def test_attention_configs(values):
     np.testing.assert_allclose(y, ref.attention_python(q, k, v, None, 0.5), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("bh,heads,sq,fuse_rows", [(6, 3, 13, False), (4, 4, 16, True), (2, 1, 9, False)])
+def test_attention_heads_merged(bh, heads, sq, fuse_rows):
+    sk, d = 11, 8
+    q, k, v = rand(bh, sq, d), rand(bh, sk, d), rand(bh, sk, d)
+    Q, K, V = te.placeholder(q.shape), te.placeholder(k.shape), te.placeholder(v.shape)
+    cfg = make_config(attention_workload(bh, sq, sk, d, d), {"rb": 1, "vec": 8, "fuse_rows": fuse_rows})
+    out = attention(Q, K, V, None, 0.5, cfg=cfg, heads=heads)
+    f = codegen.build(schedule_attention(out), [Q, K, V, out])
+    y = np.full((bh // heads, sq, heads, d), np.nan, "float32")
+    f(q, k, v, y)
+    want = ref.attention_python(q, k, v, None, 0.5).reshape(bh // heads, heads, sq, d).transpose(0, 2, 1, 3)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+
+
+def test_merge_attention_heads_pass():
+    from graph.passes.fuse_attention import merge_attention_heads
+
+    b = GraphBuilder()
+    q, k, v = b.input("q", (6, 10, 8)), b.input("k", (6, 12, 8)), b.input("v", (6, 12, 8))
+    a = b.op("attention", q, k, v, scale=0.3)
+    t = b.op("transpose", b.op("reshape", a, newshape=(2, 3, 10, 8)), axes=(0, 2, 1, 3))
+    g = b.finish([b.op("reshape", t, newshape=(20, 24))])
+    merged = merge_attention_heads(g)
+    att = next(n for n in merged.nodes if n.op == "attention")
+    assert att.attrs["heads"] == 3 and _ops(merged) == ["attention", "reshape"]
+    feed = {"q": rand(6, 10, 8), "k": rand(6, 12, 8), "v": rand(6, 12, 8)}
+    np.testing.assert_allclose(interpret(merged, feed)[0], interpret(g, feed)[0], rtol=1e-5, atol=1e-6)
+    b2 = GraphBuilder()  # a transpose that does not merge the heads is kept
+    q, k, v = b2.input("q", (6, 10, 8)), b2.input("k", (6, 12, 8)), b2.input("v", (6, 12, 8))
+    a = b2.op("attention", q, k, v, scale=0.3)
+    g2 = b2.finish([b2.op("transpose", a, axes=(0, 2, 1))])
+    assert merge_attention_heads(g2) is g2
+
+
 def test_attention_config_errors():
     with pytest.raises(ValueError, match="rb"):
         make_config(attention_workload(2, 10, 10, 4, 4), {"rb": 4, "vec": 16, "fuse_rows": False})

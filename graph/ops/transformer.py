@@ -10,6 +10,8 @@ elementwise and fuse into the producing dense as its epilogue.
 
 from __future__ import annotations
 
+import numpy as np
+
 import topi.testing.transformer as ref
 from graph.ops.registry import COMM_REDUCE, ELEMWISE, OPAQUE, injective_schedule, register
 from topi.nn.activation import gelu_tanh, silu
@@ -59,19 +61,31 @@ def _attention_types(values, a):
     q, k, v = values[:3]
     mask = values[3].shape if len(values) > 3 else None
     attention_shapes(q.shape, k.shape, v.shape, mask, a.get("k_transposed", False))
+    heads = a.get("heads", 0)
+    if heads:
+        if q.shape[0] % heads:
+            raise ValueError(f"heads={heads} does not divide the {q.shape[0]} slices of q {q.shape}")
+        return [((q.shape[0] // heads, q.shape[1], heads, v.shape[2]), q.dtype)]
     return [((q.shape[0], q.shape[1], v.shape[2]), q.dtype)]
 
 
 def _attention_compute(xs, a):
     mask = xs[3] if len(xs) > 3 else None
-    return [attention(xs[0], xs[1], xs[2], mask, a.get("scale", 1.0), a.get("k_transposed", False))]
+    return [attention(xs[0], xs[1], xs[2], mask, a.get("scale", 1.0), a.get("k_transposed", False),
+                      heads=a.get("heads", 0))]
 
 
 def _np_attention(xs, a):
     mask = xs[3] if len(xs) > 3 else None
-    return [ref.attention_python(xs[0], xs[1], xs[2], mask, a.get("scale", 1.0), a.get("k_transposed", False))]
+    out = ref.attention_python(xs[0], xs[1], xs[2], mask, a.get("scale", 1.0), a.get("k_transposed", False))
+    heads = a.get("heads", 0)
+    if heads:
+        bh, sq, dv = out.shape
+        out = np.ascontiguousarray(out.reshape(bh // heads, heads, sq, dv).transpose(0, 2, 1, 3))
+    return [out]
 
 
 register("attention", _attention_compute, COMM_REDUCE, lambda outs, a: schedule_attention(outs), _attention_types,
          _np_attention, doc="q [BH, Sq, D], k [BH, Sk, D] (or [BH, D, Sk] with k_transposed), v [BH, Sk, Dv], "
-                            "optional additive mask [1|BH, 1|Sq, Sk] (attrs: scale, k_transposed)")
+                            "optional additive mask [1|BH, 1|Sq, Sk] (attrs: scale, k_transposed, heads: "
+                            "0, or H to write [BH/H, Sq, H, Dv])")

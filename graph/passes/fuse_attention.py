@@ -56,6 +56,61 @@ def fuse_attention(graph: Graph) -> Graph:
     return rebuild_remapped(graph, rewrite)
 
 
+def merge_attention_heads(graph: Graph) -> Graph:
+    """Let ``attention`` write its heads merged when a reshape/transpose chain merges them.
+
+    After attention the heads go back next to each other for the output
+    projection: ``[BH, S, Dv] -> [B, H, S, Dv] -> transpose -> [B, S, H*Dv]`` (or
+    torch MHA's ``transpose(0, 1)`` for one batch), one copy kernel.  When the
+    chain of single-use reshapes and transposes after an attention node puts
+    the elements in the order of ``[B, S, H, Dv]`` for some ``H`` (checked by
+    running the chain on an index array), the node writes that layout itself::
+
+        before:  %a: [4, 128, 64] = attention(...)    %t = transpose(reshape(%a))  %m = reshape(%t)
+        after:   %a: [1, 128, 4, 64] = attention(..., heads=4)                     %m = reshape(%a)
+    """
+    users = graph.consumers()
+    uses = use_counts(graph)
+
+    def rewrite(node, ins, new):
+        if node.op not in ("reshape", "transpose"):
+            return None
+        chain, v = [node], node.inputs[0]
+        while v.node is not None and v.node.op in ("reshape", "transpose") and uses.get(id(v), 0) == 1:
+            chain.append(v.node)
+            v = v.node.inputs[0]
+        att = v.node
+        if att is None or att.op != "attention" or att.attrs.get("heads") or uses.get(id(v), 0) != 1:
+            return None
+        if len(users.get(id(node.output), ())) == 1 and users[id(node.output)][0][0].op in ("reshape", "transpose"):
+            return None  # rewrite at the end of the chain
+        heads = _merged_heads(v.shape, list(reversed(chain)))
+        if heads is None:
+            return None
+        merged = make_node("attention", [new(x) for x in att.inputs], {**att.attrs, "heads": heads}, att.name)
+        return (make_node("reshape", [merged.output], {"newshape": node.output.shape}, node.name,
+                          [node.output.name]).output,)
+
+    return rebuild_remapped(graph, rewrite)
+
+
+def _merged_heads(shape: tuple, chain: list) -> int | None:
+    """The H for which ``chain`` (reshapes/transposes, first to last) orders an attention
+    output of ``shape`` [BH, S, Dv] as [BH/H, S, H, Dv], or None."""
+    bh, sq, dv = shape
+    index = np.arange(bh * sq * dv).reshape(shape)
+    out = index
+    for n in chain:
+        out = out.reshape(n.attrs["newshape"]) if n.op == "reshape" else out.transpose(n.attrs.get("axes"))
+    flat = out.ravel()
+    for heads in range(bh, 0, -1):
+        if bh % heads == 0:
+            want = index.reshape(bh // heads, heads, sq, dv).transpose(0, 2, 1, 3).ravel()
+            if np.array_equal(flat, want):
+                return heads
+    return None
+
+
 def privatize_attention_inputs(graph: Graph) -> Graph:
     """Copy the shared injective producers of each attention input (see :func:`_private`).
 

@@ -6,6 +6,7 @@ pos    pass                    tags                opt_level
 42     fuse_layer_norm         transformer fusion  1
 44     fuse_activation         transformer fusion  1
 46     fuse_attention          transformer fusion  2
+47     merge_attention_heads   transformer fusion  2
 48     hoist_dense_epilogue    transformer fusion  1
 78     privatize_attention_    transformer fusion  2
        inputs
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from graph.passes.dense_epilogue import hoist_dense_epilogue
 from graph.passes.fuse_activation import fuse_activation
-from graph.passes.fuse_attention import fuse_attention, privatize_attention_inputs
+from graph.passes.fuse_attention import fuse_attention, merge_attention_heads, privatize_attention_inputs
 from graph.passes.fuse_layer_norm import fuse_layer_norm
 
 TAGS = ("transformer", "fusion")
@@ -31,5 +32,6 @@ def register_transformer_passes(db) -> None:
     db.register("fuse_layer_norm", fuse_layer_norm, 42, TAGS, opt_level=1)
     db.register("fuse_activation", fuse_activation, 44, TAGS, opt_level=1)
     db.register("fuse_attention", fuse_attention, 46, TAGS, opt_level=2)
+    db.register("merge_attention_heads", merge_attention_heads, 47, TAGS, opt_level=2)
     db.register("hoist_dense_epilogue", hoist_dense_epilogue, 48, TAGS, opt_level=1)
     db.register("privatize_attention_inputs", privatize_attention_inputs, 78, TAGS, opt_level=2)

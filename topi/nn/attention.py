@@ -45,7 +45,7 @@ def attention_shapes(q: tuple, k: tuple, v: tuple, mask: tuple | None, k_transpo
 
 
 def attention(q: te.Tensor, k: te.Tensor, v: te.Tensor, mask: te.Tensor | None = None, scale: float = 1.0,
-              k_transposed: bool = False, cfg=None) -> te.Tensor:
+              k_transposed: bool = False, cfg=None, heads: int = 0) -> te.Tensor:
     """``softmax(q @ k^T * scale + mask) @ v`` per slice (see the module docstring).
 
     Parameters
@@ -61,11 +61,15 @@ def attention(q: te.Tensor, k: te.Tensor, v: te.Tensor, mask: te.Tensor | None =
     scale : float
     cfg : Config, optional
         Stored on the output stage (``attrs["config"]``) for the schedule.
+    heads : int
+        0, or ``H`` (dividing BH): write the heads merged, ``[BH/H, Sq, H, Dv]``
+        (``out[b, i, h, e]`` of slice ``b*H + h``), the layout the output
+        projection reads, so no transpose follows.
 
     Returns
     -------
     te.Tensor
-        ``[BH, Sq, Dv]``, tagged ``attention``.
+        ``[BH, Sq, Dv]`` (or ``[BH/H, Sq, H, Dv]``), tagged ``attention``.
     """
     shapes = [get_const_tuple(t.shape) for t in (q, k, v)]
     for name, t, sh in zip("qkv", (q, k, v), shapes):
@@ -104,6 +108,13 @@ def attention(q: te.Tensor, k: te.Tensor, v: te.Tensor, mask: te.Tensor | None =
     attrs = {"scale": float(scale), "workload": attention_workload(bh, sq, sk, d, dv, dtype)}
     if cfg is not None:
         attrs["config"] = cfg
+    if heads:
+        if bh % heads:
+            raise ValueError(f"attention: heads={heads} does not divide the {bh} slices of q {shape_str(q)}")
+        attrs["heads"] = int(heads)
+        return te.compute((bh // heads, sq, heads, dv),
+                          lambda b, i, h, e: acc[b * heads + h, i, e] * (one / psum[b * heads + h, i]),
+                          name="T_attention", tag=ATTENTION, attrs=attrs)
     return te.compute((bh, sq, dv), lambda b, i, e: acc[b, i, e] * (one / psum[b, i]), name="T_attention",
                       tag=ATTENTION, attrs=attrs)
 

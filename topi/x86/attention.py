@@ -11,7 +11,7 @@
         psum[rb]    = sum_j p
         acc[rb, Dv] = sum_j p[:, j] * v[b, j, :]      // rb x Dv/vec accumulators share v's loads
         for (i.inner, 0, rb)
-          vectorized: out[b, i, :] = acc / psum
+          vectorized: out[b, i, :] = acc / psum         // or out[b / H, i, b % H, :] (heads merged)
 
 Only ``kt`` (D x Sk) and a block of rows of scores are ever materialised; ``q``, ``k``,
 ``v`` are read where they lie, through any injective producers fused into the
@@ -147,7 +147,12 @@ def schedule_attention(outs, cfg: Config | None = None):
     _inline_producers(s, st)
     s[st["attention_score"]].compute_inline()
     o = s[out]
-    b, i, e = o.op.axis
+    if out.op.attrs.get("heads"):  # [B, Sq, H, Dv]: slice b*H + h
+        bo, i, h, e = o.op.axis
+        o.reorder(bo, h, i, e)
+        b = o.fuse(bo, h)
+    else:
+        b, i, e = o.op.axis
     io, ii = o.split(i, factor=cfg["rb"])
     o.reorder(b, io, ii, e)
     if cfg["fuse_rows"]:
