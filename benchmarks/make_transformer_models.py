@@ -62,7 +62,9 @@ SPECS = {
 
 def cache_dir() -> str:
     """``$TESSERA_MODEL_DIR``, default ``~/.cache/tessera/models`` (never inside the repository)."""
-    return os.environ.get("TESSERA_MODEL_DIR", os.path.join(os.path.expanduser("~"), ".cache", "tessera", "models"))
+    return os.environ.get(
+        "TESSERA_MODEL_DIR", os.path.join(os.path.expanduser("~"), ".cache", "tessera", "models")
+    )
 
 
 def _gpt_module(spec: Spec):
@@ -122,8 +124,9 @@ def module(spec: Spec):
         m = _gpt_module(spec)
     else:
         act = "gelu" if spec.family == "bert" else "relu"
-        layer = nn.TransformerEncoderLayer(spec.d_model, spec.heads, spec.ffn, dropout=0.0, activation=act,
-                                           batch_first=True)
+        layer = nn.TransformerEncoderLayer(
+            spec.d_model, spec.heads, spec.ffn, dropout=0.0, activation=act, batch_first=True
+        )
         m = nn.TransformerEncoder(layer, spec.layers, enable_nested_tensor=False)
         for sub in m.modules():  # the layers are deep copies of one: give each its own weights
             for reset in ("reset_parameters", "_reset_parameters"):
@@ -154,8 +157,16 @@ def export(spec: Spec, path: str) -> str:
     tmp = path + ".part"
     torch.backends.mha.set_fastpath_enabled(False)  # the fused fast path has no ONNX export
     with torch.no_grad():
-        torch.onnx.export(m, (x,), tmp, input_names=[spec.input_name], output_names=["y"],
-                          dynamic_axes={spec.input_name: {1: "seq"}}, opset_version=17, dynamo=False)
+        torch.onnx.export(
+            m,
+            (x,),
+            tmp,
+            input_names=[spec.input_name],
+            output_names=["y"],
+            dynamic_axes={spec.input_name: {1: "seq"}},
+            opset_version=17,
+            dynamo=False,
+        )
     os.replace(tmp, path)
     return path
 
@@ -173,7 +184,9 @@ def model_path(name: str, directory: str | None = None) -> str:
 def main(argv: list | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(SPECS)})")
-    parser.add_argument("--out", default=None, help="directory (default: $TESSERA_MODEL_DIR or ~/.cache/tessera/models)")
+    parser.add_argument(
+        "--out", default=None, help="directory (default: $TESSERA_MODEL_DIR or ~/.cache/tessera/models)"
+    )
     args = parser.parse_args(argv)
     for name in args.names or list(SPECS):
         path = model_path(name, args.out)

@@ -31,9 +31,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import make_transformer_models as M  # noqa: E402
+import make_transformer_models as M
 
-from graph.cli import differences, format_time, interleaved, ort_session  # noqa: E402
+from graph.cli import differences, format_time, interleaved, ort_session
 
 MODELS = ["encoder4", "bert_base", "gpt6"]
 THREADS = int(os.environ.get("TESSERA_BENCH_THREADS", "2"))
@@ -76,7 +76,7 @@ def bench_model(name: str, repeat: int, with_profile: bool) -> dict:
     fns = {"tessera": m.run}
     if sess is not None:
         m.run()
-        abs_d, rel_d, agree = differences(m.get_output(0), sess.run(None, feed)[0])
+        abs_d, _, agree = differences(m.get_output(0), sess.run(None, feed)[0])
         row.update(max_abs=abs_d, agree=agree)
         fns["onnxruntime"] = lambda: sess.run(None, feed)
     else:
@@ -117,14 +117,21 @@ def bench_dense(repeat: int) -> dict:
     samples = interleaved({"tessera": lambda: f(x, wp, y), "numpy": lambda: np.matmul(x, wt)}, repeat)
     t, npy = statistics.median(samples["tessera"]), statistics.median(samples["numpy"])
     flops = 2 * m_ * n_ * k_
-    return {"tessera": t, "numpy": npy, "gflops": flops / t / 1e9, "numpy_gflops": flops / npy / 1e9,
-            "speed_vs_numpy": npy / t,
-            "spread": {k: (max(s) - min(s)) / statistics.median(s) for k, s in samples.items()}}
+    return {
+        "tessera": t,
+        "numpy": npy,
+        "gflops": flops / t / 1e9,
+        "numpy_gflops": flops / npy / 1e9,
+        "speed_vs_numpy": npy / t,
+        "spread": {k: (max(s) - min(s)) / statistics.median(s) for k, s in samples.items()},
+    }
 
 
 def report(rows: list, dense: dict | None) -> None:
-    head = (f"{'model':10} {'Tessera':>10} {'onnxruntime':>12} {'T/ORT':>6} {'best T/ORT':>11} {'outputs':>8} "
-            f"{'build':>7} {'spread T/ORT':>13}")
+    head = (
+        f"{'model':10} {'Tessera':>10} {'onnxruntime':>12} {'T/ORT':>6} {'best T/ORT':>11} {'outputs':>8} "
+        f"{'build':>7} {'spread T/ORT':>13}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
@@ -133,20 +140,26 @@ def report(rows: list, dense: dict | None) -> None:
         best = f"{r['ratio_min']:.2f}x" if "ratio_min" in r else "-"
         agree = ("agree" if r["agree"] else "DIFFER") if "agree" in r else "-"
         spread = f"{r['tessera_spread']:.0%}/{r.get('onnxruntime_spread', float('nan')):.0%}"
-        print(f"{r['model']:10} {format_time(r['tessera']):>10} {ort_t:>12} {ratio:>6} {best:>11} {agree:>8} "
-              f"{r['build_s']:5.1f} s {spread:>13}")
-    print(f"{THREADS} threads each; medians of interleaved batches (best: ratio of the fastest batches, "
-          f"steadier on a loaded machine); targets: T/ORT <= 1.0x")
+        print(
+            f"{r['model']:10} {format_time(r['tessera']):>10} {ort_t:>12} {ratio:>6} {best:>11} {agree:>8} "
+            f"{r['build_s']:5.1f} s {spread:>13}"
+        )
+    print(
+        f"{THREADS} threads each; medians of interleaved batches (best: ratio of the fastest batches, "
+        f"steadier on a loaded machine); targets: T/ORT <= 1.0x"
+    )
     for r in rows:
         if "profile" in r:
             print(f"\n{r['model']}: kernel time by fused group (ms, summed over calls)")
             for key, ms, calls in r["profile"][:12]:
                 print(f"  {ms:8.2f} ms  {calls:3d} calls  {key}")
     if dense is not None:
-        print(f"\ndense_pack 128x768 -> 3072: {dense['tessera'] * 1e3:.3f} ms ({dense['gflops']:.0f} GFLOP/s), "
-              f"numpy {dense['numpy'] * 1e3:.3f} ms ({dense['numpy_gflops']:.0f} GFLOP/s): "
-              f"{dense['speed_vs_numpy']:.2f}x numpy's speed (target >= 0.9x); spread "
-              + ", ".join(f"{k} {v:.0%}" for k, v in dense["spread"].items()))
+        print(
+            f"\ndense_pack 128x768 -> 3072: {dense['tessera'] * 1e3:.3f} ms ({dense['gflops']:.0f} GFLOP/s), "
+            f"numpy {dense['numpy'] * 1e3:.3f} ms ({dense['numpy_gflops']:.0f} GFLOP/s): "
+            f"{dense['speed_vs_numpy']:.2f}x numpy's speed (target >= 0.9x); spread "
+            + ", ".join(f"{k} {v:.0%}" for k, v in dense["spread"].items())
+        )
 
 
 def main(argv: list | None = None) -> list:

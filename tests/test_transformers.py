@@ -9,7 +9,6 @@ import os
 import sys
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper
 
@@ -55,7 +54,9 @@ def test_layer_norm_matches_numpy(shape, rms):
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("bh,sq,sk,d,dv", [(4, 16, 16, 8, 8), (3, 13, 21, 10, 7), (2, 40, 33, 16, 24), (1, 5, 70, 3, 17)])
+@pytest.mark.parametrize(
+    "bh,sq,sk,d,dv", [(4, 16, 16, 8, 8), (3, 13, 21, 10, 7), (2, 40, 33, 16, 24), (1, 5, 70, 3, 17)]
+)
 @pytest.mark.parametrize("k_transposed", [False, True])
 @pytest.mark.parametrize("mask_shape", [None, "shared", "per_slice", "per_key"])
 def test_attention_matches_numpy(bh, sq, sk, d, dv, k_transposed, mask_shape):
@@ -78,8 +79,14 @@ def test_attention_matches_numpy(bh, sq, sk, d, dv, k_transposed, mask_shape):
     np.testing.assert_allclose(y, ref.attention_python(q, k, v, mask, 0.3), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("values", [{"rb": 1, "vec": 4, "fuse_rows": True}, {"rb": 8, "vec": 16, "fuse_rows": False},
-                                    {"rb": 4, "vec": 32, "fuse_rows": True}])
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"rb": 1, "vec": 4, "fuse_rows": True},
+        {"rb": 8, "vec": 16, "fuse_rows": False},
+        {"rb": 4, "vec": 32, "fuse_rows": True},
+    ],
+)
 def test_attention_configs(values):
     bh, sq, sk, d, dv = 3, 24, 37, 12, 20
     q, k, v = rand(bh, sq, d), rand(bh, sk, d), rand(bh, sk, dv)
@@ -134,8 +141,12 @@ def test_attention_config_errors():
     with pytest.raises(ValueError, match="head size"):
         attention(te.placeholder((2, 4, 8)), te.placeholder((2, 4, 9)), te.placeholder((2, 4, 8)))
     with pytest.raises(ValueError, match="mask"):
-        attention(te.placeholder((2, 4, 8)), te.placeholder((2, 5, 8)), te.placeholder((2, 5, 8)),
-                  te.placeholder((2, 4, 4)))
+        attention(
+            te.placeholder((2, 4, 8)),
+            te.placeholder((2, 5, 8)),
+            te.placeholder((2, 5, 8)),
+            te.placeholder((2, 4, 4)),
+        )
 
 
 @pytest.mark.parametrize("fn,np_fn", [(gelu_tanh, ref.gelu_tanh_python), (silu, ref.silu_python)])
@@ -181,8 +192,11 @@ def test_fuse_rms_norm():
     b = GraphBuilder()
     x = b.input("x", (6, 40))
     ms = b.op("mean", b.op("multiply", x, x), axis=(1,), keepdims=True)
-    y = b.op("multiply", b.op("multiply", x, b.op("rsqrt", b.op("add", ms, b.const(np.float32(1e-6))))),
-             b.const(rand(40)))
+    y = b.op(
+        "multiply",
+        b.op("multiply", x, b.op("rsqrt", b.op("add", ms, b.const(np.float32(1e-6))))),
+        b.const(rand(40)),
+    )
     g = b.finish([y])
     fused = fuse_layer_norm(g)
     assert _ops(fused) == ["rms_norm"]
@@ -204,13 +218,18 @@ def test_layer_norm_not_over_other_axis():
 def _activation_graph(kind: str):
     b = GraphBuilder()
     x = b.input("x", (3, 16))
-    f = lambda v: b.const(np.float32(v))  # noqa: E731
+    f = lambda v: b.const(np.float32(v))
     if kind == "gelu":
-        y = b.op("multiply", b.op("multiply", x, b.op("add", b.op("erf", b.op("divide", x, f(math.sqrt(2)))), f(1))),
-                 f(0.5))
+        y = b.op(
+            "multiply",
+            b.op("multiply", x, b.op("add", b.op("erf", b.op("divide", x, f(math.sqrt(2)))), f(1))),
+            f(0.5),
+        )
     elif kind == "gelu_tanh":
         cube = b.op("power", x, f(3.0))
-        inner = b.op("multiply", b.op("add", x, b.op("multiply", cube, f(0.044715))), f(math.sqrt(2 / math.pi)))
+        inner = b.op(
+            "multiply", b.op("add", x, b.op("multiply", cube, f(0.044715))), f(math.sqrt(2 / math.pi))
+        )
         y = b.op("multiply", b.op("multiply", x, f(0.5)), b.op("add", b.op("tanh", inner), f(1)))
     elif kind == "silu":
         y = b.op("multiply", x, b.op("sigmoid", x))
@@ -273,8 +292,9 @@ def test_shared_head_transpose_fuses_into_attention():
     lib = graph.build(g)
     groups = [n for n in lib.graph.nodes if n.op == "fused"]
     anchors = [n.attrs["anchor"] for n in groups]
-    assert anchors.count("attention") == 1 and not any(a is None and "transpose" in n.name
-                                                       for a, n in zip(anchors, groups))
+    assert anchors.count("attention") == 1 and not any(
+        a is None and "transpose" in n.name for a, n in zip(anchors, groups)
+    )
     x = rand(10, 48)
     m = lib.create_executor()
     m.run(qkv=x)
@@ -357,13 +377,16 @@ def test_onnx_attention(layout, mask):
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("attrs,ins,shapes,match", [
-    ({"softcap": 30.0}, ["Q", "K", "V"], [(1, 2, 4, 8)] * 3, "softcap"),
-    ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(1, 1, 1, 4, 4)], "rank 2, 3 or 4"),
-    ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(3, 4)], "does not broadcast"),
-    ({}, ["Q", "K", "V"], [(1, 2, 4, 8), (1, 2, 4, 6), (1, 2, 4, 8)], "do not line up"),
-    ({}, ["Q", "K", "V"], [(1, 4, 16)] * 3, "q_num_heads"),
-])
+@pytest.mark.parametrize(
+    "attrs,ins,shapes,match",
+    [
+        ({"softcap": 30.0}, ["Q", "K", "V"], [(1, 2, 4, 8)] * 3, "softcap"),
+        ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(1, 1, 1, 4, 4)], "rank 2, 3 or 4"),
+        ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(3, 4)], "does not broadcast"),
+        ({}, ["Q", "K", "V"], [(1, 2, 4, 8), (1, 2, 4, 6), (1, 2, 4, 8)], "do not line up"),
+        ({}, ["Q", "K", "V"], [(1, 4, 16)] * 3, "q_num_heads"),
+    ],
+)
 def test_onnx_attention_errors(attrs, ins, shapes, match):
     node = helper.make_node("Attention", ins, ["Y"], name="attn0", **attrs)
     model = _model([node], [_vi(n, s) for n, s in zip(ins, shapes)], [_vi("Y", None)])
@@ -384,8 +407,11 @@ def test_onnx_matmul_by_constant_is_one_packed_dense(transposed):
     else:
         inits.append(helper.make_tensor("W", TensorProto.FLOAT, (16, 24), w.ravel()))
         nodes = []
-    nodes += [helper.make_node("MatMul", ["X", "W"], ["M"]), helper.make_node("Add", ["M", "B"], ["A"]),
-              helper.make_node("Relu", ["A"], ["Y"])]
+    nodes += [
+        helper.make_node("MatMul", ["X", "W"], ["M"]),
+        helper.make_node("Add", ["M", "B"], ["A"]),
+        helper.make_node("Relu", ["A"], ["Y"]),
+    ]
     model = _model(nodes, [_vi("X", (2, 5, 16))], [_vi("Y", (2, 5, 24))], opset=17, initializers=inits)
     g, params = graph.from_onnx(model)
     lib = graph.build(g, params=params)
@@ -402,8 +428,10 @@ def test_onnx_matmul_by_constant_is_one_packed_dense(transposed):
 
 def test_onnx_rms_norm_and_trilu():
     x, scale = rand(2, 5, 12), rand(12)
-    nodes = [helper.make_node("RMSNormalization", ["X", "S"], ["R"], epsilon=1e-6),
-             helper.make_node("Trilu", ["R"], ["Y"], upper=0)]
+    nodes = [
+        helper.make_node("RMSNormalization", ["X", "S"], ["R"], epsilon=1e-6),
+        helper.make_node("Trilu", ["R"], ["Y"], upper=0),
+    ]
     model = _model(nodes, [_vi("X", (2, 5, 12)), _vi("S", (12,))], [_vi("Y", (2, 5, 12))])
     y = _run(model, {"X": x, "S": scale})
     want = np.tril(ref.rms_norm_python(x, scale, 1e-6))
@@ -417,11 +445,14 @@ def model_dir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("transformers"))
 
 
-@pytest.mark.parametrize("name,expect", [
-    ("tiny_encoder", {"attention", "layer_norm"}),
-    ("tiny_bert", {"attention", "layer_norm", "gelu"}),
-    ("tiny_gpt", {"attention", "layer_norm", "gelu_tanh"}),
-])
+@pytest.mark.parametrize(
+    "name,expect",
+    [
+        ("tiny_encoder", {"attention", "layer_norm"}),
+        ("tiny_bert", {"attention", "layer_norm", "gelu"}),
+        ("tiny_gpt", {"attention", "layer_norm", "gelu_tanh"}),
+    ],
+)
 def test_torch_models_match_onnxruntime(model_dir, name, expect):
     ort = pytest.importorskip("onnxruntime")
     import make_transformer_models as M

@@ -41,7 +41,9 @@ def convert_rms_norm(ctx: Context, node: OnnxNode) -> list:
     axis %= rank
     n = math.prod(x.shape[axis:])
     if scale.size not in (1, n) or len(scale.shape) > rank - axis:
-        raise node.error(f"scale {scale.shape} must broadcast to the normalised axes {x.shape[axis:]} of X {x.shape}")
+        raise node.error(
+            f"scale {scale.shape} must broadcast to the normalised axes {x.shape[axis:]} of X {x.shape}"
+        )
     flat = ctx.reshape(x, x.shape[:axis] + (n,))
     if scale.size == 1:
         gamma = ctx.op("broadcast_to", [ctx.reshape(scale, (1,))], {"shape": (n,)})
@@ -52,8 +54,15 @@ def convert_rms_norm(ctx: Context, node: OnnxNode) -> list:
 
 
 # ---------------------------------------------------------------- Attention
-SUPPORTED_ATTENTION = {"is_causal", "kv_num_heads", "q_num_heads", "scale", "softcap", "qk_matmul_output_mode",
-                       "softmax_precision"}
+SUPPORTED_ATTENTION = {
+    "is_causal",
+    "kv_num_heads",
+    "q_num_heads",
+    "scale",
+    "softcap",
+    "qk_matmul_output_mode",
+    "softmax_precision",
+}
 
 
 def _heads(ctx: Context, node: OnnxNode, v: Value, heads: int | None, what: str) -> Value:
@@ -63,8 +72,10 @@ def _heads(ctx: Context, node: OnnxNode, v: Value, heads: int | None, what: str)
     if len(v.shape) != 3:
         raise node.error(f"{what} {v.shape} must be 4-D [B, H, S, D] or 3-D [B, S, H*D]")
     if not heads or v.shape[2] % heads:
-        raise node.error(f"{what} {v.shape} is 3-D: q_num_heads/kv_num_heads must be given and divide "
-                         f"{v.shape[2]} (got {heads})")
+        raise node.error(
+            f"{what} {v.shape} is 3-D: q_num_heads/kv_num_heads must be given and divide "
+            f"{v.shape[2]} (got {heads})"
+        )
     b, s, hd = v.shape
     return ctx.transpose(ctx.reshape(v, (b, s, heads, hd // heads)), (0, 2, 1, 3))
 
@@ -82,16 +93,22 @@ def _check_attention_attrs(node: OnnxNode, outputs: int) -> None:
             raise node.error(f"input {k} ({what}) is not supported (no KV cache)")
 
 
-def _attention_mask(ctx: Context, node: OnnxNode, b: int, h: int, sq: int, sk: int, dtype: str) -> Value | None:
+def _attention_mask(
+    ctx: Context, node: OnnxNode, b: int, h: int, sq: int, sk: int, dtype: str
+) -> Value | None:
     """The additive mask as ``[1 or B*H, 1 or Sq, Sk]`` (boolean masks: False -> -inf), causal folded in."""
     mask = node.inputs[3] if node.has_input(3) else None
     if mask is not None:
         if not 2 <= len(mask.shape) <= 4:
-            raise node.error(f"attn_mask {mask.shape} must have rank 2, 3 or 4 (broadcast to [{b}, {h}, {sq}, {sk}])")
+            raise node.error(
+                f"attn_mask {mask.shape} must have rank 2, 3 or 4 (broadcast to [{b}, {h}, {sq}, {sk}])"
+            )
         full = (1,) * (4 - len(mask.shape)) + tuple(mask.shape)
         if any(d not in (1, want) for d, want in zip(full, (b, h, sq, sk))) or full[3] != sk:
-            raise node.error(f"attn_mask {mask.shape} does not broadcast to [{b}, {h}, {sq}, {sk}] "
-                             f"(Q and K give batch {b}, heads {h}, {sq} queries, {sk} keys)")
+            raise node.error(
+                f"attn_mask {mask.shape} does not broadcast to [{b}, {h}, {sq}, {sk}] "
+                f"(Q and K give batch {b}, heads {h}, {sq} queries, {sk} keys)"
+            )
         if mask.dtype == "bool":
             mask = ctx.op("where", [mask, ctx.scalar(0.0, dtype), ctx.scalar(-np.inf, dtype)])
         mask = ctx.reshape(mask, full)
@@ -119,8 +136,10 @@ def convert_attention(ctx: Context, node: OnnxNode) -> list:
     v = _heads(ctx, node, v_in, node.attr("kv_num_heads"), "V")
     (b, h, sq, d), (bk, hk, sk, dk), (bv, hv, skv, dv) = q.shape, k.shape, v.shape
     if (bk, hk, dk) != (b, h, d) or (bv, hv, skv) != (b, h, sk):
-        raise node.error(f"Q {q_in.shape}, K {k_in.shape} and V {v_in.shape} do not line up (as [B, H, S, D]: "
-                         f"{q.shape}, {k.shape}, {v.shape}; grouped-query heads are not supported)")
+        raise node.error(
+            f"Q {q_in.shape}, K {k_in.shape} and V {v_in.shape} do not line up (as [B, H, S, D]: "
+            f"{q.shape}, {k.shape}, {v.shape}; grouped-query heads are not supported)"
+        )
     scale = node.attr("scale")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     inputs = [ctx.reshape(q, (b * h, sq, d)), ctx.reshape(k, (b * h, sk, d)), ctx.reshape(v, (b * h, sk, dv))]

@@ -25,8 +25,9 @@ def _norm_types(values, a):
     x = values[0]
     for v in values[1:]:
         if v.shape != (x.shape[-1],):
-            raise ValueError(f"scale/shift must have shape ({x.shape[-1]},) (the last axis of {x.shape}), "
-                             f"got {v.shape}")
+            raise ValueError(
+                f"scale/shift must have shape ({x.shape[-1]},) (the last axis of {x.shape}), got {v.shape}"
+            )
     return [(x.shape, x.dtype)]
 
 
@@ -40,17 +41,35 @@ def _np_layer_norm(xs, a):
     return [ref.layer_norm_python(xs[0], *(xs[1:] + [None, None])[:2], a.get("epsilon", 1e-5))]
 
 
-register("layer_norm", _layer_norm_compute, OPAQUE, lambda outs, a: schedule_layer_norm(outs), _norm_types,
-         _np_layer_norm, doc="data [..., N], optional gamma [N], beta [N] (attrs: epsilon); over the last axis")
-register("rms_norm", lambda xs, a: [rms_norm(xs[0], xs[1] if len(xs) > 1 else None, a.get("epsilon", 1e-5))],
-         OPAQUE, lambda outs, a: schedule_layer_norm(outs), _norm_types,
-         lambda xs, a: [ref.rms_norm_python(xs[0], xs[1] if len(xs) > 1 else None, a.get("epsilon", 1e-5))],
-         doc="data [..., N], optional gamma [N] (attrs: epsilon); over the last axis")
+register(
+    "layer_norm",
+    _layer_norm_compute,
+    OPAQUE,
+    lambda outs, a: schedule_layer_norm(outs),
+    _norm_types,
+    _np_layer_norm,
+    doc="data [..., N], optional gamma [N], beta [N] (attrs: epsilon); over the last axis",
+)
+register(
+    "rms_norm",
+    lambda xs, a: [rms_norm(xs[0], xs[1] if len(xs) > 1 else None, a.get("epsilon", 1e-5))],
+    OPAQUE,
+    lambda outs, a: schedule_layer_norm(outs),
+    _norm_types,
+    lambda xs, a: [ref.rms_norm_python(xs[0], xs[1] if len(xs) > 1 else None, a.get("epsilon", 1e-5))],
+    doc="data [..., N], optional gamma [N] (attrs: epsilon); over the last axis",
+)
 
 
 def _unary(name, fn, np_fn):
-    register(name, lambda xs, a: [fn(xs[0])], ELEMWISE, injective_schedule,
-             lambda v, a: [(v[0].shape, v[0].dtype)], lambda xs, a: [np_fn(xs[0])])
+    register(
+        name,
+        lambda xs, a: [fn(xs[0])],
+        ELEMWISE,
+        injective_schedule,
+        lambda v, a: [(v[0].shape, v[0].dtype)],
+        lambda xs, a: [np_fn(xs[0])],
+    )
 
 
 _unary("gelu_tanh", gelu_tanh, ref.gelu_tanh_python)
@@ -71,8 +90,17 @@ def _attention_types(values, a):
 
 def _attention_compute(xs, a):
     mask = xs[3] if len(xs) > 3 else None
-    return [attention(xs[0], xs[1], xs[2], mask, a.get("scale", 1.0), a.get("k_transposed", False),
-                      heads=a.get("heads", 0))]
+    return [
+        attention(
+            xs[0],
+            xs[1],
+            xs[2],
+            mask,
+            a.get("scale", 1.0),
+            a.get("k_transposed", False),
+            heads=a.get("heads", 0),
+        )
+    ]
 
 
 def _np_attention(xs, a):
@@ -85,7 +113,14 @@ def _np_attention(xs, a):
     return [out]
 
 
-register("attention", _attention_compute, COMM_REDUCE, lambda outs, a: schedule_attention(outs), _attention_types,
-         _np_attention, doc="q [BH, Sq, D], k [BH, Sk, D] (or [BH, D, Sk] with k_transposed), v [BH, Sk, Dv], "
-                            "optional additive mask [1|BH, 1|Sq, Sk] (attrs: scale, k_transposed, heads: "
-                            "0, or H to write [BH/H, Sq, H, Dv])")
+register(
+    "attention",
+    _attention_compute,
+    COMM_REDUCE,
+    lambda outs, a: schedule_attention(outs),
+    _attention_types,
+    _np_attention,
+    doc="q [BH, Sq, D], k [BH, Sk, D] (or [BH, D, Sk] with k_transposed), v [BH, Sk, Dv], "
+    "optional additive mask [1|BH, 1|Sq, Sk] (attrs: scale, k_transposed, heads: "
+    "0, or H to write [BH/H, Sq, H, Dv])",
+)

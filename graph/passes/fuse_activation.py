@@ -62,8 +62,13 @@ def fuse_activation(graph: Graph) -> Graph:
 
 
 def _elementwise(node) -> bool:
-    return (not node.is_constant and len(node.outputs) == 1 and len(node.inputs) >= 1
-            and get_op(node.op).pattern <= BROADCAST and node.op != "cast")
+    return (
+        not node.is_constant
+        and len(node.outputs) == 1
+        and len(node.inputs) >= 1
+        and get_op(node.op).pattern <= BROADCAST
+        and node.op != "cast"
+    )
 
 
 def _region(root, uses):
@@ -122,8 +127,9 @@ def _depth_key(nodes):
 
     def d(n) -> int:
         if id(n) not in depth:
-            depth[id(n)] = 1 + max((d(v.node) for v in n.inputs if v.node is not None and id(v.node) in ids),
-                                   default=0)
+            depth[id(n)] = 1 + max(
+                (d(v.node) for v in n.inputs if v.node is not None and id(v.node) in ids), default=0
+            )
         return depth[id(n)]
 
     return d

@@ -50,8 +50,15 @@ def fuse_attention(graph: Graph) -> Graph:
             return None
         if mask is not None:
             inputs.append(mask)
-        return (make_node("attention", inputs, {"scale": scale, "k_transposed": k_transposed}, node.name,
-                          [node.output.name]).output,)
+        return (
+            make_node(
+                "attention",
+                inputs,
+                {"scale": scale, "k_transposed": k_transposed},
+                node.name,
+                [node.output.name],
+            ).output,
+        )
 
     return rebuild_remapped(graph, rewrite)
 
@@ -82,14 +89,20 @@ def merge_attention_heads(graph: Graph) -> Graph:
         att = v.node
         if att is None or att.op != "attention" or att.attrs.get("heads") or uses.get(id(v), 0) != 1:
             return None
-        if len(users.get(id(node.output), ())) == 1 and users[id(node.output)][0][0].op in ("reshape", "transpose"):
+        if len(users.get(id(node.output), ())) == 1 and users[id(node.output)][0][0].op in (
+            "reshape",
+            "transpose",
+        ):
             return None  # rewrite at the end of the chain
         heads = _merged_heads(v.shape, list(reversed(chain)))
         if heads is None:
             return None
         merged = make_node("attention", [new(x) for x in att.inputs], {**att.attrs, "heads": heads}, att.name)
-        return (make_node("reshape", [merged.output], {"newshape": node.output.shape}, node.name,
-                          [node.output.name]).output,)
+        return (
+            make_node(
+                "reshape", [merged.output], {"newshape": node.output.shape}, node.name, [node.output.name]
+            ).output,
+        )
 
     return rebuild_remapped(graph, rewrite)
 
@@ -121,8 +134,10 @@ def privatize_attention_inputs(graph: Graph) -> Graph:
     def rewrite(node, ins, new):
         if node.op != "attention":
             return None
-        private = [_private(v, uses, new, f"{node.name}/in{k}") if k < 3 else new(v)
-                   for k, v in enumerate(node.inputs)]
+        private = [
+            _private(v, uses, new, f"{node.name}/in{k}") if k < 3 else new(v)
+            for k, v in enumerate(node.inputs)
+        ]
         if all(a is b for a, b in zip(private, ins)):
             return None
         return make_node("attention", private, node.attrs, node.name, [node.output.name]).outputs

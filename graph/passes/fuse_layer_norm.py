@@ -111,9 +111,12 @@ def _inv_std(node, once):
         inner = None
         if d.node.op == "rsqrt":
             inner = d.node.inputs[0]
-        elif d.node.op == "reciprocal" and _producer(d.node.inputs[0], "sqrt") is not None:
-            if once(d.node.inputs[0]):
-                inner = d.node.inputs[0].node.inputs[0]
+        elif (
+            d.node.op == "reciprocal"
+            and _producer(d.node.inputs[0], "sqrt") is not None
+            and once(d.node.inputs[0])
+        ):
+            inner = d.node.inputs[0].node.inputs[0]
         if inner is None or not once(inner):
             continue
         found = _variance_eps(inner, once)
@@ -161,8 +164,14 @@ def _absorb_affine(node, ins, once):
             return (make_node(ln.op, [ln.inputs[0], gamma], ln.attrs, node.name, [node.output.name]).output,)
         if node.op == "add" and ln.op == "layer_norm" and have in (1, 2):
             beta = _vector(ins[b], c, n, f"{node.name}_beta")
-            gamma = ln.inputs[1] if have == 2 else constant_node(np.ones(n, ln.inputs[0].dtype),
-                                                                 f"{node.name}_gamma").output
-            return (make_node("layer_norm", [ln.inputs[0], gamma, beta], ln.attrs, node.name,
-                              [node.output.name]).output,)
+            gamma = (
+                ln.inputs[1]
+                if have == 2
+                else constant_node(np.ones(n, ln.inputs[0].dtype), f"{node.name}_gamma").output
+            )
+            return (
+                make_node(
+                    "layer_norm", [ln.inputs[0], gamma, beta], ln.attrs, node.name, [node.output.name]
+                ).output,
+            )
     return None

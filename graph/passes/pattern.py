@@ -31,8 +31,10 @@ def rebuild_remapped(graph: Graph, rewrite) -> Graph:
             out = copy_node(node, ins).outputs
         out = tuple(out)
         if len(out) != len(node.outputs):
-            raise ValueError(f"rewrite of node {node.name!r} ({node.op}) returned {len(out)} outputs, "
-                             f"expected {len(node.outputs)}")
+            raise ValueError(
+                f"rewrite of node {node.name!r} ({node.op}) returned {len(out)} outputs, "
+                f"expected {len(node.outputs)}"
+            )
         for old, v in zip(node.outputs, out):
             if v is not old:
                 remap[id(old)] = v

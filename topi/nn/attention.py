@@ -37,15 +37,23 @@ def attention_shapes(q: tuple, k: tuple, v: tuple, mask: tuple | None, k_transpo
         raise ValueError(f"attention: q {q} and k {k} (transposed={k_transposed}) disagree on the head size")
     if v[1] != sk:
         raise ValueError(f"attention: k {k} has {sk} keys but v {v} has {v[1]} rows")
-    if mask is not None:
-        if len(mask) != 3 or mask[0] not in (1, bh) or mask[1] not in (1, sq) or mask[2] != sk:
-            raise ValueError(f"attention: mask {mask} must be [1 or {bh}, 1 or {sq}, {sk}] "
-                             f"for q {q} and k {k}")
+    if mask is not None and (
+        len(mask) != 3 or mask[0] not in (1, bh) or mask[1] not in (1, sq) or mask[2] != sk
+    ):
+        raise ValueError(f"attention: mask {mask} must be [1 or {bh}, 1 or {sq}, {sk}] for q {q} and k {k}")
     return bh, sq, sk, d, v[2]
 
 
-def attention(q: te.Tensor, k: te.Tensor, v: te.Tensor, mask: te.Tensor | None = None, scale: float = 1.0,
-              k_transposed: bool = False, cfg=None, heads: int = 0) -> te.Tensor:
+def attention(
+    q: te.Tensor,
+    k: te.Tensor,
+    v: te.Tensor,
+    mask: te.Tensor | None = None,
+    scale: float = 1.0,
+    k_transposed: bool = False,
+    cfg=None,
+    heads: int = 0,
+) -> te.Tensor:
     """``softmax(q @ k^T * scale + mask) @ v`` per slice (see the module docstring).
 
     Parameters
@@ -83,8 +91,12 @@ def attention(q: te.Tensor, k: te.Tensor, v: te.Tensor, mask: te.Tensor | None =
     else:
         kt = te.compute((bh, d, sk), lambda b, c, j: k[b, j, c], name="T_attn_kt", tag="attention_kt")
     rd = te.reduce_axis((0, d), name="d")
-    dot = te.compute((bh, sq, sk), lambda b, i, j: te.sum(q[b, i, rd] * kt[b, rd, j], axis=rd),
-                     name="T_attn_dot", tag="attention_dot")
+    dot = te.compute(
+        (bh, sq, sk),
+        lambda b, i, j: te.sum(q[b, i, rd] * kt[b, rd, j], axis=rd),
+        name="T_attn_dot",
+        tag="attention_dot",
+    )
     sc = te.const(scale, dtype)
 
     def score(b, i, j):
@@ -95,15 +107,26 @@ def attention(q: te.Tensor, k: te.Tensor, v: te.Tensor, mask: te.Tensor | None =
 
     scores = te.compute((bh, sq, sk), score, name="T_attn_score", tag="attention_score")
     rj = te.reduce_axis((0, sk), name="j")
-    rmax = te.compute((bh, sq), lambda b, i: te.max(scores[b, i, rj], axis=rj), name="T_attn_max",
-                      tag="attention_max")
-    p = te.compute((bh, sq, sk), lambda b, i, j: te.exp(scores[b, i, j] - rmax[b, i]), name="T_attn_exp",
-                   tag="attention_exp")
+    rmax = te.compute(
+        (bh, sq), lambda b, i: te.max(scores[b, i, rj], axis=rj), name="T_attn_max", tag="attention_max"
+    )
+    p = te.compute(
+        (bh, sq, sk),
+        lambda b, i, j: te.exp(scores[b, i, j] - rmax[b, i]),
+        name="T_attn_exp",
+        tag="attention_exp",
+    )
     rs = te.reduce_axis((0, sk), name="j")
-    psum = te.compute((bh, sq), lambda b, i: te.sum(p[b, i, rs], axis=rs), name="T_attn_sum", tag="attention_sum")
+    psum = te.compute(
+        (bh, sq), lambda b, i: te.sum(p[b, i, rs], axis=rs), name="T_attn_sum", tag="attention_sum"
+    )
     ra = te.reduce_axis((0, sk), name="j")
-    acc = te.compute((bh, sq, dv), lambda b, i, e: te.sum(p[b, i, ra] * v[b, ra, e], axis=ra),
-                     name="T_attn_acc", tag="attention_acc")
+    acc = te.compute(
+        (bh, sq, dv),
+        lambda b, i, e: te.sum(p[b, i, ra] * v[b, ra, e], axis=ra),
+        name="T_attn_acc",
+        tag="attention_acc",
+    )
     one = te.const(1.0, dtype)
     attrs = {"scale": float(scale), "workload": attention_workload(bh, sq, sk, d, dv, dtype)}
     if cfg is not None:
@@ -112,11 +135,20 @@ def attention(q: te.Tensor, k: te.Tensor, v: te.Tensor, mask: te.Tensor | None =
         if bh % heads:
             raise ValueError(f"attention: heads={heads} does not divide the {bh} slices of q {shape_str(q)}")
         attrs["heads"] = int(heads)
-        return te.compute((bh // heads, sq, heads, dv),
-                          lambda b, i, h, e: acc[b * heads + h, i, e] * (one / psum[b * heads + h, i]),
-                          name="T_attention", tag=ATTENTION, attrs=attrs)
-    return te.compute((bh, sq, dv), lambda b, i, e: acc[b, i, e] * (one / psum[b, i]), name="T_attention",
-                      tag=ATTENTION, attrs=attrs)
+        return te.compute(
+            (bh // heads, sq, heads, dv),
+            lambda b, i, h, e: acc[b * heads + h, i, e] * (one / psum[b * heads + h, i]),
+            name="T_attention",
+            tag=ATTENTION,
+            attrs=attrs,
+        )
+    return te.compute(
+        (bh, sq, dv),
+        lambda b, i, e: acc[b, i, e] * (one / psum[b, i]),
+        name="T_attention",
+        tag=ATTENTION,
+        attrs=attrs,
+    )
 
 
 def attention_workload(bh: int, sq: int, sk: int, d: int, dv: int, dtype: str = "float32") -> tuple:

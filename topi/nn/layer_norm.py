@@ -30,8 +30,10 @@ def _check(op: str, data: te.Tensor, gamma, beta) -> int:
     n = shape[-1]
     for name, t in (("gamma", gamma), ("beta", beta)):
         if t is not None and get_const_tuple(t.shape) != (n,):
-            raise ValueError(f"{op}: '{name}' must have shape ({n},) (the last axis of data {shape_str(data)}), "
-                             f"got {shape_str(t)}")
+            raise ValueError(
+                f"{op}: '{name}' must have shape ({n},) (the last axis of data {shape_str(data)}), "
+                f"got {shape_str(t)}"
+            )
     return n
 
 
@@ -43,8 +45,9 @@ def _affine(v, k, gamma, beta):
     return v
 
 
-def layer_norm(data: te.Tensor, gamma: te.Tensor | None = None, beta: te.Tensor | None = None,
-               epsilon: float = 1e-5) -> te.Tensor:
+def layer_norm(
+    data: te.Tensor, gamma: te.Tensor | None = None, beta: te.Tensor | None = None, epsilon: float = 1e-5
+) -> te.Tensor:
     """Normalise ``data`` over its last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``.
 
     Parameters
@@ -63,8 +66,9 @@ def layer_norm(data: te.Tensor, gamma: te.Tensor | None = None, beta: te.Tensor 
     n = _check("layer_norm", data, gamma, beta)
     lead = tuple(data.shape[:-1])
     k1 = te.reduce_axis((0, n), name="k")
-    total = te.compute(lead, lambda *r: te.sum(data[r + (k1,)], axis=k1), name="T_layer_norm_sum",
-                       tag="layer_norm_sum")
+    total = te.compute(
+        lead, lambda *r: te.sum(data[r + (k1,)], axis=k1), name="T_layer_norm_sum", tag="layer_norm_sum"
+    )
     inv_n = te.const(1.0 / n, data.dtype)
     k2 = te.reduce_axis((0, n), name="k")
 
@@ -80,8 +84,9 @@ def layer_norm(data: te.Tensor, gamma: te.Tensor | None = None, beta: te.Tensor 
         inv = te.const(1.0, data.dtype) / te.sqrt(sqsum[r] * inv_n + eps)
         return _affine((data[i] - total[r] * inv_n) * inv, k, gamma, beta)
 
-    return te.compute(tuple(data.shape), body, name="T_layer_norm", tag=LAYER_NORM,
-                      attrs={"epsilon": float(epsilon)})
+    return te.compute(
+        tuple(data.shape), body, name="T_layer_norm", tag=LAYER_NORM, attrs={"epsilon": float(epsilon)}
+    )
 
 
 def rms_norm(data: te.Tensor, gamma: te.Tensor | None = None, epsilon: float = 1e-5) -> te.Tensor:
@@ -89,12 +94,18 @@ def rms_norm(data: te.Tensor, gamma: te.Tensor | None = None, epsilon: float = 1
     n = _check("rms_norm", data, gamma, None)
     lead = tuple(data.shape[:-1])
     k = te.reduce_axis((0, n), name="k")
-    sqsum = te.compute(lead, lambda *r: te.sum(data[r + (k,)] * data[r + (k,)], axis=k),
-                       name="T_layer_norm_sqsum", tag="layer_norm_sqsum")
+    sqsum = te.compute(
+        lead,
+        lambda *r: te.sum(data[r + (k,)] * data[r + (k,)], axis=k),
+        name="T_layer_norm_sqsum",
+        tag="layer_norm_sqsum",
+    )
     inv_n, eps = te.const(1.0 / n, data.dtype), te.const(epsilon, data.dtype)
 
     def body(*i):
         inv = te.const(1.0, data.dtype) / te.sqrt(sqsum[i[:-1]] * inv_n + eps)
         return _affine(data[i] * inv, i[-1], gamma, None)
 
-    return te.compute(tuple(data.shape), body, name="T_rms_norm", tag=LAYER_NORM, attrs={"epsilon": float(epsilon)})
+    return te.compute(
+        tuple(data.shape), body, name="T_rms_norm", tag=LAYER_NORM, attrs={"epsilon": float(epsilon)}
+    )

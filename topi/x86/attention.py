@@ -52,8 +52,13 @@ def attention_constraint(workload: tuple, values: dict) -> str | None:
     return None
 
 
-register_template(TEMPLATE, attention_space, attention_rule, attention_constraint,
-                  doc="scaled dot-product attention (q, k, v, mask) in one kernel")
+register_template(
+    TEMPLATE,
+    attention_space,
+    attention_rule,
+    attention_constraint,
+    doc="scaled dot-product attention (q, k, v, mask) in one kernel",
+)
 
 
 def default_attention_config(bh: int, sq: int, sk: int, d: int, dv: int, dtype: str = "float32") -> Config:
