@@ -164,7 +164,12 @@ class Worker:
     def call(self, path: str, payload, timeout: float) -> tuple:
         self.start()
         try:
-            _write_frame(self.proc.stdin, (path, payload))
+            data = pickle.dumps((path, payload), protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError) as err:
+            return "error", f"cannot send the work to the worker process: {type(err).__name__}: {err}"
+        try:
+            self.proc.stdin.write(len(data).to_bytes(8, "little") + data)
+            self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return "died", f"the worker process {signal_name(self._reap())}"
         return self._recv(timeout)
