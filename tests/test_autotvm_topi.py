@@ -1,0 +1,88 @@
+"""topi's x86 operators as AutoTVM templates: spaces sampled against numpy, rule default as fallback."""
+
+import numpy as np
+import pytest
+
+import codegen
+import topi.testing
+import topi.x86.templates  # noqa: F401  (registers the templates)
+from topi.config import default_config
+from topi.x86.conv2d import conv2d_workload
+from topi.x86.dense import PACK_TEMPLATE, dense_workload
+from tune import autotvm
+from tune.autotvm import record
+
+CONVS = [  # shapes that do not divide the blocks: OW 10 / 7, IC 12, OC 24, stride 2
+    ((1, 16, 10, 10), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1)),
+    ((1, 12, 13, 13), (24, 12, 3, 3), (2, 2), (1, 1, 1, 1)),
+]
+
+
+def _conv_task(dshape, kshape, strides, pads):
+    wl = conv2d_workload(dshape, kshape, strides, pads, (1, 1))
+    return wl, autotvm.task.create(wl[0], wl[1:], target="llvm")
+
+
+def _check_conv(f, dshape, kshape, strides, pads):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, dshape).astype("float32")
+    k = rng.uniform(-1, 1, kshape).astype("float32")
+    ref = topi.testing.conv2d_nchw_python(a, k, strides, pads[:2])
+    out = np.empty(ref.shape, "float32")
+    f(a, k, out)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", CONVS)
+def test_conv2d_template_space_sampled(shape):
+    wl, task = _conv_task(*shape)
+    assert set(task.config_space.space_map) == set(default_config(wl).values)
+    default = task.default_config()
+    assert {k: e.val for k, e in default._entity_map.items()} == default_config(wl).values
+    rng = np.random.default_rng(1)
+    for index in [default.index] + [int(i) for i in rng.integers(len(task.config_space), size=3)]:
+        s, args = task.instantiate(task.config_space.get(index))
+        _check_conv(codegen.build(s, args), *shape)
+
+
+def test_dense_pack_template_space_sampled():
+    M, N, K = 5, 40, 24
+    task = autotvm.task.create(PACK_TEMPLATE, (M, N, K, "float32"), target="llvm")
+    assert (
+        task.default_config()["bn"].val
+        == default_config(dense_workload(M, N, K, "float32", PACK_TEMPLATE))["bn"]
+    )
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-1, 1, (M, K)).astype("float32")
+    w = rng.uniform(-1, 1, (N, K)).astype("float32")
+    for index in [task.default_config().index] + [
+        int(i) for i in rng.integers(len(task.config_space), size=3)
+    ]:
+        s, args = task.instantiate(task.config_space.get(index))
+        f = codegen.build(s, args)
+        out = np.empty((M, N), "float32")
+        f(x, w, out)
+        np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_tuned_then_applied(tmp_path):
+    shape = CONVS[0]
+    wl, task = _conv_task(*shape)
+    log = str(tmp_path / "conv.log")
+    builder, runner = autotvm.LocalBuilder(n_parallel=2), autotvm.LocalRunner(number=2, repeat=2)
+    try:
+        tuner = autotvm.tuner.XGBTuner(task, plan_size=4, seed=0)
+        tuner.tune(6, autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)])
+    finally:
+        builder.close()
+        runner.close()
+    recs = list(record.load_from_file(log))
+    assert len(recs) == 6 and all(r[1].error_no == 0 for r in recs)
+    assert recs[0][0].config.index == task.default_config().index
+    best = min(recs, key=lambda r: np.mean(r[1].costs))[0].config
+    with autotvm.apply_history_best(log):
+        assert autotvm.lookup_values(wl) == {k: e.val for k, e in best._entity_map.items()}
+        s, args = autotvm.task.lookup(wl[0]).func(*wl[1:])
+    conv = next(st.op for st in s.stages if st.op.name.startswith("conv2d_NCHWc"))
+    assert conv.attrs["config"].values == {k: e.val for k, e in best._entity_map.items()}
+    _check_conv(codegen.build(s, args), *shape)

@@ -1,0 +1,72 @@
+"""topi's x86 schedules as AutoTVM templates (classic TVM's ``conv2d_NCHWc.x86``, ``dense_pack.x86``).
+
+``autotvm.task.create("conv2d_NCHWc.x86", args, target)`` where ``args`` is
+topi's workload key without its name (``topi.x86.conv2d.conv2d_workload``).
+The bridge is the same for every template of ``topi.config``:
+
+* the space: one ``define_knob`` per knob, its candidates those of
+  ``topi.config.config_space(workload)`` for the task's target;
+* the fallback config (no record, ``cfg.is_fallback``): the rule default
+  (``topi.config.default_config``), so tuning measures it first;
+* a combination the template's constraint refuses raises (the trial is an
+  instantiation error).
+
+>>> from topi.x86.conv2d import conv2d_workload
+>>> wl = conv2d_workload((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+>>> task = autotvm.task.create(wl[0], wl[1:], target="llvm")
+"""
+
+from __future__ import annotations
+
+import te
+from topi.config import Config, config_space, default_config, get_template
+from tune import autotvm
+
+
+def template_config(workload: tuple) -> Config:
+    """The topi ``Config`` of ``workload`` that the running AutoTVM template is asked for."""
+    workload = tuple(workload)
+    space = config_space(workload)
+    cfg = autotvm.get_config()
+    for knob, cands in space.items():
+        cfg.define_knob(knob, cands)
+    if cfg.is_fallback:
+        values = default_config(workload).values
+        for knob, value in values.items():
+            cfg[knob] = value
+    else:
+        values = {knob: cfg[knob].val for knob in space}
+    t = get_template(workload[0])
+    reason = t.constraint(workload, values) if t.constraint else None
+    if reason:
+        raise ValueError(f"{workload[0]}: {reason}")
+    return Config(workload, values, space).check()
+
+
+@autotvm.template("conv2d_NCHWc.x86")
+def conv2d_nchwc(dshape, kshape, strides, pads, dilation, groups=1, dtype="float32", out_dtype="float32"):
+    """The blocked conv (:func:`topi.x86.conv2d.conv2d_nchw_x86`) on NCHW data and an OIHW kernel."""
+    from topi.x86.conv2d import conv2d_nchw_x86, conv2d_workload, schedule_conv2d_nchw
+
+    workload = conv2d_workload(dshape, kshape, strides, pads, dilation, groups, dtype, out_dtype)
+    cfg = template_config(workload)
+    data = te.placeholder(tuple(dshape), name="data", dtype=dtype)
+    kernel = te.placeholder(tuple(kshape), name="kernel", dtype=dtype)
+    out = conv2d_nchw_x86(data, kernel, strides, pads, dilation, out_dtype, cfg=cfg, groups=groups)
+    return schedule_conv2d_nchw([out]), [data, kernel, out]
+
+
+@autotvm.template("dense_pack.x86")
+def dense_pack(M, N, K, dtype="float32"):
+    """``data[M, K] @ weight[N, K].T`` over a block-packed weight (packed in a stage here)."""
+    from topi.x86.dense import PACK_TEMPLATE, dense_workload, schedule_dense_pack
+    from topi.x86.dense import dense_pack as dense_pack_compute
+
+    cfg = template_config(dense_workload(M, N, K, dtype, PACK_TEMPLATE))
+    data = te.placeholder((M, K), name="data", dtype=dtype)
+    weight = te.placeholder((N, K), name="weight", dtype=dtype)
+    out = dense_pack_compute(data, weight, cfg=cfg)
+    return schedule_dense_pack([out], cfg), [data, weight, out]
+
+
+__all__ = ["template_config", "conv2d_nchwc", "dense_pack"]
