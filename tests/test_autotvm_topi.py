@@ -65,6 +65,36 @@ def test_dense_pack_template_space_sampled():
         np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("M,N,K", [(1, 37, 50), (6, 20, 33)])
+def test_dense_template_space_sampled(M, N, K):
+    task = autotvm.task.create("dense.x86", (M, N, K, "float32"), target="llvm")
+    wl = dense_workload(M, N, K, "float32")
+    assert {k: e.val for k, e in task.default_config()._entity_map.items()} == default_config(wl).values
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (M, K)).astype("float32")
+    w = rng.uniform(-1, 1, (N, K)).astype("float32")
+    for index in [task.default_config().index] + [
+        int(i) for i in rng.integers(len(task.config_space), size=3)
+    ]:
+        s, args = task.instantiate(task.config_space.get(index))
+        out = np.empty((M, N), "float32")
+        codegen.build(s, args)(x, w, out)
+        np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+def test_softmax_template_space_sampled():
+    rows, cols = 7, 45
+    task = autotvm.task.create("softmax.x86", (rows, cols, "float32"), target="llvm")
+    x = np.random.default_rng(4).uniform(-3, 3, (rows, cols)).astype("float32")
+    ref = np.exp(x - x.max(-1, keepdims=True))
+    ref /= ref.sum(-1, keepdims=True)
+    for index in range(0, len(task.config_space), 3):
+        s, args = task.instantiate(task.config_space.get(index))
+        out = np.empty_like(x)
+        codegen.build(s, args)(x, out)
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+
+
 def test_conv2d_tuned_then_applied(tmp_path):
     shape = CONVS[0]
     wl, task = _conv_task(*shape)

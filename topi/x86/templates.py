@@ -1,4 +1,5 @@
-"""topi's x86 schedules as AutoTVM templates (classic TVM's ``conv2d_NCHWc.x86``, ``dense_pack.x86``).
+"""topi's x86 schedules as AutoTVM templates: ``conv2d_NCHWc.x86``, ``dense_pack.x86``, ``dense.x86``,
+``softmax.x86`` (classic TVM's task names).
 
 ``autotvm.task.create("conv2d_NCHWc.x86", args, target)`` where ``args`` is
 topi's workload key without its name (``topi.x86.conv2d.conv2d_workload``).
@@ -69,4 +70,29 @@ def dense_pack(M, N, K, dtype="float32"):
     return schedule_dense_pack([out], cfg), [data, weight, out]
 
 
-__all__ = ["template_config", "conv2d_nchwc", "dense_pack"]
+@autotvm.template("dense.x86")
+def dense(M, N, K, dtype="float32"):
+    """``data[M, K] @ weight[N, K].T`` with the dot-product kernel (:func:`topi.x86.dense.schedule_dense`)."""
+    from topi.nn.dense import dense as dense_compute
+    from topi.x86.dense import dense_workload, schedule_dense
+
+    cfg = template_config(dense_workload(M, N, K, dtype))
+    data = te.placeholder((M, K), name="data", dtype=dtype)
+    weight = te.placeholder((N, K), name="weight", dtype=dtype)
+    out = dense_compute(data, weight)
+    return schedule_dense([out], cfg), [data, weight, out]
+
+
+@autotvm.template("softmax.x86")
+def softmax(rows, cols, dtype="float32"):
+    """Softmax over the last axis of ``[rows, cols]`` (:func:`topi.x86.softmax.schedule_softmax`)."""
+    from topi.nn.softmax import softmax as softmax_compute
+    from topi.x86.softmax import schedule_softmax, softmax_workload
+
+    cfg = template_config(softmax_workload(rows, cols, dtype))
+    x = te.placeholder((rows, cols), name="x", dtype=dtype)
+    out = softmax_compute(x, axis=-1)
+    return schedule_softmax([out], cfg), [x, out]
+
+
+__all__ = ["template_config", "conv2d_nchwc", "dense_pack", "dense", "softmax"]
