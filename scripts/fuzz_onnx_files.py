@@ -42,7 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, ROOT)
 
-import onnx_node_cases as cases  # noqa: E402
+import onnx_node_cases as cases
 
 KINDS = ("flip", "truncate", "dims", "attr")
 ABSURD_DIMS = (2**40, 2**62, 2**31, -1, -7, 0)
@@ -64,9 +64,13 @@ def corpus(limit: int | None = None, seed: int = 0) -> list:
             feeds = {n: cases._array(a) for n, a in zip(names, case.data_sets[0][0])}
             _, _, frozen = cases.import_case(case.model, feeds)
         except Exception:  # noqa: BLE001 - refused cases are no use as seeds
+            frozen = None
+        if frozen is None:
             continue
         model = cases.freeze_inputs(case.model, {n: feeds[n] for n in frozen})
-        out.append((case.name, model.SerializeToString(), {n: a for n, a in feeds.items() if n not in frozen}))
+        out.append(
+            (case.name, model.SerializeToString(), {n: a for n, a in feeds.items() if n not in frozen})
+        )
     return out
 
 
@@ -86,7 +90,12 @@ def _mutate_proto(data: bytes, rng: random.Random, kind: str) -> bytes:
                 dims[k].Clear()
                 dims[k].dim_value = value
     else:
-        attrs = [a for n in g.node for a in n.attribute if a.type in (onnx.AttributeProto.INT, onnx.AttributeProto.INTS)]
+        attrs = [
+            a
+            for n in g.node
+            for a in n.attribute
+            if a.type in (onnx.AttributeProto.INT, onnx.AttributeProto.INTS)
+        ]
         if attrs:
             attr = rng.choice(attrs)
             value = rng.choice(ABSURD_INTS)
@@ -149,7 +158,10 @@ def run_mutant(data: bytes, feeds: dict) -> tuple:
         lib = graph.build(g, params=params)
         big = [v for v in g.inputs if v.name not in params and v.nbytes > FEED_LIMIT]
         if big:
-            return "built-not-run", f"input {big[0].name!r} {big[0].shape} is too large to feed ({big[0].nbytes} bytes)"
+            return (
+                "built-not-run",
+                f"input {big[0].name!r} {big[0].shape} is too large to feed ({big[0].nbytes} bytes)",
+            )
         inputs = _feeds_for(g, feeds, np.random.default_rng(0))
         inputs = {k: v for k, v in inputs.items() if k not in params}
         m = lib.create_executor()
@@ -200,9 +212,12 @@ def summary(results: dict) -> str:
     for name, out in results.items():
         key = (name.split("-")[1], out.kind)
         by_mutation[key] = by_mutation.get(key, 0) + 1
-    lines = [f"{len(results)} mutants: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())),
-             "exceptions by type: " + ", ".join(f"{k} {v}" for k, v in sorted(exceptions.items(), key=lambda x: -x[1])),
-             "by mutation: " + ", ".join(f"{m}/{k} {v}" for (m, k), v in sorted(by_mutation.items()))]
+    lines = [
+        f"{len(results)} mutants: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())),
+        "exceptions by type: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(exceptions.items(), key=lambda x: -x[1])),
+        "by mutation: " + ", ".join(f"{m}/{k} {v}" for (m, k), v in sorted(by_mutation.items())),
+    ]
     return "\n".join(lines)
 
 
@@ -215,7 +230,9 @@ def main(argv: list) -> int:
     ap.add_argument("--count", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant before it counts as a hang")
+    ap.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds per mutant before it counts as a hang"
+    )
     ap.add_argument("--verbose", action="store_true", help="print every outcome, not only the findings")
     args = ap.parse_args(argv)
     os.environ.setdefault("TESSERA_CACHE_DIR", tempfile.mkdtemp(prefix="tessera-fuzz-"))

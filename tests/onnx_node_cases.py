@@ -35,10 +35,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-import graph  # noqa: E402
-from graph.onnx.context import NeedsInputValue  # noqa: E402
-from graph.onnx.loader import default_opset  # noqa: E402
-from graph.onnx.table import DEFAULT_DOMAINS, lookup  # noqa: E402
+import graph
+from graph.onnx.context import NeedsInputValue
+from graph.onnx.loader import default_opset
+from graph.onnx.table import DEFAULT_DOMAINS, lookup
 
 
 @dataclass
@@ -100,7 +100,9 @@ def freeze_inputs(model: onnx.ModelProto, values: dict) -> onnx.ModelProto:
     keep = [v for v in frozen.graph.input if v.name not in values]
     del frozen.graph.input[:]
     frozen.graph.input.extend(keep)
-    frozen.graph.initializer.extend(numpy_helper.from_array(np.asarray(a), name) for name, a in values.items())
+    frozen.graph.initializer.extend(
+        numpy_helper.from_array(np.asarray(a), name) for name, a in values.items()
+    )
     return frozen
 
 
@@ -129,13 +131,17 @@ def run_case(case) -> Outcome:
         try:
             feeds = {n: _array(a) for n, a in zip(names, inputs)}
         except Exception as err:  # noqa: BLE001 - a sequence or optional input
-            return Outcome(case.name, "refused", f"input of a non-tensor type ({err})", time.perf_counter() - start)
+            return Outcome(
+                case.name, "refused", f"input of a non-tensor type ({err})", time.perf_counter() - start
+            )
         try:
             g, params, frozen = import_case(model, feeds)
         except ValueError as err:
             return Outcome(case.name, "refused", str(err), time.perf_counter() - start)
         except Exception as err:  # noqa: BLE001 - any other exception is the finding
-            return Outcome(case.name, "crash", f"import: {type(err).__name__}: {err}", time.perf_counter() - start)
+            return Outcome(
+                case.name, "crash", f"import: {type(err).__name__}: {err}", time.perf_counter() - start
+            )
         try:
             key = tuple((n, feeds[n].tobytes()) for n in frozen)
             if key not in built:
@@ -147,7 +153,9 @@ def run_case(case) -> Outcome:
                 if problem:
                     return Outcome(case.name, "wrong", f"output {k}: {problem}", time.perf_counter() - start)
         except Exception as err:  # noqa: BLE001
-            return Outcome(case.name, "crash", f"{type(err).__name__}: {err}"[:400], time.perf_counter() - start)
+            return Outcome(
+                case.name, "crash", f"{type(err).__name__}: {err}"[:400], time.perf_counter() - start
+            )
     return Outcome(case.name, "pass", "", time.perf_counter() - start)
 
 
@@ -172,7 +180,7 @@ class _Child:
                 payload = json.dumps(["crash", f"{type(err).__name__}: {err}"[:2000]])
             data = payload.encode()
             while data:
-                data = data[os.write(write, data):]
+                data = data[os.write(write, data) :]
             os._exit(0)
         os.close(write)
         self.fd = read
@@ -189,7 +197,11 @@ class _Child:
         elapsed = time.perf_counter() - self.start
         if not self.chunks:
             sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-            what = f"killed by signal {signal.Signals(sig).name}" if sig else f"exit status {os.WEXITSTATUS(status)}"
+            what = (
+                f"killed by signal {signal.Signals(sig).name}"
+                if sig
+                else f"exit status {os.WEXITSTATUS(status)}"
+            )
             return Outcome(self.name, "crash", f"{what}, no result", elapsed)
         kind, detail = json.loads(b"".join(self.chunks).decode())
         return Outcome(self.name, kind, detail, elapsed)
@@ -227,7 +239,11 @@ def run_isolated(cases: list, jobs: int = 2, timeout: float = 120.0, report=None
     """:func:`run_case` of every case in forked children (see :func:`run_forked`)."""
 
     def job(case):
-        return lambda: (lambda out: (out.kind, out.detail))(run_case(case))
+        def run() -> tuple:
+            out = run_case(case)
+            return out.kind, out.detail
+
+        return run
 
     return run_forked([(c.name, job(c)) for c in cases], jobs, timeout, report)
 

@@ -22,8 +22,16 @@ Shapes are static: inputs a converter needs as values are folded at import
 time (:mod:`graph.onnx.fold`).
 """
 
-from graph.onnx import constant, elemwise, nn, pool, reduce, resize, tensor  # noqa: F401  (register converters)
-from graph.onnx import transformer  # noqa: F401,E402  (Attention, RMSNormalization, Trilu)
+from graph.onnx import (  # noqa: F401  (register converters)
+    constant,
+    elemwise,
+    nn,
+    pool,
+    reduce,
+    resize,
+    tensor,
+    transformer,
+)
 from graph.onnx.frontend import from_onnx
 from graph.onnx.table import supported_ops
 

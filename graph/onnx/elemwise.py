@@ -7,10 +7,9 @@ import math
 import numpy as np
 from onnx import TensorProto
 
-from te.dtype import SCALARS
-
 from graph.onnx.context import Context, OnnxNode, onnx_dtype, onnx_type_name
 from graph.onnx.table import converter
+from te.dtype import SCALARS
 
 SELU_ALPHA = 1.67326319217681884765625
 SELU_GAMMA = 1.05070102214813232421875

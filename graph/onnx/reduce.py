@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from graph.ir import Value
 from graph.onnx.common import norm_axes, norm_axis
 from graph.onnx.context import Context, OnnxNode
