@@ -327,3 +327,34 @@ def test_cost_model_ranks_held_out_points(backend, loss):
     pred = model.predict(x[200:])
     rank = lambda v: np.argsort(np.argsort(v))  # noqa: E731
     assert np.corrcoef(rank(pred), rank(y[200:]))[0, 1] > 0.85
+
+
+@pytest.mark.parametrize("feature_type", ["itervar", "knob", "curve"])
+def test_features_have_one_length_and_train_the_model(feature_type):
+    from tune.autotvm.tuner import features
+    from tune.autotvm.tuner.xgb_tuner import XGBoostCostModel
+
+    task = autotvm.task.create("test/knobs", args=(48,), target="llvm")
+    n = len(task.config_space)
+    vecs = [features.extract(task, task.config_space.get(i), feature_type) for i in range(0, n, 5)]
+    assert len({v.shape for v in vecs}) == 1 and all(np.isfinite(v).all() for v in vecs)
+    assert len({v.tobytes() for v in vecs}) > 1  # configs are told apart
+    model = XGBoostCostModel(task, feature_type, "rank", model="numpy")
+    model.fit(list(range(0, n, 5)), [float(i % 7) for i in range(0, n, 5)])
+    assert model.fitted and np.isfinite(model.predict(list(range(n)))).all()
+
+
+def test_itervar_features_read_the_loop_nest():
+    from tune.autotvm.tuner import features
+
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    cfg = task.config_space.get(
+        task.config_space.index_of(
+            {"tile_y": autotvm.SplitEntity((8, 8)), "tile_x": autotvm.SplitEntity((4, 16))}
+        )
+    )
+    body, ranges = features.loop_nest(task, cfg)
+    main = max(features.collect_statements(body, ranges), key=lambda st: st.iters)
+    assert [ext for _, ext, _ in main.loops] == [8, 4, 64, 8, 16]  # yo, xo, k, yi, xi
+    assert main.iters == 64**3 and main.flops == 2  # one multiply, one add
+    assert [a[0] for a in main.accesses] == ["C", "C", "A", "B"]  # the store, then the loads
