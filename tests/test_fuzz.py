@@ -325,3 +325,18 @@ def test_fuzz_elementwise_symbolic(data, m, n):
 @given(data=st.data(), dims=st.sampled_from([1, 2]), m=st.integers(1, 19), n=st.integers(1, 45))
 def test_fuzz_stencil_symbolic(data, dims, m, n):
     fuzz_one(data, stencil(dims, m, n, symbolic=True), var_values={"m": m, "n": n})
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "found by scripts/fuzz_schedules.py: LLVM's loop vectorizer (llvmlite 0.45, LLVM 22.1, "
+    "codegen.jit.optimize with loop_unrolling=False) turns B[r*4 + floormod(i.j.fused, 4)] "
+    "into one contiguous 16-wide load; with loop unrolling enabled it emits the right shuffle"))
+def test_fuzz_regression_reduce_outside_fused_axes():
+    A = te.placeholder((4, 2), name="A")
+    B = te.placeholder((2, 4), name="B")
+    r = te.reduce_axis((0, 2), name="r")
+    C = te.compute((4, 4), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+    s = te.create_schedule(C.op)
+    fused = s[C].fuse(*C.op.axis)
+    s[C].reorder(r, fused)
+    check_build(s, [A, B, C], lambda a, b: a @ b, rtol=1e-5, atol=1e-5)
