@@ -9,7 +9,7 @@
         vectorized: out[row, k] = (x[row, k] - sum/N) * rsqrt(sqsum/N + eps) * gamma[k] + beta[k]
 
 Knobs (``Config``, template ``layer_norm.x86``): ``rb`` rows per parallel task,
-``vec`` lanes of the output loop.
+``vec`` lanes of the output loop, ``parallel`` whether row blocks run on the thread pool.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from topi.generic.nn import default_schedule
 from topi.utils import get_const_tuple
 
 TEMPLATE = "layer_norm.x86"
+PARALLEL_MIN = 1 << 16
 
 
 def layer_norm_workload(rows: int, cols: int, dtype: str = "float32") -> tuple:
@@ -29,17 +30,23 @@ def layer_norm_workload(rows: int, cols: int, dtype: str = "float32") -> tuple:
 
 
 def layer_norm_space(workload: tuple, target) -> dict:
-    return {"rb": [1, 2, 4, 8, 16, 32], "vec": [4, 8, 16, 32, 64]}
+    return {"rb": [1, 2, 4, 8, 16, 32], "vec": [4, 8, 16, 32, 64], "parallel": [False, True]}
 
 
 def layer_norm_rule(workload: tuple, target) -> dict:
     """``rb``: enough rows per task that a task is ~8K elements (fewer launches);
-    ``vec``: two vectors of the target."""
+    ``vec``: two vectors of the target; ``parallel`` from PARALLEL_MIN elements on (below,
+    one thread finishes a norm in microseconds, less than waking a second one costs
+    on a busy machine)."""
     rows, cols = workload[1], workload[2]
     rb = 1
     while rb < 32 and rb * cols < 8192 and rows % (2 * rb) == 0:
         rb *= 2
-    return {"rb": rb, "vec": min(2 * current_target().lanes(workload[3]), 64)}
+    return {
+        "rb": rb,
+        "vec": min(2 * current_target().lanes(workload[3]), 64),
+        "parallel": rows * cols >= PARALLEL_MIN,
+    }
 
 
 register_template(TEMPLATE, layer_norm_space, layer_norm_rule, doc="layer_norm / rms_norm over the last axis")
@@ -74,7 +81,8 @@ def schedule_layer_norm(outs, cfg: Config | None = None):
     st = s[out]
     row = st.fuse(*st.op.axis[:-1]) if len(shape) > 2 else st.op.axis[0]
     ro, ri = st.split(row, factor=cfg["rb"])
-    st.parallel(ro)
+    if cfg["parallel"]:
+        st.parallel(ro)
     _, vi = st.split(st.op.axis[-1], factor=cfg["vec"])
     st.vectorize(vi)
     for op in _stats(out.op):
