@@ -426,6 +426,49 @@ def test_onnx_matmul_by_constant_is_one_packed_dense(transposed):
     np.testing.assert_allclose(m.get_output(0), np.maximum(x @ w + bias, 0), rtol=1e-4, atol=1e-5)
 
 
+def _fused_ops(lib) -> set:
+    return {n.op for f in lib.graph.nodes if f.op == "fused" for n in f.attrs["body"].nodes}
+
+
+def test_onnx_reduce_pattern_layer_norm_and_tanh_gelu():
+    """An older exporter's LayerNorm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add)
+    becomes one layer_norm kernel; Gelu(approximate="tanh") after a MatMul fuses into the dense."""
+    gamma, beta, w = rand(32), rand(32), rand(32, 48)
+    inits = [
+        helper.make_tensor(n, TensorProto.FLOAT, a.shape, a.ravel())
+        for n, a in (
+            ("G", gamma),
+            ("Bt", beta),
+            ("W", w),
+            ("Two", np.array(2.0, "float32")),
+            ("Eps", np.array(1e-5, "float32")),
+        )
+    ]
+    nodes = [
+        helper.make_node("ReduceMean", ["X", "Axes"], ["M"]),
+        helper.make_node("Sub", ["X", "M"], ["C"]),
+        helper.make_node("Pow", ["C", "Two"], ["C2"]),
+        helper.make_node("ReduceMean", ["C2", "Axes"], ["V"]),
+        helper.make_node("Add", ["V", "Eps"], ["VE"]),
+        helper.make_node("Sqrt", ["VE"], ["S"]),
+        helper.make_node("Div", ["C", "S"], ["N"]),
+        helper.make_node("Mul", ["N", "G"], ["NG"]),
+        helper.make_node("Add", ["NG", "Bt"], ["LN"]),
+        helper.make_node("MatMul", ["LN", "W"], ["H"]),
+        helper.make_node("Gelu", ["H"], ["Y"], approximate="tanh"),
+    ]
+    inits.append(helper.make_tensor("Axes", TensorProto.INT64, (1,), [-1]))
+    model = _model(nodes, [_vi("X", (2, 6, 32))], [_vi("Y", (2, 6, 48))], opset=20, initializers=inits)
+    g, params = graph.from_onnx(model)
+    lib = graph.build(g, params=params)
+    assert {"layer_norm", "gelu_tanh"} <= _fused_ops(lib) and "mean" not in _fused_ops(lib)
+    x = rand(2, 6, 32)
+    m = lib.create_executor()
+    m.run(X=x)
+    want = ref.gelu_tanh_python(ref.layer_norm_python(x, gamma, beta, 1e-5) @ w)
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4)
+
+
 def test_onnx_rms_norm_and_trilu():
     x, scale = rand(2, 5, 12), rand(12)
     nodes = [
