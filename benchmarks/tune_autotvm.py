@@ -87,7 +87,11 @@ def conv3x3(C, H, W, F):
     return s, [data, kernel, out]
 
 
-TASKS = {"gemm": ("bench/gemm", (512, 512, 512)), "conv": ("bench/conv3x3", (64, 56, 56, 64))}
+TASKS = {
+    "gemm": ("bench/gemm", (512, 512, 512)),
+    "gemm-wide": ("bench/gemm", (256, 512, 1024)),
+    "conv": ("bench/conv3x3", (64, 56, 56, 64)),
+}
 RESNET = {  # topi's blocked conv template on ResNet-50's 3x3 layers: (C, H) -> C->C 3x3 pad 1 at HxH
     "r64": (64, 56),
     "r128": (128, 28),
@@ -115,9 +119,11 @@ TUNERS = {
 }
 
 
-def run_one(task, tuner_name: str, seed: int, trials: int, measure) -> dict:
+def run_one(task, tuner_name: str, seed: int, trials: int, measure, history=None) -> dict:
     mon = autotvm.callback.Monitor()
     tuner = TUNERS[tuner_name](task, seed)
+    if history:
+        tuner.load_history(history)
     t0 = time.perf_counter()
     tuner.tune(trials, measure, callbacks=[mon])
     wall = time.perf_counter() - t0
@@ -140,6 +146,9 @@ def main(argv=None) -> int:
     ap.add_argument("--trials", type=int, default=64)
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--reference-trials", type=int, default=0, help="a long random search as the reference")
+    ap.add_argument(
+        "--transfer-from", default="", help="also run xgb warmed by --trials random records of this task"
+    )
     args = ap.parse_args(argv)
     measure = autotvm.measure_option(
         builder=autotvm.LocalBuilder(n_parallel=2),
@@ -160,12 +169,26 @@ def main(argv=None) -> int:
                     f"| errors {r['errors']}",
                     flush=True,
                 )
+        if args.transfer_from:
+            src_name, src_args = task_args(args.transfer_from)
+            src = autotvm.task.create(src_name, src_args, target="llvm")
+            for seed in map(int, args.seeds.split(",")):
+                mon = autotvm.callback.Monitor()
+                autotvm.tuner.RandomTuner(src, seed=100 + seed).tune(args.trials, measure, callbacks=[mon])
+                r = run_one(task, "xgb", seed, args.trials, measure, history=mon.records)
+                r["tuner"] = "xgb+transfer"
+                runs.append(r)
+                print(
+                    f"  xgb+transfer seed {seed}: best {r['curve'][-1]:7.1f} GFLOP/s "
+                    f"(history: {len(mon.records)} records of {args.transfer_from})",
+                    flush=True,
+                )
         ref = max(r["curve"][-1] for r in runs)
         if args.reference_trials:
             rr = run_one(task, "random", 1000, args.reference_trials, measure)
             ref = max(ref, rr["curve"][-1])
             print(f"  reference: random {args.reference_trials} trials -> {rr['curve'][-1]:.1f} GFLOP/s")
-        for tuner_name in args.tuners.split(","):
+        for tuner_name in args.tuners.split(",") + (["xgb+transfer"] if args.transfer_from else []):
             mine = [r for r in runs if r["tuner"] == tuner_name]
             hits = [
                 int(np.argmax(r["curve"] >= 0.95 * ref)) + 1 if r["curve"][-1] >= 0.95 * ref else None
