@@ -776,3 +776,19 @@ def test_absurd_intermediate_extent_refused():
     with pytest.raises(ValueError, match=r"node 'Y' \(Tile, opset 13\): the output 'Y/tile' of graph op 'tile' "
                                          r"of shape \(2147483648, 2147483648\) float32 takes .* bytes, more than"):
         graph.from_onnx(model)
+
+
+def test_average_pool_of_an_empty_axis():
+    """Found by scripts/fuzz_onnx_files.py: windows of padding only average to NaN (onnx's reference)."""
+    from onnx.reference import ReferenceEvaluator
+
+    for extra in ({}, {"count_include_pad": 1}):
+        model = make_model([N("AveragePool", ["X"], ["Y"], kernel_shape=[3, 3], pads=[2, 2, 2, 2], **extra)],
+                           {"X": np.zeros((1, 2, 3, 0), np.float32)}, ["Y"], opset=19)
+        g, params = graph.from_onnx(model)
+        lib = graph.build(g, params=params)
+        m = lib.create_executor()
+        m.run(X=np.zeros((1, 2, 3, 0), np.float32))
+        with np.errstate(all="ignore"):
+            want = ReferenceEvaluator(model).run(None, {"X": np.zeros((1, 2, 3, 0), np.float32)})[0]
+        np.testing.assert_array_equal(m.get_output(0), want)

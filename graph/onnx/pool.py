@@ -43,8 +43,14 @@ def convert_max_pool(ctx: Context, node: OnnxNode) -> list:
 
 @converter("AveragePool")
 def convert_average_pool(ctx: Context, node: OnnxNode) -> list:
-    """Average pooling; ``count_include_pad`` chooses the divisor at the borders."""
-    return [_pool(ctx, node, "avg")]
+    """Average pooling; ``count_include_pad`` chooses the divisor at the borders.  Over an input
+    with an empty spatial axis every window is padding only: the mean of no element is NaN (0
+    when the padding counts), as onnx's reference."""
+    y = _pool(ctx, node, "avg")
+    x = node.input(0, "X")
+    if 0 in x.shape[2:] and y.size and not node.attr("count_include_pad", 0) and x.dtype.startswith("float"):
+        return [ctx.op("full", [], {"shape": y.shape, "value": float("nan"), "dtype": y.dtype})]
+    return [y]
 
 
 def _global(ctx: Context, node: OnnxNode, pool_type: str) -> list:
