@@ -73,6 +73,8 @@ class LocalBuilder:
             payload.update(here)
         worker = self._idle.get()
         try:
+            if not worker.alive and inp.task.module not in (None, "__main__"):  # restarted: import first
+                worker.call(f"{_EXEC}:prepare_template", inp.task, STARTUP_TIMEOUT)
             status, value = worker.call(f"{_EXEC}:build_candidate", payload, self.timeout)
         except RuntimeError as err:  # the worker cannot start at all
             status, value = "error", str(err)
