@@ -43,6 +43,8 @@ LAYERS = [  # name, IC, OC, H, K, stride, pad, groups
 ]
 SETTLE_S = 0.25
 THREADS = 2
+ROUNDS = 7
+STAT = statistics.median
 
 
 def tessera_fn(ic, oc, h, k, st, p, groups, a, w, target: str = "llvm"):
@@ -102,8 +104,9 @@ def torch_fn(ic, oc, h, k, st, p, groups, a, w):
     return run
 
 
-def interleaved(fns: dict, rounds: int = 7, budget_s: float = 0.05) -> dict:
+def interleaved(fns: dict, rounds: int | None = None, budget_s: float = 0.05) -> dict:
     """Median seconds per call of each function, timed in interleaved batches."""
+    rounds = rounds or ROUNDS
     number = {}
     for name, fn in fns.items():
         fn()
@@ -118,11 +121,11 @@ def interleaved(fns: dict, rounds: int = 7, budget_s: float = 0.05) -> dict:
             for _ in range(number[name]):
                 fn()
             runs[name].append((time.perf_counter() - t0) / number[name])
-    return {name: statistics.median(r) for name, r in runs.items()}
+    return {name: STAT(r) for name, r in runs.items()}
 
 
 def _layer_args(layer) -> tuple:
-    name, ic, oc, h, k, st, p, groups = layer
+    _, ic, oc, h, k, st, p, groups = layer
     rng = np.random.default_rng(0)
     a = rng.standard_normal((1, ic, h, h)).astype(np.float32)
     w = rng.standard_normal((oc, ic // groups, k, k)).astype(np.float32)
@@ -187,8 +190,14 @@ def main(argv=None) -> list:
     ap.add_argument("layers", nargs="*", help="substrings of layer names (default: all)")
     ap.add_argument("--target", default="llvm", help='e.g. "llvm -mcpu=x86-64-v3" (default: the host)')
     ap.add_argument("--compare-avx2", action="store_true", help="host vs AVX2 builds, interleaved")
+    ap.add_argument("--threads", type=int, default=THREADS, help=f"Tessera's threads (default {THREADS})")
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (default 7)")
+    ap.add_argument("--best", action="store_true",
+                    help="report each system's fastest batch, not the median (a loaded machine)")
     opts = ap.parse_args(sys.argv[1:] if argv is None else argv)
-    codegen.set_num_threads(THREADS)
+    codegen.set_num_threads(opts.threads)
+    global ROUNDS, STAT
+    ROUNDS, STAT = opts.rounds, (min if opts.best else statistics.median)
     layers = [layer for layer in LAYERS if not opts.layers or any(x in layer[0] for x in opts.layers)]
     if opts.compare_avx2:
         rows = [compare_avx2_layer(layer) for layer in layers]

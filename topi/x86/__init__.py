@@ -1,8 +1,14 @@
 """topi.x86: tuned CPU schedules.
 
 Each schedule reads every choice it makes from a ``topi.config.Config`` of
-named knobs; ``default_*_config`` gives the rule-based default for a shape,
-and its ``space`` lists the candidates a tuner may try.
+named knobs for its workload key (``*_workload``; templates ``conv2d_NCHWc.x86``,
+``conv_direct.x86``, ``depthwise_conv2d_{nchw,nhwc}.x86``, ``dense.x86``,
+``dense_pack.x86``, ``batch_matmul.x86``, ``pool.x86``, ``softmax.x86``,
+``reduce.x86``, ``injective.x86``); ``default_*_config`` gives the chosen
+config (a dispatch context's, else the rule default for
+``codegen.target.Target.current()``) and ``topi.config.config_space`` the
+candidates a tuner may try.  Every module imports the target lazily: topi
+loads without LLVM.
 """
 
 from topi.x86.conv2d import (  # noqa: F401

@@ -23,7 +23,13 @@ from __future__ import annotations
 import te
 from topi import tag
 from topi.config import (
-    Config, choose_config, current_target, divisors, largest_divisor, max_accumulators, register_template,
+    Config,
+    choose_config,
+    current_target,
+    divisors,
+    largest_divisor,
+    max_accumulators,
+    register_template,
 )
 from topi.nn.conv2d import _spatial, nchwc_conv
 from topi.utils import find_anchor, get_const_tuple
@@ -117,27 +123,7 @@ def conv2d_rule(workload: tuple, target) -> dict:
     ow_bn = largest_divisor(ow, max_w)
     if ow_bn < 4 and ow > 4:
         ow_bn = min(max_w, 8)
-    if target.vector_registers < 32:
-        oc_bn, ow_bn = _small_register_tile(ocg, ow, vec, max_acc, groups=_geometry(workload)[4]) or (oc_bn, ow_bn)
     return {"ic_bn": largest_divisor(icg, 16), "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": kw <= 3}
-
-
-def _small_register_tile(ocg: int, ow: int, vec: int, max_acc: int, groups: int) -> tuple | None:
-    """(oc_bn, ow_bn) for a 16-register target: with 8-lane vectors a dividing tile often
-    holds only 7 or 8 accumulators, too few to cover two FMA pipes of latency 4 with
-    room to spare; a tile of up to ``max_acc`` whose padded columns waste little wins.
-    Score: ``min(accumulators, 10) / (padded OW / OW)``; ties go to wider channel blocks."""
-    best = None
-    for blocks in (2, 1):
-        ocb = blocks * vec
-        if ocg % ocb:
-            continue
-        for owb in range(1, max_acc // blocks + 1):
-            waste = _ceil(ow, owb) * owb / ow
-            score = (round(min(owb * blocks, 10) / waste, 6), ocb, owb * blocks)
-            if best is None or score > best[0]:
-                best = (score, ocb, owb)
-    return None if best is None else (best[1], best[2])
 
 
 register_template(TEMPLATE, conv2d_space, conv2d_rule, doc="blocked NCHW[x]c conv2d (conv2d_nchw_x86)")

@@ -210,7 +210,7 @@ def dense_pack_rule(workload: tuple, target) -> dict:
     depend on the batch).  For ``M <= 2`` (a GEMV streaming the weight once, at
     the cache/memory read bandwidth) the tile is ``M x bn``: four independent
     accumulators per row; otherwise as many rows as the accumulator budget
-    holds (4 x 64 = 16 zmm; 3 x 32 = 12 ymm).  On the 2-core Zen 4 VM (AVX-512),
+    holds (4 x 64 = 16 zmm; 2 x 32 = 8 ymm).  On the 2-core Zen 4 VM (AVX-512),
     1x2048->1000 streams ~115-120 GB/s (L3-resident weight, like a plain read
     of it) and 64x2048->1000 runs ~150-165 GFLOP/s (peak ~182).  Blocks of 128
     were slower for the GEMV, 32 no better.
