@@ -792,3 +792,11 @@ def test_average_pool_of_an_empty_axis():
         with np.errstate(all="ignore"):
             want = ReferenceEvaluator(model).run(None, {"X": np.zeros((1, 2, 3, 0), np.float32)})[0]
         np.testing.assert_array_equal(m.get_output(0), want)
+
+
+def test_operator_type_not_utf8_refused():
+    """Found by scripts/fuzz_onnx_files.py: a flipped byte in an op_type makes protobuf hand back bytes."""
+    data = make_model([N("Relu", ["X"], ["Y"])], {"X": rand(2)}, ["Y"]).SerializeToString()
+    data = data.replace(b"Relu", b"Re\xfflu"[:4])
+    with pytest.raises(ValueError, match=r"has an operator type or domain that is not valid UTF-8"):
+        graph.from_onnx(data)

@@ -114,6 +114,9 @@ def check_supported(graph: onnx.GraphProto, opset: int, domains: dict) -> None:
     """
     missing: list = []
     for node in graph.node:
+        if not isinstance(node.op_type, str) or not isinstance(node.domain, str):  # not valid UTF-8
+            raise ValueError(f"from_onnx: node {node.name!r} has an operator type or domain that is not valid "
+                             f"UTF-8 ({node.op_type!r}, domain {node.domain!r}); the file is corrupt")
         if node.domain not in DEFAULT_DOMAINS:
             entry = f"{node.domain}.{node.op_type} (domain {node.domain!r}, version {domains.get(node.domain, '?')})"
         elif lookup(node.op_type, opset) is None:
