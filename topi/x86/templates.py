@@ -95,4 +95,21 @@ def softmax(rows, cols, dtype="float32"):
     return schedule_softmax([out], cfg), [x, out]
 
 
-__all__ = ["template_config", "conv2d_nchwc", "dense_pack", "dense", "softmax"]
+@autotvm.template("conv2d_winograd.x86")
+def conv2d_winograd(dshape, kshape, strides, pads, dilation, groups=1, dtype="float32", out_dtype="float32"):
+    """Winograd conv (:func:`topi.x86.conv2d_winograd.conv2d_winograd_x86`) of ``conv2d_NCHWc.x86``'s
+    workloads (3x3, stride 1 only); the kernel arrives transformed
+    (``topi.nn.winograd.winograd_kernel_transform_numpy``), as a graph folds it."""
+    from topi.nn.winograd import winograd_kernel_shape
+    from topi.x86.conv2d_winograd import conv2d_winograd_x86, schedule_conv2d_winograd, winograd_workload
+
+    cfg = template_config(winograd_workload(dshape, kshape, strides, pads, dilation, groups, dtype, out_dtype))
+    data = te.placeholder(tuple(dshape), name="data", dtype=dtype)
+    ushape = winograd_kernel_shape(kshape, cfg["tile"], cfg["bn"], cfg["cb"])
+    u = te.placeholder(ushape, name="kernel_winograd", dtype=dtype)
+    out = conv2d_winograd_x86(data, u, tuple(pads), out_dtype, cfg=cfg, kshape=tuple(kshape))
+    return schedule_conv2d_winograd([out], cfg), [data, u, out]
+
+
+__all__ = ["conv2d_nchwc", "conv2d_winograd", "dense", "dense_pack", "softmax", "template_config"]
+

@@ -1,0 +1,142 @@
+"""ResNet 3x3 stride-1 layers: Winograd (``conv2d_winograd.x86``) vs the direct blocked template.
+
+Run ``python3 benchmarks/topi_winograd.py [--set knob=value ...] [--records log.jsonl]``.
+
+Each layer is built twice with default configs (``conv2d_NCHWc.x86`` with its
+kernel pre-packed, ``conv2d_winograd.x86`` with its kernel pre-transformed:
+both as a graph compiler folds a constant weight), both outputs are checked
+against numpy's direct convolution (rtol 1e-3), then the two are timed in
+interleaved batches (each after a 0.25 s pause) for ``--rounds`` rounds.
+Printed per layer: the median ms of each, their ratio, and the spread
+(min-max over rounds, in % of the median); last the geometric mean of the
+ratios.  ``--set tile=2`` (repeatable) overrides winograd knobs;
+``--records`` applies AutoTVM records to both templates (the tuned direct).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import codegen
+import te
+from topi.config import make_config
+from topi.nn.winograd import winograd_kernel_transform_numpy
+from topi.testing import conv2d_nchw_python
+from topi.x86 import conv2d as x86conv
+from topi.x86 import conv2d_winograd as wino
+
+LAYERS = [("3x3 64->64 @56", 64, 56), ("3x3 128->128 @28", 128, 28), ("3x3 256->256 @14", 256, 14),
+          ("3x3 512->512 @7", 512, 7)]
+SETTLE_S = 0.25
+
+
+def direct_fn(a, w):
+    c, h = a.shape[1], a.shape[2]
+    key = x86conv.conv2d_workload(a.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+    cfg = x86conv.default_conv2d_config(key)
+    wk = x86conv.pack_kernel_numpy(w, cfg["ic_bn"], cfg["oc_bn"])
+    A = te.placeholder((1, c, h, h), name="data")
+    W = te.placeholder(wk.shape, name="kernel")
+    C = x86conv.conv2d_nchw_x86(A, W, 1, 1, 1, cfg=cfg)
+    f = codegen.build(x86conv.schedule_conv2d_nchw(C, cfg), [A, W, C], target="llvm", name="direct")
+    out = np.zeros(tuple(int(d) for d in C.shape), np.float32)
+    return (lambda: f(a, wk, out)), out, cfg
+
+
+def winograd_fn(a, w, overrides: dict):
+    c, h = a.shape[1], a.shape[2]
+    key = wino.winograd_workload(a.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+    cfg = wino.default_winograd_config(key)
+    if overrides:
+        cfg = make_config(key, {**cfg.values, **overrides})
+    cp = -(-c // cfg["cb"]) * cfg["cb"]
+    u = winograd_kernel_transform_numpy(w, cfg["tile"], cfg["bn"], cp)
+    A = te.placeholder((1, c, h, h), name="data")
+    U = te.placeholder(u.shape, name="kernel_winograd")
+    C = wino.conv2d_winograd_x86(A, U, 1, cfg=cfg, kshape=w.shape)
+    f = codegen.build(wino.schedule_conv2d_winograd(C, cfg), [A, U, C], target="llvm", name="winograd")
+    out = np.zeros(tuple(int(d) for d in C.shape), np.float32)
+    return (lambda: f(a, u, out)), out, cfg
+
+
+def interleaved(fns: dict, rounds: int, budget_s: float = 0.05) -> dict:
+    """Seconds per call of each function per round, timed in interleaved batches."""
+    number = {}
+    for name, fn in fns.items():
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        number[name] = max(1, int(budget_s / max(time.perf_counter() - t0, 1e-6)))
+    runs = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            time.sleep(SETTLE_S)
+            t0 = time.perf_counter()
+            for _ in range(number[name]):
+                fn()
+            runs[name].append((time.perf_counter() - t0) / number[name])
+    return runs
+
+
+def _spread(r: list) -> str:
+    med = statistics.median(r)
+    return f"{100 * (min(r) - med) / med:+.0f}/{100 * (max(r) - med) / med:+.0f}%"
+
+
+def _geomean(xs: list) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", action="append", default=[], help="winograd knob=value override")
+    ap.add_argument("--records", help="AutoTVM records applied to both templates")
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--layers", default="", help="comma-separated layer indices (default: all)")
+    args = ap.parse_args(argv)
+    overrides = {k: int(v) for k, v in (s.split("=") for s in args.set)}
+    chosen = [LAYERS[int(i)] for i in args.layers.split(",")] if args.layers else LAYERS
+    ctx = None
+    if args.records:
+        from tune import autotvm
+
+        ctx = autotvm.apply_history_best(args.records)
+        ctx.__enter__()
+    ratios, best_ratios = [], []
+    print(f"{'layer':20s} {'direct ms':>10s} {'spread':>10s} {'winograd ms':>12s} {'spread':>10s} {'ratio':>6s} "
+          f"{'min-ratio':>9s}  config")
+    for name, c, h in chosen:
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((1, c, h, h)).astype(np.float32)
+        w = rng.standard_normal((c, c, 3, 3)).astype(np.float32)
+        ref = conv2d_nchw_python(a, w, 1, 1)
+        fd, od, _ = direct_fn(a, w)
+        fw, ow, cfg = winograd_fn(a, w, overrides)
+        for fn, out in ((fd, od), (fw, ow)):
+            fn()
+            np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-3 * float(np.abs(ref).max()))
+        runs = interleaved({"direct": fd, "winograd": fw}, args.rounds)
+        d, wg = statistics.median(runs["direct"]), statistics.median(runs["winograd"])
+        best = min(runs["direct"]) / min(runs["winograd"])
+        ratios.append(d / wg)
+        best_ratios.append(best)
+        vals = " ".join(f"{k}={v}" for k, v in cfg.values.items())
+        print(f"{name:20s} {1e3 * d:10.3f} {_spread(runs['direct']):>10s} {1e3 * wg:12.3f} "
+              f"{_spread(runs['winograd']):>10s} {d / wg:5.2f}x {best:8.2f}x  {vals}", flush=True)
+    print(f"geomean speedup of winograd over direct: {_geomean(ratios):.2f}x (medians), "
+          f"{_geomean(best_ratios):.2f}x (fastest rounds)")
+    if ctx is not None:
+        ctx.__exit__(None, None, None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

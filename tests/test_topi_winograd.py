@@ -1,0 +1,174 @@
+"""Winograd conv2d (topi.nn.winograd, topi.x86.conv2d_winograd) against numpy's direct convolution."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import check_build
+
+import te
+import topi.testing as T
+from topi.config import make_config, sample_config
+from topi.nn.winograd import (
+    winograd_kernel_shape,
+    winograd_kernel_transform,
+    winograd_kernel_transform_numpy,
+    winograd_matrices,
+)
+from topi.testing.winograd_python import conv2d_winograd_nchw_python
+from topi.x86.conv2d_winograd import (
+    TEMPLATE,
+    conv2d_winograd_x86,
+    default_winograd_config,
+    schedule_conv2d_winograd,
+    winograd_workload,
+)
+
+RTOL = 1e-3
+
+
+def _rand(shape, seed):
+    return np.random.default_rng(seed).uniform(-1, 1, shape).astype("float32")
+
+
+def _pads(p):
+    return (p, p, p, p) if isinstance(p, int) else tuple(p)
+
+
+def _ref(a, w, pads):
+    top, left, bottom, right = pads
+    padded = np.pad(a, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    return T.conv2d_nchw_python(padded, w, 1, 0)
+
+
+def _check(out, ref):
+    np.testing.assert_allclose(out, ref, rtol=RTOL, atol=RTOL * float(np.abs(ref).max()))
+
+
+def _run_pretransformed(n, c, k, h, w, pads, values=None, epilogue=None):
+    """Build with a pre-transformed kernel (as a graph folds it); check against numpy with guards."""
+    dshape, kshape = (n, c, h, w), (k, c, 3, 3)
+    key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1))
+    cfg = default_winograd_config(key) if values is None else make_config(key, values)
+    a, wt = _rand(dshape, 1), _rand(kshape, 2)
+    u = winograd_kernel_transform_numpy(wt, cfg["tile"], cfg["bn"], -(-c // cfg["cb"]) * cfg["cb"])
+    assert u.shape == winograd_kernel_shape(kshape, cfg["tile"], cfg["bn"], cfg["cb"])
+    A = te.placeholder(dshape, name="data")
+    U = te.placeholder(u.shape, name="U")
+    out = conv2d_winograd_x86(A, U, pads, cfg=cfg, kshape=kshape)
+    if epilogue is not None:
+        out = epilogue(out)
+    s = schedule_conv2d_winograd([out], cfg)
+    ref = _ref(a, wt, pads)
+    fn = (lambda x, y: np.maximum(ref, 0)) if epilogue is not None else (lambda x, y: ref)
+    (got,) = check_build(s, [A, U, out], fn, inputs=[a, u], rtol=RTOL, atol=RTOL * float(np.abs(ref).max()))
+    return got, cfg
+
+
+@pytest.mark.parametrize("tile", [2, 4])
+@pytest.mark.parametrize("c, k, h, w, pads", [(3, 5, 13, 13, 1), (8, 16, 7, 9, (0, 2, 1, 0))])
+def test_numpy_reference_matches_direct(tile, c, k, h, w, pads):
+    a, wt = _rand((2, c, h, w), 3), _rand((k, c, 3, 3), 4)
+    _check(conv2d_winograd_nchw_python(a, wt, _pads(pads), tile), _ref(a, wt, _pads(pads)))
+
+
+@pytest.mark.parametrize("tile", [2, 4])
+def test_transform_matrices_compute_a_1d_correlation(tile):
+    at, bt, g = (np.array(m, dtype=np.float64) for m in winograd_matrices(tile))
+    d, f = np.arange(tile + 2, dtype=np.float64) ** 2 - 3, np.array([0.5, -1.0, 2.0])
+    want = np.array([d[i:i + 3] @ f for i in range(tile)])
+    np.testing.assert_allclose(at @ ((g @ f) * (bt @ d)), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("c, h", [(64, 56), (128, 28), (256, 14), (512, 7)])
+def test_resnet_layers(c, h):
+    _run_pretransformed(1, c, c, h, h, (1, 1, 1, 1))
+
+
+@pytest.mark.parametrize("n, c, k, h, w, pads, values", [
+    (1, 3, 5, 13, 13, (1, 1, 1, 1), {"tile": 4}),  # RGB-like: C padded to one block; 13 = 3 tiles + 1
+    (1, 17, 40, 7, 7, (1, 1, 1, 1), {"tile": 4, "bn": 16}),  # 7x7 in 4x4 tiles; K=40 not a multiple of 16
+    (2, 20, 24, 11, 9, (0, 1, 2, 0), {"tile": 2, "cb": 8, "mr": 3}),  # batch 2, asymmetric padding, P % mr != 0
+    (1, 33, 17, 6, 10, (0, 0, 0, 0), {"tile": 4, "cb": 32, "bn": 32, "mr": 5, "ku": 4}),  # VALID, Cp % ku
+])
+def test_shapes_not_multiple_of_tiles_and_blocks(n, c, k, h, w, pads, values):
+    key = winograd_workload((n, c, h, w), (k, c, 3, 3), (1, 1), pads, (1, 1))
+    _run_pretransformed(n, c, k, h, w, pads, {**default_winograd_config(key).values, **values})
+
+
+def test_random_configs_of_the_space():
+    rng = np.random.default_rng(7)
+    dshape, kshape, pads = (1, 12, 10, 10), (24, 12, 3, 3), (1, 1, 1, 1)
+    key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1))
+    for _ in range(3):
+        cfg = sample_config(key, rng)
+        _run_pretransformed(1, 12, 24, 10, 10, pads, cfg.values)
+
+
+def test_kernel_transform_stage_and_fused_relu():
+    """An OIHW kernel transformed in a stage (not pre-folded), with relu fused in the output loop."""
+    dshape, kshape, pads = (1, 10, 9, 9), (12, 10, 3, 3), (1, 1, 1, 1)
+    A = te.placeholder(dshape, name="data")
+    Wt = te.placeholder(kshape, name="kernel")
+    conv = conv2d_winograd_x86(A, Wt, 1)
+    out = te.compute(conv.shape, lambda *i: te.max(conv(*i), te.const(0.0, "float32")), name="relu",
+                     tag="elemwise")
+    s = schedule_conv2d_winograd([out])
+    a, wt = _rand(dshape, 5), _rand(kshape, 6)
+    ref = np.maximum(_ref(a, wt, pads), 0)
+    check_build(s, [A, Wt, out], lambda x, y: ref, inputs=[a, wt], rtol=RTOL, atol=RTOL)
+
+
+def test_kernel_transform_te_matches_numpy():
+    kshape = (20, 7, 3, 3)
+    Wt = te.placeholder(kshape, name="kernel")
+    U = winograd_kernel_transform(Wt, 4, 16, 16)
+    s = te.create_schedule(U.op)
+    wt = _rand(kshape, 8)
+    want = winograd_kernel_transform_numpy(wt, 4, 16, 16)
+    check_build(s, [Wt, U], lambda x: want, inputs=[wt], rtol=1e-5, atol=1e-5)
+
+
+def test_rule_default_is_legal_and_picks_tile_by_size():
+    for h, tile in ((56, 4), (14, 4), (7, 2)):
+        cfg = default_winograd_config(winograd_workload((1, 64, h, h), (64, 64, 3, 3), (1, 1), (1,) * 4, (1, 1)))
+        assert cfg.template == TEMPLATE and cfg["tile"] == tile
+
+
+def test_errors():
+    A = te.placeholder((1, 8, 9, 9), name="data")
+    with pytest.raises(ValueError, match="only 3x3, stride 1"):
+        conv2d_winograd_x86(A, te.placeholder((8, 8, 5, 5), name="w"), 2)
+    with pytest.raises(ValueError, match="8 channels, kernel expects 4"):
+        conv2d_winograd_x86(A, te.placeholder((8, 4, 3, 3), name="w"), 1)
+    key = winograd_workload((1, 8, 9, 9), (8, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    other = winograd_workload((1, 8, 9, 9), (16, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    with pytest.raises(ValueError, match="cannot schedule workload"):
+        conv2d_winograd_x86(A, te.placeholder((8, 8, 3, 3), name="w"), 1, cfg=default_winograd_config(other))
+    conv = conv2d_winograd_x86(A, te.placeholder((8, 8, 3, 3), name="w"), 1)
+    bad = default_winograd_config(key).with_values(tile=2 if conv.op.input_tensors else 4)
+    with pytest.raises(ValueError, match="differ from the compute"):
+        schedule_conv2d_winograd([conv], bad.with_values(tile=6 - default_winograd_config(key)["tile"]))
+
+
+def test_autotvm_template_builds_fallback_and_a_sampled_config():
+    import codegen
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from tune import autotvm
+
+    dshape, kshape, pads = (1, 16, 10, 10), (24, 16, 3, 3), (1, 1, 1, 1)
+    wl = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1))
+    task = autotvm.task.create(TEMPLATE, wl[1:], target="llvm")
+    assert set(task.config_space.space_map) == set(default_winograd_config(wl).values)
+    a, wt = _rand(dshape, 9), _rand(kshape, 10)
+    ref = _ref(a, wt, pads)
+    rng = np.random.default_rng(3)
+    for index in (task.default_config().index, int(rng.integers(len(task.config_space)))):
+        cfg = task.config_space.get(index)
+        s, args = task.instantiate(cfg)
+        f = codegen.build(s, args)
+        tile, bn, cb = (cfg[k].val for k in ("tile", "bn", "cb"))
+        u = winograd_kernel_transform_numpy(wt, tile, bn, -(-16 // cb) * cb)
+        out = np.empty(ref.shape, "float32")
+        f(a, u, out)
+        _check(out, ref)

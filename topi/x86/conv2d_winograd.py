@@ -1,0 +1,235 @@
+"""x86 Winograd conv2d (3x3, stride 1): config rules and the schedule of :mod:`topi.nn.winograd`.
+
+The products of the transformed tiles take the time; they are scheduled like
+``dense_pack``: for each of the ``alpha^2`` points and each block of ``bn``
+output channels, an ``mr x bn`` register tile streams the input channels::
+
+    parallel (e.nu.kc.fused, 0, alpha*alpha*Kp/bn)   // one U block [Cp, bn] per task
+      for (p.outer, 0, Pp/mr)
+        M.local[mr, bn] = 0                          // mr*bn/lanes vector accumulators
+        for (c.outer, 0, Cp/ku)
+          unrolled (c.inner, p.c): M.local[p.c, :] += V[e, nu, p, c] * U[e, nu, kc, c, :]
+        M[e, nu, p.outer*mr : +mr, kc, :] = M.local
+
+The input transform runs per (tile, channel block), vectorized over the
+channel block, its ``alpha x alpha`` points unrolled (the transform matrices
+then fold into adds and multiplies by their non-zero entries); the output
+transform runs per (output channel block, tile row, tile), vectorized over
+the channel block, and writes NCHW rows of the tile.
+
+The workload key is the direct template's (``conv2d_workload``) under the
+name ``conv2d_winograd.x86``: the same convolution, a second implementation.
+"""
+
+from __future__ import annotations
+
+import te
+from topi import tag
+from topi.config import Config, choose_config, current_target, max_accumulators, register_template
+from topi.nn.winograd import TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw
+from topi.utils import find_anchor, get_const_tuple
+
+TEMPLATE = "conv2d_winograd.x86"
+
+
+def winograd_workload(dshape, kshape, strides, pads, dilation, groups: int = 1, dtype: str = "float32",
+                      out_dtype: str | None = None) -> tuple:
+    """The workload key: NCHW data, OIHW kernel, as ``topi.x86.conv2d.conv2d_workload``."""
+    return (TEMPLATE, tuple(int(d) for d in dshape), tuple(int(d) for d in kshape),
+            tuple(int(v) for v in strides), tuple(int(v) for v in pads), tuple(int(v) for v in dilation),
+            int(groups), str(dtype), str(out_dtype or dtype))
+
+
+def winograd_applicable(workload: tuple) -> bool:
+    """Whether a conv2d key (any template name) is 3x3, stride 1, undilated, ungrouped, float32."""
+    _, dshape, kshape, strides, _, dilation, groups, dtype, _ = workload
+    try:
+        check_winograd_args(dshape, kshape, strides, dilation, groups)
+    except ValueError:
+        return False
+    return dtype == "float32"
+
+
+def winograd_space(workload: tuple, target) -> dict:
+    vec = target.lanes(workload[7])
+    return {"tile": list(TILES), "cb": [vec // 2, vec, 2 * vec], "bn": [vec, 2 * vec, 3 * vec, 4 * vec],
+            "mr": list(range(1, 9)), "ku": [1, 2, 4]}
+
+
+def winograd_rule(workload: tuple, target) -> dict:
+    """``tile``: F(4x4) unless the output is narrower than 8 (then F(2x2): a 7x7
+    output in 4x4 tiles computes 64 points for 49 and reads a transformed kernel
+    4x the size of the direct one); ``cb``: one vector; ``bn``: four vectors
+    when K holds them (else the fewest vectors covering K); ``mr``: the tile rows
+    the accumulator budget allows (4 x 4 zmm with AVX-512, 3 x 4 ymm with AVX2)."""
+    _, dshape, kshape, _, pads, _, _, dtype, _ = workload
+    vec = target.lanes(dtype)
+    ow = min(dshape[2] + pads[0] + pads[2], dshape[3] + pads[1] + pads[3]) - 2
+    k = kshape[0]
+    blocks = min(4, -(-k // vec))
+    return {"tile": 4 if ow >= 8 else 2, "cb": vec, "bn": blocks * vec,
+            "mr": min(8, max(1, max_accumulators(target) // blocks)), "ku": 1}
+
+
+def winograd_constraint(workload: tuple, values: dict) -> str | None:
+    if not winograd_applicable(workload):
+        return f"workload {workload[1:3]} is not a 3x3 stride-1 dilation-1 ungrouped float32 conv"
+    return None
+
+
+register_template(TEMPLATE, winograd_space, winograd_rule, winograd_constraint,
+                  doc="Winograd F(m x m, 3x3) conv2d (conv2d_winograd_x86)")
+
+
+def default_winograd_config(workload: tuple, target=None) -> Config:
+    """The chosen config of a winograd workload (dispatch context, else :func:`winograd_rule`)."""
+    return choose_config((TEMPLATE, *tuple(workload)[1:]), target)
+
+
+def conv2d_winograd_x86(data: te.Tensor, kernel: te.Tensor, padding, out_dtype: str | None = None,
+                        cfg: Config | None = None, kshape: tuple | None = None):
+    """NCHW 3x3 stride-1 conv through Winograd with the config's knobs.
+
+    ``kernel`` is OIHW (transformed in a stage) or pre-transformed by
+    ``topi.nn.winograd.winograd_kernel_transform_numpy(w, cfg["tile"], cfg["bn"],
+    Cp)``; then ``kshape`` (the OIHW shape) names the workload.  The product
+    stage carries ``attrs["workload"]`` and ``attrs["config"]``."""
+    from topi.nn.conv2d import get_pad_tuple
+
+    dshape = get_const_tuple(data.shape)
+    kshape = tuple(kshape or get_const_tuple(kernel.shape))
+    check_winograd_args(dshape, kshape, (1, 1), (1, 1))
+    pads = get_pad_tuple(padding, (3, 3), "conv2d_winograd_x86")
+    key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1), 1, data.dtype, out_dtype)
+    cfg = default_winograd_config(key) if cfg is None else cfg.check(key)
+    out = conv2d_winograd_nchw(data, kernel, pads, cfg["tile"], cfg["cb"], cfg["bn"], cfg["mr"], out_dtype,
+                               attrs={"workload": key, "config": cfg})
+    if len(get_const_tuple(kernel.shape)) == 5 and kshape[0] != get_const_tuple(out.shape)[1]:
+        out = te.compute(get_const_tuple(out.shape)[:1] + (kshape[0],) + get_const_tuple(out.shape)[2:],
+                         lambda *i: out(*i), name="conv2d_winograd_crop", tag=tag.INJECTIVE)
+    return out
+
+
+# ------------------------------------------------------------ schedules ---
+def _stage(op_or_tensor, name: str):
+    for t in op_or_tensor.input_tensors:
+        if t.op.name == name:
+            return t
+    raise ValueError(f"schedule_conv2d_winograd: no stage {name!r} under {op_or_tensor.name!r}")
+
+
+def _schedule_gemm(s, m, cfg: Config, lanes: int) -> None:
+    """``M`` at root: parallel (point, channel block), an ``mr x bn`` register tile."""
+    mc = s.cache_write(m, "local")
+    e, nu, p, kc, kb = s[m].op.axis
+    po, pi = s[m].split(p, factor=cfg["mr"])
+    s[m].reorder(e, nu, kc, po, pi, kb)
+    s[m].parallel(s[m].fuse(e, nu, kc))
+    s[m].vectorize(kb)
+    s[mc].compute_at(s[m], po)
+    ce, cn, cp, ckc, ckb = s[mc].op.axis
+    (c,) = s[mc].op.reduce_axis
+    ko, ki = s[mc].split(c, factor=cfg["ku"])
+    vec = lanes if cfg["bn"] % lanes == 0 else cfg["bn"]
+    kbo, kbi = s[mc].split(ckb, factor=vec)
+    s[mc].reorder(ce, cn, ckc, ko, ki, cp, kbo, kbi)
+    s[mc].unroll(ki)
+    s[mc].unroll(cp)
+    s[mc].unroll(kbo)
+    s[mc].vectorize(kbi)
+
+
+def _schedule_input(s, v, cfg: Config) -> None:
+    """``V`` per (tile, channel block): points unrolled, channels vectorized; its row pass inside."""
+    vt = _stage(v.op, "winograd_V_rows")
+    dvec = _stage(vt.op, "winograd_data_vec")
+    e, nu, p, c = s[v].op.axis
+    cc, ci = s[v].split(c, factor=cfg["cb"])
+    s[v].reorder(p, cc, e, nu, ci)
+    s[v].parallel(p)
+    s[v].unroll(e)
+    s[v].unroll(nu)
+    s[v].vectorize(ci)
+    s[vt].compute_at(s[v], cc)
+    _, _, te_, tr, tci = s[vt].op.axis
+    s[vt].unroll(te_)
+    s[vt].unroll(tr)
+    s[vt].vectorize(tci)
+    b, dcc, y, _, dci = s[dvec].op.axis
+    s[dvec].parallel(s[dvec].fuse(b, dcc, y))
+    s[dvec].vectorize(dci)
+
+
+def _schedule_kernel_stage(s, u) -> None:
+    """A kernel transformed in a stage (not pre-transformed): points unrolled, lanes vectorized."""
+    e, nu, kc, c, kb = s[u].op.axis
+    s[u].reorder(kc, c, e, nu, kb)
+    s[u].parallel(kc)
+    s[u].unroll(e)
+    s[u].unroll(nu)
+    s[u].vectorize(kb)
+
+
+def _schedule_output(s, out_op, y, tile: int, bn: int) -> None:
+    """The NCHW output (+ fused epilogue) by (channel block, tile row, tile); the tile's
+    ``A^T M A`` computed there, vectorized over the channel block."""
+    rows = _stage(y.op, "winograd_Y_rows")
+    b, k, yy, xx = s[out_op].op.axis
+    kc, kb = s[out_op].split(k, factor=bn)
+    yo, yi = s[out_op].split(yy, factor=tile)
+    xo, xi = s[out_op].split(xx, factor=tile)
+    s[out_op].reorder(b, kc, yo, xo, yi, kb, xi)
+    s[out_op].parallel(s[out_op].fuse(b, kc, yo))
+    s[out_op].unroll(xi)
+    s[y].compute_at(s[out_op], xo)
+    s[rows].compute_at(s[out_op], xo)
+    _, _, vy, vx, ykb = s[y].op.axis
+    s[y].unroll(vy)
+    s[y].unroll(vx)
+    s[y].vectorize(ykb)
+    _, _, ry, rnu, rkb = s[rows].op.axis
+    s[rows].unroll(ry)
+    s[rows].unroll(rnu)
+    s[rows].vectorize(rkb)
+
+
+def schedule_conv2d_winograd(outs, cfg: Config | None = None):
+    """Schedule :func:`conv2d_winograd_x86` (and an injective epilogue on its output).
+
+    ``cfg`` (default: the one the conv was computed with) must be for the
+    conv's workload, with the compute's ``tile``, ``cb``, ``bn`` and ``mr``;
+    only ``ku`` may differ."""
+    outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
+    s = te.create_schedule([o.op for o in outs])
+    out_op = outs[0].op
+    anchor, between = find_anchor(s, out_op, lambda op: op.tag == WINOGRAD, inline=False)
+    if anchor is None:
+        raise ValueError(f"schedule_conv2d_winograd: no conv2d_winograd stage under output '{out_op.name}'")
+    have = anchor.attrs["config"]
+    if cfg is None:
+        cfg = have
+    else:
+        cfg.check(anchor.attrs["workload"])
+        diff = [k for k in ("tile", "cb", "bn", "mr") if cfg[k] != have[k]]
+        if diff:
+            raise ValueError(f"schedule_conv2d_winograd: config knobs {diff} differ from the compute's "
+                             f"({have.text()}); compute with the config you schedule with")
+    lanes = current_target().lanes(anchor.output(0).dtype)
+    m = anchor.output(0)
+    v = _stage(anchor, "winograd_V")
+    u = next(t for t in anchor.input_tensors if t is not v)
+    _schedule_gemm(s, m, cfg, lanes)
+    _schedule_input(s, v, cfg)
+    if isinstance(u.op, te.ComputeOp):
+        _schedule_kernel_stage(s, u)
+    unpack = next(op for op in between if op.name == "conv2d_winograd_unpack")
+    y = _stage(unpack, "winograd_Y")
+    for op in between:  # the epilogue (and the unpack) run in the output loop
+        if op is not out_op and op.name not in ("winograd_Y", "winograd_Y_rows"):
+            s[op].compute_inline()
+    _schedule_output(s, out_op, y, cfg["tile"], cfg["bn"])
+    return s
+
+
+__all__ = ["TEMPLATE", "conv2d_winograd_x86", "default_winograd_config", "schedule_conv2d_winograd",
+           "winograd_applicable", "winograd_workload"]
