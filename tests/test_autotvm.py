@@ -358,3 +358,71 @@ def test_itervar_features_read_the_loop_nest():
     assert [ext for _, ext, _ in main.loops] == [8, 4, 64, 8, 16]  # yo, xo, k, yi, xi
     assert main.iters == 64**3 and main.flops == 2  # one multiply, one add
     assert [a[0] for a in main.accesses] == ["C", "C", "A", "B"]  # the store, then the loads
+
+
+# ------------------------------------------- tuners on a synthetic landscape --
+@autotvm.template("test/landscape")
+def landscape():
+    cfg = autotvm.get_config()
+    cfg.define_knob("a", list(range(30)))
+    cfg.define_knob("b", list(range(30)))
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1.0, name="B")
+    return te.create_schedule(B.op), [A, B]
+
+
+class _FakeBuilder:
+    """Builds nothing: the runner below scores configs by formula (no processes, deterministic)."""
+
+    n_parallel = 4
+
+    def set_task(self, task):
+        pass
+
+    def build(self, inputs):
+        return [None] * len(inputs)
+
+
+class _FakeRunner:
+    check_correctness = False
+
+    def set_task(self, task, ref):
+        pass
+
+    def run(self, inputs, builds):
+        out = []
+        for inp in inputs:
+            a, b = inp.config["a"].val, inp.config["b"].val
+            cost = 1e-3 * (1 + (a - 21) ** 2 + (b - 7) ** 2)  # best: a=21, b=7
+            out.append(autotvm.MeasureResult((cost,), 0, 0.0, 0.0))
+        return out
+
+
+def _landscape_best(tuner, n_trial, **kw):
+    option = {"builder": _FakeBuilder(), "runner": _FakeRunner()}
+    tuner.tune(n_trial, option, **kw)
+    cfg = tuner.best_config
+    return (cfg["a"].val - 21) ** 2 + (cfg["b"].val - 7) ** 2
+
+
+def test_xgb_finds_the_optimum_of_a_smooth_landscape():
+    task = autotvm.task.create("test/landscape", args=(), target="llvm")
+    assert len(task.config_space) == 900
+    for seed in (0, 1):
+        for loss in ("rank", "reg"):
+            tuner = autotvm.tuner.XGBTuner(
+                task, plan_size=8, feature_type="knob", loss_type=loss, model="numpy", seed=seed
+            )
+            assert _landscape_best(tuner, 48) <= 2, (seed, loss)  # random: ~38% chance to get this close
+    ga = autotvm.tuner.GATuner(task, pop_size=8, seed=0)
+    assert _landscape_best(ga, 64) <= 20
+
+
+def test_early_stopping():
+    task = autotvm.task.create("test/landscape", args=(), target="llvm")
+    tuner = autotvm.tuner.GridSearchTuner(task)  # index order: a varies fastest, b = 0 for 30 trials
+    mon = autotvm.callback.Monitor()
+    _landscape_best(tuner, 200, early_stopping=10, callbacks=[mon])
+    # the default (a=0, b=0) first, then a=1, 2, ... with b=0: better up to a=21 (trial 21); batches of
+    # 4 stop at the first boundary at least 10 trials later
+    assert tuner.best_iter == 21 and len(mon.records) == 32
