@@ -172,3 +172,36 @@ def test_autotvm_template_builds_fallback_and_a_sampled_config():
         out = np.empty(ref.shape, "float32")
         f(a, u, out)
         _check(out, ref)
+
+
+def test_choose_conv2d_algorithm_by_rule_and_by_records():
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from topi.x86.conv2d import TEMPLATE as DIRECT
+    from topi.x86.conv2d import conv2d_workload
+    from topi.x86.conv2d_winograd import choose_conv2d_algorithm
+    from tune import autotvm
+
+    big = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    small = conv2d_workload((1, 16, 14, 14), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    strided = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1))
+    assert choose_conv2d_algorithm(big).template == TEMPLATE
+    assert choose_conv2d_algorithm(small).template == DIRECT
+    assert choose_conv2d_algorithm(strided).template == DIRECT
+
+    def record(name, key, index, cost):
+        task = autotvm.task.create(name, key[1:], target="llvm")
+        inp = autotvm.MeasureInput(task.target, task, task.config_space.get(index))
+        return inp, autotvm.MeasureResult((cost,), 0, 0.1, 1.0)
+
+    direct_fast = [record(DIRECT, big, 3, 1e-4), record(TEMPLATE, big, 5, 2e-4)]
+    with autotvm.apply_history_best(direct_fast):
+        assert choose_conv2d_algorithm(big).template == DIRECT
+    wino_fast = [record(DIRECT, big, 3, 3e-4), record(TEMPLATE, big, 5, 2e-4)]
+    with autotvm.apply_history_best(wino_fast):
+        cfg = choose_conv2d_algorithm(big)
+        assert cfg.template == TEMPLATE
+        task = autotvm.task.create(TEMPLATE, big[1:], target="llvm")
+        want = task.config_space.get(5)
+        assert cfg.values == {k: want[k].val for k in cfg.values}
+    with autotvm.apply_history_best([record(TEMPLATE, small, 1, 1e-4)]):
+        assert choose_conv2d_algorithm(small).template == TEMPLATE
