@@ -142,30 +142,32 @@ def emit_llvm(lowered, symbol: str | None = None) -> tuple:
     return raw.replace(f'@"{fn.name}"(', f'@"{symbol}"('), symbol
 
 
-def compile_ir(ir_text: str, target=None) -> tuple:
-    """(optimised IR text, object code) of LLVM IR text for ``target``."""
+def compile_ir(ir_text: str, target=None, keep_ll: bool = True) -> tuple:
+    """(optimised IR text, object code) of LLVM IR text for ``target``; the text is ""
+    unless ``keep_ll`` (printing a large kernel's IR costs as much as a pass)."""
     t = create(target)
     mod = jit.parse(ir_text, t)
     jit.optimize(mod, t)
-    return str(mod), jit.target_machine(t).emit_object(mod)
+    return str(mod) if keep_ll else "", jit.target_machine(t).emit_object(mod)
 
 
-def compile_lowered(lowered, target=None, symbol: str | None = None) -> CompiledKernel:
-    """A lowered function as object code for ``target`` (IR -> O3 -> object)."""
+def compile_lowered(lowered, target=None, symbol: str | None = None, keep_ll: bool = True) -> CompiledKernel:
+    """A lowered function as object code for ``target`` (IR -> O3 -> object); ``keep_ll``: keep the
+    optimised IR text (``get_source``, exporting for another target)."""
     t = create(target)
     raw, symbol = emit_llvm(lowered, symbol)
-    ll, obj = compile_ir(raw, t)
+    ll, obj = compile_ir(raw, t, keep_ll)
     return CompiledKernel(lowered.name, symbol, tuple(param_specs(lowered)), obj, ll, str(t))
 
 
 def compile_schedule(sch, args, name: str = "default_function", target=None,
-                     symbol: str | None = None) -> CompiledKernel:
+                     symbol: str | None = None, keep_ll: bool = True) -> CompiledKernel:
     """Lower ``sch`` over ``args`` inside ``with target:`` and compile it."""
     from schedule.lower import lower
 
     t = create(target)
     with t:
-        return compile_lowered(lower(sch, args, name=name), t, symbol)
+        return compile_lowered(lower(sch, args, name=name), t, symbol, keep_ll)
 
 
 def load(kernels: list, label: str | None = None) -> LoadedCode:

@@ -147,7 +147,8 @@ def compile_source(src: KernelSource) -> Kernel:
     with target:
         args, outs = body_to_te(src.body)
         sch = schedule_body(src.body, outs)
-        compiled = service.compile_schedule(sch, args + outs, name=src.symbol, target=target, symbol=src.symbol)
+        compiled = service.compile_schedule(sch, args + outs, name=src.symbol, target=target, symbol=src.symbol,
+                                            keep_ll=False)
     return Kernel(src.key, src.symbol, src.label, list(compiled.params), compiled.obj)
 
 
@@ -197,7 +198,8 @@ def store_cached(kernel: Kernel, target: str) -> None:
 # ------------------------------------------------------------ the driver ---
 def _cost(src: KernelSource) -> float:
     """A rough compile-time estimate, to start the slowest kernels first."""
-    return sum(10.0 if n.op in ("conv2d", "dense", "batch_matmul") else 1.0 for n in src.body.nodes)
+    heavy = ("conv2d", "conv2d_NCHWc", "dense", "batch_matmul")
+    return sum(10.0 if n.op in heavy else 1.0 for n in src.body.nodes)
 
 
 def compile_kernels(sources: list, jobs: int | None = None, progress=None) -> list:
