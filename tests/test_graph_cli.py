@@ -184,6 +184,20 @@ def test_compile_then_run_library(files, capsys):
     assert "tessera:" in out and "onnxruntime:  not run: a compiled library carries no ONNX model" in out
 
 
+def test_compile_for_another_cpu(files, capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    lib = str(tmp_path / "tiny_avx2.so")
+    assert main(["compile", files["model"], "-o", lib, "-q", "--target", "llvm -mcpu=x86-64-v3"]) == 0
+    capsys.readouterr()
+    assert main(["run", lib, "-q", "--repeat", "1", "--input", f"x={files['x']}"]) == 0
+    out = capsys.readouterr().out
+    np.testing.assert_allclose(
+        printed_values(output_line(out)), files["expected"].ravel()[:5], rtol=1e-4, atol=1e-7
+    )
+    assert main(["compile", files["model"], "-q", "--target", "llvm -mcpu=nosuchcpu"]) == 2
+    assert "--target 'llvm -mcpu=nosuchcpu'" in capsys.readouterr().err
+
+
 def test_compile_default_output_name(files, capsys, tmp_path):
     model = tmp_path / "m.onnx"
     model.write_bytes(onnx.load(files["model"]).SerializeToString())
