@@ -411,7 +411,13 @@ def test_xgb_finds_the_optimum_of_a_smooth_landscape():
     for seed in (0, 1):
         for loss in ("rank", "reg"):
             tuner = autotvm.tuner.XGBTuner(
-                task, plan_size=8, feature_type="knob", loss_type=loss, model="numpy", seed=seed
+                task,
+                plan_size=8,
+                feature_type="knob",
+                loss_type=loss,
+                model="numpy",
+                seed=seed,
+                search_share=None,
             )
             assert _landscape_best(tuner, 48) <= 2, (seed, loss)  # random: ~38% chance to get this close
     ga = autotvm.tuner.GATuner(task, pop_size=8, seed=0)

@@ -89,6 +89,7 @@ class GBTModel:
         groups = np.zeros(len(y), dtype=np.int64) if groups is None else np.asarray(groups)
         y = _normalise(y, groups)
         self.trees = []
+        self.forest = None
         if len(y) < 2:
             return self
         edges, bins = _bin(x)
@@ -101,7 +102,23 @@ class GBTModel:
             tree = self._grow(bins, edges, g, h)
             pred += tree.predict(x)
             self.trees.append(tree)
+        self._pack()
         return self
+
+    def _pack(self) -> None:
+        """All trees as one node table (global child indices), walked together by ``predict``."""
+        if not self.trees:
+            self.forest = None
+            return
+        offsets = np.cumsum([0] + [len(t.feature) for t in self.trees])[:-1]
+        self.forest = (
+            np.concatenate([t.feature for t in self.trees]),
+            np.concatenate([t.threshold for t in self.trees]),
+            np.concatenate([np.where(t.left >= 0, t.left + o, -1) for t, o in zip(self.trees, offsets)]),
+            np.concatenate([np.where(t.right >= 0, t.right + o, -1) for t, o in zip(self.trees, offsets)]),
+            np.concatenate([t.value for t in self.trees]),
+            offsets,
+        )
 
     def _grad(self, pred, y, pairs):
         if self.loss == "reg":
@@ -151,11 +168,21 @@ class GBTModel:
 
     # ---------------------------------------------------------- predicting --
     def predict(self, x: np.ndarray) -> np.ndarray:
+        """The sum of the trees, every tree walked at once: ``max_depth`` steps over a (trees, rows) grid."""
         x = np.asarray(x, dtype=np.float64)
-        out = np.zeros(len(x))
-        for t in self.trees:
-            out += t.predict(x)
-        return out
+        if getattr(self, "forest", None) is None:
+            return np.zeros(len(x))
+        feature, threshold, left, right, value, roots = self.forest
+        node = np.repeat(roots[:, None], len(x), axis=1)
+        rows = np.arange(len(x))[None, :]
+        for _ in range(self.max_depth):
+            f = feature[node]
+            inner = f >= 0
+            if not inner.any():
+                break
+            go_left = x[rows, np.maximum(f, 0)] <= threshold[node]
+            node = np.where(inner, np.where(go_left, left[node], right[node]), node)
+        return value[node].sum(axis=0)
 
 
 def _normalise(y: np.ndarray, groups: np.ndarray) -> np.ndarray:

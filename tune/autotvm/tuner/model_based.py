@@ -161,7 +161,9 @@ class ModelBasedTuner(Tuner):
     def _replan(self) -> None:
         spent = self.stats["measure_s"] - self._measure_mark
         self._measure_mark = self.stats["measure_s"]
-        self.optimizer.time_budget = max(0.25, self.search_share * spent)
+        self.optimizer.time_budget = (
+            None if self.search_share is None else max(0.25, self.search_share * spent)
+        )
         self.cost_model.fit(self.xs, self.ys)
         plan = self.optimizer.find_maximums(self.cost_model, self.plan_size, self.visited)
         n_random = int(self.eps_greedy * self.plan_size)

@@ -144,7 +144,11 @@ def _pad(x: np.ndarray, width: int) -> np.ndarray:
 
 
 class XGBTuner(ModelBasedTuner):
-    """Boosted trees rank the configs simulated annealing finds; ``plan_size`` per model fit."""
+    """Boosted trees rank the configs simulated annealing finds; ``plan_size`` per model fit.
+
+    ``search_share``: the annealing stops after this share of the time the last plan took to
+    measure (at least 0.25 s); ``None``: only its step count bounds it (deterministic for a seed).
+    """
 
     def __init__(
         self,
@@ -158,6 +162,7 @@ class XGBTuner(ModelBasedTuner):
         log_interval: int = 50,
         model: str = "auto",
         seed: int | None = None,
+        search_share: float | None = 0.2,
     ):
         if loss_type not in ("rank", "reg"):
             raise ValueError(f"XGBTuner: unknown loss_type {loss_type!r}; use 'rank' or 'reg'")
@@ -165,7 +170,7 @@ class XGBTuner(ModelBasedTuner):
         if optimizer != "sa":
             raise ValueError(f"XGBTuner: unknown optimizer {optimizer!r}; use 'sa' (simulated annealing)")
         opt = SimulatedAnnealingOptimizer(task, seed=seed)
-        super().__init__(task, cost_model, opt, plan_size=plan_size, seed=seed)
+        super().__init__(task, cost_model, opt, plan_size=plan_size, search_share=search_share, seed=seed)
 
 
 __all__ = ["XGBTuner", "XGBoostCostModel"]
