@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from te import dtype as dt
 from te import expr as E
-from te.visitor import unsafe_select_loads
+from te.visitor import unsafe_select_loads, uses_var, walk
 from schedule import stmt as S
 from codegen import intrinsics
 from codegen.llvm_types import I1, I8, I32, I64, PTR, llvm_type, memory_type  # noqa: F401 (re-exported)
@@ -217,8 +217,18 @@ class CodeGen(ParallelLoops):
         self.stmt(body)
         nxt = b.add(phi, ir.Constant(phi.type, 1), flags=["nsw"])
         phi.add_incoming(nxt, b.block)
-        b.branch(head)
+        latch = b.branch(head)
+        if _masks_loop_var(body, var):
+            latch.set_metadata("llvm.loop", self.no_vectorize_loop_id())
         b.position_at_end(done)
+
+    def no_vectorize_loop_id(self) -> ir.MDValue:
+        """A fresh ``!llvm.loop`` id (self-referential) saying "llvm.loop.vectorize.enable false"."""
+        m = self.module
+        hint = m.add_metadata([ir.MetaDataString(m, "llvm.loop.vectorize.enable"), ir.Constant(I1, 0)])
+        loop_id = ir.MDValue(m, [hint], name=str(len(m.metadata)))
+        loop_id.operands = (loop_id, hint)
+        return loop_id
 
     # addresses ---------------------------------------------------------------
     def address(self, buf: ir.Value, elem: ir.Type, index: E.Expr) -> ir.Value:
@@ -412,6 +422,39 @@ class CodeGen(ParallelLoops):
 for _name in ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
               "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or"):
     setattr(CodeGen, "expr_" + _name, CodeGen.binary)
+
+
+def _masks_loop_var(body: S.Stmt, var: E.Var) -> bool:
+    """Whether ``body`` reads or writes memory at ``floormod(.. var .., 2**k)``.
+
+    LLVM 22.1's loop vectorizer miscompiles such a loop nested in another
+    (``C[i] += B[r*4 + floormod(i, 4)]``, i.e. ``or disjoint (r << 2), (i & 3)``
+    after instcombine): it loads ``B[r*4 .. r*4 + VF)`` contiguously, whatever
+    the pipeline's flags (found by scripts/fuzz_schedules.py; IR-level reproducer
+    in tests/test_fuzz.py).  Such loops keep LLVM's SLP vectorizer and Tessera's
+    own ``vectorize``, only LLVM's loop vectorizer is turned off for them.
+    """
+    found = []
+
+    def visit_expr(e: E.Expr) -> None:
+        if isinstance(e, E.FloorMod) and _is_pow2_const(e.b) and uses_var(e.a, var):
+            found.append(e)
+
+    def visit_index(index: E.Expr) -> None:
+        walk(index, visit_expr)
+
+    def visit_stmt(st: S.Stmt) -> None:
+        if isinstance(st, S.Store):
+            visit_index(st.index)
+        for e in S.stmt_exprs(st):
+            walk(e, lambda x: visit_index(x.index) if isinstance(x, E.Load) else None)
+
+    S.walk_stmt(body, visit_stmt)
+    return bool(found)
+
+
+def _is_pow2_const(e: E.Expr) -> bool:
+    return isinstance(e, E.IntImm) and e.value > 0 and e.value & (e.value - 1) == 0
 
 
 def _clamped_ramp(idx: E.Expr):
