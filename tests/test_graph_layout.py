@@ -101,14 +101,26 @@ def test_a_residual_from_a_plain_value_runs_in_nchw():
 def test_values_that_reach_no_blocked_conv_go_back_to_nchw_at_once():
     b = GraphBuilder()
     x = b.input("x", (1, 8, 6, 6))
-    y = b.op(
-        "pool2d", b.op("relu", conv(b, x, 32, name="c1")), pool_type="max", kernel=(2, 2), strides=(2, 2)
-    )
+    h = b.op("relu", conv(b, x, 32, name="c1"))
+    y = b.op("softmax", b.op("reshape", h, newshape=(1, 32 * 36)))
     g = b.finish(y)
     out, _ = laid_out(g)
     (t,) = [n for n in out.nodes if n.op == "layout_transform"]
     assert t.inputs[0].node.op == "conv2d_NCHWc"  # bias and relu run after it, in NCHW
-    assert "layout" not in next(n for n in out.nodes if n.op == "pool2d").attrs
+    check_values(g, out)
+
+
+def test_a_pooling_before_the_exit_runs_blocked():
+    """The transform then converts the pooled (smaller) value."""
+    b = GraphBuilder()
+    x = b.input("x", (1, 8, 6, 6))
+    y = b.op(
+        "pool2d", b.op("relu", conv(b, x, 32, name="c1")), pool_type="max", kernel=(2, 2), strides=(2, 2)
+    )
+    g = b.finish(b.op("reshape", y, newshape=(1, 32 * 9)))
+    out, _ = laid_out(g)
+    (t,) = [n for n in out.nodes if n.op == "layout_transform"]
+    assert t.inputs[0].node.op == "pool2d" and t.inputs[0].node.attrs["layout"] == "NCHWc"
     check_values(g, out)
 
 
@@ -259,3 +271,26 @@ def test_built_blocked_network_matches_the_interpreter(shape, tmp_path, monkeypa
     m.run(**feed)
     for k, want in enumerate(interpret(g, feed)):
         np.testing.assert_allclose(m.get_output(k), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "name, convs, blocked_in",
+    [
+        ("resnet50", 53, 52),
+        ("densenet121", 121, 120),
+        ("inception_v2", 60, 59),
+        ("squeezenet", 26, 25),
+        ("vgg19", 16, 15),
+    ],
+)
+def test_light_models_keep_activations_blocked(name, convs, blocked_in):
+    """Every conv is blocked, all but the stem read blocked data, and one transform (before the
+    classifier's reshape or at the output) remains."""
+    from graph.build import bind_params
+    from graph.onnx.zoo import light_model_path
+
+    g, params = graph.from_onnx(light_model_path(name))
+    out, profile = laid_out(bind_params(g, params))
+    assert blocked_inputs(out, "conv2d_NCHWc").count(5) == blocked_in
+    assert ops(out).count("conv2d_NCHWc") == convs and "conv2d" not in ops(out)
+    assert count_transforms(out) == 1 == profile.transforms_inserted

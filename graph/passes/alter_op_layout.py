@@ -15,6 +15,8 @@ the blocked value where their meaning does not depend on the layout:
 * a following ``conv2d_NCHWc`` takes the block as its ``ic_bn`` (unless the
   node's config says otherwise).
 
+Only values that reach a converted conv (or a pooling) through such ops stay
+blocked, and a binary op with a plain activation operand runs in NCHW.
 Everything else (reshape, flatten, softmax, dense, LRN, depthwise conv, a
 graph output ...) needs NCHW: a ``layout_transform`` node is inserted once
 per value (and where two block sizes meet), which fusion folds into the
@@ -154,15 +156,17 @@ def _transparent(node) -> bool:
 
 
 def _wanted(graph: Graph, convs: set) -> set:
-    """ids of the values worth keeping blocked: those that reach a converted conv's data
-    through ops that run on blocked values.  Elsewhere a blocked conv output goes back to
-    NCHW right away, which its kernel does for free (the transform fuses into it)."""
+    """ids of the values worth keeping blocked: those that reach a converted conv's data or
+    a pooling (whose output is smaller to convert) through ops that run on blocked values.
+    Elsewhere a blocked conv output goes back to NCHW right away, which its kernel does
+    for free (the transform fuses into it)."""
     users = graph.consumers()
     wanted: set = set()
     for node in reversed(graph.nodes):
         for v in node.outputs:
             for user, k in users.get(id(v), ()):
-                if (id(user) in convs and k == 0) or (_transparent(user) and id(user.output) in wanted):
+                reaches = id(user) in convs and k == 0 or user.op in POOL_OPS and _transparent(user)
+                if reaches or (_transparent(user) and id(user.output) in wanted):
                     wanted.add(id(v))
                     break
     return wanted
@@ -198,7 +202,11 @@ def _rewrite(node, ins: list, lay: _Layouts) -> tuple | None:
     if node.op == "conv2d":
         return _conv(node, ins, lay)
     blocked = [lay.block_of(v) for v in ins if lay.block_of(v)]
-    if not blocked or not _transparent(node) or id(node.output) not in lay.wanted:
+    if (
+        not blocked
+        or not _transparent(node)
+        or (id(node.output) not in lay.wanted and node.op not in POOL_OPS)
+    ):
         return None
     pattern = get_op(node.op).pattern
     if pattern == ELEMWISE and len(ins) == 1:
