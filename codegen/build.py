@@ -89,14 +89,17 @@ def build_lowered(lowered, target=None) -> Module:
     t = create(target)
     with t:
         raw, symbol = service.emit_llvm(lowered)
-    key = (symbol, str(t))
+    specs = tuple(service.param_specs(lowered))
+    # the IR does not carry the argument shapes (a keepdims (1, 1, 1) output and a 0-d one
+    # flatten alike): the specs are part of the key
+    key = (symbol, str(t), specs)
     with _lock:
         kernel = _kernels.get(key)
         if kernel is not None:
             _kernels.move_to_end(key)
     if kernel is None:
         ll, obj = service.compile_ir(raw, t)
-        kernel = service.CompiledKernel(lowered.name, symbol, tuple(service.param_specs(lowered)), obj, ll, str(t))
+        kernel = service.CompiledKernel(lowered.name, symbol, specs, obj, ll, str(t))
         with _lock:
             _kernels[key] = kernel
             if len(_kernels) > KERNEL_CACHE_SIZE:
