@@ -35,3 +35,7 @@ from topi.x86.injective import (  # noqa: F401
     default_injective_config,
 )
 from topi.x86.reduction import schedule_reduce, default_reduce_config  # noqa: F401
+from topi.x86.conv2d_winograd import (  # noqa: F401
+    conv2d_winograd_x86, schedule_conv2d_winograd, default_winograd_config, choose_conv2d_algorithm,
+)
+from topi.x86 import templates  # noqa: F401,E402  (registers the AutoTVM templates: conv2d_NCHWc.x86, dense_pack.x86, ...)
