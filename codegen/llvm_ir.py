@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from te import dtype as dt
 from te import expr as E
-from te.visitor import unsafe_select_loads, uses_var, walk
+from te.visitor import children, collect_vars, unsafe_select_loads
 from schedule import stmt as S
 from codegen import intrinsics
 from codegen.llvm_types import I1, I8, I32, I64, PTR, llvm_type, memory_type  # noqa: F401 (re-exported)
@@ -48,6 +48,7 @@ class CodeGen(ParallelLoops):
         self.module = ir.Module(name=module_name)
         self.counter = itertools.count()
         self.cur: _Function | None = None
+        self.masked_vars: frozenset = frozenset()  # ids of loop vars under floormod(.., 2**k) in an index
 
     # module-level helpers ---------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list) -> ir.Function:
@@ -77,6 +78,7 @@ class CodeGen(ParallelLoops):
             if isinstance(p, E.Buffer):
                 arg.add_attribute("noalias")
             self.cur.symbols[p] = arg
+        self.masked_vars = _masked_index_vars(lowered.body)
         self.stmt(lowered.body)
         self.finish_function()
         return fn
@@ -218,7 +220,7 @@ class CodeGen(ParallelLoops):
         nxt = b.add(phi, ir.Constant(phi.type, 1), flags=["nsw"])
         phi.add_incoming(nxt, b.block)
         latch = b.branch(head)
-        if _masks_loop_var(body, var):
+        if id(var) in self.masked_vars:
             latch.set_metadata("llvm.loop", self.no_vectorize_loop_id())
         b.position_at_end(done)
 
@@ -424,33 +426,31 @@ for _name in ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", 
     setattr(CodeGen, "expr_" + _name, CodeGen.binary)
 
 
-def _masks_loop_var(body: S.Stmt, var: E.Var) -> bool:
-    """Whether ``body`` reads or writes memory at ``floormod(.. var .., 2**k)``.
+def _masked_index_vars(body: S.Stmt) -> frozenset:
+    """The ids of the variables under ``floormod(.., 2**k)`` anywhere in ``body`` (an index,
+    or a ``let`` that an index may read).
 
+    A serial loop over one of them gets ``llvm.loop.vectorize.enable false``:
     LLVM 22.1's loop vectorizer miscompiles such a loop nested in another
     (``C[i] += B[r*4 + floormod(i, 4)]``, i.e. ``or disjoint (r << 2), (i & 3)``
     after instcombine): it loads ``B[r*4 .. r*4 + VF)`` contiguously, whatever
-    the pipeline's flags (found by scripts/fuzz_schedules.py; IR-level reproducer
-    in tests/test_fuzz.py).  Such loops keep LLVM's SLP vectorizer and Tessera's
-    own ``vectorize``, only LLVM's loop vectorizer is turned off for them.
+    the pipeline's flags (found by scripts/fuzz_schedules.py; the regression
+    tests in tests/test_fuzz.py).  Such loops keep LLVM's SLP vectorizer and
+    Tessera's own ``vectorize``; only LLVM's loop vectorizer is off for them.
     """
-    found = []
-
-    def visit_expr(e: E.Expr) -> None:
-        if isinstance(e, E.FloorMod) and _is_pow2_const(e.b) and uses_var(e.a, var):
-            found.append(e)
-
-    def visit_index(index: E.Expr) -> None:
-        walk(index, visit_expr)
-
-    def visit_stmt(st: S.Stmt) -> None:
-        if isinstance(st, S.Store):
-            visit_index(st.index)
-        for e in S.stmt_exprs(st):
-            walk(e, lambda x: visit_index(x.index) if isinstance(x, E.Load) else None)
-
-    S.walk_stmt(body, visit_stmt)
-    return bool(found)
+    found: set[int] = set()
+    stack: list = []
+    S.walk_stmt(body, lambda st: stack.extend(S.stmt_exprs(st)))
+    seen: set[int] = set()  # one walk over all expressions: unrolled bodies share subtrees
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, E.FloorMod) and _is_pow2_const(e.b):
+            found.update(id(v) for v in collect_vars(e.a))
+        stack.extend(children(e))
+    return frozenset(found)
 
 
 def _is_pow2_const(e: E.Expr) -> bool:
