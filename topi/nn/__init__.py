@@ -18,3 +18,4 @@ from topi.nn.batch_norm import batch_norm  # noqa: F401
 from topi.nn.lrn import lrn  # noqa: F401
 from topi.nn.elemwise import relu, leaky_relu, prelu, elu, selu, gelu, clip  # noqa: F401
 from topi.nn.flatten import flatten  # noqa: F401
+from topi.nn.winograd import conv2d_winograd_nchw, winograd_kernel_transform, winograd_kernel_transform_numpy  # noqa: F401,E501

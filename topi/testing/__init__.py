@@ -16,3 +16,4 @@ from topi.testing.common import (  # noqa: F401
     pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,
     gelu_python, resize_python, layout_transform_python,
 )
+from topi.testing.winograd_python import conv2d_winograd_nchw_python  # noqa: F401
