@@ -13,6 +13,12 @@ them pre-packed (``pack_kernel_numpy``), as a graph compiler folds them.
 ``--compare-avx2`` builds every layer for the host (AVX-512) and for AVX2,
 checks both against torch and prints both times and their ratio, interleaved
 in one run.
+
+``--cpu-time`` (with ``--threads 1``) times each batch by the calling
+thread's CPU time (``time.thread_time``) instead of wall time and skips the
+settling sleeps: on a machine loaded by other processes, wall times swing
+2-3x while a single thread's CPU time stays within a few percent.  It
+times only Tessera's kernels, so use it with ``--compare-avx2``.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ SETTLE_S = 0.25
 THREADS = 2
 ROUNDS = 7
 STAT = statistics.median
+CLOCK = time.perf_counter  # time.thread_time under --cpu-time
 
 
 def tessera_fn(ic, oc, h, k, st, p, groups, a, w, target: str = "llvm"):
@@ -110,18 +117,28 @@ def interleaved(fns: dict, rounds: int | None = None, budget_s: float = 0.05) ->
     number = {}
     for name, fn in fns.items():
         fn()
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        number[name] = max(1, int(budget_s / max(time.perf_counter() - t0, 1e-6)))
+        number[name] = max(1, int(budget_s / max(CLOCK() - t0, 1e-6)))
     runs = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            time.sleep(SETTLE_S)
-            t0 = time.perf_counter()
+            if CLOCK is time.perf_counter:
+                time.sleep(SETTLE_S)
+            t0 = CLOCK()
             for _ in range(number[name]):
                 fn()
-            runs[name].append((time.perf_counter() - t0) / number[name])
+            runs[name].append((CLOCK() - t0) / number[name])
+    global SPREAD
+    SPREAD = {name: _spread(r) for name, r in runs.items()}
     return {name: STAT(r) for name, r in runs.items()}
+
+
+SPREAD: dict = {}  # name -> (fastest, slowest) batch of the last interleaved() call
+
+
+def _spread(r: list) -> tuple:
+    return min(r), max(r)
 
 
 def _layer_args(layer) -> tuple:
@@ -158,14 +175,17 @@ def compare_avx2_layer(layer) -> dict:
     ref = torch_fn(*args)().numpy()
     _check(out_host, ref)
     _check(out_avx2, ref)
-    return {"name": layer[0], "flops": flops, **interleaved({"host": host, "avx2": avx2})}
+    times = interleaved({"host": host, "avx2": avx2})
+    return {"name": layer[0], "flops": flops, "spread": dict(SPREAD), **times}
 
 
 def report_avx2(rows: list) -> None:
     print(f"{'layer':24} {'host (' + Target('llvm').cpu + ')':>18} {'AVX2 x86-64-v3':>18} {'AVX2 speed':>10}")
     for r in rows:
         cells = [f"{r[k] * 1e3:7.3f}ms {r['flops'] / r[k] / 1e9:5.0f}GF" for k in ("host", "avx2")]
-        print(f"{r['name']:24} {cells[0]:>18} {cells[1]:>18} {r['host'] / r['avx2']:9.2f}x")
+        lo, hi = (f"{r['spread'][k][0] * 1e3:.3f}-{r['spread'][k][1] * 1e3:.3f}" for k in ("host", "avx2"))
+        print(f"{r['name']:24} {cells[0]:>18} {cells[1]:>18} {r['host'] / r['avx2']:9.2f}x"
+              f"   (batches: host {lo} ms, avx2 {hi} ms)")
     g = math.exp(statistics.mean(math.log(r["host"] / r["avx2"]) for r in rows))
     print(f"geomean AVX2 speed / host speed: {g:.2f}x")
 
@@ -194,10 +214,15 @@ def main(argv=None) -> list:
     ap.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (default 7)")
     ap.add_argument("--best", action="store_true",
                     help="report each system's fastest batch, not the median (a loaded machine)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time by the calling thread's CPU time (needs --threads 1 and --compare-avx2)")
     opts = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    if opts.cpu_time and (opts.threads != 1 or not opts.compare_avx2):
+        ap.error("--cpu-time counts the calling thread only: use it with --threads 1 --compare-avx2")
     codegen.set_num_threads(opts.threads)
-    global ROUNDS, STAT
+    global ROUNDS, STAT, CLOCK
     ROUNDS, STAT = opts.rounds, (min if opts.best else statistics.median)
+    CLOCK = time.thread_time if opts.cpu_time else time.perf_counter
     layers = [layer for layer in LAYERS if not opts.layers or any(x in layer[0] for x in opts.layers)]
     if opts.compare_avx2:
         rows = [compare_avx2_layer(layer) for layer in layers]
