@@ -5,3 +5,4 @@ from graph.executor import GraphModule  # noqa: F401
 from graph.export import load_library  # noqa: F401
 from graph.ir import Graph, GraphBuilder, Node, Value, make_node  # noqa: F401
 from graph.onnx import from_onnx  # noqa: F401
+from graph import tuning  # noqa: F401  registers autotvm.task.extract_from_program's graph extractor

@@ -1,4 +1,4 @@
-"""``tessera``: run, benchmark and compile ONNX models from the command line.
+"""``tessera``: run, benchmark, compile and tune ONNX models from the command line.
 
 ::
 
@@ -6,6 +6,8 @@
     tessera bench model.onnx [--repeat N] [--number N] [--threads N]
     tessera compile model.onnx [-o model.so]
     tessera run model.so                 # a library written by ``compile``
+    tessera tune model.onnx --trials N --log model.jsonl [--tuner xgb|ga|random|grid] [--budget MIN]
+    tessera run|bench|compile model.onnx --records model.jsonl   # built with the tuned configs
 
 ``python -m graph`` is the same program.  Inputs not given as ``.npy`` files
 are random (seeded; shapes and dtypes from the model).  Progress and notes go
@@ -85,15 +87,30 @@ def build_parser() -> argparse.ArgumentParser:
     timed.add_argument(
         "--threads", type=int, default=2, metavar="N", help="threads of Tessera and onnxruntime (default 2)"
     )
-    parser = argparse.ArgumentParser(prog="tessera", description="Run, benchmark and compile ONNX models.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,bench,compile}")
-    sub.add_parser("run", parents=[common, timed], help="run a model on random or given inputs")
+    recs = argparse.ArgumentParser(add_help=False)
+    recs.add_argument("--records", default=None, metavar="LOG.jsonl",
+                      help="tuning records (from 'tessera tune'): build with their best configs")
+    parser = argparse.ArgumentParser(prog="tessera", description="Run, benchmark, compile and tune ONNX models.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,bench,compile,tune}")
+    sub.add_parser("run", parents=[common, timed, recs], help="run a model on random or given inputs")
     sub.add_parser(
-        "bench", parents=[common, timed], help="time a model next to onnxruntime and compare outputs"
+        "bench", parents=[common, timed, recs], help="time a model next to onnxruntime and compare outputs"
     )
-    comp = sub.add_parser("compile", parents=[common], help="build a model and export it as a shared library")
+    comp = sub.add_parser("compile", parents=[common, recs],
+                          help="build a model and export it as a shared library")
     comp.add_argument("-o", "--output", default=None, help="the library to write (default: MODEL with .so)")
+    add_tune_parser(sub, common)
     return parser
+
+
+def add_tune_parser(sub, common) -> None:
+    tune = sub.add_parser("tune", parents=[common], help="tune every kernel of a model (AutoTVM), log the records")
+    tune.add_argument("--trials", type=int, required=True, metavar="N", help="trials in all, spread by flops")
+    tune.add_argument("--log", required=True, metavar="LOG.jsonl", help="records to append to (and resume from)")
+    tune.add_argument("--tuner", default="xgb", metavar="NAME", help="xgb (default), ga, random or grid")
+    tune.add_argument("--budget", type=float, default=None, metavar="MINUTES", help="stop tuning after this")
+    tune.add_argument("--plot", default=None, metavar="FILE.png", help="draw best GFLOP/s against trials")
+    tune.add_argument("--seed", type=int, default=0, help="seed of the tuners and the inputs (default 0)")
 
 
 def main(argv: list | None = None) -> int:
@@ -103,7 +120,7 @@ def main(argv: list | None = None) -> int:
     except SystemExit as exit_:  # argparse has printed usage and the error
         return int(exit_.code or 0)
     log = Log(args.quiet)
-    command = {"run": cmd_run, "bench": cmd_bench, "compile": cmd_compile}[args.command]
+    command = {"run": cmd_run, "bench": cmd_bench, "compile": cmd_compile, "tune": cmd_tune}[args.command]
     try:
         return command(args, log)
     except KeyboardInterrupt:
@@ -189,11 +206,12 @@ def check_target(spec: str):
         raise CliError(f"--target {spec!r}: {one_line(err)}") from None
 
 
-def build_onnx(path: str, args, log: Log) -> Loaded:
+def import_onnx(path: str, log: Log) -> tuple:
+    """``(graph, params)`` of an ONNX file; a CliError naming what is wrong."""
     import graph
-    from graph.passes import PassProfile
 
-    target = check_target(args.target)
+    if not os.path.exists(path):
+        raise CliError(f"no such file: {path}")
     start = time.perf_counter()
     log(f"importing {path} ...")
     try:
@@ -202,11 +220,42 @@ def build_onnx(path: str, args, log: Log) -> Loaded:
         raise CliError(one_line(err)) from None
     except (ValueError, TypeError, NotImplementedError, KeyError) as err:
         raise CliError(f"cannot import {path}: {one_line(err).removeprefix('from_onnx: ')}") from None
-    log(f"imported {g.op_count()} operators in {time.perf_counter() - start:.1f} s; compiling ...")
+    log(f"imported {g.op_count()} operators in {time.perf_counter() - start:.1f} s")
+    return g, params
+
+
+def applied_records(path: str | None, target):
+    """``apply_history_best`` of ``--records`` (a no-op context without); a CliError when the log
+    cannot be read or holds records for another target only."""
+    import contextlib
+
+    if path is None:
+        return contextlib.nullcontext()
+    from graph.tuning import read_log
+    from tune import autotvm
+
+    if not os.path.exists(path):
+        raise CliError(f"--records {path}: no such file")
+    try:
+        records = read_log(path, target)
+    except autotvm.RecordError as err:
+        raise CliError(f"--records {path}: {err}") from None
+    return autotvm.apply_history_best(records)
+
+
+def build_onnx(path: str, args, log: Log) -> Loaded:
+    import graph
+    from graph.passes import PassProfile
+
+    target = check_target(args.target)
+    records = applied_records(getattr(args, "records", None), target)
+    g, params = import_onnx(path, log)
+    log("compiling ...")
     profile = PassProfile() if args.profile else None
     try:
-        lib = graph.build(g, target=target, params=params, opt_level=args.opt_level, profile=profile,
-                          verbose=not args.quiet)
+        with records:
+            lib = graph.build(g, target=target, params=params, opt_level=args.opt_level, profile=profile,
+                              verbose=not args.quiet)
     except (ValueError, TypeError, NotImplementedError, KeyError) as err:
         raise CliError(f"cannot compile {path}: {one_line(err)}") from None
     log(f"built in {lib.build_seconds:.1f} s: {lib.summary()}")
@@ -469,6 +518,72 @@ def cmd_bench(args, log: Log) -> int:
     if args.profile:
         print_profile(model)
     return status
+
+
+def check_tune_args(args) -> None:
+    from tune.autotvm.tuner import TUNERS
+
+    if args.tuner.lower() not in TUNERS:
+        raise CliError(f"--tuner {args.tuner!r}: unknown tuner; use one of: xgb, ga, random, grid")
+    if args.trials < 1:
+        raise CliError(f"--trials {args.trials}: must be at least 1")
+    if args.budget is not None and args.budget <= 0:
+        raise CliError(f"--budget {args.budget}: must be a positive number of minutes")
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise CliError("--plot needs matplotlib: pip install matplotlib") from None
+    if os.path.isfile(args.model) and is_library(args.model):
+        raise CliError(f"{args.model} is a compiled library; tune takes an ONNX model")
+
+
+def model_latency(libs: dict, seed: int = 0, repeat: int = 5) -> dict:
+    """Name -> median seconds per run of each built library, timed interleaved on the same inputs."""
+    fns = {}
+    for name, lib in libs.items():
+        m = lib.create_executor()
+        m.set_input(**random_inputs({v.name: (tuple(v.shape), v.dtype) for v in lib.graph.inputs}, seed))
+        fns[name] = m.run
+    return {name: statistics.median(s) for name, s in interleaved(fns, repeat).items()}
+
+
+def cmd_tune(args, log: Log) -> int:
+    """Tune every task of the model (``graph.tuning``), resuming from ``--log``; latency before and after."""
+    from graph import tuning
+    from tune import autotvm
+
+    check_tune_args(args)
+    target = check_target(args.target)
+    try:
+        records = tuning.read_log(args.log, target)
+    except autotvm.RecordError as err:
+        raise CliError(f"--log {args.log}: {err}") from None
+    g, params = import_onnx(args.model, log)
+    log("extracting tasks ...")
+    tasks = autotvm.task.extract_from_program(g, params, target)
+    if not tasks:
+        raise CliError(f"{args.model} has no tunable kernels (convolutions, dense layers, softmax)")
+    for line in tuning.tune_plan(tasks, args.trials, records):
+        log(line)
+    log("building with the rule defaults ...")
+    before = tuning.build_with_records(g, params, target, None)
+    start = time.perf_counter()
+    done = tuning.tune_tasks(tasks, tuning.spread_trials(tasks, args.trials), args.log, args.tuner.lower(),
+                             None if args.budget is None else 60 * args.budget, records,
+                             stream=None if args.quiet else sys.stderr, seed=args.seed)
+    print(f"tuned {len(tasks)} tasks: {sum(done.values())} trials measured now in "
+          f"{time.perf_counter() - start:.1f} s, log {args.log}")
+    after = tuning.build_with_records(g, params, target, args.log) if os.path.exists(args.log) else before
+    log("timing the model before and after ...")
+    lat = model_latency({"before": before, "after": after}, args.seed)
+    print(f"latency before (rule defaults): {format_time(lat['before'])}")
+    print(f"latency after (--records {args.log}): {format_time(lat['after'])}  "
+          f"({lat['before'] / lat['after']:.2f}x)")
+    if args.plot:
+        tuning.plot_tuning(args.log, tasks, args.plot, target)
+        print(f"wrote {args.plot}")
+    return 0
 
 
 def compare_outputs(m, ref: list) -> int:

@@ -229,14 +229,44 @@ def compute_flop(sch) -> float:
     return float(total)
 
 
+# ------------------------------------------------- whole programs (hook) ---
+_EXTRACTORS: list = []
+
+
+def register_extractor(fn) -> None:
+    """Register ``fn(program, params, target) -> list[Task] | None`` for :func:`extract_from_program`.
+
+    A layer above (``graph``, on import) registers one that knows its program
+    objects and answers None for any other; tune itself imports no such layer.
+    """
+    if fn not in _EXTRACTORS:
+        _EXTRACTORS.append(fn)
+
+
+def extract_from_program(program, params=None, target="llvm", ops=None) -> list:
+    """One task per distinct tunable kernel of ``program`` (a ``graph.Graph`` or an ONNX
+    ``ModelProto``), asked of the registered extractors, the latest first (classic
+    ``autotvm.task.extract_from_program``; ``ops`` is accepted and ignored)."""
+    for fn in reversed(_EXTRACTORS):
+        tasks = fn(program, params, target)
+        if tasks is not None:
+            return tasks
+    raise TuneError(
+        f"extract_from_program: no extractor knows a {type(program).__name__}; "
+        f"pass a graph.Graph or an onnx ModelProto after 'import graph' (which registers one)"
+    )
+
+
 __all__ = [
     "Task",
     "TemplateEntry",
     "args_to_workload",
     "compute_flop",
     "create",
+    "extract_from_program",
     "get_config",
     "lookup",
+    "register_extractor",
     "register_template",
     "template",
 ]

@@ -1,0 +1,228 @@
+"""Whole-model tuning, the graph side: tasks of a graph, and ``tessera tune``.
+
+``autotvm.task.extract_from_program(g, params, target)`` (``tune`` sits below
+``graph`` and imports none of it) asks the extractor this module registers on
+``import graph``.  It runs the graph's pass table as ``graph.build`` would, so
+the workloads are the kernels a build compiles (after layout rewrites), and
+returns one task per distinct workload whose template AutoTVM knows, each with
+``count`` (calls per run of the model) and ``share`` (its part of the model's
+flops, the weight by which ``tessera tune`` spreads trials)::
+
+    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    for t in tasks: tuner = autotvm.tuner.XGBTuner(t); tuner.tune(...)
+    with autotvm.apply_history_best("model.jsonl"):
+        lib = graph.build(g, target="llvm", params=params)   # choose_configs reads the records
+
+``tessera tune model.onnx --trials N --log model.jsonl`` (``graph.cli.cmd_tune``) tunes
+every task, appending each measured batch to the log; run again, it loads the
+log (``tuner.load_history``) and measures only what is missing, so a killed
+run loses at most the batch in flight.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections import Counter
+
+from tune import autotvm
+from tune.autotvm.errors import TemplateNotFoundError
+
+
+# ------------------------------------------------------------- extraction ---
+def _program(program, params):
+    """``(Graph, params)`` of a Graph or an ONNX ModelProto; None for anything else."""
+    from graph.ir import Graph
+
+    if isinstance(program, Graph):
+        return program, dict(params or {})
+    if type(program).__name__ == "ModelProto" and type(program).__module__.startswith("onnx"):
+        from graph.onnx import from_onnx
+
+        g, p = from_onnx(program)
+        return g, {**p, **dict(params or {})}
+    return None
+
+
+def graph_workloads(g, params=None, target="llvm") -> Counter:
+    """Workload key -> kernel calls per run, of every node with a config after the pass table."""
+    from codegen import service
+    from graph.build import bind_params, optimize
+
+    counts: Counter = Counter()
+
+    def walk(graph) -> None:
+        for node in graph.nodes:
+            body = node.attrs.get("body")
+            if body is not None and hasattr(body, "nodes"):
+                walk(body)
+            cfg = node.attrs.get("config")
+            if cfg is not None:
+                counts[cfg.workload] += 1
+
+    with service.check_target(target):
+        walk(optimize(bind_params(g, params)))
+    return counts
+
+
+def extract_tasks(program, params=None, target="llvm") -> list | None:
+    """The registered extractor: one task per distinct tunable workload, heaviest first."""
+    got = _program(program, params)
+    if got is None:
+        return None
+    import topi.x86.templates  # noqa: F401 - registers topi's AutoTVM templates
+
+    g, params = got
+    tasks = []
+    for wl, count in graph_workloads(g, params, target).items():
+        try:
+            autotvm.task.lookup(wl[0])
+        except TemplateNotFoundError:
+            continue  # a schedule with a rule but no AutoTVM template (pooling, reductions)
+        task = autotvm.task.create(wl[0], wl[1:], target=target)
+        task.count = count
+        tasks.append(task)
+    total = sum(t.flop * t.count for t in tasks) or 1.0
+    for t in tasks:
+        t.share = t.flop * t.count / total
+    return sorted(tasks, key=lambda t: (-t.share, str(t.workload)))
+
+
+autotvm.task.register_extractor(extract_tasks)
+
+
+# ------------------------------------------------------------------ plans ---
+def spread_trials(tasks: list, trials: int) -> list[int]:
+    """Trials per task, proportional to its share of the flops, at least one each, within each space."""
+    out = [max(1, math.floor(trials * t.share)) for t in tasks]
+    spare = trials - sum(out)
+    for k in sorted(range(len(tasks)), key=lambda k: -tasks[k].share):
+        if spare <= 0:
+            break
+        out[k] += 1
+        spare -= 1
+    return [min(n, len(t.config_space)) for n, t in zip(out, tasks)]
+
+
+def read_log(path: str, target) -> list:
+    """The records of ``path`` (none when it does not exist); a named error when it cannot be
+    read or holds records for another target only."""
+    from tune.autotvm.dispatch import target_key
+    from tune.autotvm.record import load_records
+
+    if not os.path.exists(path):
+        return []
+    records = load_records(path)
+    key = target_key(target)
+    others = sorted({target_key(inp.target) for inp, _ in records} - {key})
+    if records and len(others) == len({target_key(inp.target) for inp, _ in records}):
+        raise autotvm.RecordError(
+            f"log {path!r} holds records for target {others[0]!r}, not this one ({key!r}); "
+            f"use another log, or --target {others[0].split(' -mattr')[0]!r}"
+        )
+    return [(inp, res) for inp, res in records if target_key(inp.target) == key]
+
+
+def measured(records: list, task) -> list:
+    return [(inp, res) for inp, res in records if inp.task.workload == task.workload]
+
+
+class _BudgetSpent(Exception):
+    pass
+
+
+def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budget_s: float | None = None,
+               records: list = (), measure_option=None, stream=None, seed: int = 0) -> dict:
+    """Tune each task to its planned trials (records already in the log count as done).
+    Returns workload -> trials measured now."""
+    measure_option = measure_option or autotvm.measure_option(builder="local", runner=autotvm.LocalRunner())
+    deadline = None if budget_s is None else time.monotonic() + budget_s
+    done: dict = {}
+
+    def stop_at_deadline(_tuner, _inputs, _results) -> None:
+        if deadline is not None and time.monotonic() > deadline:
+            raise _BudgetSpent
+
+    for k, (task, n) in enumerate(zip(tasks, plan)):
+        old = measured(records, task)
+        left = n - len(old)
+        done[task.workload] = 0
+        if left <= 0 or (deadline is not None and time.monotonic() > deadline):
+            continue
+        kwargs = {"seed": seed + k} if tuner in ("random", "xgb") else {}
+        t = autotvm.tuner.get_tuner(tuner, task, **kwargs)
+        if old:
+            t.load_history(old)
+        callbacks = [autotvm.callback.log_to_file(log_path)]
+        if stream is not None:
+            prefix = f"[Task {k + 1:2d}/{len(tasks)}] {task.name} x{task.count} ({100 * task.share:.0f}%)"
+            callbacks.append(autotvm.callback.progress_bar(left, prefix=prefix, stream=stream))
+        callbacks.append(stop_at_deadline)
+        mon = autotvm.callback.Monitor()
+        try:
+            t.tune(n_trial=left, measure_option=measure_option, callbacks=[mon, *callbacks])
+        except _BudgetSpent:
+            if stream is not None:
+                stream.write("\n")
+        done[task.workload] = len(mon.records)
+    return done
+
+
+# ---------------------------------------------------------------- builds ---
+def build_with_records(g, params, target, log_path: str | None):
+    """``graph.build`` with the rule defaults (``log_path`` None) or under ``apply_history_best``."""
+    from graph.build import build
+
+    if log_path is None:
+        return build(g, target=target, params=params)
+    with autotvm.apply_history_best(log_path):
+        return build(g, target=target, params=params)
+
+
+def tune_plan(tasks: list, trials: int, records: list) -> list[str]:
+    """One line per task: what it is, its share, its space and its trials (and those in the log)."""
+    lines = []
+    for k, (t, n) in enumerate(zip(tasks, spread_trials(tasks, trials))):
+        have = min(len(measured(records, t)), n)
+        lines.append(f"task {k + 1}/{len(tasks)}: {t.name} {t.args} x{t.count}, {100 * t.share:.1f}% of flops, "
+                     f"{len(t.config_space)} configs, {n} trials ({have} in the log)")
+    return lines
+
+
+def best_curves(log_path: str, tasks: list, target) -> dict:
+    """Task -> best GFLOP/s after each trial, in log order (failed trials keep the best so far)."""
+    records = read_log(log_path, target)
+    curves = {}
+    for t in tasks:
+        best, curve = 0.0, []
+        for _, res in measured(records, t):
+            if res.error_no == 0 and res.costs:
+                best = max(best, t.flop / (sum(res.costs) / len(res.costs)) / 1e9)
+            curve.append(best)
+        curves[t] = curve
+    return curves
+
+
+def plot_tuning(log_path: str, tasks: list, out: str, target) -> None:
+    """Best GFLOP/s against trials, one line per task (the picture that says whether to tune longer)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for k, (t, curve) in enumerate(best_curves(log_path, tasks, target).items()):
+        if curve:
+            ax.plot(range(1, len(curve) + 1), curve, label=f"{k + 1}: {t.name} x{t.count}")
+    ax.set_xlabel("trials")
+    ax.set_ylabel("best GFLOP/s")
+    ax.set_title(f"tuning {os.path.basename(log_path)}")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+__all__ = ["best_curves", "build_with_records", "extract_tasks", "graph_workloads", "plot_tuning", "read_log",
+           "spread_trials", "tune_plan", "tune_tasks"]

@@ -1,0 +1,246 @@
+"""Whole-model tuning: extract_from_program, apply_history_best through graph.build, ``tessera tune``.
+
+A tiny ONNX model (three 3x3 convs, two of them alike, and a dense layer) and
+a handful of trials keep these fast; the figures live in benchmarks/tune_model.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import graph
+from graph.cli import main
+from graph.interpreter import interpret
+from graph.tuning import graph_workloads, read_log, spread_trials
+from tune import autotvm
+from tune.autotvm.measure import MeasureInput, MeasureResult
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONV = "conv2d_NCHWc.x86"
+
+
+def tiny_model(seed: int = 0) -> onnx.ModelProto:
+    rng = np.random.default_rng(seed)
+
+    def w(name, *shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype("float32"), name)
+
+    inits = [w("w1", 8, 3, 3, 3), w("w2", 8, 8, 3, 3), w("w3", 8, 8, 3, 3), w("fc", 10, 8 * 7 * 7), w("fcb", 10)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("Conv", ["r2", "w3"], ["c3"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c3"], ["r3"]),
+        helper.make_node("Flatten", ["r3"], ["f"]),
+        helper.make_node("Gemm", ["f", "fc", "fcb"], ["y"], transB=1),
+    ]
+    g = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 7, 7])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tune") / "tiny.onnx"
+    m = tiny_model()
+    onnx.save(m, path)
+    return str(path), m
+
+
+def run_model(lib, x):
+    m = lib.create_executor()
+    m.run(x=x)
+    return m.get_output(0)
+
+
+def configs_of(lib) -> dict:
+    """Workload -> config of every kernel node a built library holds."""
+    out = {}
+    for node in lib.graph.nodes:
+        body = node.attrs.get("body")
+        for n in body.nodes if body is not None else ():
+            if n.attrs.get("config") is not None:
+                out[n.attrs["config"].workload] = n.attrs["config"]
+    return out
+
+
+# ----------------------------------------------------------- extraction ---
+def test_extract_from_program_counts(model):
+    _, m = model
+    g, params = graph.from_onnx(m)
+    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    assert [t.name for t in tasks] == [CONV, CONV, "dense_pack.x86"]  # heaviest first
+    alike, first, dense = tasks
+    assert alike.args[:2] == ((1, 8, 7, 7), (8, 8, 3, 3)) and alike.count == 2
+    assert first.args[:2] == ((1, 3, 7, 7), (8, 3, 3, 3)) and first.count == 1
+    assert dense.args == (1, 10, 392, "float32") and dense.count == 1
+    assert sum(t.share for t in tasks) == pytest.approx(1.0)
+    assert alike.share == pytest.approx(2 * alike.flop / sum(t.flop * t.count for t in tasks))
+    assert alike.flop == 2 * 8 * 7 * 7 * 8 * 9
+    # a task's workload is the key the graph's choose_configs pass looks records up by
+    assert {t.workload for t in tasks} <= set(graph_workloads(g, params))
+    assert all(len(t.config_space) > 1 for t in tasks)
+    # an onnx ModelProto goes through the same registered extractor
+    assert [t.workload for t in autotvm.task.extract_from_program(m, target="llvm")] == [t.workload for t in tasks]
+
+
+def test_extract_from_program_unknown_object():
+    with pytest.raises(autotvm.TuneError, match="no extractor knows a dict"):
+        autotvm.task.extract_from_program({"not": "a graph"})
+
+
+def test_spread_trials_by_share(model):
+    tasks = autotvm.task.extract_from_program(model[1], target="llvm")
+    plan = spread_trials(tasks, 20)
+    assert sum(plan) == 20 and plan[0] > plan[1] >= plan[2] >= 1
+    assert spread_trials(tasks, 1) == [1, 1, 1]  # every task measured at least once (its default)
+
+
+# ------------------------------------------------------ applied records ---
+def non_default_config(task):
+    """A legal config of ``task`` other than its fallback (the rule default)."""
+    default = task.default_config()
+    for index in range(len(task.config_space)):
+        cfg = task.config_space.get(index)
+        if cfg.index == default.index:
+            continue
+        try:
+            task.instantiate(cfg)
+        except autotvm.TuneError:
+            continue
+        return cfg
+    raise AssertionError("no legal non-default config")
+
+
+def write_records(path, pairs) -> None:
+    from tune.autotvm.record import encode
+
+    with open(path, "w") as fh:
+        fh.writelines(encode(MeasureInput(task.target, task, cfg), MeasureResult((cost,), 0, cost, time.time())) + "\n" for task, cfg, cost in pairs)
+
+
+def test_apply_history_best_numerics(model, tmp_path):
+    _, m = model
+    g, params = graph.from_onnx(m)
+    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    chosen = {t.workload: non_default_config(t) for t in tasks}
+    log = tmp_path / "best.jsonl"
+    # two records per task: the slower (the default) must lose to the chosen config
+    write_records(log, [(t, t.default_config(), 1.0) for t in tasks] + [(t, chosen[t.workload], 1e-6) for t in tasks])
+
+    x = np.random.default_rng(1).standard_normal((1, 3, 7, 7)).astype("float32")
+    default = graph.build(g, target="llvm", params=params)
+    with autotvm.apply_history_best(str(log)):
+        tuned = graph.build(g, target="llvm", params=params)
+    got = configs_of(tuned)
+    for wl, cfg in chosen.items():
+        values = {k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}
+        assert got[wl].values == values, wl
+        assert configs_of(default)[wl].values != values
+    ref = interpret(g, {"x": x}, params)[0]  # numpy, op by op
+    y0, y1 = run_model(default, x), run_model(tuned, x)
+    np.testing.assert_allclose(y1, y0, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(y1, ref, rtol=1e-4, atol=1e-5)
+    # outside the context the rule defaults come back
+    assert configs_of(graph.build(g, target="llvm", params=params)) == configs_of(default)
+
+
+# ---------------------------------------------------------- command line ---
+def log_workloads(path) -> list:
+    return [(inp.task.workload, str(inp.config)) for inp, _ in read_log(str(path), "llvm")]
+
+
+def test_cli_tune_then_run_with_records(model, tmp_path, capsys):
+    path, _ = model
+    log, png = tmp_path / "tiny.jsonl", tmp_path / "tuning.png"
+    argv = ["tune", path, "--trials", "6", "--log", str(log), "--tuner", "random", "--plot", str(png), "-q"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "6 trials measured now" in out
+    assert "latency before (rule defaults):" in out and "latency after" in out
+    assert png.stat().st_size > 1000
+    measured = log_workloads(log)
+    assert len(measured) == 6 and len(set(measured)) == 6  # each a new config
+    # resume: everything planned is in the log, nothing is measured again
+    assert main(argv) == 0
+    assert "0 trials measured now" in capsys.readouterr().out
+    assert log_workloads(log) == measured
+    # more trials: only the missing ones, no config measured twice
+    assert main([*argv[:3], "10", *argv[4:]]) == 0
+    assert "4 trials measured now" in capsys.readouterr().out
+    again = log_workloads(log)
+    assert again[:6] == measured and len(again) == 10 and len(set(again)) == 10
+    assert main(["run", path, "--records", str(log), "-q"]) == 0
+    assert "latency:" in capsys.readouterr().out
+    assert main(["bench", path, "--repeat", "1", "--records", str(log), "-q"]) == 0  # 1: outputs differ
+    assert ": agree" in capsys.readouterr().out
+    assert main(["compile", path, "-o", str(tmp_path / "t.so"), "--records", str(log), "-q"]) == 0
+
+
+def test_sigkill_then_resume_loses_at_most_the_batch_in_flight(model, tmp_path, capsys):
+    path, _ = model
+    log = tmp_path / "killed.jsonl"
+    argv = ["tune", path, "--trials", "12", "--log", str(log), "--tuner", "random", "-q"]
+    proc = subprocess.Popen([sys.executable, "-m", "graph", *argv], cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if log.exists() and len(log.read_text().splitlines()) >= 2:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "tessera tune ended before it could be killed"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the tuner and its build/run workers
+        proc.wait()
+    before = log_workloads(log)
+    assert 2 <= len(before) < 12
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"{12 - len(before)} trials measured now" in out
+    after = log_workloads(log)
+    assert after[: len(before)] == before and len(after) == 12 and len(set(after)) == 12
+
+
+def other_target_log(path) -> None:
+    task = autotvm.task.create(CONV, ((1, 8, 7, 7), (8, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "float32",
+                                      "float32"), target="llvm -mcpu=x86-64 -mattr=-avx2,-avx512f,-fma")
+    write_records(path, [(task, task.default_config(), 1e-3)])
+
+
+@pytest.mark.parametrize("case", ["tuner", "unreadable", "other_target", "trials", "records_missing",
+                                  "records_other_target", "no_matplotlib"])
+def test_bad_inputs_are_named_errors(model, tmp_path, capsys, monkeypatch, case):
+    path, _ = model
+    log = tmp_path / "x.jsonl"
+    tune = ["tune", path, "--trials", "2", "--log", str(log)]
+    argv, message = {
+        "tuner": ([*tune, "--tuner", "annealing"], "--tuner 'annealing': unknown tuner; use one of: xgb, ga"),
+        "unreadable": (["tune", path, "--trials", "2", "--log", str(tmp_path)], "cannot read tuning records"),
+        "other_target": (tune, "holds records for target 'llvm -mcpu=x86-64"),
+        "trials": (["tune", path, "--trials", "0", "--log", str(log)], "--trials 0: must be at least 1"),
+        "records_missing": (["run", path, "--records", str(log)], f"--records {log}: no such file"),
+        "records_other_target": (["compile", path, "--records", str(log)], "holds records for target"),
+        "no_matplotlib": ([*tune, "--plot", str(tmp_path / "p.png")], "--plot needs matplotlib: pip install"),
+    }[case]
+    if "other_target" in case:
+        other_target_log(log)
+    if case == "no_matplotlib":
+        monkeypatch.setitem(sys.modules, "matplotlib", None)
+    before = log.read_text() if log.exists() else None
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert (log.read_text() if log.exists() else None) == before  # nothing recorded is lost
