@@ -354,3 +354,25 @@ def test_fuzz_regression_reduce_outside_fused_axes_shapes(rows, k, cols):
     fused = s[C].fuse(*C.op.axis)
     s[C].reorder(r, fused)
     check_build(s, [A, B, C], lambda a, b: a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_no_vectorize_hint_only_on_loops_under_pow2_floormod():
+    """codegen marks the fused loop of the regression above (floormod(f, 4) in B's index)
+    with llvm.loop.vectorize.enable=false, and nothing in a matmul without floormod."""
+    from codegen import service
+    from schedule.lower import lower
+
+    def emitted(reorder: bool) -> str:
+        A = te.placeholder((4, 2), name="A")
+        B = te.placeholder((2, 4), name="B")
+        r = te.reduce_axis((0, 2), name="r")
+        C = te.compute((4, 4), lambda i, j: te.sum(A[i, r] * B[r, j], axis=r), name="C")
+        s = te.create_schedule(C.op)
+        if reorder:
+            s[C].reorder(r, s[C].fuse(*C.op.axis))
+        return service.emit_llvm(lower(s, [A, B, C], name="f"))[0]
+
+    marked = emitted(True)
+    assert marked.count("!llvm.loop") == 1
+    assert '!"llvm.loop.vectorize.enable", i1 0' in marked
+    assert "llvm.loop" not in emitted(False)
