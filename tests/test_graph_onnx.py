@@ -800,3 +800,13 @@ def test_operator_type_not_utf8_refused():
     data = data.replace(b"Relu", b"Re\xfflu"[:4])
     with pytest.raises(ValueError, match=r"has an operator type or domain that is not valid UTF-8"):
         graph.from_onnx(data)
+
+
+@pytest.mark.parametrize("elem", [TensorProto.BFLOAT16, TensorProto.INT4, TensorProto.FLOAT8E5M2])
+def test_unrepresentable_constants_refused_at_import(elem):
+    value = helper.make_tensor("v", elem, [2], [1, 0])
+    for node in (N("Constant", [], ["Y"], value=value),
+                 N("ConstantOfShape", ["s"], ["Y"], value=helper.make_tensor("v", elem, [1], [1]))):
+        model = make_model([node], {"X": rand(2)}, ["Y"], {"s": np.array([2], np.int64)})
+        with pytest.raises(ValueError, match=r"attribute value holds \w+, a type the compiler cannot represent"):
+            graph.from_onnx(model)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from graph.onnx.context import Context, OnnxNode
+from te.dtype import SCALARS
 from graph.onnx.table import converter
 
 _SCALAR_ATTRS = {"value_float": np.float32, "value_floats": np.float32, "value_int": np.int64,
@@ -28,8 +29,9 @@ def convert_constant(ctx: Context, node: OnnxNode) -> list:
             others = sorted(node.attrs) or ["none"]
             raise node.error(f"only value, value_float(s) and value_int(s) are supported, got {others}")
         array = np.array(node.attrs[found[0]], dtype=_SCALAR_ATTRS[found[0]])
-    if array.dtype.kind not in "biuf":
-        raise node.error(f"constants of type {array.dtype} are not supported")
+    if str(array.dtype) not in SCALARS:
+        raise node.error(f"attribute value holds {array.dtype}, a type the compiler cannot represent; "
+                         f"supported: {', '.join(SCALARS)}")
     return [ctx.const(np.array(array, order="C"), "value")]
 
 
@@ -42,6 +44,9 @@ def convert_constant_of_shape(ctx: Context, node: OnnxNode) -> list:
     value = np.asarray(node.attr("value", np.zeros(1, np.float32)))
     if value.size != 1:
         raise node.error(f"value must hold one element, got shape {value.shape}")
+    if str(value.dtype) not in SCALARS:
+        raise node.error(f"attribute value holds {value.dtype}, a type the compiler cannot represent; "
+                         f"supported: {', '.join(SCALARS)}")
     attrs = {"shape": shape, "value": value.reshape(-1)[0].item(), "dtype": str(value.dtype)}
     return [ctx.op("full", [], attrs)]
 
