@@ -112,4 +112,3 @@ def conv2d_winograd(dshape, kshape, strides, pads, dilation, groups=1, dtype="fl
 
 
 __all__ = ["conv2d_nchwc", "conv2d_winograd", "dense", "dense_pack", "softmax", "template_config"]
-
