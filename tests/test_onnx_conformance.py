@@ -167,8 +167,6 @@ REFUSED: dict = {
 
 # name -> what is wrong (each still fails; remove the entry when it passes).
 KNOWN_WRONG: dict = {
-    # graph.build with fusion (opt_level >= 1) differs; opt_level 0 and the interpreter match.
-    "test_rotary_embedding_3d_input_expanded": "the fused build gives wrong values (unfused is right)",
     # The Attention converter and kernel (graph/onnx/transformer.py, topi attention): float16
     # rounding beyond atol, and a fully masked row gives NaN where onnx gives 0.
     "test_attention_4d_fp16": "float16 results 1 ulp beyond the tolerance",
