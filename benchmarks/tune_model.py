@@ -1,0 +1,85 @@
+"""Whole-model tuning figure: a light ONNX model tuned (``tessera tune``'s loop), then timed
+with the rule defaults, with the records, and with onnxruntime, interleaved in one run.
+
+::
+
+    python benchmarks/tune_model.py resnet50 --trials 2000 --budget 20 --log /tmp/resnet50.jsonl
+    python benchmarks/tune_model.py resnet50 --trials 0 --log /tmp/resnet50.jsonl   # time an existing log
+
+Run again with the same ``--log`` to resume (nothing already measured is measured again).
+The timings share the machine with whatever else runs on it; say so next to the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import graph
+from graph import tuning
+from graph.cli import RTOL, interleaved, ort_session, random_inputs, set_threads
+from graph.onnx.zoo import light_model_path
+from tune import autotvm
+
+
+def main(argv: list | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("model", nargs="?", default="resnet50", help="a light zoo name or an .onnx path")
+    p.add_argument("--trials", type=int, default=1000)
+    p.add_argument("--budget", type=float, default=None, help="minutes of tuning at most")
+    p.add_argument("--log", required=True)
+    p.add_argument("--tuner", default="xgb")
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--threads", type=int, default=2)
+    args = p.parse_args(argv)
+    path = args.model if args.model.endswith(".onnx") else light_model_path(args.model)
+    set_threads(args.threads)
+    g, params = graph.from_onnx(path)
+    target = "llvm"
+    t0 = time.perf_counter()
+    tasks = autotvm.task.extract_from_program(g, params, target)
+    print(f"{len(tasks)} tasks extracted in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    records = tuning.read_log(args.log, target)
+    for line in tuning.tune_plan(tasks, max(args.trials, 1), records):
+        print(line, file=sys.stderr)
+    t0 = time.perf_counter()
+    done = {}
+    if args.trials > 0:
+        done = tuning.tune_tasks(tasks, tuning.spread_trials(tasks, args.trials), args.log, args.tuner,
+                                 None if args.budget is None else 60 * args.budget, records, stream=sys.stderr)
+    tune_s = time.perf_counter() - t0
+    before = tuning.build_with_records(g, params, target, None)
+    after = tuning.build_with_records(g, params, target, args.log)
+    feed = random_inputs({v.name: (tuple(v.shape), v.dtype) for v in before.graph.inputs}, 0)
+    fns, outs = {}, {}
+    for name, lib in (("default", before), ("tuned", after)):
+        m = lib.create_executor()
+        m.set_input(**feed)
+        m.run()
+        outs[name] = m.get_output(0).copy()
+        fns[name] = m.run
+    sess, why = ort_session(path, args.threads)
+    if sess is not None:
+        ort_feed = {i.name: feed[i.name] for i in sess.get_inputs() if i.name in feed}
+        outs["onnxruntime"] = sess.run(None, ort_feed)[0]
+        fns["onnxruntime"] = lambda: sess.run(None, ort_feed)
+    else:
+        print(f"onnxruntime not run: {why}", file=sys.stderr)
+    scale = float(np.abs(outs["default"]).max()) or 1.0
+    for name, y in outs.items():
+        assert np.allclose(y, outs["default"], rtol=RTOL, atol=1e-4 * scale), f"{name} disagrees with default"
+    med = {k: statistics.median(v) for k, v in interleaved(fns, args.repeat).items()}
+    print(f"{args.model}: {len(tasks)} tasks, {sum(done.values())} trials measured in {tune_s:.0f} s "
+          f"(log {args.log}: {len(tuning.read_log(args.log, target))} records)")
+    for k, v in med.items():
+        ratio = f"  ({v / med['onnxruntime']:.2f}x onnxruntime's time)" if "onnxruntime" in med else ""
+        print(f"  {k:12} {v * 1e3:8.2f} ms{ratio}")
+    return med
+
+
+if __name__ == "__main__":
+    main()
