@@ -302,7 +302,9 @@ def test_defaults_read_the_target():
         pool2 = default_config(pool_workload((1, 8, 9, 9)))
         assert config_space(KEY)["ow_bn"] == list(range(1, 9))  # 8 of the 16 ymm
     assert (big["oc_bn"], small["oc_bn"]) == (32, 16)  # two vectors of 16 / of 8 lanes
-    assert big["ow_bn"] * 2 <= 16 and small["ow_bn"] * 2 <= 8
+    assert big["ow_bn"] * 2 <= 16 and big["unroll_kw"]
+    # AVX2: the wide tile, 6 columns x 2 vectors = 12 of the 16 ymm, kernel columns rolled
+    assert (small["ow_bn"], small["unroll_kw"], small["ic_bn"]) == (6, False, 8)
     assert (pool512["vec"], pool2["vec"]) == (16, 8)
     with Target(AVX2):
         assert default_config(x86dense.dense_workload(64, 1000, 2048, template="dense_pack.x86")).values == \
@@ -323,7 +325,8 @@ def _build_for(s, args, target: str):
     return f
 
 
-@pytest.mark.parametrize("case", [((1, 16, 14, 14), (32, 16, 3, 3), 1, 1), ((1, 3, 23, 23), (24, 3, 7, 7), 2, 3)])
+@pytest.mark.parametrize("case", [((1, 16, 14, 14), (32, 16, 3, 3), 1, 1), ((1, 3, 23, 23), (24, 3, 7, 7), 2, 3),
+                                  ((1, 12, 23, 23), (32, 12, 3, 3), 1, 1)])
 def test_avx2_scheduled_conv_uses_8_lanes_and_matches_numpy(case):
     shape, kshape, st, pad = case
     a, wt = _np(shape, 27), _np(kshape, 28)
@@ -333,7 +336,10 @@ def test_avx2_scheduled_conv_uses_8_lanes_and_matches_numpy(case):
         s = x86conv.schedule_conv2d_nchw(C)
         f = _build_for(s, [A, W, C], AVX2)
     cfg = C.op.input_tensors[0].op.attrs["config"]
-    assert cfg["oc_bn"] in (8, 16) and cfg["ow_bn"] * cfg["oc_bn"] // 8 <= 8  # 8 of the 16 ymm
+    acc = cfg["ow_bn"] * cfg["oc_bn"] // 8
+    assert cfg["oc_bn"] in (8, 16) and (acc <= 8 or (acc == 12 and not cfg["unroll_kw"]))  # of the 16 ymm
+    if acc == 12:  # the wide tile (OW 23 padded to 24, ic_bn 6): no spilling (unroll_kw made ~600 rsp)
+        assert f.get_source("asm").count("rsp") < 100
     check_build(s, [A, W, C], lambda *_: T.conv2d_nchw_python(a, wt, st, pad), inputs=[a, wt], module=f, **TOL)
 
 

@@ -288,7 +288,8 @@ def max_accumulators(target=None) -> int:
     (LLVM spills past ~20), 8 of AVX2's 16 ymm (the unrolled conv tile keeps kernel
     vectors and several broadcasts live: a 16x6 tile of 12 ymm accumulators made 242
     stack references in the ResNet 64->64 @56 kernel, 16x5 43, 16x4 23 -- as many as
-    the AVX-512 32x8 tile's 16)."""
+    the AVX-512 32x8 tile's 16; with the kernel columns rolled a 16x6 tile does not
+    spill, see ``topi.x86.conv2d.wide_tile_columns``)."""
     return 16 if (target or current_target()).vector_registers >= 32 else 8
 
 
