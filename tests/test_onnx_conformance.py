@@ -168,11 +168,9 @@ REFUSED: dict = {
 # name -> what is wrong (each still fails; remove the entry when it passes).
 KNOWN_WRONG: dict = {
     # The Attention converter and kernel (graph/onnx/transformer.py, topi attention): float16
-    # rounding beyond atol, and a fully masked row gives NaN where onnx gives 0.
+    # rounding beyond atol.
     "test_attention_4d_fp16": "float16 results 1 ulp beyond the tolerance",
     "test_attention_4d_causal_fp16": "float16 results 1 ulp beyond the tolerance",
-    "test_attention_23_boolmask_fullymasked_row_nan_robustness": "NaN for a fully masked row (onnx: 0)",
-    "test_attention_causal_boolmask_nan_robustness": "NaN for a fully masked row (onnx: 0)",
 }
 
 

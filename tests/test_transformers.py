@@ -113,6 +113,29 @@ def test_attention_heads_merged(bh, heads, sq, fuse_rows):
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("bh,sq,sk,heads", [(3, 13, 21, 0), (4, 9, 37, 2), (2, 16, 16, 0)])
+def test_attention_fully_masked_rows_are_zero(bh, sq, sk, heads):
+    """A row whose every key is masked (-inf) gives 0, as ONNX's reference, not NaN (0 / 0)."""
+    d = dv = 12
+    q, k, v = rand(bh, sq, d), rand(bh, sk, d), rand(bh, sk, dv)
+    mask = np.where(RNG.random((bh, sq, sk)) < 0.5, -np.inf, 0.0).astype("float32")
+    dead = [(b, i) for b in range(bh) for i in range(sq) if (b + 2 * i) % 3 == 0]
+    for b, i in dead:
+        mask[b, i] = -np.inf
+    want = ref.attention_python(q, k, v, mask, 0.3)
+    assert all((want[b, i] == 0).all() for b, i in dead) and np.isfinite(want).all()
+    Q, K, V, M = (te.placeholder(a.shape, name=n) for a, n in ((q, "q"), (k, "k"), (v, "v"), (mask, "m")))
+    rb = next(r for r in (4, 1) if sq % r == 0)  # rb must divide Sq; vec 8 does not divide Sk
+    cfg = make_config(attention_workload(bh, sq, sk, d, dv), {"rb": rb, "vec": 8, "fuse_rows": False})
+    out = attention(Q, K, V, M, 0.3, cfg=cfg, heads=heads)
+    f = codegen.build(schedule_attention(out), [Q, K, V, M, out])
+    y = np.full(tuple(int(x) for x in out.shape), np.nan, "float32")
+    f(q, k, v, mask, y)
+    if heads:
+        want = want.reshape(bh // heads, heads, sq, dv).transpose(0, 2, 1, 3)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+
+
 def test_merge_attention_heads_pass():
     from graph.passes.fuse_attention import merge_attention_heads
 

@@ -9,7 +9,12 @@ For each of ``BH`` (batch x heads) slices, with ``q [Sq, D]``, ``k [Sk, D]``,
     p[i, j]     = exp(score[i, j] - rmax[i])
     psum[i]     = sum_j p[i, j]
     acc[i, e]   = sum_j p[i, j] * v[j, e]
-    out[i, e]   = acc[i, e] / psum[i]
+    out[i, e]   = acc[i, e] * (psum[i] == 0 ? 0 : 1 / psum[i])
+
+A fully masked row (every score ``-inf``) has ``rmax`` at the max reduction's
+identity (the lowest finite value), so every ``p`` is 0 and ``psum`` is 0: the
+select on the scale factor makes that row 0, as ONNX's reference does, where
+``0 / 0`` would give NaN.  ``psum`` is at least 1 in any other row.
 
 ``k`` may be given already transposed (``k_transposed=True``: ``[BH, D, Sk]``,
 as ``MatMul(Q, K^T)`` graphs produce it); the ``kt`` stage then reads it in place.
@@ -127,7 +132,11 @@ def attention(
         name="T_attn_acc",
         tag="attention_acc",
     )
-    one = te.const(1.0, dtype)
+    one, zero = te.const(1.0, dtype), te.const(0.0, dtype)
+
+    def inv(b, i):  # 1 / psum, and 0 for a fully masked row (psum == 0)
+        return te.if_then_else(psum[b, i] == zero, zero, one / psum[b, i])
+
     attrs = {"scale": float(scale), "workload": attention_workload(bh, sq, sk, d, dv, dtype)}
     if cfg is not None:
         attrs["config"] = cfg
@@ -137,14 +146,14 @@ def attention(
         attrs["heads"] = int(heads)
         return te.compute(
             (bh // heads, sq, heads, dv),
-            lambda b, i, h, e: acc[b * heads + h, i, e] * (one / psum[b * heads + h, i]),
+            lambda b, i, h, e: acc[b * heads + h, i, e] * inv(b * heads + h, i),
             name="T_attention",
             tag=ATTENTION,
             attrs=attrs,
         )
     return te.compute(
         (bh, sq, dv),
-        lambda b, i, e: acc[b, i, e] * (one / psum[b, i]),
+        lambda b, i, e: acc[b, i, e] * inv(b, i),
         name="T_attention",
         tag=ATTENTION,
         attrs=attrs,

@@ -27,14 +27,15 @@ def rms_norm_python(x, gamma=None, epsilon: float = 1e-5):
 
 def attention_python(q, k, v, mask=None, scale: float = 1.0, k_transposed: bool = False):
     """``softmax(q @ k^T * scale + mask) @ v`` over ``[BH, S, D]`` slices (``k`` as ``[BH, D, Sk]``
-    with ``k_transposed``), in float64."""
+    with ``k_transposed``), in float64; a fully masked row (all ``-inf``) gives 0, as ONNX's."""
     kt = k if k_transposed else np.swapaxes(k, -1, -2)
     s = np.matmul(q.astype(np.float64), kt.astype(np.float64)) * scale
     if mask is not None:
         s = s + mask
-    s = s - s.max(-1, keepdims=True)
-    p = np.exp(s)
-    p /= p.sum(-1, keepdims=True)
+    m = s.max(-1, keepdims=True)
+    p = np.exp(s - np.where(np.isneginf(m), 0.0, m))  # a fully masked row: all 0
+    psum = p.sum(-1, keepdims=True)
+    p /= np.where(psum == 0, 1.0, psum)
     return np.matmul(p, v.astype(np.float64)).astype(q.dtype)
 
 
