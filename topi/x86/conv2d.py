@@ -108,9 +108,9 @@ def conv2d_rule(workload: tuple, target) -> dict:
     * ``unroll_kw``: unroll the kernel columns when KW <= 3;
     * on a target of 16 vector registers (AVX2), ``ic_bn`` is at most one vector
       (8: half the unrolled body, 512->512 @7 0.90x -> 0.99x of AVX-512), and a
-      two-vector block takes the wide tile of :func:`wide_tile_columns` (6 columns,
-      12 accumulators, kernel columns rolled) where padding OW to it costs at most
-      1/8 (3x3 128->128 @28: 0.92x -> 0.98x of the AVX-512 build, per-thread CPU time).
+      two-vector block takes the wide tile of :func:`wide_tile_columns` (6 or 5
+      columns, 12 or 10 accumulators, kernel columns rolled) where padding OW to it
+      costs at most 1/8 (3x3 128->128 @28: 0.92x -> 0.98x of the AVX-512 build, per-thread CPU time).
     """
     icg, ocg, ow, kw, _, dtype = _geometry(workload)
     vec, max_acc = target.lanes(dtype), max_accumulators(target)
@@ -118,8 +118,8 @@ def conv2d_rule(workload: tuple, target) -> dict:
     if not cands:
         raise ValueError(f"{TEMPLATE}: {ocg} output channels per group cannot be blocked (need a multiple "
                          f"of one of {OC_BLOCKS}); use topi.nn.group_conv2d_nchw")
-    wide = wide_tile_columns(target)
-    wide = wide if wide and 8 * (_ceil(ow, wide) * wide - ow) <= ow else None  # padding OW costs <= 1/8
+    wide = [c for c in wide_tile_columns(target) if 8 * (_ceil(ow, c) * c - ow) <= ow]  # padding <= 1/8
+    wide = min(wide, key=lambda c: _ceil(ow, c)) if wide else None  # least padding, the wider on a tie
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
         oc_bn = 2 * vec
     elif vec in cands and ocg % vec == 0:
@@ -137,15 +137,17 @@ def conv2d_rule(workload: tuple, target) -> dict:
     return {"ic_bn": largest_divisor(icg, min(16, vec)), "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": unroll_kw}
 
 
-def wide_tile_columns(target) -> int | None:
-    """Columns of the wide two-vector tile on a 16-register target (None: 32 registers).
+def wide_tile_columns(target) -> tuple:
+    """Column counts of the wide two-vector tile on a 16-register target, preferred
+    first (none with 32 registers).
 
     With the kernel columns rolled, 12 ymm accumulators (16 channels x 6 columns)
     plus kernel vectors and a broadcast fit AVX2's 16 registers: the ResNet
     128->128 @28 kernel made 38 stack references, where the same tile with
     ``unroll_kw`` made 583 (and 16x7 with 14 accumulators about 100, at half speed).
+    5 columns pad OW 14 to 15 (256->256 @14: 0.90x -> 0.99x of AVX-512).
     """
-    return 6 if max_accumulators(target) < 16 else None
+    return (6, 5) if max_accumulators(target) < 16 else ()
 
 
 register_template(TEMPLATE, conv2d_space, conv2d_rule, doc="blocked NCHW[x]c conv2d (conv2d_nchw_x86)")
