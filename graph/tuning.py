@@ -135,21 +135,29 @@ class _BudgetSpent(Exception):
 def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budget_s: float | None = None,
                records: list = (), measure_option=None, stream=None, seed: int = 0) -> dict:
     """Tune each task to its planned trials (records already in the log count as done).
-    Returns workload -> trials measured now."""
+    With ``budget_s``, a task may spend the rest of the budget times its share of the flops
+    left (what an earlier task left unspent goes to the later ones); a task stops at the
+    first batch boundary past its time.  Returns workload -> trials measured now."""
     measure_option = measure_option or autotvm.measure_option(builder="local", runner=autotvm.LocalRunner())
-    deadline = None if budget_s is None else time.monotonic() + budget_s
+    end = None if budget_s is None else time.monotonic() + budget_s
+    deadline = [None]
     done: dict = {}
 
     def stop_at_deadline(_tuner, _inputs, _results) -> None:
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline[0] is not None and time.monotonic() > deadline[0]:
             raise _BudgetSpent
 
+    share_left = sum(t.share for t, n in zip(tasks, plan) if n > len(measured(records, t))) or 1.0
     for k, (task, n) in enumerate(zip(tasks, plan)):
         old = measured(records, task)
         left = n - len(old)
         done[task.workload] = 0
-        if left <= 0 or (deadline is not None and time.monotonic() > deadline):
+        if left <= 0:
             continue
+        if end is not None:
+            now = time.monotonic()
+            deadline[0] = now + max(end - now, 0.0) * task.share / max(share_left, 1e-12)
+            share_left -= task.share
         kwargs = {"seed": seed + k} if tuner in ("random", "xgb") else {}
         t = autotvm.tuner.get_tuner(tuner, task, **kwargs)
         if old:

@@ -188,6 +188,19 @@ def test_cli_tune_then_run_with_records(model, tmp_path, capsys):
     assert main(["compile", path, "-o", str(tmp_path / "t.so"), "--records", str(log), "-q"]) == 0
 
 
+def test_budget_stops_every_task_early(model, tmp_path, capsys):
+    path, _ = model
+    log = tmp_path / "budget.jsonl"
+    # 0.001 minutes: each task stops at its first batch boundary, every task gets its turn
+    assert main(["tune", path, "--trials", "40", "--log", str(log), "--tuner", "random", "--budget", "0.001",
+                 "-q"]) == 0
+    counts = {}
+    for wl, _ in log_workloads(log):
+        counts[wl] = counts.get(wl, 0) + 1
+    assert len(counts) == 3 and sum(counts.values()) < 40
+    assert max(counts.values()) <= 8  # one batch of at most n_parallel (the build workers) each
+
+
 def test_sigkill_then_resume_loses_at_most_the_batch_in_flight(model, tmp_path, capsys):
     path, _ = model
     log = tmp_path / "killed.jsonl"
