@@ -166,12 +166,7 @@ REFUSED: dict = {
 }
 
 # name -> what is wrong (each still fails; remove the entry when it passes).
-KNOWN_WRONG: dict = {
-    # The Attention converter and kernel (graph/onnx/transformer.py, topi attention): float16
-    # rounding beyond atol.
-    "test_attention_4d_fp16": "float16 results 1 ulp beyond the tolerance",
-    "test_attention_4d_causal_fp16": "float16 results 1 ulp beyond the tolerance",
-}
+KNOWN_WRONG: dict = {}
 
 
 @pytest.fixture(scope="session")

@@ -136,6 +136,30 @@ def test_attention_fully_masked_rows_are_zero(bh, sq, sk, heads):
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("bh,sq,sk,d,dv,masked", [(3, 13, 21, 10, 7, True), (2, 16, 70, 64, 24, False)])
+def test_attention_float16_rounds_once(bh, sq, sk, d, dv, masked):
+    """float16 attention is within one float16 rounding of the exact result (the arithmetic is
+    float32 inside; float16 accumulators over Sk or D keys were several ulps off)."""
+    q, k, v = (rand(bh, n, m).astype("float16") for n, m in ((sq, d), (sk, d), (sk, dv)))
+    mask = None
+    if masked:  # causal, and row 0 of every slice fully masked
+        mask = np.where(np.tril(np.ones((sq, sk), bool)), 0.0, -np.inf).astype("float16")[None]
+        mask[:, 0] = -np.inf
+    Q, K, V = (te.placeholder(a.shape, dtype="float16", name=n) for a, n in ((q, "q"), (k, "k"), (v, "v")))
+    M = te.placeholder(mask.shape, dtype="float16", name="m") if masked else None
+    out = attention(Q, K, V, M, 1 / math.sqrt(d))
+    assert out.dtype == "float16"
+    f = codegen.build(schedule_attention(out), [Q, K, V] + ([M] if masked else []) + [out])
+    y = np.full((bh, sq, dv), np.nan, "float16")
+    f(q, k, v, *([mask] if masked else []), y)
+    exact = ref.attention_python(q.astype("float64"), k.astype("float64"), v.astype("float64"),
+                                 None if mask is None else mask.astype("float64"), 1 / math.sqrt(d))
+    ulp = np.spacing(np.abs(exact).astype("float16")).astype("float64")
+    assert np.all(np.abs(y.astype("float64") - exact) <= ulp), np.abs(y - exact).max()
+    if masked:
+        assert (y[:, 0] == 0).all()
+
+
 def test_merge_attention_heads_pass():
     from graph.passes.fuse_attention import merge_attention_heads
 

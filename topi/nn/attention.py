@@ -20,6 +20,11 @@ select on the scale factor makes that row 0, as ONNX's reference does, where
 as ``MatMul(Q, K^T)`` graphs produce it); the ``kt`` stage then reads it in place.
 The mask is ``[MB, MQ, Sk]`` with ``MB`` in (1, BH) and ``MQ`` in (1, Sq)
 (broadcast), added after the scaling (``-inf`` entries mask a key out).
+
+float16 operands are computed in float32 from ``dot`` on (the products, the
+softmax and both accumulations) and rounded to float16 once, at the output:
+float16 accumulators lose several units in the last place over a row, and ONNX's
+reference (float32-accumulating matmuls) agrees with the exact result rounded once.
 """
 
 from __future__ import annotations
@@ -91,6 +96,10 @@ def attention(
     mshape = get_const_tuple(mask.shape) if mask is not None else None
     bh, sq, sk, d, dv = attention_shapes(*shapes, mshape, k_transposed)
     dtype = q.dtype
+    cdt = "float32" if dtype == "float16" else dtype  # the dtype of the arithmetic
+
+    def up(x):
+        return x.astype(cdt) if cdt != dtype else x
     if k_transposed:
         kt = te.compute((bh, d, sk), lambda b, c, j: k[b, c, j], name="T_attn_kt", tag="attention_kt")
     else:
@@ -98,16 +107,16 @@ def attention(
     rd = te.reduce_axis((0, d), name="d")
     dot = te.compute(
         (bh, sq, sk),
-        lambda b, i, j: te.sum(q[b, i, rd] * kt[b, rd, j], axis=rd),
+        lambda b, i, j: te.sum(up(q[b, i, rd]) * up(kt[b, rd, j]), axis=rd),
         name="T_attn_dot",
         tag="attention_dot",
     )
-    sc = te.const(scale, dtype)
+    sc = te.const(scale, cdt)
 
     def score(b, i, j):
         s = dot[b, i, j] * sc
         if mask is not None:
-            s = s + mask[b if mshape[0] > 1 else 0, i if mshape[1] > 1 else 0, j]
+            s = s + up(mask[b if mshape[0] > 1 else 0, i if mshape[1] > 1 else 0, j])
         return s
 
     scores = te.compute((bh, sq, sk), score, name="T_attn_score", tag="attention_score")
@@ -128,14 +137,17 @@ def attention(
     ra = te.reduce_axis((0, sk), name="j")
     acc = te.compute(
         (bh, sq, dv),
-        lambda b, i, e: te.sum(p[b, i, ra] * v[b, ra, e], axis=ra),
+        lambda b, i, e: te.sum(p[b, i, ra] * up(v[b, ra, e]), axis=ra),
         name="T_attn_acc",
         tag="attention_acc",
     )
-    one, zero = te.const(1.0, dtype), te.const(0.0, dtype)
+    one, zero = te.const(1.0, cdt), te.const(0.0, cdt)
 
     def inv(b, i):  # 1 / psum, and 0 for a fully masked row (psum == 0)
         return te.if_then_else(psum[b, i] == zero, zero, one / psum[b, i])
+
+    def down(x):
+        return x.astype(dtype) if cdt != dtype else x
 
     attrs = {"scale": float(scale), "workload": attention_workload(bh, sq, sk, d, dv, dtype)}
     if cfg is not None:
@@ -146,14 +158,14 @@ def attention(
         attrs["heads"] = int(heads)
         return te.compute(
             (bh // heads, sq, heads, dv),
-            lambda b, i, h, e: acc[b * heads + h, i, e] * inv(b * heads + h, i),
+            lambda b, i, h, e: down(acc[b * heads + h, i, e] * inv(b * heads + h, i)),
             name="T_attention",
             tag=ATTENTION,
             attrs=attrs,
         )
     return te.compute(
         (bh, sq, dv),
-        lambda b, i, e: acc[b, i, e] * inv(b, i),
+        lambda b, i, e: down(acc[b, i, e] * inv(b, i)),
         name="T_attention",
         tag=ATTENTION,
         attrs=attrs,
