@@ -8,10 +8,9 @@
   on a seeded input, and then on a copy with seeded random weights
   (:func:`random_weights`), where a wrong kernel cannot hide behind constant
   weights.
-* Every ``pytorch-converted`` and ``pytorch-operator`` test model whose
-  operators the importer covers must build and match its shipped outputs;
-  the ones the importer refuses are listed in :data:`REFUSED` with the
-  reason, so that a regression (or a new converter) shows.
+* Every ``pytorch-converted`` and ``pytorch-operator`` test model must
+  build and match its shipped outputs (none is refused since Pad
+  reflect/edge/wrap convert).
 
 Each light model is imported and built once per variant per session
 (module-scoped fixtures hold only the outputs).  The first run compiles
@@ -23,7 +22,6 @@ which share kernel shapes with the shipped ones, much faster.
 import collections
 import glob
 import os
-import re
 
 import numpy as np
 import onnx
@@ -42,11 +40,6 @@ TORCH_RTOL, TORCH_ATOL = 1e-3, 1e-4
 LOGIT_STD = 3.0  # random weights: the classifier is rescaled so the softmax is neither flat nor one-hot
 
 # Models of the pytorch suites that from_onnx refuses: name -> a fragment of its error.
-REFUSED = {
-    "pytorch-converted/test_ReflectionPad2d": "Pad, opset 6): mode='reflect' is not supported",
-    "pytorch-converted/test_ReplicationPad2d": "Pad, opset 6): mode='edge' is not supported",
-    "pytorch-operator/test_operator_pad": "Pad, opset 6): mode='reflect' is not supported",
-}
 
 
 # ------------------------------------------------------------------ helpers
@@ -257,11 +250,7 @@ def pytorch_cases() -> list:
 PYTORCH = pytorch_cases()
 
 
-def test_refused_list_names_existing_tests():
-    assert set(REFUSED) <= set(PYTORCH)
-
-
-@pytest.mark.parametrize("case", [c for c in PYTORCH if c not in REFUSED])
+@pytest.mark.parametrize("case", PYTORCH)
 def test_pytorch_model(case):
     root = os.path.join(DATA, case)
     g, params = graph.from_onnx(os.path.join(root, "model.onnx"))
@@ -286,8 +275,3 @@ def test_pytorch_model(case):
                 err_msg=f"{case} {ds} output {k}",
             )
 
-
-@pytest.mark.parametrize("case", sorted(REFUSED))
-def test_pytorch_model_refused(case):
-    with pytest.raises(ValueError, match="from_onnx: .*" + re.escape(REFUSED[case])):
-        graph.from_onnx(os.path.join(DATA, case, "model.onnx"))
