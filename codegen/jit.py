@@ -249,15 +249,24 @@ def _import_symbols(objects: list, label: str) -> None:
                         f"nothing was loaded")
 
 
-def load_objects(objects: list, symbols: list, label: str = "kernel") -> LoadedCode:
+def load_objects(objects: list, symbols: list, label: str = "kernel", shared: bool = False) -> LoadedCode:
     """Load ``objects`` (object code bytes) into an engine of their own; the addresses of ``symbols``.
 
     Every symbol the objects leave undefined is resolved first; one that
     neither the runtime nor the process defines raises ``LinkError`` naming
     it, and nothing is loaded.  The engine, and the code, go with the last
     reference to the returned ``LoadedCode``.
+
+    ``shared``: load into the one process-wide engine instead (each symbol
+    once, kept for the process).  Graph libraries do: a library of many
+    objects in an engine of its own had its code and constants mapped far
+    apart now and then (more than 2 GiB once the address space is
+    fragmented), which a 32-bit PC-relative reference cannot reach
+    (RuntimeDyldELF asserts ``isInt<32>(RealOffset)`` and aborts).
     """
     runtime_engine()
+    if shared:
+        return _load_shared(objects, symbols, label)
     with _lock:
         _import_symbols(objects, label)
         engine = _new_engine(objects)
@@ -266,6 +275,28 @@ def load_objects(objects: list, symbols: list, label: str = "kernel") -> LoadedC
     if absent:
         raise LinkError(f"{label}: the object code does not define {absent}")
     return LoadedCode(engine, addresses, label)
+
+
+def _load_shared(objects: list, symbols: list, label: str) -> LoadedCode:
+    with _lock:
+        eng = engine()
+        loaded = _state.setdefault("shared_symbols", {})
+        new, seen = [], set()
+        for obj, sym in zip(objects, symbols):
+            if sym not in loaded and sym not in seen:
+                seen.add(sym)
+                new.append((obj, sym))
+        if new:
+            _import_symbols([o for o, _ in new], label)
+            for obj, _ in new:
+                eng.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            eng.finalize_object()
+            for _, sym in new:
+                loaded[sym] = eng.get_function_address(sym)
+        absent = [s for s in symbols if not loaded.get(s)]
+        if absent:
+            raise LinkError(f"{label}: the object code does not define {absent}")
+        return LoadedCode(eng, {s: loaded[s] for s in symbols}, label)
 
 
 def engine() -> llvm.ExecutionEngine:

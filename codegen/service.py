@@ -180,9 +180,10 @@ def load(kernels: list, label: str | None = None) -> LoadedCode:
     return jit.load_objects([k.obj for k in kernels], [k.symbol for k in kernels], label)
 
 
-def load_objects(objects: list, symbols: list, label: str = "library") -> LoadedCode:
-    """Load object codes (bytes) as one library; ``LoadedCode.address(symbol)`` for each of ``symbols``."""
-    return jit.load_objects(objects, symbols, label)
+def load_objects(objects: list, symbols: list, label: str = "library", shared: bool = False) -> LoadedCode:
+    """Load object codes (bytes) as one library; ``LoadedCode.address(symbol)`` for each of ``symbols``
+    (``shared``: into the process-wide engine, kept for the process; see ``jit.load_objects``)."""
+    return jit.load_objects(objects, symbols, label, shared)
 
 
 def module(kernel: CompiledKernel, loaded: LoadedCode | None = None):

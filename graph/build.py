@@ -107,7 +107,7 @@ class GraphLibrary:
 
             kernels = list(self.kernels.values())
             self._loaded = service.load_objects([k.obj for k in kernels], [k.symbol for k in kernels],
-                                                label=f"graph {self.graph.name or ''}".strip())
+                                                label=f"graph {self.graph.name or ''}".strip(), shared=True)
             self._addresses = dict(self._loaded.addresses)
         return self._addresses
 
