@@ -102,7 +102,7 @@ def pre_order(e: E.Expr, fn: Callable[[E.Expr], E.Expr | None]) -> E.Expr:
 
 
 def walk(e: E.Expr, fn: Callable[[E.Expr], None]) -> None:
-    """Call ``fn`` on every node (each shared node once)."""
+    """Call ``fn`` on every node (each shared node once), parents first, children left to right."""
     seen: set[int] = set()
     stack = [e]
     while stack:
@@ -111,7 +111,7 @@ def walk(e: E.Expr, fn: Callable[[E.Expr], None]) -> None:
             continue
         seen.add(id(x))
         fn(x)
-        stack.extend(children(x))
+        stack.extend(reversed(children(x)))
 
 
 def substitute(e: E.Expr, vmap: dict) -> E.Expr:

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from te import expr as E
-from te.visitor import children, collect_vars
+from te.visitor import collect_vars, walk
 
 DEPTH = 8
 ACCESSES = 3
@@ -78,19 +78,6 @@ def _access(tensor, indices, lets) -> tuple:
     return tensor.op.name, shape, per_dim, nbytes
 
 
-def _walk_in_order(e, fn) -> None:
-    """``fn`` on every node once, parents first, children left to right (loads in source order)."""
-    seen: set = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        fn(x)
-        stack.extend(reversed(children(x)))
-
-
 def collect_statements(body, ranges=None) -> list:
     """Every tensor store of the first nest, with its loops and accesses."""
     from schedule import stmt as S
@@ -112,7 +99,7 @@ def collect_statements(body, ranges=None) -> list:
                 elif isinstance(x, _ARITH) and str(x.dtype).startswith("float"):
                     flops[0] += 1
 
-            _walk_in_order(s.value, grab)
+            walk(s.value, grab)
             out.append(_Stmt(loops, accesses, flops[0]))
         else:
             for name in ("body", "then_case", "else_case"):
