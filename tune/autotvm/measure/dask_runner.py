@@ -43,34 +43,15 @@ def dask_measure(payload: dict, timeout: float) -> tuple:
 class DaskRunner(LocalRunner):
     """Same parameters as ``LocalRunner``, plus the scheduler ``address`` (or a ``distributed.Client``)."""
 
-    def __init__(
-        self,
-        address,
-        timeout: float = 10,
-        number: int = 4,
-        repeat: int = 3,
-        min_repeat_ms: float = 0,
-        cooldown_interval: float = 0.0,
-        enable_cpu_cache_flush: bool = False,
-        check_correctness: bool = True,
-        reject_factor: float | None = 5.0,
-    ):
+    def __init__(self, address, **options):
+        """``options``: ``LocalRunner``'s (timeout, number, repeat, min_repeat_ms, ...)."""
         try:
             import distributed  # noqa: F401
         except ImportError:
             raise ImportError(
                 "DaskRunner needs dask.distributed: pip install 'dask[distributed]' (or 'tessera[tune]')"
             ) from None
-        super().__init__(
-            timeout,
-            number,
-            repeat,
-            min_repeat_ms,
-            cooldown_interval,
-            enable_cpu_cache_flush,
-            check_correctness,
-            reject_factor,
-        )
+        super().__init__(**options)
         self.worker = None
         self.spans: list = []  # (worker, start, end) of every measurement, wall clock
         self.address = address
