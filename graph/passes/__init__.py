@@ -21,6 +21,7 @@ pos   pass                              tags      opt_level
 35    simplify_arithmetic               simplify  1
 40    fold_constants                    fold      0
 50    fold_scale_into_conv              fold      2
+54    tune_layouts                      config    2
 55    choose_configs                    config    2
 58    alter_op_layout                   layout    2
 60    alter_conv_layout                 layout    2
@@ -30,6 +31,8 @@ pos   pass                              tags      opt_level
 80    (reserved: fuse_ops)              fusion
 ====  ================================  ========  =========
 
+``tune_layouts`` acts only inside ``apply_history_best``: it picks each tuned
+conv's record against the layout transforms the choice costs its neighbours.
 ``fold_constants`` runs at every level: ``shape_of`` has no kernel, so it
 must fold.  ``fold_constants_late`` folds what the layout pass packs, and
 ``merge_common_subexpressions_late`` merges the constants folding made equal
@@ -56,6 +59,7 @@ from graph.passes.merge_common_subexpressions import merge_common_subexpressions
 from graph.passes.simplify_arithmetic import simplify_arithmetic
 from graph.passes.simplify_inference import simplify_inference
 from graph.passes.transformer import register_transformer_passes
+from graph.passes.tune_layouts import tune_layouts
 
 OPTDB = PassDatabase("OPTDB")
 OPTDB.register("eliminate_dead_code", eliminate_dead_code, 10, ("cleanup",), opt_level=0)
@@ -64,6 +68,7 @@ OPTDB.register("simplify_inference", simplify_inference, 30, ("simplify",), opt_
 OPTDB.register("simplify_arithmetic", simplify_arithmetic, 35, ("simplify",), opt_level=1)
 OPTDB.register("fold_constants", fold_constants, 40, ("fold",), opt_level=0)
 OPTDB.register("fold_scale_into_conv", fold_scale_into_conv, 50, ("fold",), opt_level=2)
+OPTDB.register("tune_layouts", tune_layouts, 54, ("config",), opt_level=2)
 OPTDB.register("choose_configs", choose_configs, 55, ("config",), opt_level=2)
 OPTDB.register("alter_op_layout", alter_op_layout, 58, ("layout",), opt_level=2)
 OPTDB.register("alter_conv_layout", alter_conv_layout, 60, ("layout",), opt_level=2)

@@ -7,7 +7,7 @@ tuners (``autotvm.tuner.XGBTuner`` ...), records (``autotvm.record``), callbacks
 """
 
 from tune.autotvm import callback, errors, record, task, tuner
-from tune.autotvm.dispatch import ApplyConfig, DispatchContext, FallbackContext, lookup_values
+from tune.autotvm.dispatch import ApplyConfig, DispatchContext, FallbackContext, lookup_ranked, lookup_values
 from tune.autotvm.errors import (
     KnobError,
     MissingKnobError,
@@ -69,6 +69,7 @@ __all__ = [
     "errors",
     "get_config",
     "get_factors",
+    "lookup_ranked",
     "lookup_values",
     "measure_option",
     "record",

@@ -83,6 +83,23 @@ def lookup_values(workload, target=None) -> dict | None:
     return None
 
 
+def lookup_ranked(workload, target=None) -> list:
+    """``[(knob -> value, mean seconds), ...]``, fastest first: every measured config of
+    ``workload`` on ``target`` that the innermost records context holds (``[]`` if none does)."""
+    from codegen.target import Target
+
+    target = target if target is not None else Target.current()
+    workload = tuple(workload)
+    for ctx in reversed(_stack()):
+        ranked = getattr(ctx, "query_ranked", None)
+        if ranked is None:
+            continue
+        rows = ranked(target, workload)
+        if rows:
+            return [({k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}, cost) for cfg, cost in rows]
+    return []
+
+
 class ApplyConfig(DispatchContext):
     """Answers every query with one config."""
 
@@ -106,4 +123,4 @@ class FallbackContext(DispatchContext):
         return self.memory[key]
 
 
-__all__ = ["ApplyConfig", "DispatchContext", "FallbackContext", "lookup_values", "query", "target_key"]
+__all__ = ["ApplyConfig", "DispatchContext", "FallbackContext", "lookup_ranked", "lookup_values", "query", "target_key"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from tune.autotvm.dispatch import DispatchContext, target_key
-from tune.autotvm.record import best_by_workload, load_records
+from tune.autotvm.record import load_records, ranked_by_workload
 from tune.autotvm.space import ConfigSpace
 
 logger = logging.getLogger("autotvm")
@@ -21,7 +21,8 @@ class ApplyHistoryBest(DispatchContext):
     workload_specific = True
 
     def __init__(self, records):
-        self.best = best_by_workload(load_records(records))
+        self.ranked = ranked_by_workload(load_records(records))
+        self.best = {key: rows[0] for key, rows in self.ranked.items()}
         self._workloads = {wl for _, wl in self.best}
         self._warned: set = set()
 
@@ -41,6 +42,12 @@ class ApplyHistoryBest(DispatchContext):
                 key,
             )
         return None
+
+    def query_ranked(self, target, workload) -> list:
+        """``[(config, mean seconds), ...]`` of every config measured for ``workload`` on
+        ``target``, fastest first (a graph-level choice weighs them against layout costs)."""
+        rows = self.ranked.get((target_key(target), workload), [])
+        return [(inp.config, sum(res.costs) / len(res.costs)) for inp, res in rows]
 
 
 def apply_history_best(records) -> ApplyHistoryBest:

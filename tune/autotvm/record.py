@@ -143,19 +143,27 @@ def _mean(costs) -> float:
     return sum(costs) / len(costs)
 
 
-def best_by_workload(records) -> dict:
-    """``{(target text, workload): (input, result)}``: the fastest successful record of each."""
+def ranked_by_workload(records) -> dict:
+    """``{(target text, workload): [(input, result), ...]}``: the successful records of each,
+    fastest first, one per distinct config (its fastest measurement)."""
     from tune.autotvm.dispatch import target_key
 
-    best: dict = {}
+    ranked: dict = {}
     for inp, res in records:
         if res.error_no != 0 or not res.costs:
             continue
         key = (target_key(inp.target), args_to_workload(inp.task.args, inp.task.name))
-        old = best.get(key)
-        if old is None or _mean(res.costs) < _mean(old[1].costs):
-            best[key] = (inp, res)
-    return best
+        ranked.setdefault(key, []).append((inp, res))
+    for key, rows in ranked.items():
+        rows.sort(key=lambda row: _mean(row[1].costs))
+        seen: set = set()
+        ranked[key] = [row for row in rows if not (row[0].config.key() in seen or seen.add(row[0].config.key()))]
+    return ranked
+
+
+def best_by_workload(records) -> dict:
+    """``{(target text, workload): (input, result)}``: the fastest successful record of each."""
+    return {key: rows[0] for key, rows in ranked_by_workload(records).items()}
 
 
 def pick_best(in_file, out_file) -> None:
@@ -169,6 +177,7 @@ __all__ = [
     "SCHEMA",
     "RecordWarning",
     "best_by_workload",
+    "ranked_by_workload",
     "decode",
     "encode",
     "load_from_file",

@@ -1,0 +1,145 @@
+"""tune_layouts: choose each tuned convolution's config for the whole graph, not per kernel.
+
+TVM's graph tuner.  Records give every convolution workload a list of
+measured configs; the fastest of each alone can block a conv's output by 32
+channels and ask its consumer's input in blocks of 8, and the layout pass
+then inserts a ``layout_transform`` between them (ResNet-50 with per-kernel
+bests got 44).  This pass weighs the measured time of each candidate config
+against the time of the transforms it forces on the values it shares with
+its neighbours, and stores the chosen config on the node, before
+``choose_configs`` (which keeps a config a node already holds)::
+
+    records:  conv a: oc_bn=32 0.40 ms, oc_bn=16 0.41 ms    conv b: ic_bn=16 0.50 ms, ic_bn=32 0.52 ms
+    per kernel: a oc_bn=32, b ic_bn=16 -> a transform of a's output (0.2 ms)
+    tuned:      a oc_bn=16, b ic_bn=16 -> 0.91 ms, no transform
+
+Values carry a block from the convolutions that produce them, through the
+ops that keep channels (elementwise, pooling, same-shape binaries, channel
+concatenation).  Costs: a consumer conv whose ``ic_bn`` differs from a
+producer's ``oc_bn`` pays one transform of that value; two producers meeting
+in a binary op or a concatenation with different blocks pay one too.  A
+transform costs its bytes read and written at :data:`TRANSFORM_BYTES_PER_S`.
+The choice is iterated conditional modes: start from each node's fastest
+record, then re-choose each node against its neighbours' current choices
+until nothing changes (each step lowers the total, so it ends).  Convs with
+no records keep the rule of ``choose_configs`` (their ``ic_bn`` follows the
+data) and are left out.  Outside ``apply_history_best`` the pass does
+nothing.
+"""
+
+from __future__ import annotations
+
+from graph.ir import Graph, make_node, rebuild
+from graph.passes.choose_configs import CONV_TEMPLATE, _keeps_channels, node_workload
+
+# Effective speed of a standalone layout transform (read + write) on this class of machine.
+TRANSFORM_BYTES_PER_S = 8e9
+MAX_SWEEPS = 20
+
+
+def _candidates(key) -> list:
+    """``[(knob values, seconds), ...]`` measured for ``key`` (fastest first), or []."""
+    from tune.autotvm import lookup_ranked
+
+    return lookup_ranked(key)
+
+
+def _blocks(values: dict) -> tuple:
+    return values.get("ic_bn"), values.get("oc_bn")
+
+
+def _transform_seconds(value) -> float:
+    return 2.0 * value.nbytes / TRANSFORM_BYTES_PER_S
+
+
+def _sources(graph: Graph, tuned: dict) -> tuple:
+    """``(sources, meets)``: value name -> the tuned convs whose ``oc_bn`` blocks it, and the
+    pairs of producers that meet in one op (each with the value whose transform a mismatch costs)."""
+    sources: dict = {}
+    meets: list = []
+    for node in graph.nodes:
+        ins = node.inputs
+        if node.name in tuned:
+            for v in node.outputs:
+                sources[v.name] = {node.name}
+            continue
+        if node.is_constant or not ins:
+            continue
+        merged = [sources[v.name] for v in ins if v.name in sources and len(v.shape) in (4, 5)
+                  and (node.op == "concatenate" or tuple(v.shape) == tuple(node.outputs[0].shape))]
+        keeps = node.op == "concatenate" and node.attrs.get("axis") == 1 or _keeps_channels(node, ins)
+        if not keeps or not merged:
+            continue
+        for a, b in zip(merged, merged[1:]):
+            for x in a:
+                for y in b:
+                    if x != y:
+                        meets.append((x, y, node.outputs[0]))
+        sources[node.outputs[0].name] = set().union(*merged)
+    return sources, meets
+
+
+def tune_layouts(graph: Graph) -> Graph:
+    """Store the graph-best record config on every tuned convolution (see the module doc)."""
+    keys: dict = {}
+    options: dict = {}  # node name -> [(values, seconds), ...]
+    for node in graph.nodes:
+        if node.op != "conv2d" or node.attrs.get("config") is not None:
+            continue
+        key = node_workload(node)
+        if key is None or key[0] != CONV_TEMPLATE:
+            continue
+        rows = _candidates(key)
+        if len(rows) > 0:
+            keys[node.name], options[node.name] = key, rows
+    if not options:
+        return graph
+    sources, meets = _sources(graph, options)
+    edges: dict = {name: [] for name in options}  # name -> [(other, my side, other side, seconds)]
+    for node in graph.nodes:
+        if node.name not in options:
+            continue
+        data = node.inputs[0]
+        for src in sources.get(data.name, ()):
+            cost = _transform_seconds(data)
+            edges[node.name].append((src, 0, 1, cost))  # my ic_bn against its oc_bn
+            edges[src].append((node.name, 1, 0, cost))
+    for x, y, value in meets:
+        cost = _transform_seconds(value)
+        edges[x].append((y, 1, 1, cost))
+        edges[y].append((x, 1, 1, cost))
+
+    choice = {name: 0 for name in options}
+
+    def local_cost(name: str, k: int) -> float:
+        values, seconds = options[name][k]
+        mine = _blocks(values)
+        total = seconds
+        for other, side, other_side, cost in edges[name]:
+            theirs = _blocks(options[other][choice[other]][0])
+            if mine[side] != theirs[other_side]:
+                total += cost
+        return total
+
+    for _ in range(MAX_SWEEPS):
+        changed = False
+        for name in options:
+            best = min(range(len(options[name])), key=lambda k: (local_cost(name, k), k))
+            if local_cost(name, best) < local_cost(name, choice[name]):
+                choice[name], changed = best, True
+        if not changed:
+            break
+
+    from topi.config import make_config
+
+    def rewrite(node, ins):
+        if node.name not in options:
+            return None
+        cfg = make_config(keys[node.name], options[node.name][choice[node.name]][0])
+        return make_node(node.op, ins, {**node.attrs, "config": cfg}, node.name,
+                         [v.name for v in node.outputs]).outputs
+
+    return rebuild(graph, rewrite)
+
+
+__all__ = ["TRANSFORM_BYTES_PER_S", "tune_layouts"]

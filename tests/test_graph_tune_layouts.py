@@ -1,0 +1,114 @@
+"""tune_layouts: records are chosen for the graph (kernel time + the layout transforms they force)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import graph
+from graph.interpreter import interpret
+from graph.ir import GraphBuilder
+from graph.passes import optimize
+from graph.passes.alter_op_layout import count_transforms
+from graph.passes.tune_layouts import tune_layouts
+from tune import autotvm
+from tune.autotvm.measure import MeasureInput, MeasureResult
+from tune.autotvm.record import encode
+
+C = 32
+
+
+def two_convs():
+    rng = np.random.default_rng(0)
+    b = GraphBuilder("two_convs")
+    x = b.input("x", (1, C, 13, 13))
+    w1 = b.const((rng.standard_normal((C, C, 3, 3)) * 0.1).astype("float32"), "w1")
+    w2 = b.const((rng.standard_normal((C, C, 3, 3)) * 0.1).astype("float32"), "w2")
+    c1 = b.op("conv2d", x, w1, padding=(1, 1, 1, 1))
+    r = b.op("relu", c1)
+    c2 = b.op("conv2d", r, w2, padding=(1, 1, 1, 1))
+    return b.finish([b.op("relu", c2)])
+
+
+def config_with(task, **want):
+    """The first legal config of ``task`` whose knobs take the values ``want``."""
+    for cfg in task.config_space:
+        values = {k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}
+        if all(values.get(k) == v for k, v in want.items()):
+            try:
+                task.instantiate(cfg)
+            except autotvm.TuneError:
+                continue
+            return cfg
+    raise AssertionError(f"no legal config with {want}")
+
+
+def write_log(path, rows) -> None:
+    with open(path, "w") as fh:
+        fh.writelines(
+            encode(MeasureInput(t.target, t, cfg), MeasureResult((cost,), 0, cost, time.time())) + "\n"
+            for t, cfg, cost in rows
+        )
+
+
+def test_records_chosen_for_the_graph_not_per_kernel(tmp_path):
+    g = two_convs()
+    tasks = autotvm.task.extract_from_program(g, target="llvm")
+    assert len(tasks) == 1  # both convs share one workload
+    (task,) = tasks
+    # Per kernel, oc_bn=16 / ic_bn=8 is fastest (1.000 ms); the matched pair costs 0.002 ms more,
+    # less than transforming the 32x13x13 activation between blocks of 16 and 8.
+    log = tmp_path / "r.jsonl"
+    write_log(log, [
+        (task, config_with(task, ic_bn=8, oc_bn=16), 1.000e-3),
+        (task, config_with(task, ic_bn=16, oc_bn=16), 1.002e-3),
+        (task, config_with(task, ic_bn=8, oc_bn=8), 1.003e-3),
+    ])
+    with autotvm.apply_history_best(str(log)):
+        tuned = optimize(g, exclude=("fuse_ops",))
+        per_kernel = optimize(g, exclude=("fuse_ops", "tune_layouts"))
+        chosen = tune_layouts(g)
+    convs = [n.attrs["config"] for n in chosen.nodes if n.op == "conv2d"]
+    assert convs[0]["oc_bn"] == convs[1]["ic_bn"]  # the activation passes on in one block size
+    assert count_transforms(tuned) < count_transforms(per_kernel)
+
+    x = np.random.default_rng(1).standard_normal((1, C, 13, 13)).astype("float32")
+    want = interpret(g, {"x": x})[0]
+    with autotvm.apply_history_best(str(log)):
+        lib = graph.build(g, target="llvm")
+    m = graph.GraphModule(lib)
+    m.set_input("x", x)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4)
+
+
+def test_without_records_nothing_changes():
+    g = two_convs()
+    assert tune_layouts(g) is g
+
+
+def test_a_transform_dearer_than_the_gain_is_paid(tmp_path):
+    g = two_convs()
+    (task,) = autotvm.task.extract_from_program(g, target="llvm")
+    log = tmp_path / "r.jsonl"
+    write_log(log, [  # the mismatched config is 1 ms faster: worth a transform
+        (task, config_with(task, ic_bn=8, oc_bn=16), 1.0e-3),
+        (task, config_with(task, ic_bn=16, oc_bn=16), 2.0e-3),
+    ])
+    with autotvm.apply_history_best(str(log)):
+        chosen = tune_layouts(g)
+    assert [(n.attrs["config"]["ic_bn"], n.attrs["config"]["oc_bn"]) for n in chosen.nodes if n.op == "conv2d"] == [
+        (8, 16), (8, 16)]
+
+
+def test_ranked_lookup_orders_by_cost(tmp_path):
+    g = two_convs()
+    (task,) = autotvm.task.extract_from_program(g, target="llvm")
+    log = tmp_path / "r.jsonl"
+    a, b = config_with(task, ic_bn=8, oc_bn=16), config_with(task, ic_bn=16, oc_bn=16)
+    write_log(log, [(task, a, 3e-3), (task, b, 2e-3), (task, a, 1e-3)])
+    with autotvm.apply_history_best(str(log)):
+        rows = autotvm.lookup_ranked(task.workload)
+    assert [cost for _, cost in rows] == [1e-3, 2e-3]  # one row per config, its fastest
+    assert rows[0][0]["oc_bn"] == 16 and rows[0][0]["ic_bn"] == 8
