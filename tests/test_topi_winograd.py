@@ -205,3 +205,46 @@ def test_choose_conv2d_algorithm_by_rule_and_by_records():
         assert cfg.values == {k: want[k].val for k in cfg.values}
     with autotvm.apply_history_best([record(TEMPLATE, small, 1, 1e-4)]):
         assert choose_conv2d_algorithm(small).template == TEMPLATE
+
+
+def _block(x, b):
+    n, c, h, w = x.shape
+    return np.ascontiguousarray(x.reshape(n, c // b, b, h, w).transpose(0, 1, 3, 4, 2))
+
+
+@pytest.mark.parametrize("c, k, h, w, db, ob, values", [
+    (32, 32, 13, 11, 16, 16, {"tile": 4, "bn": 32}),  # blocks differ from cb; 13x11: tiles do not divide
+    (48, 64, 9, 7, 16, 32, {"tile": 2, "cb": 32, "bn": 64, "mr": 3}),  # C % cb != 0, ob = bn / 2
+    (16, 16, 6, 6, 8, 16, {"tile": 4, "cb": 16, "bn": 16}),  # ob = bn
+])
+def test_blocked_input_and_output_with_fused_bias_relu(c, k, h, w, db, ob, values):
+    """NCHW[db]c data in, NCHW[ob]c out (the layouts of a graph's convs), bias + relu fused."""
+    dshape, kshape, pads = (1, c, h, w), (k, c, 3, 3), (1, 1, 1, 1)
+    key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1))
+    cfg = make_config(key, {**default_winograd_config(key).values, **values})
+    a, wt, bias = _rand(dshape, 11), _rand(kshape, 12), _rand((k,), 13)
+    u = winograd_kernel_transform_numpy(wt, cfg["tile"], cfg["bn"], -(-c // cfg["cb"]) * cfg["cb"])
+    A = te.placeholder((1, c // db, h, w, db), name="data")
+    U = te.placeholder(u.shape, name="U")
+    B = te.placeholder((1, k // ob, 1, 1, ob), name="bias")
+    conv = conv2d_winograd_x86(A, U, pads, cfg=cfg, kshape=kshape, out_block=ob)
+    assert tuple(int(d) for d in conv.shape) == (1, k // ob, h, w, ob)
+    out = te.compute(conv.shape, lambda n, kc, y, x, kb: te.max(conv[n, kc, y, x, kb] + B[0, kc, 0, 0, kb],
+                                                                 te.const(0.0, "float32")),
+                     name="bias_relu", tag="broadcast")
+    s = schedule_conv2d_winograd([out], cfg)
+    ref = _block(np.maximum(_ref(a, wt, pads) + bias.reshape(1, k, 1, 1), 0), ob)
+    check_build(s, [A, U, B, out], lambda *_: ref, inputs=[_block(a, db), u, _block(bias.reshape(1, k, 1, 1), ob)],
+                rtol=RTOL, atol=RTOL * float(np.abs(ref).max()))
+
+
+def test_out_block_follows_the_direct_rule():
+    from topi.x86.conv2d import conv2d_workload, default_conv2d_config
+    from topi.x86.conv2d_winograd import winograd_out_block
+
+    key = winograd_workload((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    cfg = default_winograd_config(key)
+    direct = default_conv2d_config(conv2d_workload((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)))
+    assert winograd_out_block(key, cfg) == direct["oc_bn"]
+    assert winograd_out_block(key, cfg.with_values(bn=48)) == 0  # 48 divides neither K=64 nor is 32 a divisor of it
+    assert winograd_out_block(key, cfg.with_values(bn=16)) == 16  # the direct block does not divide bn: bn

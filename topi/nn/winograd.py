@@ -147,17 +147,41 @@ def winograd_kernel_shape(kshape, tile: int, bn: int, cb: int) -> tuple:
     return (tile + 2, tile + 2, _ceil(k, bn), _ceil(c, cb) * cb, bn)
 
 
+def plain_data_shape(dshape) -> tuple:
+    """The NCHW shape of ``[N, C, H, W]`` or blocked ``[N, C/b, H, W, b]`` data."""
+    dshape = tuple(int(d) for d in dshape)
+    if len(dshape) == 5:
+        n, cc, h, w, b = dshape
+        return n, cc * b, h, w
+    return dshape
+
+
 def winograd_pack_data(data: te.Tensor, pads: tuple, tile: int, cb: int):
-    """``data_vec[n, Cp/cb, nH*m + 2, nW*m + 2, cb]``: zero-padded (borders, tiles, channels)."""
-    n, c, h, w = get_const_tuple(data.shape)
+    """``data_vec[n, Cp/cb, nH*m + 2, nW*m + 2, cb]``: zero-padded (borders, tiles, channels).
+
+    ``data`` is NCHW or blocked NCHW[b]c (the layout of the convs around it);
+    either is re-blocked by ``cb`` in this one stage::
+
+        data_vec[b, cc, y, x, ci] = inside ? data[b, (cc*cb + ci) // db, y - top, x - left, (cc*cb + ci) % db] : 0
+    """
+    dshape = get_const_tuple(data.shape)
+    n, c, h, w = plain_data_shape(dshape)
     top, left, _, _ = pads
     _, _, nh, nw, _ = winograd_geometry((n, c, h, w), pads, tile)
     zero = te.const(0.0, data.dtype)
+    db = dshape[4] if len(dshape) == 5 else 0
+
+    def read(b, ch, y, x):
+        return data[b, ch, y, x] if not db else data[b, ch // db, y, x, ch % db]
 
     def body(b, cc, y, x, ci):
-        ch = cc * cb + ci
-        inside = te.all(y >= top, y < top + h, x >= left, x < left + w, ch < c)
-        return te.if_then_else(inside, data[b, te.min(ch, c - 1), y - top, x - left], zero)
+        inside = te.all(y >= top, y < top + h, x >= left, x < left + w, cc * cb + ci < c)
+        if db == cb and c % cb == 0:
+            src = data[b, cc, y - top, x - left, ci]  # the same blocks: only padded
+        else:
+            ch = cc * cb + ci
+            src = read(b, te.min(ch, c - 1) if c % cb else ch, y - top, x - left)
+        return te.if_then_else(inside, src, zero)
 
     return te.compute((n, _ceil(c, cb), nh * tile + 2, nw * tile + 2, cb), body, name="winograd_data_vec",
                       tag=WINOGRAD_PACK)
@@ -199,8 +223,11 @@ def winograd_batched_gemm(v: te.Tensor, u: te.Tensor, out_dtype: str, attrs: dic
         name="winograd_M", tag=WINOGRAD, attrs=attrs or {})
 
 
-def winograd_output_transform(m: te.Tensor, oshape: tuple, batch: int, channels: int, tile: int):
-    """``Y = A^T M A`` per tile, written NCHW: ``out[n, k, y, x]`` (tag ``injective``)."""
+def winograd_output_transform(m: te.Tensor, oshape: tuple, batch: int, channels: int, tile: int,
+                              out_block: int = 0):
+    """``Y = A^T M A`` per tile, written NCHW ``out[n, k, y, x]`` or, with ``out_block``
+    ``ob`` (dividing ``channels`` and the product's ``bn``), blocked
+    ``out[n, k/ob, y, x, ob]`` (tag ``injective``)."""
     oh, ow, nh, nw, _ = oshape
     _, _, pp, kcn, bn = get_const_tuple(m.shape)
     at, _, _ = winograd_matrices(tile)
@@ -213,9 +240,23 @@ def winograd_output_transform(m: te.Tensor, oshape: tuple, batch: int, channels:
         (pp, kcn, tile, tile, bn),
         lambda p, kc, vy, vx, kb: _by_index(vx, at, lambda nu: cols[p, kc, vy, nu, kb], dtype),
         name="winograd_Y")
+
+    def tile_of(b, yy, xx):
+        return (b * nh + yy // tile) * nw + xx // tile
+
+    if not out_block:
+        return te.compute(
+            (batch, channels, oh, ow),
+            lambda b, k, yy, xx: y[tile_of(b, yy, xx), k // bn, yy % tile, xx % tile, k % bn],
+            name="conv2d_winograd_unpack", tag=tag.INJECTIVE)
+    ob = out_block
+    if channels % ob or bn % ob:
+        raise ValueError(f"conv2d_winograd: output block {ob} must divide the channels ({channels}) and "
+                         f"bn ({bn})")
+    r = bn // ob
     return te.compute(
-        (batch, channels, oh, ow),
-        lambda b, k, yy, xx: y[(b * nh + yy // tile) * nw + xx // tile, k // bn, yy % tile, xx % tile, k % bn],
+        (batch, channels // ob, oh, ow, ob),
+        lambda b, kc, yy, xx, kb: y[tile_of(b, yy, xx), kc // r, yy % tile, xx % tile, kc % r * ob + kb],
         name="conv2d_winograd_unpack", tag=tag.INJECTIVE)
 
 
@@ -232,13 +273,14 @@ def check_winograd_args(dshape, kshape, stride, dilation, groups: int = 1) -> No
 
 
 def conv2d_winograd_nchw(data: te.Tensor, kernel: te.Tensor, padding, tile: int = 4, cb: int = 16,
-                         bn: int = 64, mr: int = 4, out_dtype: str | None = None, attrs: dict | None = None):
-    """NCHW 3x3 stride-1 conv by Winograd F(tile x tile, 3x3).
+                         bn: int = 64, mr: int = 4, out_dtype: str | None = None, attrs: dict | None = None,
+                         channels: int | None = None, out_block: int = 0):
+    """NCHW (or NCHW[x]c) 3x3 stride-1 conv by Winograd F(tile x tile, 3x3).
 
     Parameters
     ----------
     data : te.Tensor
-        ``[N, C, H, W]``.
+        ``[N, C, H, W]`` or blocked ``[N, C/b, H, W, b]``.
     kernel : te.Tensor
         OIHW ``[K, C, 3, 3]`` (transformed in a stage), or pre-transformed
         ``[alpha, alpha, Kp/bn, Cp, bn]`` (:func:`winograd_kernel_transform_numpy`
@@ -249,17 +291,21 @@ def conv2d_winograd_nchw(data: te.Tensor, kernel: te.Tensor, padding, tile: int 
     tile, cb, bn, mr : int
         Output tile (2 or 4), input/output channel blocks, tiles per register
         row block (``P`` is padded to a multiple of it).
+    channels : int, optional
+        Output channels K of a pre-transformed kernel (default ``Kp``).
+    out_block : int
+        0: NCHW output; else ``[N, K/out_block, OH, OW, out_block]``.
     """
     from topi.nn.conv2d import get_pad_tuple
 
-    dshape = get_const_tuple(data.shape)
+    dshape = plain_data_shape(get_const_tuple(data.shape))
     kshape = get_const_tuple(kernel.shape)
     alpha, cp = tile + 2, _ceil(dshape[1], cb) * cb
     if len(kshape) == 5:
         if kshape[:2] != (alpha, alpha) or kshape[3] != cp or kshape[4] != bn:
             raise ValueError(f"conv2d_winograd: pre-transformed kernel {kshape} does not match tile={tile}, "
                              f"bn={bn}, Cp={cp}: expected ({alpha}, {alpha}, Kp/{bn}, {cp}, {bn})")
-        channels = kshape[2] * bn
+        channels = channels or kshape[2] * bn
         u = kernel
     else:
         check_winograd_args(dshape, kshape, (1, 1), (1, 1))
@@ -271,4 +317,4 @@ def conv2d_winograd_nchw(data: te.Tensor, kernel: te.Tensor, padding, tile: int 
     dvec = winograd_pack_data(data, pads, tile, cb)
     v = winograd_input_transform(dvec, oshape, tile, p_pad)
     m = winograd_batched_gemm(v, u, out_dtype or data.dtype, attrs)
-    return winograd_output_transform(m, oshape, dshape[0], channels, tile)
+    return winograd_output_transform(m, oshape, dshape[0], channels, tile, out_block)

@@ -24,7 +24,6 @@ name ``conv2d_winograd.x86``: the same convolution, a second implementation.
 from __future__ import annotations
 
 import te
-from topi import tag
 from topi.config import (
     Config,
     choose_config,
@@ -149,28 +148,46 @@ def choose_conv2d_algorithm(conv_key: tuple, target=None) -> Config:
     return make_config(key, values, target) if values is not None else choose_config(key, target)
 
 
-def conv2d_winograd_x86(data: te.Tensor, kernel: te.Tensor, padding, out_dtype: str | None = None,
-                        cfg: Config | None = None, kshape: tuple | None = None):
-    """NCHW 3x3 stride-1 conv through Winograd with the config's knobs.
+def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
+    """The channel block of a Winograd conv's blocked output in a graph: the ``oc_bn`` the
+    direct template's rule gives the same layer (so its neighbours see the layout they
+    would see without Winograd) when it divides ``bn`` and K, else ``bn`` when it divides
+    K, else 0 (NCHW output)."""
+    from topi.x86.conv2d import TEMPLATE as DIRECT
 
+    k = workload[2][0]
+    try:
+        direct = choose_config((DIRECT, *tuple(workload)[1:]), target)["oc_bn"]
+    except ValueError:
+        direct = 0
+    for ob in (direct, cfg["bn"]):
+        if ob and k % ob == 0 and cfg["bn"] % ob == 0:
+            return ob
+    return 0
+
+
+def conv2d_winograd_x86(data: te.Tensor, kernel: te.Tensor, padding, out_dtype: str | None = None,
+                        cfg: Config | None = None, kshape: tuple | None = None, out_block: int = 0):
+    """3x3 stride-1 conv through Winograd with the config's knobs.
+
+    ``data`` is NCHW ``[N, C, H, W]`` or blocked ``[N, C/b, H, W, b]`` (any ``b``).
     ``kernel`` is OIHW (transformed in a stage) or pre-transformed by
     ``topi.nn.winograd.winograd_kernel_transform_numpy(w, cfg["tile"], cfg["bn"],
-    Cp)``; then ``kshape`` (the OIHW shape) names the workload.  The product
-    stage carries ``attrs["workload"]`` and ``attrs["config"]``."""
+    Cp)``; then ``kshape`` (the OIHW shape) names the workload.  The output is
+    NCHW, or with ``out_block`` ``ob`` (dividing K and ``bn``: see
+    :func:`winograd_out_block`) ``[N, K/ob, OH, OW, ob]``.  The product stage
+    carries ``attrs["workload"]`` and ``attrs["config"]``."""
     from topi.nn.conv2d import get_pad_tuple
+    from topi.nn.winograd import plain_data_shape
 
-    dshape = get_const_tuple(data.shape)
+    dshape = plain_data_shape(get_const_tuple(data.shape))
     kshape = tuple(kshape or get_const_tuple(kernel.shape))
     check_winograd_args(dshape, kshape, (1, 1), (1, 1))
     pads = get_pad_tuple(padding, (3, 3), "conv2d_winograd_x86")
     key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1), 1, data.dtype, out_dtype)
     cfg = default_winograd_config(key) if cfg is None else cfg.check(key)
-    out = conv2d_winograd_nchw(data, kernel, pads, cfg["tile"], cfg["cb"], cfg["bn"], cfg["mr"], out_dtype,
-                               attrs={"workload": key, "config": cfg})
-    if len(get_const_tuple(kernel.shape)) == 5 and kshape[0] != get_const_tuple(out.shape)[1]:
-        out = te.compute(get_const_tuple(out.shape)[:1] + (kshape[0],) + get_const_tuple(out.shape)[2:],
-                         lambda *i: out(*i), name="conv2d_winograd_crop", tag=tag.INJECTIVE)
-    return out
+    return conv2d_winograd_nchw(data, kernel, pads, cfg["tile"], cfg["cb"], cfg["bn"], cfg["mr"], out_dtype,
+                                attrs={"workload": key, "config": cfg}, channels=kshape[0], out_block=out_block)
 
 
 # ------------------------------------------------------------ schedules ---
@@ -234,16 +251,37 @@ def _schedule_kernel_stage(s, u) -> None:
 
 
 def _schedule_output(s, out_op, y, tile: int, bn: int) -> None:
-    """The NCHW output (+ fused epilogue) by (channel block, tile row, tile); the tile's
-    ``A^T M A`` computed there, vectorized over the channel block."""
+    """The output (+ fused epilogue) by (channel block, tile row, tile); the tile's
+    ``A^T M A`` computed there, vectorized over the channel block.  NCHW output::
+
+        parallel (b.k.outer.yy.outer.fused, ...)
+          for (xx.outer, ...)
+            Y_rows, Y of the tile [tile, tile, bn]
+            for (yy.inner, kb) unrolled (xx.inner): out[b, k, yy, xx] = Y[...]
+
+    A blocked output ``[N, K/ob, OH, OW, ob]`` takes ``bn/ob`` blocks per tile and
+    stores whole vectors: ``for (yy.inner) unrolled (xx.inner, kc.inner) vectorized (kb)``."""
     rows = _stage(y.op, "winograd_Y_rows")
-    b, k, yy, xx = s[out_op].op.axis
-    kc, kb = s[out_op].split(k, factor=bn)
-    yo, yi = s[out_op].split(yy, factor=tile)
-    xo, xi = s[out_op].split(xx, factor=tile)
-    s[out_op].reorder(b, kc, yo, xo, yi, kb, xi)
-    s[out_op].parallel(s[out_op].fuse(b, kc, yo))
-    s[out_op].unroll(xi)
+    axes = s[out_op].op.axis
+    if len(axes) == 5:
+        b, kc, yy, xx, kb = axes
+        ob = get_const_tuple(out_op.output(0).shape)[4]
+        kco, kci = s[out_op].split(kc, factor=max(1, bn // ob) if bn % ob == 0 else 1)
+        yo, yi = s[out_op].split(yy, factor=tile)
+        xo, xi = s[out_op].split(xx, factor=tile)
+        s[out_op].reorder(b, kco, yo, xo, yi, xi, kci, kb)
+        s[out_op].parallel(s[out_op].fuse(b, kco, yo))
+        s[out_op].unroll(xi)
+        s[out_op].unroll(kci)
+        s[out_op].vectorize(kb)
+    else:
+        b, k, yy, xx = axes
+        kc, kb = s[out_op].split(k, factor=bn)
+        yo, yi = s[out_op].split(yy, factor=tile)
+        xo, xi = s[out_op].split(xx, factor=tile)
+        s[out_op].reorder(b, kc, yo, xo, yi, kb, xi)
+        s[out_op].parallel(s[out_op].fuse(b, kc, yo))
+        s[out_op].unroll(xi)
     s[y].compute_at(s[out_op], xo)
     s[rows].compute_at(s[out_op], xo)
     _, _, vy, vx, ykb = s[y].op.axis
@@ -295,4 +333,4 @@ def schedule_conv2d_winograd(outs, cfg: Config | None = None):
 
 
 __all__ = ["MIN_CHANNELS", "TEMPLATE", "choose_conv2d_algorithm", "conv2d_winograd_x86", "default_winograd_config", "schedule_conv2d_winograd",
-           "winograd_applicable", "winograd_workload"]
+           "winograd_applicable", "winograd_out_block", "winograd_workload"]
