@@ -24,9 +24,23 @@ extent in plain loops stays, so the nest prints once, as TVM's::
       for (i.inner, 0, 10) {
         if (likely((((i.outer * 10) + i.inner) < m))) { ... }
 
-A tail is not peeled again (except for such a guard), so the copies of a nest
-grow by one tail per peeled loop, not twofold per split axis; a tail that
-does nothing is dropped.
+A tail is not peeled again (except for such a guard), and a plain constant
+cut is not taken above a paying one (its guard becomes a ``min`` extent:
+peeling it would copy the paying peel into its tail), so a nest prints as
+one main body plus at most one tail per peeled loop, however many axes were
+split; a tail that does nothing is dropped.  A 3-D tile of (37, 41, 43) by
+(8, 8, 16) with the innermost vectorized prints two copies (it printed six)::
+
+    for (i.outer, 0, 5) {
+      for (j.outer, 0, 6) {
+        for (k.outer, 0, 2) {
+          for (i.inner, 0, min((37 - (i.outer * 8)), 8)) {
+            for (j.inner, 0, min((41 - (j.outer * 8)), 8)) {
+              C[ramp(..., 1, 16)] = ...              // main: 16 lanes
+        }}}
+        for (i.inner, 0, min((37 - (i.outer * 8)), 8)) {
+          for (j.inner, 0, min((41 - (j.outer * 8)), 8)) {
+            C[ramp(... + 32, 1, 11)] = ...           // tail: 11 lanes
 """
 
 from __future__ import annotations
@@ -127,8 +141,9 @@ class _Partition:
     """Peel where it pays: a loop of constant extent (outside a tail), or a guard
     inside a vectorized or unrolled loop.  Elsewhere (symbolic extents) the
     guard stays, so the printed nest is one copy, as TVM's.  A tail is not
-    peeled again except for such a guard: one main body plus one tail per
-    peeled loop, however many axes were split.
+    peeled again except for such a guard, and a plain cut is not taken above
+    such a guard: one main body plus one tail per peeled loop, however many
+    axes were split.
     """
 
     def __init__(self, ranges: dict):
@@ -148,9 +163,13 @@ class _Partition:
         v = s.loop_var
         points, true_atoms, false_atoms = [], set(), set()
         const_loop = isinstance(s.extent, E.IntImm)
-        any_pays = False
+        any_pays = deeper_pays = False
         for atom, inner, pays in _likely_atoms(s.body, {}):
-            if v not in collect_vars(atom) or not (pays or const_loop):
+            used = collect_vars(atom)
+            if v not in used:
+                deeper_pays = deeper_pays or (pays and any(u in inner for u in used))
+                continue
+            if not (pays or const_loop):
                 continue
             r = _upper_split(atom, v, inner, self.ranges)
             if r is None or not (pays or None not in const_bounds(r[0], self.ranges)):
@@ -180,8 +199,10 @@ class _Partition:
         tail_body = S.map_stmt_exprs(tail_body, lambda e: _subst(e, v, tail_var))
         if _is_dead(tail_body, self.ranges):
             return main  # every loop of the tail is empty
-        if self.in_tail and not any_pays:
-            return None  # a second copy inside a tail does not pay: keep the guard
+        if not any_pays and (self.in_tail or deeper_pays):
+            # a second copy inside a tail does not pay, and a plain cut above a
+            # paying one would copy the paying peel: keep the guard
+            return None
         was, self.in_tail = self.in_tail, True
         tail = S.For(tail_var, tail_min, tail_ext, s.kind,
                      self.visit(tail_body), s.pragmas)

@@ -1,0 +1,73 @@
+"""Golden loop nests of partition_loops: how many copies of a nest lowering prints.
+
+Issue 10: a 3-D tile with non-dividing constant extents and a vectorized
+innermost axis printed 6 copies of the nest (each constant outer loop peeled,
+and the vectorized loop's tail peeled again inside every copy).  The rule now:
+one guard-free main body plus at most one tail per peeled loop; a plain
+constant loop that holds a guard of a vectorized or unrolled loop keeps its
+guard (it becomes a ``min`` extent) instead of copying the paying peel.
+Rewrite the expected text with ``pytest tests/test_lower_golden.py --update-golden``.
+"""
+
+import pytest
+
+import te
+from helpers import check_build
+from test_golden import check_golden, lowered
+
+
+def _tile3(shape, factors, inner: str):
+    A = te.placeholder(shape, name="A")
+    C = te.compute(shape, lambda i, j, k: A[i, j, k] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    (io, ii), (jo, ji), (ko, ki) = (s[C].split(ax, factor=f) for ax, f in zip(C.op.axis, factors))
+    s[C].reorder(io, jo, ko, ii, ji, ki)
+    if inner == "vectorize":
+        s[C].vectorize(ki)
+    elif inner == "unroll":
+        s[C].unroll(ki)
+    return s, [A, C]
+
+
+def _copies(text: str) -> int:
+    """Nest copies of a single elementwise stage: runs of consecutive stores
+    (an unrolled body is one run)."""
+    stores = [ln.strip().startswith("C[") for ln in text.splitlines()]
+    return sum(1 for k, st in enumerate(stores) if st and (k == 0 or not stores[k - 1]))
+
+
+def test_tile3_vectorized_innermost_golden(update_golden):
+    s, args = _tile3((37, 41, 43), (8, 8, 16), "vectorize")
+    text = lowered(s, args)
+    assert _copies(text) == 2, text  # was 6: the main body and the vectorized loop's tail
+    assert "ramp(" in text and ", 1, 16)]" in text and ", 1, 11)]" in text  # both copies are vector code
+    assert "likely" not in text  # outer guards became min extents
+    assert "for (i.inner, 0, min((37 - (i.outer * 8)), 8)) {" in text
+    check_golden("tile3_vectorize", text, update_golden)
+    check_build(s, args, lambda a: a + 1)
+
+
+@pytest.mark.parametrize("shape", [(37, 41, 43), (9, 17, 33), (16, 16, 32), (8, 7, 15), (1, 1, 5)])
+@pytest.mark.parametrize("inner", ["vectorize", "unroll", "serial"])
+def test_tile3_copies_bounded(shape, inner):
+    factors = (8, 8, 16)
+    s, args = _tile3(shape, factors, inner)
+    text = lowered(s, args)
+    tails = [n % f != 0 and n > f for n, f in zip(shape, factors)]
+    # one main body plus at most one tail per loop whose split does not divide
+    assert _copies(text) <= 1 + sum(tails), text
+    if inner != "serial":
+        assert "likely" not in text  # guard-free vector or unrolled bodies
+    check_build(s, args, lambda a: a + 1)
+
+
+def test_vectorized_outermost_peel_keeps_inner_constant_peels():
+    # the paying peel at the outermost loop: its main body may peel the plain loops
+    # (one tail each); its tail holds no second peel
+    s, args = _tile3((37, 41, 43), (8, 8, 16), "vectorize")
+    A, C = args
+    io, jo, ko, ii, ji, ki = s[C].leaf_iter_vars
+    s[C].reorder(ko, io, jo, ii, ji, ki)
+    text = lowered(s, args)
+    assert _copies(text) <= 4, text
+    check_build(s, args, lambda a: a + 1)
