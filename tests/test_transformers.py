@@ -427,16 +427,22 @@ def test_onnx_attention(layout, mask):
 @pytest.mark.parametrize(
     "attrs,ins,shapes,match",
     [
-        ({"softcap": 30.0}, ["Q", "K", "V"], [(1, 2, 4, 8)] * 3, "softcap"),
-        ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(1, 1, 1, 4, 4)], "rank 2, 3 or 4"),
+        ({"qk_matmul_output_mode": 4}, ["Q", "K", "V"], [(1, 2, 4, 8)] * 3, "qk_matmul_output_mode=4"),
+        ({"left_window_size": -2}, ["Q", "K", "V"], [(1, 2, 4, 8)] * 3, "left_window_size=-2"),
+        ({"foo": 1}, ["Q", "K", "V"], [(1, 2, 4, 8)] * 3, r"attributes \['foo'\]"),
+        ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(1, 1, 1, 4, 4)], "rank 1 to 4"),
         ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(3, 4)], "does not broadcast"),
+        ({}, ["Q", "K", "V", "M"], [(1, 2, 4, 8)] * 3 + [(4, 5)], "does not broadcast"),
         ({}, ["Q", "K", "V"], [(1, 2, 4, 8), (1, 2, 4, 6), (1, 2, 4, 8)], "do not line up"),
+        ({}, ["Q", "K", "V"], [(1, 3, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8)], "multiple of the kv heads"),
+        ({}, ["Q", "K", "V", "", "PK"], [(1, 2, 4, 8)] * 4, "given together"),
+        ({}, ["Q", "K", "V", "", "PK", "PV"], [(1, 2, 4, 8)] * 3 + [(1, 2, 3, 8), (1, 2, 5, 8)], "different lengths"),
         ({}, ["Q", "K", "V"], [(1, 4, 16)] * 3, "q_num_heads"),
     ],
 )
 def test_onnx_attention_errors(attrs, ins, shapes, match):
     node = helper.make_node("Attention", ins, ["Y"], name="attn0", **attrs)
-    model = _model([node], [_vi(n, s) for n, s in zip(ins, shapes)], [_vi("Y", None)])
+    model = _model([node], [_vi(n, s) for n, s in zip([i for i in ins if i], shapes)], [_vi("Y", None)])
     with pytest.raises(ValueError, match=match) as err:
         graph.from_onnx(model)
     assert "attn0" in str(err.value)
