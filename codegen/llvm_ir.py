@@ -412,6 +412,8 @@ class CodeGen(ParallelLoops):
 
             return emit_call_extern(self, e)
         args = [self.expr(a) for a in e.args]
+        if e.name == "reinterpret":  # te.reinterpret: the same bits, another type of their width
+            return self.b.bitcast(args[0], llvm_type(e.dtype))
         return intrinsics.call(self.b, e.name, args, e.dtype)
 
     def expr_TensorRead(self, e):

@@ -51,6 +51,19 @@ def isnan(x) -> E.Expr:
     return E.NE(x, x, "bool")
 
 
+def reinterpret(dtype: str, value) -> E.Expr:
+    """``value``'s bits read as ``dtype`` of the same width (classic TVM's ``tir.reinterpret``;
+    LLVM ``bitcast``): ``reinterpret("uint32", x)`` of a float32 ``x`` is its IEEE bits."""
+    value = E.as_expr(value)
+    dtype = dt.normalize(dtype)
+    if dt.bits(dtype) != dt.bits(value.dtype) or dt.is_bool(dtype) or dt.is_bool(value.dtype):
+        raise ValueError(f"reinterpret: {value.dtype} and {dtype} must have the same bit width "
+                         f"(and not be bool), e.g. float32 <-> uint32 or int32")
+    if dt.lanes(dtype) != dt.lanes(value.dtype):
+        raise ValueError(f"reinterpret: {value.dtype} and {dtype} have different lane counts")
+    return value if dtype == value.dtype else E.Call("reinterpret", (value,), dtype)
+
+
 def power(x, y) -> E.Expr:
     x, y = E._pair(x, y)
     if not dt.is_float(x.dtype):

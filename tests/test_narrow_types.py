@@ -1,0 +1,215 @@
+"""Storage-only element types (bfloat16, float8, float4, int4/int2): ``topi.narrow`` and the graph.
+
+The conversions are built with ``schedule_injective`` (vectorized, split
+factors that do not divide the shapes) on guarded buffers and compared bit
+for bit with the numpy reference ``topi.testing.narrow_cast_python``, which
+is itself checked against onnx's reference ``Cast`` (ml_dtypes) on every
+float16 value, float32 edge cases and random float32 bit patterns.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from helpers import check_build
+
+import te
+from topi import narrow, x86
+from topi.testing.narrow import decode_python, narrow_cast_python
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+onnx = pytest.importorskip("onnx")
+
+FLOATS = [n for n, f in narrow.FORMATS.items() if f.is_float]
+INTS = [n for n, f in narrow.FORMATS.items() if not f.is_float]
+EDGES = [
+    0.0,
+    -0.0,
+    np.inf,
+    -np.inf,
+    np.nan,
+    -np.nan,
+    448,
+    464,
+    480,
+    240,
+    248,
+    256,
+    57344,
+    61440,
+    65536,
+    0.25,
+    0.75,
+    2.5,
+    5,
+    6,
+    7,
+    3.39e38,
+    3.4e38,
+    1e-40,
+    -1e-45,
+    2.0**-133,
+    2.0**-134,
+    2.0**-10,
+    2.0**-11,
+    2.0**-17,
+    2.0**-18,
+    1e10,
+    -3e9,
+    2.0**31,
+    65535.5,
+]
+
+
+def float32_inputs(n_random: int = 4000) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    bits = rng.integers(0, 2**32, n_random, dtype=np.uint64).astype(np.uint32)
+    halves = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+    return np.concatenate([np.array(EDGES, np.float32), bits.view(np.float32), halves])
+
+
+def onnx_cast(x: np.ndarray, dst: str, saturate: bool) -> np.ndarray:
+    from onnx.reference.ops.op_cast import cast_to
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return cast_to(x, getattr(onnx.TensorProto, narrow.FORMATS[dst].onnx), saturate)
+
+
+def same_bits_or_nan(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Element-wise: the same bit pattern, or both NaN (payloads may differ)."""
+    same = narrow.as_storage(got) == narrow.as_storage(want)
+    if want.dtype.name in FLOATS:
+        same |= np.isnan(got.astype(np.float32)) & np.isnan(want.astype(np.float32))
+    return same
+
+
+def build_cast(x_shape, src: str, dst: str, saturate: bool, x: np.ndarray) -> np.ndarray:
+    """narrow.cast built with the x86 injective schedule, run on guarded buffers against the reference."""
+    X = te.placeholder(x_shape, dtype=narrow.storage_dtype(src), name="X")
+    Y = narrow.cast(X, src, dst, saturate)
+    s = x86.schedule_injective([Y])
+    want = narrow.as_storage(narrow_cast_python(x, dst, saturate))
+    (got,) = check_build(
+        s,
+        [X, Y],
+        lambda a: want,
+        inputs=[narrow.as_storage(x)],
+        rtol=0,
+        atol=0,
+        equal_nan=dst in ("float16", "float32", "float64"),
+    )
+    return got
+
+
+# ------------------------------------------------------------ te.reinterpret ---
+def test_reinterpret_float_bits_round_trip():
+    n = 37
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: te.reinterpret("uint32", A[i]) // te.const(1 << 16, "uint32"), name="B")
+    C = te.compute((n,), lambda i: te.reinterpret("float32", B[i] * te.const(1 << 16, "uint32")), name="C")
+    s = x86.schedule_injective([B, C])
+    a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+
+    def ref(x):
+        return x.view(np.uint32) >> 16, (x.view(np.uint32) & 0xFFFF0000).view(np.float32)
+
+    check_build(s, [A, B, C], ref, inputs=[a], rtol=0, atol=0)
+
+
+def test_reinterpret_needs_equal_widths():
+    with pytest.raises(ValueError, match=r"reinterpret: float32 and uint16 must have the same bit width"):
+        te.reinterpret("uint16", te.const(1.0, "float32"))
+
+
+# -------------------------------------------------------- numpy reference ---
+@pytest.mark.parametrize("saturate", [True, False])
+@pytest.mark.parametrize("fmt", FLOATS + INTS)
+def test_reference_matches_onnx_cast(fmt, saturate):
+    x = float32_inputs()
+    for inputs in (x, x.astype(np.float16), x.astype(np.float64) * 1.0000001):
+        ok = same_bits_or_nan(narrow_cast_python(inputs, fmt, saturate), onnx_cast(inputs, fmt, saturate))
+        assert ok.all(), f"{fmt} from {inputs.dtype}: first wrong input {inputs[~ok][:3]}"
+
+
+@pytest.mark.parametrize("fmt", FLOATS)
+def test_reference_decodes_as_ml_dtypes(fmt):
+    codes = np.arange(1 << min(narrow.FORMATS[fmt].bits, 16), dtype=narrow.storage_dtype(fmt))
+    want = codes.view(narrow.numpy_dtype(fmt)).astype(np.float64)
+    np.testing.assert_array_equal(decode_python(codes, fmt), want)
+
+
+# ------------------------------------------------------------------ kernels ---
+@pytest.mark.parametrize("saturate", [True, False])
+@pytest.mark.parametrize("fmt", FLOATS + INTS)
+def test_from_float32(fmt, saturate):
+    x = float32_inputs()
+    n = x.size // 3 * 3
+    build_cast((3, n // 3), "float32", fmt, saturate, x[:n].reshape(3, -1))
+
+
+@pytest.mark.parametrize("src", ["float16", "float64"])
+@pytest.mark.parametrize("fmt", ["bfloat16", "float8_e4m3fn", "float8_e5m2fnuz", "float4_e2m1fn", "int4"])
+def test_from_other_floats(src, fmt):
+    """float16 is exact in float32; float64 rounds to float32 first (as onnx's reference)."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate(
+        [
+            np.array(EDGES, src),
+            (rng.standard_normal(999) * 300).astype(src),
+            (1 + rng.integers(-(2**20), 2**20, 500) * 2.0**-40).astype(src) * 8,
+        ]
+    )
+    build_cast(x.shape, src, fmt, True, x)
+
+
+@pytest.mark.parametrize("fmt", FLOATS + INTS)
+def test_to_float32_every_code(fmt):
+    f = narrow.FORMATS[fmt]
+    # every byte of a 4-/2-bit integer (the high bits are ignored); every canonical float4 code
+    codes = np.arange(1 << (max(f.bits, 8) if not f.is_float else f.bits), dtype=narrow.storage_dtype(fmt))
+    codes = codes.view(narrow.numpy_dtype(fmt))
+    got = build_cast(codes.shape, fmt, "float32", True, codes)
+    want = codes.astype(np.float32)
+    assert ((got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))).all()
+
+
+@pytest.mark.parametrize("src", ["int8", "int32", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("fmt", INTS)
+def test_integers_wrap_into_narrow_ints(src, fmt):
+    rng = np.random.default_rng(1)
+    info = np.iinfo(src) if src != "bool" else None
+    x = rng.integers(0, 2, 203) if info is None else rng.integers(info.min, info.max, 203, endpoint=True)
+    x = x.astype(src)
+    got = build_cast(x.shape, src, fmt, True, x)
+    np.testing.assert_array_equal(got, narrow.as_storage(onnx_cast(x, fmt, True)))
+
+
+@pytest.mark.parametrize("dst", ["int8", "int32", "float16", "float64", "bool"])
+@pytest.mark.parametrize("fmt", INTS + ["float8_e4m3fn", "bfloat16"])
+def test_narrow_to_regular_types(fmt, dst):
+    f = narrow.FORMATS[fmt]
+    codes = np.arange(1 << (f.bits if f.bits <= 8 else 16), dtype=narrow.storage_dtype(fmt))
+    codes = codes.view(narrow.numpy_dtype(fmt))
+    if f.is_float and dst not in ("float16", "float64", "bool"):  # float -> int of NaN/inf/huge is undefined
+        values = codes.astype(np.float32)
+        codes = codes[np.isfinite(values) & (np.abs(values) < 100)]
+    got = build_cast(codes.shape, fmt, dst, True, codes)
+    want = codes.astype(np.float32).astype(dst) if f.is_float else codes.astype(dst)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_between_narrow_types_goes_through_float32():
+    x = np.arange(65536, dtype=np.uint16).view(ml_dtypes.bfloat16)
+    got = build_cast(x.shape, "bfloat16", "float8_e4m3fn", False, x)
+    want = narrow.as_storage(onnx_cast(x.astype(np.float32), "float8_e4m3fn", False))
+    assert same_bits_or_nan(got.view(ml_dtypes.float8_e4m3fn), want.view(ml_dtypes.float8_e4m3fn)).all()
+
+
+def test_cast_checks_the_storage_type():
+    X = te.placeholder((4,), dtype="float32", name="X")
+    message = r"narrow.cast: a bfloat16 tensor is stored as uint16, got 'X' of dtype float32"
+    with pytest.raises(ValueError, match=message):
+        narrow.cast(X, "bfloat16", "float32")
