@@ -2,10 +2,16 @@
 
 The thread-pool runtime is loaded once, into an MCJIT engine kept for the
 process, and its symbols are registered process-wide (``llvm.add_symbol``).
-Every kernel (or graph library) is loaded into a small engine of its own,
-which finds the runtime, libc and libm through those symbols, and is freed
-when its :class:`LoadedCode` is garbage-collected: a tuner building
-thousands of candidates does not grow.  Before loading, every symbol the
+Every kernel is loaded into a small engine of its own, which finds the
+runtime, libc and libm through those symbols, and is freed when its
+:class:`LoadedCode` is garbage-collected: a tuner building thousands of
+candidates does not grow.  A graph library is a real shared object
+(``codegen.service.load_library`` links it) opened with ``dlopen`` and
+closed with ``dlclose`` when its ``LoadedCode`` goes: the dynamic loader
+maps it as one contiguous image (an MCJIT engine of many objects had code
+and constants mapped > 2 GiB apart now and then).  It calls the runtime
+through import stubs (:func:`import_stub_ir`) whose table
+:func:`open_library` fills, so the process keeps one thread pool.  Before loading, every symbol the
 object code leaves undefined is resolved: one that nothing defines (a
 compiler-rt helper LLVM chose) is a ``LinkError`` naming it, at build time,
 never a crash at run time.
@@ -21,9 +27,12 @@ that a VM or a ``-mattr`` may take away (SIGILL otherwise).
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
+import os
 import struct
 import threading
+import weakref
 
 import llvmlite.binding as llvm
 from llvmlite.binding.newpassmanagers import NewPassManager
@@ -258,11 +267,12 @@ def load_objects(objects: list, symbols: list, label: str = "kernel", shared: bo
     reference to the returned ``LoadedCode``.
 
     ``shared``: load into the one process-wide engine instead (each symbol
-    once, kept for the process).  Graph libraries do: a library of many
-    objects in an engine of its own had its code and constants mapped far
-    apart now and then (more than 2 GiB once the address space is
-    fragmented), which a 32-bit PC-relative reference cannot reach
-    (RuntimeDyldELF asserts ``isInt<32>(RealOffset)`` and aborts).
+    once, kept for the process): graph libraries where no C linker exists
+    (otherwise a shared object, :func:`open_library`).  Not an engine of
+    their own: a library of many objects in one engine had its code and
+    constants mapped far apart now and then (more than 2 GiB once the
+    address space is fragmented), which a 32-bit PC-relative reference
+    cannot reach (RuntimeDyldELF asserts ``isInt<32>(RealOffset)``).
     """
     runtime_engine()
     if shared:
@@ -299,6 +309,93 @@ def _load_shared(objects: list, symbols: list, label: str) -> LoadedCode:
         return LoadedCode(eng, {s: loaded[s] for s in symbols}, label)
 
 
+# ------------------------------------------------------ shared libraries --
+IMPORT_TABLE = "tessera_import_table"
+_libraries: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # path -> _Library
+
+
+def _in_process(name: str) -> bool:
+    return hasattr(_process(), name)
+
+
+def library_imports(objects: list, label: str = "library") -> list:
+    """The symbols ``objects`` call that a shared library of them cannot find through the dynamic
+    loader: the runtime's (one thread pool per process) and those registered only with LLVM
+    (packed-call trampolines).  One that nothing defines is a ``LinkError`` naming it."""
+    runtime_engine()
+    imports, missing = [], []
+    for name in undefined_symbols(objects):
+        if name in RUNTIME_SYMBOLS or (not _in_process(name) and llvm.address_of_symbol(name)):
+            imports.append(name)
+        elif not _in_process(name):
+            missing.append(name)
+    if missing:
+        raise LinkError(f"{label}: the object code calls {', '.join(missing)}, which neither the Tessera "
+                        f"runtime nor the process defines (a helper LLVM chose for an operation); "
+                        f"nothing was loaded")
+    return imports
+
+
+def import_stub_ir(names: list) -> str:
+    """IR (module asm) defining each of ``names`` as a hidden stub that jumps through slot k of
+    ``tessera_import_table`` (filled by :func:`open_library` after ``dlopen``)::
+
+        tessera_parallel_launch:  jmp *tessera_import_table+8*k(%rip)
+    """
+    lines = [".text"]
+    for k, name in enumerate(names):
+        if not name.replace("_", "a").isalnum():
+            raise LinkError(f"import stub: symbol {name!r} is not a C identifier")
+        lines += [f".globl {name}", f".hidden {name}", f".type {name},@function", f"{name}:",
+                  f"jmpq *.Ltessera_imports+{8 * k}(%rip)", f".size {name}, .-{name}"]
+    lines += [".data", ".balign 8", f".globl {IMPORT_TABLE}", f".type {IMPORT_TABLE},@object",
+              f"{IMPORT_TABLE}:", ".Ltessera_imports:", *[".quad 0"] * max(len(names), 1),
+              f".size {IMPORT_TABLE}, {8 * max(len(names), 1)}"]
+    return "".join(f'module asm "{line}"\n' for line in lines)
+
+
+class _Library:
+    """A ``dlopen`` handle (RTLD_NOW | RTLD_LOCAL), ``dlclose``d when this object is collected."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.handle = _ctypes.dlopen(path, os.RTLD_NOW | os.RTLD_LOCAL)
+        fin = weakref.finalize(self, _ctypes.dlclose, self.handle)
+        fin.atexit = False  # at exit the process unmaps everything anyway
+
+    def symbol(self, name: str) -> int:
+        return _ctypes.dlsym(self.handle, name)
+
+
+def open_library(path: str, symbols: list, imports: list, label: str = "library") -> LoadedCode:
+    """Open the shared library ``path`` (linked with :func:`import_stub_ir` of ``imports``), point its
+    import table at the runtime, and return the addresses of ``symbols``.
+
+    The library is closed (``dlclose``) with the last reference to the returned ``LoadedCode``;
+    the same path opened again while loaded shares the image.  Code of it must not be running
+    then: the executor holds the library, and a parallel launch returns only after every worker
+    has left the outlined body (the pool's threads live in the runtime, not in the library).
+    """
+    runtime_engine()
+    with _lock:
+        lib = _libraries.get(path)
+        if lib is None:
+            try:
+                lib = _Library(path)
+            except OSError as err:
+                raise LinkError(f"{label}: cannot load {path}: {err}") from None
+            if imports:
+                table = (ctypes.c_void_p * len(imports)).from_address(lib.symbol(IMPORT_TABLE))
+                for k, name in enumerate(imports):
+                    table[k] = resolve_symbol(name)
+            _libraries[path] = lib
+    try:
+        addresses = {s: lib.symbol(s) for s in symbols}
+    except OSError as err:
+        raise LinkError(f"{label}: the library does not define a symbol: {err}") from None
+    return LoadedCode(lib, addresses, label)
+
+
 def engine() -> llvm.ExecutionEngine:
     """An MCJIT engine for code added the old way (``add_object_file``): it finds the runtime
     through the process-wide symbols.  Prefer :func:`load_objects`, which releases the code."""
@@ -310,4 +407,5 @@ def engine() -> llvm.ExecutionEngine:
 
 
 __all__ = ["target_machine", "new_target_machine", "parse", "optimize", "runtime_engine", "load_objects",
+           "library_imports", "import_stub_ir", "open_library",
            "LoadedCode", "LinkError", "runtime_object", "function_address", "engine", "triple", "data_layout"]

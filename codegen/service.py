@@ -5,6 +5,7 @@
     lowered function --emit_llvm--> LLVM IR --optimize--> object code (for a Target)
         --load--> LoadedCode (symbol addresses; unloaded with its last reference)
     object codes + runtime --link_shared_library--> one .so (cc)
+    object codes + import stubs --load_library--> one .so, dlopen'ed (dlclose with its last reference)
 
 ``codegen.build``, the graph layer's kernel compiler (``graph.compile``), both
 exporters (``Module.export_library``, ``GraphLibrary.export_library``) and the
@@ -23,6 +24,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+import uuid
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -186,6 +189,51 @@ def load_objects(objects: list, symbols: list, label: str = "library", shared: b
     return jit.load_objects(objects, symbols, label, shared)
 
 
+_stubs: dict = {}  # import names -> object code of their stubs
+
+
+def load_library(objects: list, symbols: list, label: str = "library", cache_dir: str | None = None) -> LoadedCode:
+    """Link object codes into one shared object, ``dlopen`` it and return the addresses of ``symbols``;
+    ``dlclose`` with the last reference to the returned ``LoadedCode``.
+
+    The runtime (thread pool, half-precision helpers) is not linked in: the
+    library reaches the process's one copy through import stubs
+    (``jit.import_stub_ir``).  ``cache_dir``: keep the linked library there,
+    named by a digest of its object codes, so a later load only opens it
+    (``cc -shared`` costs ~0.1 s; opening a cached one ~1 ms).  Without a C
+    linker the objects go into the process-wide engine instead, kept for the
+    process (``jit.load_objects(shared=True)``).
+    """
+    if not has_c_compiler():
+        return jit.load_objects(objects, symbols, label, shared=True)
+    imports = tuple(jit.library_imports(objects, label))
+    objects = list(objects)
+    if imports:
+        if imports not in _stubs:
+            _stubs[imports] = data_object(jit.import_stub_ir(list(imports)))
+        objects.append(_stubs[imports])
+    h = hashlib.sha1()
+    for obj in objects:
+        h.update(len(obj).to_bytes(8, "little") + obj)
+    name = f"lib-{h.hexdigest()[:24]}.so"
+    if cache_dir:
+        path = os.path.join(cache_dir, name)
+        if os.path.exists(path):
+            try:
+                return jit.open_library(path, symbols, list(imports), label)
+            except LinkError:
+                pass  # a damaged file: link it anew
+        if os.access(cache_dir, os.W_OK | os.X_OK):
+            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            link_shared_library(tmp, objects, label=label)
+            os.replace(tmp, path)
+            return jit.open_library(path, symbols, list(imports), label)
+    with tempfile.TemporaryDirectory(prefix="tessera-") as tmp:
+        path = os.path.join(tmp, f"{uuid.uuid4().hex}-{name}")  # a name never used before: dlopen matches by name
+        link_shared_library(path, objects, label=label)
+        return jit.open_library(path, symbols, list(imports), label)
+
+
 def module(kernel: CompiledKernel, loaded: LoadedCode | None = None):
     """The callable ``codegen.Module`` of a compiled kernel (loading it unless ``loaded`` has it)."""
     from codegen.module import Module
@@ -226,6 +274,15 @@ def c_compiler(cc: str | None = None) -> str:
     return cc
 
 
+def has_c_compiler() -> bool:
+    """Whether a C compiler/linker is there to link shared libraries."""
+    try:
+        c_compiler()
+    except RuntimeError:
+        return False
+    return True
+
+
 def link_shared_library(path: str, objects: list, sources: list = (), label: str = "export_library",
                         options: list = (), cc: str | None = None) -> None:
     """Link object codes (bytes) and files (objects, assembly) into the shared library ``path``.
@@ -257,5 +314,5 @@ def _in_system_libraries(name: str) -> bool:
 
 
 __all__ = ["CompiledKernel", "LoadedCode", "LinkError", "check_target", "c_name", "param_specs", "emit_llvm",
-           "compile_ir", "compile_lowered", "compile_schedule", "load", "load_objects", "module", "assembly", "runtime_object",
+           "compile_ir", "compile_lowered", "compile_schedule", "load", "load_objects", "load_library", "module", "assembly", "runtime_object",
            "data_object", "runtime_ir", "string_constant_ir", "link_shared_library", "undefined_symbols"]

@@ -100,14 +100,13 @@ class GraphLibrary:
                          f"rebuild with graph.build(g, params={{...{name!r}: new value}}) to change it")
 
     def addresses(self) -> dict:
-        """symbol -> native address (the kernels loaded once, as one library, by ``codegen.service``;
-        unloaded with this object and the executors made from it)."""
+        """symbol -> native address (the kernels linked into one shared object and opened once;
+        closed with this object and the executors made from it)."""
         if self._addresses is None:
-            from codegen import service
+            from graph.compile import load_kernels
 
-            kernels = list(self.kernels.values())
-            self._loaded = service.load_objects([k.obj for k in kernels], [k.symbol for k in kernels],
-                                                label=f"graph {self.graph.name or ''}".strip(), shared=True)
+            label = f"graph {self.graph.name or ''}".strip()
+            self._loaded = load_kernels(list(self.kernels.values()), label, self.target)
             self._addresses = dict(self._loaded.addresses)
         return self._addresses
 

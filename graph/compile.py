@@ -8,8 +8,10 @@ their body (ops, attributes, shapes; not names), so the 16 identical
 bottleneck blocks of a ResNet compile once.  Objects live in a disk cache
 (``$TESSERA_CACHE_DIR``, default ``~/.cache/tessera``) keyed by that text and
 a digest of the compiler's own sources; missing ones are compiled in
-parallel worker processes.  Loading adds the objects to the process JIT,
-where they share its thread pool.
+parallel worker processes.  Loading links a library's objects into one
+shared object (kept in the cache too, named by a digest of its objects) and
+opens it; it shares the process's thread pool and is closed with the last
+reference to the library (``load_kernels``).
 
 Everything goes through ``codegen.service`` (lower -> IR -> object for the
 build's target; objects -> one loaded library), and a kernel is scheduled
@@ -28,6 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import te
+from topi.narrow import as_storage, storage_dtype
 from graph.ops import get_op
 from graph.ops.registry import COMM_REDUCE, injective_schedule
 from graph.printer import format_attr
@@ -112,12 +115,12 @@ def body_to_te(body) -> tuple:
     tensors: dict = {}
     args = []
     for k, v in enumerate(body.inputs):
-        t = te.placeholder(v.shape, dtype=v.dtype, name=f"arg{k}")
+        t = te.placeholder(v.shape, dtype=storage_dtype(v.dtype), name=f"arg{k}")  # bfloat16: its bits
         tensors[id(v)] = t
         args.append(t)
     for node in body.nodes:
         if node.is_constant:
-            value = node.attrs["value"]
+            value = as_storage(node.attrs["value"])
             imm = te.const(value.reshape(()).item() if value.size == 1 else 0, str(value.dtype))
             tensors[id(node.output)] = te.compute(node.output.shape, lambda *i, c=imm: c,
                                                   name=node.name, tag="elemwise")
@@ -243,3 +246,12 @@ def print_progress(done: int, total: int, label: str, elapsed: float) -> None:
         sys.stderr.write("\n")
     sys.stderr.flush()
 
+
+
+def load_kernels(kernels: list, label: str, target: str):
+    """The kernels' code as one loaded library (``codegen.jit.LoadedCode``: symbol -> address),
+    linked once into the cache of ``target`` and closed with the last reference to it."""
+    from codegen import service
+
+    return service.load_library([k.obj for k in kernels], [k.symbol for k in kernels], label=label,
+                                cache_dir=cache_dir(target))

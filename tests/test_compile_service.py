@@ -97,9 +97,9 @@ def test_distinct_builds_release_their_memory():
     assert len(build_mod._kernels) <= build_mod.KERNEL_CACHE_SIZE
 
 
-def test_graph_libraries_share_one_engine_and_load_each_kernel_once(tmp_path, monkeypatch):
-    # graph libraries go into the process-wide engine (an engine per library had its code and
-    # constants mapped > 2 GiB apart now and then: a relocation abort); a kernel loads once
+def test_graph_libraries_of_the_same_kernels_share_one_loaded_image(tmp_path, monkeypatch):
+    # a graph library is one shared object (one contiguous image: an MCJIT engine per library had
+    # code and constants > 2 GiB apart now and then), cached by content and opened once
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     libs = []
     for _ in range(2):
