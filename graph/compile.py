@@ -247,7 +247,6 @@ def print_progress(done: int, total: int, label: str, elapsed: float) -> None:
     sys.stderr.flush()
 
 
-
 def load_kernels(kernels: list, label: str, target: str):
     """The kernels' code as one loaded library (``codegen.jit.LoadedCode``: symbol -> address),
     linked once into the cache of ``target`` and closed with the last reference to it."""

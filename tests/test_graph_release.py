@@ -191,3 +191,16 @@ def test_a_damaged_cached_library_is_linked_anew(tmp_path):
         fh.write(b"not an ELF file")
     loaded = service.load_library([obj], ["seven"], "seven", cache_dir=str(tmp_path))
     assert ctypes.CFUNCTYPE(ctypes.c_int32)(loaded.address("seven"))() == 7
+
+
+def test_half_precision_helpers_come_from_the_runtime():
+    # x86-64 without F16C: the casts call __extendhfsf2 / __truncsfhf2, which the runtime defines
+    b = GraphBuilder()
+    x = b.input("x", (5, 37), "float16")
+    y = b.op("exp", b.op("cast", x, dtype="float32"))
+    lib = graph.build(b.finish(b.op("cast", y, dtype="float16")), target="llvm -mcpu=x86-64", jobs=1)
+    assert {"__extendhfsf2", "__truncsfhf2"} <= set(jit.library_imports([k.obj for k in lib.kernels.values()]))
+    xv = np.linspace(-2, 2, 5 * 37).astype("float16").reshape(5, 37)
+    m = lib.create_executor()
+    m.run(x=xv)
+    np.testing.assert_array_equal(m.get_output(0), np.exp(xv.astype("float32")).astype("float16"))
