@@ -18,8 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 import topi
-from graph.ops.registry import OUT_ELEMWISE_FUSABLE, register
+from graph.ops.registry import OPAQUE, OUT_ELEMWISE_FUSABLE, register
+from topi.nn.channel_shuffle import channel_shuffle, channel_shuffle_python
 from topi.x86 import conv2d as x86conv
+from topi.x86 import conv2d_nchwc as x86nchwc
+from topi.x86 import depthwise_conv2d as x86dw
+from topi.x86.channel_shuffle import schedule_channel_shuffle
 from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86, plain_shapes
 
 
@@ -105,3 +109,96 @@ register(
 def layout_transform_numpy(x: np.ndarray, src: str, dst: str) -> np.ndarray:
     """The numpy twin of ``layout_transform`` (``topi.testing.layout_transform_python``)."""
     return topi.testing.layout_transform_python(x, src, dst)
+
+
+# ------------------------------------------------- grouped, depthwise, shuffle ---
+def _group_plain(values, a) -> tuple:
+    """(NCHW data shape, OIHW kernel shape) of a ``group_conv2d_NCHWc`` node."""
+    data, kernel = values[0], values[1]
+    occ, _, kh, kw, _, oc_bn = kernel.shape
+    ic = data.shape[1] * (data.shape[4] if len(data.shape) == 5 else 1)
+    return (data.shape[0], ic, *data.shape[2:4]), (occ * oc_bn, ic // a["groups"], kh, kw)
+
+
+def _group_conv_types(values, a):
+    from graph.ops.nn import _conv2d_types
+
+    data, kernel = values[0], values[1]
+    if len(kernel.shape) != 6 or len(data.shape) not in (4, 5):
+        raise ValueError(f"group_conv2d_NCHWc expects 4-D or 5-D data and a 6-D kernel, got {data.shape}, "
+                         f"{kernel.shape}")
+    dshape, kshape = _group_plain(values, a)
+    probe = [type(data)(data.name, dshape, data.dtype), type(kernel)(kernel.name, kshape, kernel.dtype)]
+    (n, _, oh, ow), dtype = _conv2d_types(probe, a)[0]
+    return [((n, kernel.shape[0], oh, ow, kernel.shape[5]), dtype)]
+
+
+def _group_conv_workload(values, a) -> tuple:
+    dshape, kshape = _group_plain(values, a)
+    st, pad, dil = _conv_args(a)
+    return x86nchwc.group_conv2d_workload(dshape, kshape, st, pad, dil, a["groups"], values[0].dtype)
+
+
+def _np_group_conv(xs, a):
+    from graph.ops.nn import _np_conv2d
+
+    data, kernel = xs
+    if data.ndim == 5:
+        data = unblock_array(data)
+    plain = x86nchwc.unpack_group_kernel_numpy(kernel, data.shape[1], a["groups"])
+    return [block_array(_np_conv2d([data, plain], a)[0], kernel.shape[5])]
+
+
+register(
+    "group_conv2d_NCHWc",
+    lambda xs, a: [x86nchwc.group_conv2d_NCHWc_x86(xs[0], xs[1], *_conv_args(a), a["groups"], a.get("config"))],
+    OUT_ELEMWISE_FUSABLE,
+    lambda outs, a: x86nchwc.schedule_group_conv2d_NCHWc(outs),
+    _group_conv_types,
+    _np_group_conv,
+    doc="grouped blocked conv, blocks may span groups: data NCHW or [N, C/ic_bn, H, W, ic_bn], kernel "
+    "[OCc, span, KH, KW, ic_bn, oc_bn] (pack_group_kernel_numpy), attrs as conv2d (groups)",
+    workload=_group_conv_workload,
+)
+
+
+def _dw_nchwc_types(values, a):
+    data, kernel = values[0], values[1]
+    n, cc, h, w, b = data.shape
+    st, (top, left, bottom, right), (dh, dw) = _conv_args(a)
+    kh, kw = kernel.shape[1:3]
+    oh = (h + top + bottom - (kh - 1) * dh - 1) // st[0] + 1
+    ow = (w + left + right - (kw - 1) * dw - 1) // st[1] + 1
+    return [((n, cc, oh, ow, b), data.dtype)]
+
+
+def _np_dw_nchwc(xs, a):
+    data, kernel = xs
+    cc, kh, kw, b = kernel.shape
+    plain = kernel.transpose(0, 3, 1, 2).reshape(cc * b, 1, kh, kw)
+    st, pad, dil = _conv_args(a)
+    padded = np.pad(unblock_array(data), ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    out = topi.testing.depthwise_conv2d_python_nchw(padded, plain, st, 0, dil).astype(data.dtype)
+    return [block_array(out, b)]
+
+
+register(
+    "depthwise_conv2d_NCHWc",
+    lambda xs, a: [x86dw.depthwise_conv2d_NCHWc(xs[0], xs[1], *_conv_args(a), a.get("config"))],
+    OUT_ELEMWISE_FUSABLE,
+    lambda outs, a: x86dw.schedule_depthwise_conv2d_NCHWc(outs),
+    _dw_nchwc_types,
+    _np_dw_nchwc,
+    doc="depthwise conv (multiplier 1) on [N, C/b, H, W, b], kernel [C/b, KH, KW, b]; attrs as conv2d",
+    workload=lambda v, a: x86dw.depthwise_nchwc_workload(v[0].shape, v[1].shape[1:3], *_conv_args(a), v[0].dtype),
+)
+
+register(
+    "channel_shuffle",
+    lambda xs, a: [channel_shuffle(xs[0], a["groups"])],
+    OPAQUE,  # its own schedule (a standalone kernel either way: nothing fuses an injective op into a conv)
+    lambda outs, a: schedule_channel_shuffle(outs),
+    lambda values, a: [(tuple(values[0].shape), values[0].dtype)],
+    lambda xs, a: [channel_shuffle_python(xs[0], a["groups"])],
+    doc="ShuffleNet's channel shuffle in `groups` on NCHW or NCHW[x]c data (reshape-transpose-reshape)",
+)

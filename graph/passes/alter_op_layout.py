@@ -37,6 +37,8 @@ pass profile counts the transforms as nodes after the pass; the helper
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from graph.ir import Graph, Value, constant_node, copy_node, make_node
@@ -70,6 +72,8 @@ class _Layouts:
         self.names = {v.name for n in graph.nodes for v in n.outputs} | {v.name for v in graph.inputs}
         self.changed = False
         self.wanted: set = set()  # ids of old values worth keeping blocked
+        self.shuffles: dict = {}  # id(reshape) -> (groups, transpose, last reshape) of a channel shuffle
+        self.skip: set = set()  # ids of old nodes already rewritten (a shuffle's transpose and reshape)
 
     def fresh(self, base: str) -> str:
         name, k = base, 0
@@ -131,8 +135,8 @@ class _Layouts:
 
 
 def _convertible(node) -> bool:
-    """Whether ``node`` is a conv2d that becomes ``conv2d_NCHWc``."""
-    from graph.passes.alter_conv_layout import conv_blocks
+    """Whether ``node`` is a conv2d that becomes ``conv2d_NCHWc`` (or ``conv2d_winograd``)."""
+    from graph.passes.alter_conv_layout import conv_blocks, is_winograd
 
     if node.op != "conv2d" or len(node.inputs) != 2:
         return False
@@ -141,7 +145,7 @@ def _convertible(node) -> bool:
         return False
     if kernel.dtype != "float32" or node.inputs[0].dtype != "float32":
         return False
-    return conv_blocks(node) is not None
+    return conv_blocks(node) is not None or is_winograd(node)
 
 
 def _transparent(node) -> bool:
@@ -155,7 +159,7 @@ def _transparent(node) -> bool:
     return node.op in BINARY_OPS or node.op in POOL_OPS
 
 
-def _wanted(graph: Graph, convs: set) -> set:
+def _wanted(graph: Graph, convs: set, shuffles: dict) -> set:
     """ids of the values worth keeping blocked: those that reach a converted conv's data or
     a pooling (whose output is smaller to convert) through ops that run on blocked values.
     Elsewhere a blocked conv output goes back to NCHW right away, which its kernel does
@@ -166,7 +170,8 @@ def _wanted(graph: Graph, convs: set) -> set:
         for v in node.outputs:
             for user, k in users.get(id(v), ()):
                 reaches = id(user) in convs and k == 0 or user.op in POOL_OPS and _transparent(user)
-                if reaches or (_transparent(user) and id(user.output) in wanted):
+                tail = shuffles[id(user)][2].output if id(user) in shuffles else None
+                if reaches or (_transparent(user) and id(user.output) in wanted) or id(tail) in wanted:
                     wanted.add(id(v))
                     break
     return wanted
@@ -174,13 +179,14 @@ def _wanted(graph: Graph, convs: set) -> set:
 
 def alter_op_layout(graph: Graph) -> Graph:
     """Convert blockable convs to ``conv2d_NCHWc`` and propagate the blocked layout (module docstring)."""
-    convs = {id(n) for n in graph.nodes if _convertible(n)}
+    convs = {id(n) for n in graph.nodes if _convertible(n) or _group_convertible(n) or _depthwise_convertible(n)}
     if not convs:
         return graph
     lay = _Layouts(graph)
-    lay.wanted = _wanted(graph, convs)
+    lay.shuffles = _shuffles(graph)
+    lay.wanted = _wanted(graph, convs, lay.shuffles)
     for node in graph.nodes:
-        if node.is_constant:
+        if node.is_constant or id(node) in lay.skip:
             continue
         ins = [lay.of(v) for v in node.inputs]
         outs = _rewrite(node, ins, lay)
@@ -200,7 +206,11 @@ def alter_op_layout(graph: Graph) -> Graph:
 def _rewrite(node, ins: list, lay: _Layouts) -> tuple | None:
     """The blocked form of ``node`` (new output values), or None to run it in NCHW."""
     if node.op == "conv2d":
-        return _conv(node, ins, lay)
+        return _conv(node, ins, lay) or _group_conv(node, ins, lay)
+    if node.op == "depthwise_conv2d":
+        return _depthwise(node, ins, lay)
+    if id(node) in lay.shuffles:
+        return _shuffle(node, ins, lay)
     blocked = [lay.block_of(v) for v in ins if lay.block_of(v)]
     if (
         not blocked
@@ -245,6 +255,9 @@ def _concat(node, ins: list, lay: _Layouts, blocked: list) -> tuple | None:
     if any(len(v.shape) != 4 for v in node.inputs):
         return None
     fits = [b for b in blocked if all(v.shape[1] % b == 0 for v in node.inputs)]
+    common = math.gcd(*blocked, *(v.shape[1] for v in node.inputs))
+    if not fits and common >= 8:
+        fits = [common]  # (112 by 16) ++ (24 by 24): both by 8, rather than both to NCHW
     if not fits or len(blocked) != len(ins):
         return None
     block = max(sorted(set(fits), reverse=True), key=fits.count)
@@ -256,10 +269,12 @@ def _concat(node, ins: list, lay: _Layouts, blocked: list) -> tuple | None:
 
 def _conv(node, ins: list, lay: _Layouts) -> tuple | None:
     """``conv2d`` -> ``conv2d_NCHWc`` with a packed kernel, when the x86 fast path can block it."""
-    from graph.passes.alter_conv_layout import conv_blocks
+    from graph.passes.alter_conv_layout import conv_blocks, is_winograd, winograd_layout
 
     if not _convertible(node):
         return None
+    if is_winograd(node):  # any data block in, the direct rule's block out
+        return winograd_layout(node, ins, lay)
     kernel = node.inputs[1]
     have = lay.block_of(ins[0])
     blocks = conv_blocks(node, prefer_ic_bn=have)
@@ -278,3 +293,116 @@ def _conv(node, ins: list, lay: _Layouts) -> tuple | None:
         attrs["config"] = attrs["config"].with_values(ic_bn=ic_bn, oc_bn=oc_bn)
     conv = make_node("conv2d_NCHWc", [data, packed.output], attrs, node.name, [node.output.name])
     return lay.produce(conv, oc_bn)
+
+
+# ------------------------------------------------ grouped, depthwise, shuffle ---
+# ShuffleNet's units (grouped 1x1 conv -> shuffle -> depthwise 3x3 -> grouped 1x1 conv)
+# stay blocked from end to end:
+#
+#     before:  %g = conv2d(%x, %w, groups=4)               # 34 channels a group: no block divides
+#              %s = reshape(%g) %t = transpose(%s) %u = reshape(%t)   # channel shuffle
+#              %d = depthwise_conv2d(%u, %k)
+#     after:   %g = group_conv2d_NCHWc(%x, span_pack(%w))  # blocks span groups, zeros across
+#              %u = channel_shuffle(%g, groups=4)          # on the blocked value
+#              %d = depthwise_conv2d_NCHWc(%u, pack(%k))   # channels in the lanes
+
+
+def _constant_kernel(node) -> bool:
+    kernel = node.inputs[1] if len(node.inputs) > 1 else None
+    return (kernel is not None and len(kernel.shape) == 4 and kernel.node is not None and kernel.node.is_constant
+            and kernel.dtype == "float32" and node.inputs[0].dtype == "float32")
+
+
+def _group_convertible(node) -> bool:
+    """A grouped ``conv2d`` (not depthwise) the blocked path refuses, whose output channels
+    divide into blocks of 8: it becomes ``group_conv2d_NCHWc`` with blocks spanning groups."""
+    groups = node.attrs.get("groups", 1)
+    if node.op != "conv2d" or len(node.inputs) != 2 or groups == 1 or not _constant_kernel(node):
+        return False
+    oc, icg = node.inputs[1].shape[:2]
+    return icg > 1 and oc % 8 == 0 and len(node.inputs[0].shape) == 4 and not _convertible(node)
+
+
+def _depthwise_convertible(node) -> bool:
+    """A ``depthwise_conv2d`` of multiplier 1 with a constant kernel."""
+    return (node.op == "depthwise_conv2d" and len(node.inputs) == 2 and _constant_kernel(node)
+            and node.inputs[1].shape[1] == 1 and node.inputs[1].shape[0] == node.inputs[0].shape[1])
+
+
+def _group_conv(node, ins: list, lay: _Layouts) -> tuple | None:
+    """``conv2d`` (grouped) -> ``group_conv2d_NCHWc``; its data's block is kept when it divides IC."""
+    from topi.config import choose_config, make_config
+    from topi.x86.conv2d_nchwc import group_conv2d_workload, pack_group_kernel_numpy
+
+    if not _group_convertible(node):
+        return None
+    kernel, groups, data = node.inputs[1], node.attrs["groups"], node.inputs[0]
+    st, pad, dil = (tuple(node.attrs.get(k, d)) for k, d in
+                    (("strides", (1, 1)), ("padding", (0, 0, 0, 0)), ("dilation", (1, 1))))
+    key = group_conv2d_workload(data.shape, kernel.shape, st, pad, dil, groups, data.dtype)
+    cfg = choose_config(key)
+    have = lay.block_of(ins[0])
+    if have and have != cfg["ic_bn"] and have in cfg.space["ic_bn"]:
+        cfg = make_config(key, {**cfg.values, "ic_bn": have})
+    packed = constant_node(
+        pack_group_kernel_numpy(np.asarray(kernel.node.attrs["value"]), groups, cfg["ic_bn"], cfg["oc_bn"]),
+        lay.fresh(f"{node.name}_kernel_packed"),
+    )
+    new = lay.to(ins[0], cfg["ic_bn"]) if have else ins[0]
+    attrs = {**node.attrs, "config": cfg}
+    conv = make_node("group_conv2d_NCHWc", [new, packed.output], attrs, node.name, [node.output.name])
+    return lay.produce(conv, cfg["oc_bn"])
+
+
+def _depthwise(node, ins: list, lay: _Layouts) -> tuple | None:
+    """``depthwise_conv2d`` on a blocked value -> ``depthwise_conv2d_NCHWc`` (same block), when
+    its output stays blocked too (else one conversion of its input serves it in NCHW)."""
+    from topi.x86.depthwise_conv2d import pack_depthwise_kernel_numpy
+
+    block = lay.block_of(ins[0])
+    if not block or not _depthwise_convertible(node) or id(node.output) not in lay.wanted:
+        return None
+    kernel = node.inputs[1]
+    packed = constant_node(pack_depthwise_kernel_numpy(np.asarray(kernel.node.attrs["value"]), block),
+                           lay.fresh(f"{node.name}_kernel_packed"))
+    attrs = {k: v for k, v in node.attrs.items() if k != "config"}
+    conv = make_node("depthwise_conv2d_NCHWc", [ins[0], packed.output], attrs, node.name, [node.output.name])
+    return lay.produce(conv, block)
+
+
+def _shuffles(graph: Graph) -> dict:
+    """id(first reshape) -> (groups, transpose, last reshape) of each channel shuffle
+    ``reshape [N, G, C/G, H, W] -> transpose (0, 2, 1, 3, 4) -> reshape [N, C, H, W]``."""
+    users = graph.consumers()
+    outputs = {id(v) for v in graph.outputs}
+
+    def only_user(v):
+        us = users.get(id(v), ())
+        return us[0][0] if len(us) == 1 and id(v) not in outputs else None
+
+    found = {}
+    for a in graph.nodes:
+        if a.op != "reshape" or len(a.inputs[0].shape) != 4 or len(a.output.shape) != 5:
+            continue
+        n, c, h, w = a.inputs[0].shape
+        g = a.output.shape[1]
+        b = only_user(a.output)
+        last = only_user(b.output) if b is not None and b.op == "transpose" else None
+        if (tuple(a.output.shape) == (n, g, c // g, h, w) and g * (c // g) == c
+                and tuple(b.attrs.get("axes") or ()) == (0, 2, 1, 3, 4)
+                and last is not None and last.op == "reshape" and tuple(last.output.shape) == (n, c, h, w)):
+            found[id(a)] = (g, b, last)
+    return found
+
+
+def _shuffle(node, ins: list, lay: _Layouts) -> tuple | None:
+    """A channel shuffle of a blocked value -> one ``channel_shuffle`` node on it."""
+    groups, mid, last = lay.shuffles[id(node)]
+    block = lay.block_of(ins[0])
+    if not block or id(last.output) not in lay.wanted:
+        return None
+    shuffle = make_node("channel_shuffle", [ins[0]], {"groups": groups}, last.name, [last.output.name])
+    lay.produce(shuffle, block)
+    lay.new[id(last.output)] = shuffle.output
+    lay.skip |= {id(mid), id(last)}
+    return ()

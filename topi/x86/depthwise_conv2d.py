@@ -174,3 +174,135 @@ def schedule_depthwise_conv2d_nhwc(outs, cfg: Config | None = None):
         if get_const_tuple(padded.shape)[3] <= cfg["pad_vec_max"]:
             s[padded].vectorize(pc)
     return s
+
+
+# ------------------------------------------------------- blocked (NCHW[x]c) ---
+# Between blocked convolutions (``graph.passes.alter_op_layout``) a depthwise conv
+# runs on the blocked value itself: channels are the vector lanes, a register tile
+# of ``ow_bn`` columns accumulates over the unrolled taps::
+#
+#     parallel (n.c_chunk.y.fused, 0, N*C/b*OH)
+#       for (x.outer, 0, OW/ow_bn)
+#         acc[ow_bn, b] = 0
+#         unrolled (ry, rx): unrolled (x.c, 0, ow_bn): vectorized (cb, 0, b)
+#           acc[x.c, cb] += data_pad[n, c, y*sh + ry*dh, (x*ow_bn + x.c)*sw + rx*dw, cb] * kernel[c, ry, rx, cb]
+#         out[n, c, y, x.outer*ow_bn : +ow_bn, :] = epilogue(acc)
+TEMPLATE_NCHWC = "depthwise_conv2d_NCHWc.x86"
+DEPTHWISE_NCHWC = "depthwise_conv2d_NCHWc"  # tag of the reduction stage
+
+
+def depthwise_nchwc_workload(data_shape, kernel_hw, stride, pads, dilation, dtype: str = "float32") -> tuple:
+    """Key of the blocked depthwise conv: data ``[N, C/b, H, W, b]``, taps, stride, pads, dilation."""
+    return (TEMPLATE_NCHWC, tuple(int(d) for d in data_shape), tuple(int(d) for d in kernel_hw),
+            tuple(int(v) for v in stride), tuple(int(v) for v in pads), tuple(int(v) for v in dilation), str(dtype))
+
+
+def _nchwc_out_width(workload: tuple) -> int:
+    _, dshape, (_, kw), (_, sw), (_, left, _, right), (_, dw), _ = workload
+    return (dshape[3] + left + right - (kw - 1) * dw - 1) // sw + 1
+
+
+def depthwise_nchwc_space(workload: tuple, target) -> dict:
+    from topi.config import max_accumulators
+
+    return {"ow_bn": list(range(1, max_accumulators(target) + 1)), "unroll_taps": [True, False]}
+
+
+def depthwise_nchwc_rule(workload: tuple, target) -> dict:
+    """``ow_bn``: the widest divisor of OW up to half the accumulators (the taps' loads
+    need registers too); ``unroll_taps``: always."""
+    from topi.config import largest_divisor, max_accumulators
+
+    ow = _nchwc_out_width(workload)
+    return {"ow_bn": largest_divisor(ow, max(1, max_accumulators(target) // 2)), "unroll_taps": True}
+
+
+register_template(TEMPLATE_NCHWC, depthwise_nchwc_space, depthwise_nchwc_rule, doc="depthwise conv2d, NCHW[x]c")
+
+
+def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, cfg: Config | None = None):
+    """Depthwise conv (multiplier 1) on blocked data.
+
+    Parameters
+    ----------
+    data : te.Tensor
+        ``[N, C/b, H, W, b]``.
+    kernel : te.Tensor
+        ``[C/b, KH, KW, b]`` (see :func:`pack_depthwise_kernel_numpy`).
+    stride, dilation : tuple of 2 ints
+    padding : tuple of 4 ints
+        (top, left, bottom, right).
+    cfg : Config, optional
+        A ``depthwise_conv2d_NCHWc.x86`` config (default: the chosen one).
+
+    Returns
+    -------
+    te.Tensor
+        ``[N, C/b, OH, OW, b]``, tag ``depthwise_conv2d_NCHWc``.
+    """
+    n, cc, h, w, b = get_const_tuple(data.shape)
+    kcc, kh, kw, kb = get_const_tuple(kernel.shape)
+    if (kcc, kb) != (cc, b):
+        raise ValueError(f"depthwise_conv2d_NCHWc: kernel {(kcc, kh, kw, kb)} does not match blocked data "
+                         f"{(n, cc, h, w, b)}; expected [{cc}, KH, KW, {b}]")
+    (sh, sw), (dh, dw) = tuple(stride), tuple(dilation)
+    top, left, bottom, right = padding
+    key = depthwise_nchwc_workload(data.shape, (kh, kw), stride, padding, dilation, data.dtype)
+    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    oh = (h + top + bottom - (kh - 1) * dh - 1) // sh + 1
+    ow = _nchwc_out_width(key)
+    zero = te.const(0.0, data.dtype)
+    if any(padding):
+        def body(bb, c, y, x, ci):
+            inside = te.all(y >= top, y < top + h, x >= left, x < left + w)
+            return te.if_then_else(inside, data[bb, c, y - top, x - left, ci], zero)
+
+        data = te.compute((n, cc, h + top + bottom, w + left + right, b), body, name="PadInput", tag="pad")
+    ry, rx = te.reduce_axis((0, kh), "ry"), te.reduce_axis((0, kw), "rx")
+    return te.compute(
+        (n, cc, oh, ow, b),
+        lambda bb, c, y, x, cb: te.sum(data[bb, c, y * sh + ry * dh, x * sw + rx * dw, cb] * kernel[c, ry, rx, cb],
+                                       axis=[ry, rx]),
+        name="depthwise_conv2d_NCHWc", tag=DEPTHWISE_NCHWC, attrs={"workload": key, "config": cfg},
+    )
+
+
+def pack_depthwise_kernel_numpy(kernel, block: int):
+    """``[C, 1, KH, KW] -> [C/block, KH, KW, block]``."""
+    import numpy as np
+
+    c, _, kh, kw = kernel.shape
+    return np.ascontiguousarray(kernel.reshape(c // block, block, kh, kw).transpose(0, 2, 3, 1))
+
+
+def schedule_depthwise_conv2d_NCHWc(outs):
+    """Schedule :func:`depthwise_conv2d_NCHWc` (and its elementwise epilogue): the register
+    tile of the section comment; the padding stage parallel over planes, vectorized."""
+    outs = _outs(outs)
+    out = outs[0]
+    s = te.create_schedule([o.op for o in outs])
+    conv_op = _anchor(s, out.op, DEPTHWISE_NCHWC)
+    cfg = conv_op.attrs["config"]
+    conv = conv_op.output(0)
+    acc = s.cache_write(conv, "local") if conv_op is out.op else conv
+    n, c, y, x, cb = s[out].op.axis
+    xo, xi = s[out].split(x, factor=cfg["ow_bn"])
+    s[out].reorder(n, c, y, xo, xi, cb)
+    s[out].parallel(s[out].fuse(n, c, y))
+    s[out].unroll(xi)
+    s[out].vectorize(cb)
+    s[acc].compute_at(s[out], xo)
+    _, _, _, ax, acb = s[acc].op.axis
+    ry, rx = s[acc].op.reduce_axis
+    s[acc].reorder(ry, rx, ax, acb)
+    if cfg["unroll_taps"]:
+        s[acc].unroll(ry)
+        s[acc].unroll(rx)
+    s[acc].unroll(ax)
+    s[acc].vectorize(acb)
+    padded = _padding_stage(conv_op)
+    if padded is not None:
+        pn, pc, py, _px, pb = s[padded].op.axis
+        s[padded].parallel(s[padded].fuse(pn, pc, py))
+        s[padded].vectorize(pb)
+    return s
