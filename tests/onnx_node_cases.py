@@ -77,6 +77,8 @@ def _compare(got: np.ndarray, want, rtol: float, atol: float) -> str:
         return f"shape {got.shape} != expected {want.shape}"
     if got.dtype != want.dtype:
         return f"dtype {got.dtype} != expected {want.dtype}"
+    if want.dtype.kind == "V":  # ml_dtypes (bfloat16, float8, int4...): compare as float32, NaN equal to NaN
+        got, want = got.astype(np.float32), want.astype(np.float32)
     if want.dtype.kind in "fc":
         bad = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
     else:

@@ -213,3 +213,140 @@ def test_cast_checks_the_storage_type():
     message = r"narrow.cast: a bfloat16 tensor is stored as uint16, got 'X' of dtype float32"
     with pytest.raises(ValueError, match=message):
         narrow.cast(X, "bfloat16", "float32")
+
+
+# -------------------------------------------------------------------- graph ---
+def cast_model(src: int, dst: int, shape, saturate: int = 1, then=None, opset: int = 21):
+    """X (src) -> Cast(dst) [-> ``then`` op] -> Y, as an ONNX model."""
+    from onnx import helper
+
+    nodes = [helper.make_node("Cast", ["X"], ["C" if then else "Y"], to=dst, saturate=saturate)]
+    if then:
+        nodes.append(helper.make_node(then, ["C"], ["Y"]))
+    g = helper.make_graph(
+        nodes,
+        "narrow",
+        [helper.make_tensor_value_info("X", src, shape)],
+        [helper.make_tensor_value_info("Y", dst, shape)],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def run_graph(model, **inputs):
+    import graph
+
+    g, params = graph.from_onnx(model)
+    m = graph.build(g, params=params).create_executor()
+    m.run(**inputs)
+    return m.get_output(0)
+
+
+def onnx_reference(model, **inputs):
+    from onnx.reference import ReferenceEvaluator
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return ReferenceEvaluator(model).run(None, inputs)[0]
+
+
+@pytest.mark.parametrize("saturate", [0, 1])
+@pytest.mark.parametrize("fmt", FLOATS + INTS)
+def test_graph_cast_float_to_narrow_and_back(fmt, saturate):
+    """float32 -> narrow -> float32 in one graph (the two casts fuse into one kernel); the
+    narrow output of the first is checked through the second against onnx's reference."""
+    from onnx import TensorProto, helper
+
+    code = getattr(TensorProto, narrow.FORMATS[fmt].onnx)
+    x = float32_inputs(600)[:1110].reshape(3, 370)
+    nodes = [
+        helper.make_node("Cast", ["X"], ["N"], to=code, saturate=saturate),
+        helper.make_node("Cast", ["N"], ["Y"], to=TensorProto.FLOAT),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "narrow",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, x.shape)],
+        [
+            helper.make_tensor_value_info("Y", TensorProto.FLOAT, x.shape),
+            helper.make_tensor_value_info("N", code, x.shape),
+        ],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    import graph
+
+    lib = graph.build(*graph.from_onnx(model)[:1])
+    m = lib.create_executor()
+    m.run(X=x)
+    want = onnx_reference(model, X=x)
+    np.testing.assert_array_equal(m.get_output(0), want)  # NaN == NaN for assert_array_equal
+    got_n = m.get_output(1)
+    assert got_n.dtype == narrow.numpy_dtype(fmt)
+    assert same_bits_or_nan(got_n, onnx_cast(x, fmt, bool(saturate))).all()
+
+
+@pytest.mark.parametrize(
+    "fmt, dst",
+    [
+        ("bfloat16", "FLOAT"),
+        ("float8_e5m2", "FLOAT16"),
+        ("int4", "INT8"),
+        ("uint2", "UINT8"),
+        ("float4_e2m1fn", "FLOAT"),
+        ("int4", "FLOAT"),
+    ],
+)
+def test_graph_narrow_inputs(fmt, dst):
+    """A narrow graph input: the executor takes the ml_dtypes array as it is."""
+    from onnx import TensorProto
+
+    f = narrow.FORMATS[fmt]
+    codes = np.arange(1 << min(f.bits, 8), dtype=np.uint8 if f.bits <= 8 else np.uint16)
+    x = np.resize(codes, (5, 61)).view(narrow.numpy_dtype(fmt))
+    model = cast_model(getattr(TensorProto, f.onnx), getattr(TensorProto, dst), x.shape)
+    got = run_graph(model, X=x)
+    want = onnx_reference(model, X=x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_graph_bfloat16_initializer_folds():
+    """A bfloat16 initializer cast to float32 folds at build time (the numpy twin)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = (np.arange(12, dtype=np.float32).reshape(3, 4) / 7).astype(ml_dtypes.bfloat16)
+    nodes = [
+        helper.make_node("Cast", ["W"], ["Wf"], to=TensorProto.FLOAT),
+        helper.make_node("Add", ["X", "Wf"], ["Y"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "narrow",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, (3, 4))],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, (3, 4))],
+        [numpy_helper.from_array(w, "W")],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    x = np.ones((3, 4), np.float32)
+    np.testing.assert_array_equal(run_graph(model, X=x), x + w.astype(np.float32))
+
+
+def test_graph_refuses_other_ops_on_narrow_types():
+    from onnx import TensorProto
+
+    import graph
+
+    model = cast_model(TensorProto.FLOAT, TensorProto.BFLOAT16, (4,), then="Relu")
+    with pytest.raises(
+        ValueError,
+        match=r"node 'Y' \(Relu, opset 21\): input 'C' is bfloat16, a storage-only "
+        r"type that only Cast, CastLike, Identity take; Cast it to float32 first",
+    ):
+        graph.from_onnx(model)
+
+
+def test_executor_checks_narrow_dtypes():
+    from onnx import TensorProto
+
+    model = cast_model(TensorProto.BFLOAT16, TensorProto.FLOAT, (4,))
+    with pytest.raises(TypeError, match=r"input 'X' expects dtype bfloat16, got float32"):
+        run_graph(model, X=np.zeros(4, np.float32))

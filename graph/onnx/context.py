@@ -19,18 +19,42 @@ from onnx import helper, numpy_helper
 
 from graph.ir import Value, constant_node, fresh_name, make_node
 from graph.onnx.fold import NotFoldable, fold_value
+from topi import narrow
 
 
 def onnx_dtype(elem_type: int) -> str | None:
     """The dtype the compiler uses for ONNX element type ``elem_type``; None for one it cannot
-    represent (strings, bfloat16, float8, 4- and 2-bit integers, complex)."""
+    represent (strings, complex, float8e8m0).  bfloat16, float8, float4 and 4-/2-bit integers
+    are storage-only types (:mod:`topi.narrow`, named as ml_dtypes names them): only
+    :data:`NARROW_OPS` take them."""
     from te.dtype import SCALARS
 
     try:
         dtype = str(np.dtype(helper.tensor_dtype_to_np_dtype(int(elem_type))))
     except (KeyError, TypeError, ValueError):
         return None
-    return dtype if dtype in SCALARS else None
+    return dtype if dtype in SCALARS or (dtype in narrow.FORMATS and narrow.ml_dtypes) else None
+
+
+# The ONNX operators that take (or make) a storage-only type (bfloat16, float8, int4...);
+# any other operator on one is refused at import, naming the node and the type.
+NARROW_OPS = frozenset({"Cast", "CastLike", "Identity"})
+
+
+def check_narrow_inputs(node: OnnxNode) -> None:
+    """Refuse ``node`` if it reads a storage-only type and is not one of :data:`NARROW_OPS`."""
+    if node.op_type in NARROW_OPS:
+        return
+    for name, v in zip(node.input_names, node.inputs):
+        if v is not None and narrow.is_narrow(v.dtype):
+            raise node.error(f"input {name!r} is {v.dtype}, a storage-only type that only "
+                             f"{', '.join(sorted(NARROW_OPS))} take; Cast it to float32 first")
+
+
+def supported_types() -> list:
+    from te.dtype import SCALARS
+
+    return list(SCALARS) + [f"{name} (storage only)" for name in narrow.FORMATS if narrow.ml_dtypes]
 
 
 def onnx_type_name(elem_type: int) -> str:
@@ -42,10 +66,11 @@ def onnx_type_name(elem_type: int) -> str:
 
 def refuse_type(what: str, elem_type: int) -> ValueError:
     """The error for a tensor whose ONNX element type the compiler cannot represent."""
-    from te.dtype import SCALARS
-
-    return ValueError(f"from_onnx: {what} has element type {onnx_type_name(elem_type)}, which the compiler "
-                      f"cannot represent; supported: {', '.join(SCALARS)}")
+    code = onnx_type_name(elem_type)
+    narrow_codes = {f.onnx for f in narrow.FORMATS.values()}
+    missing = " without the package ml_dtypes" if narrow.ml_dtypes is None and code in narrow_codes else ""
+    return ValueError(f"from_onnx: {what} has element type {code}, which the compiler "
+                      f"cannot represent{missing}; supported: {', '.join(supported_types())}")
 
 
 # The bytes a process can address: 47-bit user space on 64-bit machines (x86-64, AArch64 with 4 KiB pages).
@@ -193,9 +218,15 @@ class Context:
         n = v.shape[axis]
         return self.op("strided_slice", [v], {"begin": (n - 1,), "end": (-n - 1,), "strides": (-1,), "axes": (axis,)})
 
-    def cast(self, v: Value, dtype: str) -> Value:
-        dtype = str(np.dtype(dtype))
-        return v if v.dtype == dtype else self.op("cast", [v], {"dtype": dtype})
+    def cast(self, v: Value, dtype: str, saturate: bool = True) -> Value:
+        """``v`` as ``dtype``; from or to a storage-only type (bfloat16, float8, int4...) it is a
+        ``narrow_cast`` (through float32, ``saturate`` as ONNX ``Cast``)."""
+        dtype = dtype if narrow.is_narrow(dtype) else str(np.dtype(dtype))
+        if v.dtype == dtype:
+            return v
+        if narrow.is_narrow(dtype) or narrow.is_narrow(v.dtype):
+            return self.op("narrow_cast", [v], {"from": v.dtype, "dtype": dtype, "saturate": bool(saturate)})
+        return self.op("cast", [v], {"dtype": dtype})
 
     # ------------------------------------------------------------------ values
     def param(self, v: Value, array: np.ndarray) -> None:

@@ -7,9 +7,8 @@ import math
 import numpy as np
 from onnx import TensorProto
 
-from graph.onnx.context import Context, OnnxNode, onnx_dtype, onnx_type_name
+from graph.onnx.context import Context, OnnxNode, onnx_dtype, onnx_type_name, supported_types
 from graph.onnx.table import converter
-from te.dtype import SCALARS
 
 SELU_ALPHA = 1.67326319217681884765625
 SELU_GAMMA = 1.05070102214813232421875
@@ -209,8 +208,9 @@ def convert_clip_v11(ctx: Context, node: OnnxNode) -> list:
 
 @converter("Cast")
 def convert_cast(ctx: Context, node: OnnxNode) -> list:
-    """``cast``; ``to`` is a TensorProto type (a type name before opset 6).  ``saturate``
-    (version 19) only concerns float8 targets, which are refused."""
+    """``cast``; ``to`` is a TensorProto type (a type name before opset 6).  From or to a
+    storage-only type (bfloat16, float8, float4, 4-/2-bit integers) it is a ``narrow_cast``
+    through float32; ``saturate`` (version 19, default 1) concerns float8 targets."""
     to = node.attr("to")
     try:
         code = TensorProto.DataType.Value(to.upper()) if isinstance(to, str) else int(to)
@@ -219,8 +219,15 @@ def convert_cast(ctx: Context, node: OnnxNode) -> list:
     dtype = onnx_dtype(code)
     if dtype is None:
         raise node.error(f"attribute to={code} ({onnx_type_name(code)}) is a type the compiler cannot "
-                         f"represent; supported: {', '.join(SCALARS)}")
-    return [ctx.cast(node.input(0), dtype)]
+                         f"represent; supported: {', '.join(supported_types())}")
+    return [ctx.cast(node.input(0), dtype, bool(node.attr("saturate", 1)))]
+
+
+@converter("CastLike", since=15)
+def convert_cast_like(ctx: Context, node: OnnxNode) -> list:
+    """``Cast`` to the element type of input 1 (``target_type``, whose values are not read)."""
+    like = node.input(1, "target_type")
+    return [ctx.cast(node.input(0, "input"), like.dtype, bool(node.attr("saturate", 1)))]
 
 
 @converter("Softsign")

@@ -20,7 +20,8 @@ import onnx
 from onnx import numpy_helper
 
 from graph.ir import Graph, Value, make_node
-from graph.onnx.context import Context, OnnxNode, attribute_value, check_tensor_size, onnx_dtype, refuse_type
+from graph.onnx.context import (Context, OnnxNode, attribute_value, check_narrow_inputs, check_tensor_size,
+                                onnx_dtype, refuse_type)
 from graph.onnx.loader import check_supported, default_opset, load_model
 from graph.onnx.table import lookup
 
@@ -152,6 +153,7 @@ def _convert(ctx: Context, proto: onnx.NodeProto, used: set, label: str) -> None
             raise node.error(f"reads {name!r}, which no earlier node, graph input or initializer of "
                              f"{label} defines")
         node.inputs.append(ctx.env[name] if name else None)
+    check_narrow_inputs(node)
     ctx.node = node
     before = ctx.node_count()
     try:

@@ -1,0 +1,43 @@
+"""``narrow_cast``: conversions from and to the storage-only types of :mod:`topi.narrow`.
+
+A graph value of a narrow type (``bfloat16``, ``float8_e4m3fn``, ``int4``...)
+keeps that logical name as its dtype; a kernel holds it as its bits
+(:func:`topi.narrow.storage_dtype`).  ``narrow_cast`` carries its source type
+in ``attrs["from"]`` (a kernel sees only the storage type), its target in
+``attrs["dtype"]`` and ONNX's ``saturate``; it is elementwise and fuses as a
+``cast`` does.  Its numpy twin (constant folding) is
+:func:`topi.testing.narrow.narrow_cast_python`.
+"""
+
+from __future__ import annotations
+
+from graph.ops.registry import ELEMWISE, injective_schedule, register
+from topi import narrow
+from topi.testing.narrow import narrow_cast_python
+
+
+def _compute(xs, attrs):
+    return [narrow.cast(xs[0], attrs["from"], attrs["dtype"], bool(attrs.get("saturate", True)))]
+
+
+def _types(values, attrs):
+    if values[0].dtype != attrs["from"]:
+        raise ValueError(f"narrow_cast: attrs from={attrs['from']!r} but the input is {values[0].dtype}")
+    for name in (attrs["from"], attrs["dtype"]):
+        narrow.numpy_dtype(name)  # a narrow type needs ml_dtypes; any other must be a numpy type
+    return [(values[0].shape, attrs["dtype"])]
+
+
+def _evaluate(xs, attrs):
+    return [narrow_cast_python(xs[0], attrs["dtype"], bool(attrs.get("saturate", True)))]
+
+
+register(
+    "narrow_cast",
+    _compute,
+    ELEMWISE,
+    injective_schedule,
+    _types,
+    _evaluate,
+    doc="cast from or to a storage-only type (attrs: from, dtype, saturate)",
+)
