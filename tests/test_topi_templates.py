@@ -377,7 +377,7 @@ def test_divisors_run_in_sqrt_time():
 
 
 @pytest.mark.parametrize("dtype,pool_type", [("uint8", "max"), ("int8", "max"), ("int32", "max"), ("int8", "avg"),
-                                             ("int32", "avg")])
+                                             ("int32", "avg"), ("uint8", "avg")])
 def test_pooling_over_integer_types(dtype, pool_type):
     info = np.iinfo(dtype)
     rng = np.random.default_rng(33)

@@ -14,7 +14,13 @@ can vectorize any axis (a guarded load keeps a vector loop scalar).
 
 Average pooling divides the window sum by the number of taps inside the
 padded input (``count_include_pad=True``) or inside the input itself, in an
-``elemwise`` stage ``pool_avg``.  ``ceil_mode`` follows PyTorch/ONNX: the
+``elemwise`` stage ``pool_avg``.  Over integers the sums run in a wider
+accumulator (int32; int64 for 32-bit and wider inputs), taps are masked by a
+multiply, and the mean is truncated toward zero and cast back, as ONNX's
+reference (``np.average`` stored into the integer output)::
+
+    pool_h[c, oh, w] = sum_kh int32(data[c, clamp(..), w]) * int32(valid)
+    pool_avg[...]    = uint8(pool_w[...] / count)      // C division: truncation  ``ceil_mode`` follows PyTorch/ONNX: the
 last window must start inside the input or its leading padding.
 """
 
@@ -76,9 +82,21 @@ def _count(o, k: int, s: int, d: int, pb: int, lo: int, hi: int):
     return te.max(r_max - r_min + 1, 0)
 
 
+def _acc_dtype(pool_type: str, dtype: str) -> str:
+    """The dtype a window is reduced in: the input's, except integer sums, which widen
+    (int32; int64 from 32 bits up) so that no sum of a window wraps around."""
+    if pool_type == "max" or not te.dtype.is_int(dtype):
+        return dtype
+    return "int32" if te.dtype.bits(dtype) < 32 else "int64"
+
+
 def _tap(x, valid, pool_type: str):
     """``x`` where ``valid``, else the pad value (max: the dtype's min; sums: 0), select-free loads."""
     dtype = x.dtype
+    if pool_type != "max" and te.dtype.is_int(dtype):
+        # integers: a multiply by 0/1 (a clamp to the type's extremes would overflow
+        # once the simplifier distributes the running sum over it)
+        return x * valid.astype(dtype)
     hi, lo_all = _extremes(dtype)
     if pool_type == "max":
         return te.min(x, te.if_then_else(valid, hi, te.min_value(dtype)))
@@ -111,7 +129,10 @@ def _pool_axis(x: te.Tensor, axis: int, out: int, k: int, start, valid, pool_typ
         pos = start(o, r)
         src = list(idx)
         src[axis] = te.min(te.max(pos, 0), n - 1)
-        return _reduce(pool_type, _tap(x[tuple(src)], valid(o, r, pos), pool_type), r)
+        v = x[tuple(src)]
+        acc = _acc_dtype(pool_type, v.dtype)
+        v = v if acc == v.dtype else v.astype(acc)
+        return _reduce(pool_type, _tap(v, valid(o, r, pos), pool_type), r)
 
     return te.compute(shape, body, name=name, tag=tag.POOL)
 
@@ -149,10 +170,15 @@ def _pool_nd(op, data, kernel, stride, dilation, padding, pool_type, ceil_mode, 
         c = te.const(1)
         for ax, k, s, d, pb, (lo, hi) in zip(axes, ks, ss, ds, before, lohi):
             c = c * _count(idx[ax], k, s, d, pb, lo, hi)
-        return te.max(c, 1).astype(data.dtype)
+        return te.max(c, 1).astype(total.dtype)
 
     total = x
-    return te.compute(total.shape, lambda *i: total[i] / divisor(i), name="pool_avg", tag=tag.ELEMWISE)
+    return te.compute(total.shape, lambda *i: _cast(total[i] / divisor(i), data.dtype),
+                      name="pool_avg", tag=tag.ELEMWISE)
+
+
+def _cast(e, dtype: str):
+    return e if e.dtype == dtype else e.astype(dtype)
 
 
 def pool2d(data: te.Tensor, kernel, stride, dilation=(1, 1), padding=(0, 0), pool_type: str = "max",
@@ -222,16 +248,20 @@ def global_pool(data: te.Tensor, pool_type: str = "max", layout: str = "NCHW") -
     shape = list(data.shape)
     shape[hx] = shape[wx] = 1
 
+    acc = _acc_dtype(pool_type, data.dtype)
+
     def body(*idx):
         src = list(idx)
         src[hx], src[wx] = rh, rw
-        return _reduce(pool_type, data[tuple(src)], [rh, rw])
+        return _reduce(pool_type, _cast(data[tuple(src)], acc), [rh, rw])
 
     red = te.compute(shape, body, name="global_pool", tag=tag.POOL)
     if pool_type == "max":
         return red
-    area = te.const(float(get_const_int(H) * get_const_int(W)), data.dtype)
-    return te.compute(shape, lambda *i: red[i] / area, name="global_pool_avg", tag=tag.ELEMWISE)
+    n = get_const_int(H) * get_const_int(W)
+    area = te.const(n if te.dtype.is_int(acc) else float(n), acc)
+    return te.compute(shape, lambda *i: _cast(red[i] / area, data.dtype), name="global_pool_avg",
+                      tag=tag.ELEMWISE)
 
 
 def _adaptive_axis(x, ax: int, n: int, out: int, pool_type: str, name: str):
@@ -278,8 +308,8 @@ def adaptive_pool(data: te.Tensor, output_size, pool_type: str = "max", layout: 
         c = te.const(1)
         for ax, n, o in zip(axes, sizes, outs):
             c = c * (te.floordiv((idx[ax] + 1) * n + o - 1, o) - te.floordiv(idx[ax] * n, o))
-        return c.astype(data.dtype)
+        return c.astype(total.dtype)
 
     total = x
-    return te.compute(get_const_tuple(total.shape), lambda *i: total[i] / divisor(i),
+    return te.compute(get_const_tuple(total.shape), lambda *i: _cast(total[i] / divisor(i), data.dtype),
                       name="adaptive_pool_avg", tag=tag.ELEMWISE)
