@@ -109,10 +109,13 @@ def _check(model, feeds: dict, fused: bool, rtol=1e-4, atol=1e-5):
 
 @pytest.mark.parametrize("layout", ["4d", "3d"])
 @pytest.mark.parametrize("causal", [0, 1])
-def test_gqa_fused(layout, causal):
+@pytest.mark.parametrize("softcap", [0.0, 1.5])
+def test_gqa_fused(layout, causal, softcap):
     """Query heads 6 over kv heads 2 (groups of 3), 5 queries, 7 keys, head sizes 3 and 5."""
     feeds = _qkv(2, 6, 2, 5, 7, 3, 5, layout=layout)
     attrs = {"q_num_heads": 6, "kv_num_heads": 2} if layout == "3d" else {}
+    if softcap:
+        attrs["softcap"] = softcap
     feeds["M"] = RNG.standard_normal((5, 7)).astype("float32")
     _check(_attention_model(feeds, ["Y"], 23, is_causal=causal, **attrs), feeds, fused=True)
 
@@ -155,14 +158,13 @@ def test_decomposition_qk_output_softcap(mode, softcap):
 @pytest.mark.parametrize("window", [(2, -1), (1, 2), (-1, 0)])
 def test_nonpad_window(fused, window):
     """An external cache: per-batch valid lengths read at run time (one 0, one past the queries),
-    causal from each batch's frontier, a sliding window; the same through both paths."""
+    causal from each batch's frontier, a sliding window, softcap; the same through both paths."""
     b, hq, hk, sq, sk, d = 3, 4, 2, 3, 9, 5
     feeds = _qkv(b, hq, hk, sq, sk, d, d)
     feeds["L"] = np.array([0, 7, 2], "int64")
-    attrs = {"is_causal": 1, "left_window_size": window[0], "right_window_size": window[1]}
-    if not fused:
-        attrs["softcap"] = 4.0
-    _check(_attention_model(feeds, ["Y"], 25, **attrs), feeds, fused=fused)
+    attrs = {"is_causal": 1, "left_window_size": window[0], "right_window_size": window[1], "softcap": 4.0}
+    outputs = ["Y"] if fused else ["Y", "", "", "QK"]
+    _check(_attention_model(feeds, outputs, 25, qk_matmul_output_mode=2, **attrs), feeds, fused=fused)
 
 
 @pytest.mark.parametrize("fused", [True, False])

@@ -136,6 +136,31 @@ def test_attention_fully_masked_rows_are_zero(bh, sq, sk, heads):
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    "bh,sq,sk,d,dv,rb,vec,heads",
+    [(3, 13, 21, 10, 7, 1, 8, 0), (4, 12, 37, 16, 9, 4, 16, 2), (2, 5, 70, 3, 17, 1, 32, 0)],
+)
+def test_attention_softcap(bh, sq, sk, d, dv, rb, vec, heads):
+    """softcap caps the scaled scores (c * tanh(s / c)) before the mask; a -inf key stays masked,
+    a fully masked row stays 0; vec does not divide Sk; large scores so the cap bites."""
+    q, k, v = rand(bh, sq, d) * 3, rand(bh, sk, d) * 3, rand(bh, sk, dv)
+    mask = np.where(RNG.random((bh, sq, sk)) < 0.3, -np.inf, 0.0).astype("float32")
+    mask[:, 1] = -np.inf
+    Q, K, V, M = (te.placeholder(a.shape, name=n) for a, n in ((q, "q"), (k, "k"), (v, "v"), (mask, "m")))
+    cfg = make_config(attention_workload(bh, sq, sk, d, dv), {"rb": rb, "vec": vec, "fuse_rows": True})
+    out = attention(Q, K, V, M, 0.7, cfg=cfg, heads=heads, softcap=2.5)
+    f = codegen.build(schedule_attention(out), [Q, K, V, M, out])
+    y = np.full(tuple(int(x) for x in out.shape), np.nan, "float32")
+    f(q, k, v, mask, y)
+    want = ref.attention_python(q, k, v, mask, 0.7, softcap=2.5)
+    assert np.abs(want - ref.attention_python(q, k, v, mask, 0.7)).max() > 0.1  # the cap changes the answer
+    if heads:
+        want = want.reshape(bh // heads, heads, sq, dv).transpose(0, 2, 1, 3)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="softcap=-1.0"):
+        attention(Q, K, V, M, 0.7, softcap=-1.0)
+
+
 @pytest.mark.parametrize("bh,sq,sk,d,dv,masked", [(3, 13, 21, 10, 7, True), (2, 16, 70, 64, 24, False)])
 def test_attention_float16_rounds_once(bh, sq, sk, d, dv, masked):
     """float16 attention is within one float16 rounding of the exact result (the arithmetic is

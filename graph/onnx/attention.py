@@ -21,8 +21,9 @@ head ``hk * g + r`` reads kv head ``hk``, so Q viewed as
 ``[B * Hk, g * Sq, D]`` meets K as ``[B * Hk, Sk, D]`` slice for slice, and the
 scores come out as ``[B, Hq, Sq, Sk]`` in memory order.
 
-The fused ``attention`` node serves every case without softcap and without
-the ``qk_matmul_output`` output; those go through :func:`decompose_attention`
+The fused ``attention`` node serves every case without the ``qk_matmul_output``
+output (softcap included) and without a float64 softmax
+(``softmax_precision=DOUBLE`` on narrower inputs); those go through :func:`decompose_attention`
 (batch_matmul, scale, tanh softcap, bias, softmax, the fully-masked-row
 guard, batch_matmul), float16 computed in float32 and rounded once.
 """

@@ -2,8 +2,8 @@
 
 ``Attention`` converts to the fused ``attention`` graph operator over
 ``[B*H, S, D]`` slices (reshapes around it; grouped-query heads, the KV
-cache, causal/window/padding masks included), or to a decomposition when
-softcap or the ``qk_matmul_output`` output needs the scores
+cache, causal/window/padding masks and softcap included), or to a
+decomposition when the ``qk_matmul_output`` output needs the scores
 (:mod:`graph.onnx.attention`); ``RMSNormalization`` to
 ``rms_norm``; ``Trilu`` to a ``where`` with a constant triangle (folded when
 its input is constant, as a causal mask built with ``torch.tril`` is).
@@ -92,8 +92,8 @@ def _attention_dims(node: OnnxNode, q: Value, k: Value, v: Value, past: int, sha
 @converter("Attention", since=23)
 def convert_attention(ctx: Context, node: OnnxNode) -> list:
     """``softmax(Q K^T * scale + bias) V`` (see :mod:`graph.onnx.attention`); outputs Y, present_key,
-    present_value, qk_matmul_output.  One fused ``attention`` node unless softcap or qk_matmul_output
-    asks for the decomposition."""
+    present_value, qk_matmul_output.  One fused ``attention`` node (softcap included) unless
+    qk_matmul_output or a float64 softmax asks for the decomposition."""
     unknown = sorted(set(node.attrs) - SUPPORTED_ATTENTION)
     if unknown:
         raise node.error(f"attributes {unknown} are not supported (supported: {sorted(SUPPORTED_ATTENTION)})")
@@ -110,7 +110,8 @@ def convert_attention(ctx: Context, node: OnnxNode) -> list:
     scale = 1.0 / math.sqrt(dims.d) if scale is None else float(scale)
     want_qk = len(node.outputs) > 3 and bool(node.outputs[3])
     double = node.attr("softmax_precision") == TensorProto.DOUBLE and q.dtype != "float64"
-    if want_qk or float(node.attr("softcap", 0.0)) > 0 or double:
+    softcap = float(node.attr("softcap", 0.0))
+    if want_qk or double:
         cdt = "float32" if q.dtype == "float16" else q.dtype
         bias = additive_bias(ctx, node, dims, cdt)
         y, qk = decompose_attention(ctx, node, q, k, v, bias, dims, scale, qk_mode)
@@ -124,7 +125,10 @@ def convert_attention(ctx: Context, node: OnnxNode) -> list:
         ]
         if bias is not None:
             inputs.append(fused_mask(ctx, bias, dims))
-        y = ctx.op("attention", inputs, {"scale": scale, "k_transposed": False})
+        attrs = {"scale": scale, "k_transposed": False}
+        if softcap > 0:  # (onnx's reference: a softcap <= 0 is off)
+            attrs["softcap"] = softcap
+        y = ctx.op("attention", inputs, attrs)
         y, qk = ctx.reshape(y, (dims.b, dims.hq, dims.sq, dims.dv)), None
     if len(q_in.shape) == 3:
         y = ctx.reshape(ctx.transpose(y, (0, 2, 1, 3)), (dims.b, dims.sq, dims.hq * dims.dv))

@@ -99,13 +99,16 @@ def _attention_compute(xs, a):
             a.get("scale", 1.0),
             a.get("k_transposed", False),
             heads=a.get("heads", 0),
+            softcap=a.get("softcap", 0.0),
         )
     ]
 
 
 def _np_attention(xs, a):
     mask = xs[3] if len(xs) > 3 else None
-    out = ref.attention_python(xs[0], xs[1], xs[2], mask, a.get("scale", 1.0), a.get("k_transposed", False))
+    out = ref.attention_python(
+        xs[0], xs[1], xs[2], mask, a.get("scale", 1.0), a.get("k_transposed", False), a.get("softcap", 0.0)
+    )
     heads = a.get("heads", 0)
     if heads:
         bh, sq, dv = out.shape
@@ -122,5 +125,5 @@ register(
     _np_attention,
     doc="q [BH, Sq, D], k [BH, Sk, D] (or [BH, D, Sk] with k_transposed), v [BH, Sk, Dv], "
     "optional additive mask [1|BH, 1|Sq, Sk] (attrs: scale, k_transposed, heads: "
-    "0, or H to write [BH/H, Sq, H, Dv])",
+    "0, or H to write [BH/H, Sq, H, Dv]; softcap: 0, or c to cap scores to c*tanh(s/c) before the mask)",
 )

@@ -4,7 +4,9 @@ For each of ``BH`` (batch x heads) slices, with ``q [Sq, D]``, ``k [Sk, D]``,
 ``v [Sk, Dv]`` and an optional additive ``mask``::
 
     kt[d, j]    = k[j, d]                                      # K^T, a layout stage
-    score[i, j] = sum_d q[i, d] * kt[d, j] * scale + mask[i, j]
+    dot[i, j]   = sum_d q[i, d] * kt[d, j]
+    cap[i, j]   = softcap * tanh(dot[i, j] * scale / softcap)  # only with softcap > 0
+    score[i, j] = dot[i, j] * scale (or cap[i, j]) + mask[i, j]
     rmax[i]     = max_j score[i, j]
     p[i, j]     = exp(score[i, j] - rmax[i])
     psum[i]     = sum_j p[i, j]
@@ -19,7 +21,8 @@ select on the scale factor makes that row 0, as ONNX's reference does, where
 ``k`` may be given already transposed (``k_transposed=True``: ``[BH, D, Sk]``,
 as ``MatMul(Q, K^T)`` graphs produce it); the ``kt`` stage then reads it in place.
 The mask is ``[MB, MQ, Sk]`` with ``MB`` in (1, BH) and ``MQ`` in (1, Sq)
-(broadcast), added after the scaling (``-inf`` entries mask a key out).
+(broadcast), added after the scaling and the softcap (``-inf`` entries mask a
+key out; ONNX Attention's order, so a masked key stays masked).
 
 float16 operands are computed in float32 from ``dot`` on (the products, the
 softmax and both accumulations) and rounded to float16 once, at the output:
@@ -63,6 +66,7 @@ def attention(
     k_transposed: bool = False,
     cfg=None,
     heads: int = 0,
+    softcap: float = 0.0,
 ) -> te.Tensor:
     """``softmax(q @ k^T * scale + mask) @ v`` per slice (see the module docstring).
 
@@ -83,6 +87,9 @@ def attention(
         0, or ``H`` (dividing BH): write the heads merged, ``[BH/H, Sq, H, Dv]``
         (``out[b, i, h, e]`` of slice ``b*H + h``), the layout the output
         projection reads, so no transpose follows.
+    softcap : float
+        0, or ``c > 0``: the scaled scores become ``c * tanh(s / c)`` before the mask
+        (ONNX Attention's softcap; a stage of its own, tagged ``attention_cap``).
 
     Returns
     -------
@@ -100,6 +107,7 @@ def attention(
 
     def up(x):
         return x.astype(cdt) if cdt != dtype else x
+
     if k_transposed:
         kt = te.compute((bh, d, sk), lambda b, c, j: k[b, c, j], name="T_attn_kt", tag="attention_kt")
     else:
@@ -112,9 +120,19 @@ def attention(
         tag="attention_dot",
     )
     sc = te.const(scale, cdt)
+    if softcap < 0:
+        raise ValueError(f"attention: softcap={softcap} must be 0 (off) or positive")
+    if softcap > 0:
+        cap_c = te.const(softcap, cdt)
+        cap = te.compute(
+            (bh, sq, sk),
+            lambda b, i, j: te.tanh(dot[b, i, j] * sc / cap_c) * cap_c,
+            name="T_attn_cap",
+            tag="attention_cap",
+        )
 
     def score(b, i, j):
-        s = dot[b, i, j] * sc
+        s = cap[b, i, j] if softcap > 0 else dot[b, i, j] * sc
         if mask is not None:
             s = s + up(mask[b if mshape[0] > 1 else 0, i if mshape[1] > 1 else 0, j])
         return s
@@ -150,6 +168,8 @@ def attention(
         return x.astype(dtype) if cdt != dtype else x
 
     attrs = {"scale": float(scale), "workload": attention_workload(bh, sq, sk, d, dv, dtype)}
+    if softcap > 0:
+        attrs["softcap"] = float(softcap)
     if cfg is not None:
         attrs["config"] = cfg
     if heads:

@@ -25,11 +25,16 @@ def rms_norm_python(x, gamma=None, epsilon: float = 1e-5):
     return (y * gamma if gamma is not None else y).astype(x.dtype)
 
 
-def attention_python(q, k, v, mask=None, scale: float = 1.0, k_transposed: bool = False):
+def attention_python(
+    q, k, v, mask=None, scale: float = 1.0, k_transposed: bool = False, softcap: float = 0.0
+):
     """``softmax(q @ k^T * scale + mask) @ v`` over ``[BH, S, D]`` slices (``k`` as ``[BH, D, Sk]``
-    with ``k_transposed``), in float64; a fully masked row (all ``-inf``) gives 0, as ONNX's."""
+    with ``k_transposed``), in float64; a fully masked row (all ``-inf``) gives 0, as ONNX's.
+    ``softcap > 0`` caps the scaled scores to ``softcap * tanh(s / softcap)`` before the mask."""
     kt = k if k_transposed else np.swapaxes(k, -1, -2)
     s = np.matmul(q.astype(np.float64), kt.astype(np.float64)) * scale
+    if softcap > 0:
+        s = softcap * np.tanh(s / softcap)
     if mask is not None:
         s = s + mask
     m = s.max(-1, keepdims=True)

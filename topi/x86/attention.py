@@ -6,6 +6,7 @@
       kt[D, Sk] = k[b]^T                              // once per slice (a strided read of k)
       for (i.outer, 0, Sq/rb)                         // a block of rb query rows
         dot[rb, Sk] = sum_d q[b, i, d] * kt[d, :]     // rb x n vector accumulators share kt's loads
+        cap[rb, Sk] = c * tanh(dot * scale / c)       // vectorized, only with softcap = c > 0
         rmax[rb]    = max_j dot * scale + mask
         p[rb, Sk]   = exp(dot * scale + mask - rmax)
         psum[rb]    = sum_j p
@@ -174,6 +175,10 @@ def schedule_attention(outs, cfg: Config | None = None):
     _, _, j = dot.op.axis
     (rd,) = dot.op.reduce_axis
     _register_tile(dot, rd, j, cfg["vec"], sk, cfg["rb"])
+    if "attention_cap" in st:  # softcap: tanh once per score, vectorized, read by max and exp
+        cap = s[st["attention_cap"]]
+        cap.compute_at(o, block)
+        _vec(cap, st["attention_cap"].axis[2], cfg["vec"], sk)
     _vec(s[st["attention_exp"]], st["attention_exp"].axis[2], cfg["vec"], sk)
     acc = s[st["attention_acc"]]
     _, _, ea = acc.op.axis
