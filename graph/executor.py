@@ -25,6 +25,7 @@ from functools import partial
 import numpy as np
 
 from codegen.module import as_array, data_pointer
+from topi.narrow import as_logical, numpy_dtype, storage_dtype
 
 
 class GraphModule:
@@ -40,7 +41,7 @@ class GraphModule:
         base = (-data_pointer(self._arena)) % 64
         self._buffers: list = []
         for slot in plan["slots"]:
-            shape, dtype, kind = tuple(slot["shape"]), np.dtype(slot["dtype"]), slot["kind"]
+            shape, dtype, kind = tuple(slot["shape"]), numpy_dtype(slot["dtype"]), slot["kind"]
             if kind in ("input", "output"):
                 buf = np.zeros(shape, dtype)
             elif kind == "const":
@@ -77,6 +78,8 @@ class GraphModule:
                 return
             raise KeyError(f"set_input: the graph has no input {name!r}; inputs: {sorted(self._inputs)}")
         array = np.asarray(as_array(array))  # a torch/DLPack/buffer array: a view, copied once into the input
+        if array.dtype != buf.dtype and array.dtype.name == storage_dtype(buf.dtype.name) != buf.dtype.name:
+            array = as_logical(array, buf.dtype.name)  # a bfloat16/float8/int4 input given as its bits
         if array.shape != buf.shape:
             raise ValueError(f"set_input: input {name!r} expects shape {buf.shape} {buf.dtype}, got {array.shape}")
         if array.dtype != buf.dtype:

@@ -350,3 +350,35 @@ def test_executor_checks_narrow_dtypes():
     model = cast_model(TensorProto.BFLOAT16, TensorProto.FLOAT, (4,))
     with pytest.raises(TypeError, match=r"input 'X' expects dtype bfloat16, got float32"):
         run_graph(model, X=np.zeros(4, np.float32))
+
+
+def test_executor_takes_narrow_inputs_as_their_bits():
+    """A bfloat16 input may be given as its uint16 bits (viewed, not converted)."""
+    from onnx import TensorProto
+
+    x = np.array([1.0, -2.5, np.inf, 3.0e38], ml_dtypes.bfloat16)
+    model = cast_model(TensorProto.BFLOAT16, TensorProto.FLOAT, x.shape)
+    np.testing.assert_array_equal(run_graph(model, X=x.view(np.uint16)), x.astype(np.float32))
+
+
+def test_exported_library_keeps_narrow_types(tmp_path):
+    import shutil
+
+    from onnx import TensorProto
+
+    import graph
+
+    if shutil.which("cc") is None:
+        pytest.skip("export_library needs a C linker (cc)")
+    model = cast_model(TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN, (3, 7))
+    g, params = graph.from_onnx(model)
+    path = str(tmp_path / "narrow.so")
+    graph.build(g, params=params).export_library(path)
+    m = graph.load_library(path).create_executor()
+    x = np.linspace(-500, 500, 21, dtype=np.float32).reshape(3, 7)
+    m.run(X=x)
+    got = m.get_output(0)
+    assert got.dtype == ml_dtypes.float8_e4m3fn
+    np.testing.assert_array_equal(
+        narrow.as_storage(got), narrow.as_storage(onnx_cast(x, "float8_e4m3fn", True))
+    )
