@@ -6,7 +6,12 @@
 the workloads are the kernels a build compiles (after layout rewrites), and
 returns one task per distinct workload whose template AutoTVM knows, each with
 ``count`` (calls per run of the model) and ``share`` (its part of the model's
-flops, the weight by which ``tessera tune`` spreads trials)::
+flops, the weight by which ``tessera tune`` spreads trials).  A 3x3 stride-1
+conv has two implementations: its task list holds both the direct
+(``conv2d_NCHWc.x86``) and the Winograd (``conv2d_winograd.x86``) workload,
+whichever the build chose without records, so that under
+``apply_history_best`` the faster record decides per layer
+(``topi.x86.choose_conv2d_algorithm``; both carry the conv's count)::
 
     tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
     for t in tasks: tuner = autotvm.tuner.XGBTuner(t); tuner.tune(...)
@@ -66,6 +71,25 @@ def graph_workloads(g, params=None, target="llvm") -> Counter:
     return counts
 
 
+def conv_alternatives(workload: tuple) -> list:
+    """The other implementation's workload of a conv that has two (direct <-> Winograd), or [].
+
+    Winograd is offered where it applies (3x3, stride 1, float32, ungrouped) and both channel
+    counts reach ``topi.x86.conv2d_winograd.MIN_CHANNELS``, where the build prefers it without
+    records (below, its transforms outweigh the products it saves: tuning it would spend
+    trials on a loser; a record of it, from tuning the template by hand, still counts);
+    none with ``TESSERA_WINOGRAD=0``."""
+    from graph.passes.choose_configs import CONV_TEMPLATE, WINOGRAD_TEMPLATE, winograd_enabled
+    from topi.x86.conv2d_winograd import MIN_CHANNELS, winograd_applicable
+
+    if workload[0] not in (CONV_TEMPLATE, WINOGRAD_TEMPLATE) or not winograd_applicable(workload):
+        return []
+    if not winograd_enabled() or min(workload[2][0], workload[2][1]) < MIN_CHANNELS:
+        return []
+    other = WINOGRAD_TEMPLATE if workload[0] == CONV_TEMPLATE else CONV_TEMPLATE
+    return [(other, *workload[1:])]
+
+
 def extract_tasks(program, params=None, target="llvm") -> list | None:
     """The registered extractor: one task per distinct tunable workload, heaviest first."""
     got = _program(program, params)
@@ -75,7 +99,11 @@ def extract_tasks(program, params=None, target="llvm") -> list | None:
 
     g, params = got
     tasks = []
-    for wl, count in graph_workloads(g, params, target).items():
+    counts = graph_workloads(g, params, target)
+    for wl, count in list(counts.items()):
+        for alt in conv_alternatives(wl):
+            counts[alt] = max(counts.get(alt, 0), count)
+    for wl, count in counts.items():
         try:
             autotvm.task.lookup(wl[0])
         except TemplateNotFoundError:
@@ -232,5 +260,5 @@ def plot_tuning(log_path: str, tasks: list, out: str, target) -> None:
     plt.close(fig)
 
 
-__all__ = ["best_curves", "build_with_records", "extract_tasks", "graph_workloads", "plot_tuning", "read_log",
+__all__ = ["best_curves", "build_with_records", "conv_alternatives", "extract_tasks", "graph_workloads", "plot_tuning", "read_log",
            "spread_trials", "tune_plan", "tune_tasks"]

@@ -291,6 +291,8 @@ def test_light_models_keep_activations_blocked(name, convs, blocked_in):
 
     g, params = graph.from_onnx(light_model_path(name))
     out, profile = laid_out(bind_params(g, params))
-    assert blocked_inputs(out, "conv2d_NCHWc").count(5) == blocked_in
-    assert ops(out).count("conv2d_NCHWc") == convs and "conv2d" not in ops(out)
+    # 3x3 stride-1 convs of >= 64 channels run Winograd (conv2d_winograd), in the same blocked layout
+    blocked = blocked_inputs(out, "conv2d_NCHWc") + blocked_inputs(out, "conv2d_winograd")
+    assert blocked.count(5) == blocked_in
+    assert ops(out).count("conv2d_NCHWc") + ops(out).count("conv2d_winograd") == convs and "conv2d" not in ops(out)
     assert count_transforms(out) == 1 == profile.transforms_inserted

@@ -14,6 +14,7 @@ from graph.ops import (  # noqa: F401
     nn,
     transform,
     transformer,
+    winograd,
 )
 from graph.ops.registry import (  # noqa: F401
     BROADCAST,

@@ -28,6 +28,8 @@ def _conv2d_compute(xs, a):
     st, pad, dil = _conv_args(a)
     groups = a.get("groups", 1)
     cfg = a.get("config")
+    if cfg is not None and cfg.template == topi.x86.conv2d_winograd.TEMPLATE:  # OIHW kernel, transformed in a stage
+        return [topi.x86.conv2d_winograd_x86(data, kernel, pad, cfg=cfg)]
     blocked = cfg.template == x86conv.TEMPLATE if cfg is not None else _blockable(data.shape, kernel.shape, a)
     if not blocked:
         return [topi.nn.group_conv2d_nchw(data, kernel, st, pad, dil, groups)]
@@ -100,7 +102,10 @@ def _conv2d_types(values, a):
 
 
 def _schedule_conv2d(outs, a):
-    return topi.x86.schedule_conv2d_nchw(outs, a.get("config"))
+    cfg = a.get("config")
+    if cfg is not None and cfg.template == topi.x86.conv2d_winograd.TEMPLATE:
+        return topi.x86.schedule_conv2d_winograd(outs, cfg)
+    return topi.x86.schedule_conv2d_nchw(outs, cfg)
 
 
 def _np_conv2d(xs, a):

@@ -18,6 +18,17 @@ channels); a conv that cannot be blocked is left as is.  At ``opt_level``
 into ``conv2d_NCHWc`` with blocked activations; this pass then packs the
 kernels of convs left NCHW (when that pass is excluded).
 
+A 3x3 stride-1 conv whose config ``choose_configs`` made a
+``conv2d_winograd.x86`` one (``topi.x86.choose_conv2d_algorithm``) gets its
+constant kernel transformed once, here, as a node that constant folding
+evaluates (``U = G g G^T``, no transform per call), and becomes
+``conv2d_winograd`` (``graph.ops.winograd``); at ``opt_level`` 2
+``alter_op_layout`` does this with blocked data and output (:func:`winograd_layout`)::
+
+    before:  %y = conv2d(%x, %w, config=config<conv2d_winograd.x86 tile=4 cb=16 bn=64 mr=4 ku=1>)
+    after:   %u = winograd_transform_kernel(%w, tile=4, bn=64, cp=64)   # folds to [6, 6, 1, 64, 64]
+             %y = conv2d_winograd(%x, %u, kernel_shape=(64, 64, 3, 3), out_block=0, config=...)
+
 A ``dense`` with a constant ``[N, K]`` weight gets TVM's dense_pack layout
 ``[N/bn, K, bn]`` (N zero-padded), so each vector of outputs streams
 contiguous weights (except a GEMV over a weight larger than
@@ -31,6 +42,41 @@ contiguous weights (except a GEMV over a weight larger than
 from __future__ import annotations
 
 from graph.ir import Graph, make_node, rebuild
+
+WINOGRAD_TEMPLATE = "conv2d_winograd.x86"
+
+
+def is_winograd(node) -> bool:
+    """Whether ``node`` is a ``conv2d`` with a constant OIHW kernel and a ``conv2d_winograd.x86`` config."""
+    cfg = node.attrs.get("config")
+    if node.op != "conv2d" or cfg is None or cfg.template != WINOGRAD_TEMPLATE or len(node.inputs) != 2:
+        return False
+    kernel = node.inputs[1]
+    return len(kernel.shape) == 4 and kernel.node is not None and kernel.node.is_constant
+
+
+def winograd_conv(node, data, kernel, out_block: int, kernel_name: str):
+    """``conv2d_winograd(data, winograd_transform_kernel(kernel))`` of a :func:`is_winograd` node."""
+    cfg = node.attrs["config"]
+    cp = -(-kernel.shape[1] // cfg["cb"]) * cfg["cb"]
+    u = make_node("winograd_transform_kernel", [kernel], {"tile": cfg["tile"], "bn": cfg["bn"], "cp": cp},
+                  kernel_name)
+    attrs = {"padding": tuple(node.attrs.get("padding", (0, 0, 0, 0))), "kernel_shape": tuple(kernel.shape),
+             "config": cfg, "out_block": out_block}
+    return make_node("conv2d_winograd", [data, u.output], attrs, node.name, [v.name for v in node.outputs])
+
+
+def winograd_layout(node, ins: list, lay) -> tuple:
+    """``alter_op_layout``'s rewrite of a :func:`is_winograd` node: the data as it comes (NCHW
+    or any block: the Winograd input stage re-blocks it), the output blocked as the direct
+    template would block it (``topi.x86.conv2d_winograd.winograd_out_block``), so no
+    ``layout_transform`` appears on either side."""
+    from topi.x86.conv2d_winograd import winograd_out_block
+
+    cfg = node.attrs["config"]
+    ob = winograd_out_block(cfg.workload, cfg)
+    conv = winograd_conv(node, ins[0], ins[1], ob, lay.fresh(f"{node.name}_kernel_winograd"))
+    return lay.produce(conv, ob)
 
 
 def conv_blocks(node, prefer_ic_bn: int = 0) -> tuple | None:
@@ -73,6 +119,8 @@ def alter_conv_layout(graph: Graph) -> Graph:
     def rewrite(node, ins):
         if node.op == "dense":
             return _pack_dense(node, ins)
+        if is_winograd(node):
+            return winograd_conv(node, ins[0], ins[1], 0, f"{node.name}_kernel_winograd").outputs
         if node.op != "conv2d" or len(ins[1].shape) != 4:
             return None
         if ins[1].node is None or not ins[1].node.is_constant:

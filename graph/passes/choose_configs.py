@@ -20,7 +20,19 @@ convolution's ``oc_bn`` as its ``ic_bn`` when it is legal and no
 record says otherwise, so the layout pass can pass the activations on
 without a ``layout_transform``.
 
-A node that already holds a config for its own workload keeps it (the pass
+A 3x3 stride-1 ``conv2d`` has two implementations: its config is the one
+``topi.x86.choose_conv2d_algorithm`` returns, the direct template's or
+``conv2d_winograd.x86`` (the faster record of the two under
+``apply_history_best``, else Winograd where both channel counts reach
+``topi.x86.conv2d_winograd.MIN_CHANNELS``); the layout passes then give a
+Winograd conv its transformed kernel and blocked output (``alter_conv_layout``).
+``TESSERA_WINOGRAD=0`` in the environment (read at each run of the pass)
+keeps every conv direct::
+
+    before:  %y = conv2d(%x, %w, padding=(1, 1, 1, 1))                   # %w: constant [64, 64, 3, 3]
+    after:   %y = conv2d(%x, %w, config=config<conv2d_winograd.x86 tile=4 cb=16 bn=64 mr=4 ku=1>, ...)
+
+A node that already holds a config for its own workload (either implementation) keeps it (the pass
 is idempotent); one whose config is for another workload (a layout pass
 changed its shapes) gets a new one.  It runs at position 55, before the
 layout passes, and again as ``choose_configs_late`` (65) after them.
@@ -28,9 +40,50 @@ layout passes, and again as ``choose_configs_late`` (65) after them.
 
 from __future__ import annotations
 
+import os
+
 from graph.ir import Graph, make_node, rebuild
 
 CONV_TEMPLATE = "conv2d_NCHWc.x86"
+WINOGRAD_TEMPLATE = "conv2d_winograd.x86"
+
+
+def winograd_enabled() -> bool:
+    """False when ``TESSERA_WINOGRAD`` is ``0`` / ``off`` / ``false`` (every conv then direct)."""
+    return os.environ.get("TESSERA_WINOGRAD", "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _holds(cfg, key: tuple) -> bool:
+    """Whether ``cfg`` is a config of ``key``'s operator: for its workload, or the Winograd
+    implementation of the same conv."""
+    if cfg.workload == key:
+        return True
+    return (key[0] == CONV_TEMPLATE and cfg.template == WINOGRAD_TEMPLATE
+            and tuple(cfg.workload[1:]) == tuple(key[1:]))
+
+
+def choose_winograd(key: tuple):
+    """The Winograd config of a conv ``key`` when it should run that way, else None."""
+    from topi.config import dispatched
+    from topi.x86.conv2d_winograd import choose_conv2d_algorithm, winograd_applicable
+
+    if not winograd_enabled() or not winograd_applicable(key):
+        return None
+    cfg = dispatched((WINOGRAD_TEMPLATE, *key[1:]))
+    if cfg is None:
+        cfg = choose_conv2d_algorithm(key)  # the records of both templates, else the rule
+    return cfg if cfg.template == WINOGRAD_TEMPLATE else None
+
+
+def _out_block(cfg, key: tuple) -> int:
+    """The channel block of a conv's output in the blocked layout (0: none)."""
+    if cfg.template == CONV_TEMPLATE:
+        return cfg["oc_bn"] if key[2][0] % cfg["oc_bn"] == 0 else 0
+    if cfg.template == WINOGRAD_TEMPLATE:
+        from topi.x86.conv2d_winograd import winograd_out_block
+
+        return winograd_out_block(cfg.workload, cfg)
+    return 0
 
 
 def node_workload(node, inputs=None) -> tuple | None:
@@ -63,6 +116,10 @@ def _choose(key: tuple, data_block: int | None):
     cfg = dispatched(key)
     if cfg is not None:
         return cfg
+    if key[0] == CONV_TEMPLATE:
+        cfg = choose_winograd(key)
+        if cfg is not None:
+            return cfg
     values = lookup_values(key)  # the best record of ``with autotvm.apply_history_best(log):``
     if values is not None:
         return make_config(key, values)
@@ -81,10 +138,11 @@ def choose_configs(graph: Graph) -> Graph:
         old = node.attrs.get("config")
         cfg = None
         if key is not None:
-            cfg = old if old is not None and old.workload == key else _choose(key, blocks.get(ins[0].name))
-        if cfg is not None and cfg.template == CONV_TEMPLATE and key[2][0] % cfg["oc_bn"] == 0:
-            blocks[node.outputs[0].name] = cfg["oc_bn"]
-        elif node.op not in ("constant", "conv2d") and ins and ins[0].name in blocks and _keeps_channels(node, ins):
+            cfg = old if old is not None and _holds(old, key) else _choose(key, blocks.get(ins[0].name))
+        if cfg is not None and _out_block(cfg, key):
+            blocks[node.outputs[0].name] = _out_block(cfg, key)
+        elif (node.op not in ("constant", "conv2d", "conv2d_winograd") and ins and ins[0].name in blocks
+              and _keeps_channels(node, ins)):
             blocks[node.outputs[0].name] = blocks[ins[0].name]
         elif node.op == "concatenate" and node.attrs.get("axis") == 1 and len({blocks.get(v.name) for v in ins}) == 1:
             block = blocks.get(ins[0].name)

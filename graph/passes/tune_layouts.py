@@ -30,7 +30,7 @@ nothing.
 from __future__ import annotations
 
 from graph.ir import Graph, make_node, rebuild
-from graph.passes.choose_configs import CONV_TEMPLATE, _keeps_channels, node_workload
+from graph.passes.choose_configs import CONV_TEMPLATE, _keeps_channels, choose_winograd, node_workload
 
 # Effective speed of a standalone layout transform (read + write) on this class of machine.
 TRANSFORM_BYTES_PER_S = 8e9
@@ -89,6 +89,8 @@ def tune_layouts(graph: Graph) -> Graph:
         key = node_workload(node)
         if key is None or key[0] != CONV_TEMPLATE:
             continue
+        if choose_winograd(key) is not None:
+            continue  # its records (or the rule) make it a Winograd conv: no direct config to weigh
         rows = _candidates(key)
         if len(rows) > 0:
             keys[node.name], options[node.name] = key, rows
