@@ -1,0 +1,109 @@
+"""Whole models with and without Winograd convolutions, next to onnxruntime, in one run.
+
+Run ``python benchmarks/graph_winograd.py [MODEL ...] [--repeat 9] [--records log.jsonl]``
+(default ``resnet50``).  Per model it builds Tessera twice in this process, once
+as ``graph.build`` does by default (3x3 stride-1 convs of >= 64 channels through
+``conv2d_winograd.x86``) and once with ``TESSERA_WINOGRAD=0`` (every conv direct),
+checks both outputs against onnxruntime's, then times the three in interleaved
+batches (``graph.cli.interleaved``: each batch after a 0.25 s pause, 2 threads
+each), so the with/without ratio is taken under the same load.  It prints medians,
+the spread of the batches ((max - min) / median), the fastest batch of each, and the
+ratios Winograd / direct and Tessera / onnxruntime (medians and fastest batches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+from graph_models import THREADS, model_path, ort_session, seeded_feed, select  # noqa: E402
+
+from graph.cli import differences, format_time, interleaved  # noqa: E402
+
+
+def build(name: str, winograd: bool, records: str | None):
+    """The model built with Winograd on or off (``TESSERA_WINOGRAD``), under ``records`` if given."""
+    import graph
+    from tune import autotvm
+
+    old = os.environ.get("TESSERA_WINOGRAD")
+    os.environ["TESSERA_WINOGRAD"] = "1" if winograd else "0"
+    try:
+        g, params = graph.from_onnx(model_path(name))
+        if records is None:
+            return graph.build(g, params=params)
+        with autotvm.apply_history_best(records):
+            return graph.build(g, params=params)
+    finally:
+        if old is None:
+            os.environ.pop("TESSERA_WINOGRAD")
+        else:
+            os.environ["TESSERA_WINOGRAD"] = old
+
+
+def winograd_kernels(lib) -> int:
+    """The ``conv2d_winograd`` nodes of a built library (inside fused groups)."""
+    n = 0
+    for node in lib.graph.nodes:
+        body = node.attrs.get("body")
+        n += sum(1 for m in (body.nodes if body is not None else ()) if m.op == "conv2d_winograd")
+    return n
+
+
+def bench(name: str, repeat: int, records: str | None) -> dict:
+    import codegen
+
+    codegen.set_num_threads(THREADS)
+    libs = {"winograd": build(name, True, records), "direct": build(name, False, records)}
+    feed = seeded_feed(libs["winograd"])
+    sess = ort_session(name)
+    ref = sess.run(None, feed)[0]
+    fns = {}
+    row = {"model": name, "winograd_convs": winograd_kernels(libs["winograd"])}
+    for key, lib in libs.items():
+        m = lib.create_executor()
+        m.set_input(**feed)
+        m.run()
+        row[f"{key}_agree"] = differences(m.get_output(0), ref)[2]
+        fns[key] = m.run
+    fns["onnxruntime"] = lambda: sess.run(None, feed)
+    samples = interleaved(fns, repeat)
+    for key, s in samples.items():
+        row[key] = statistics.median(s)
+        row[key + "_best"] = min(s)
+        row[key + "_spread"] = (max(s) - min(s)) / row[key]
+    return row
+
+
+def report(r: dict) -> None:
+    print(f"{r['model']}: {r['winograd_convs']} Winograd convs; outputs vs onnxruntime: "
+          f"winograd {'agree' if r['winograd_agree'] else 'DIFFER'}, direct {'agree' if r['direct_agree'] else 'DIFFER'}")
+    for key in ("winograd", "direct", "onnxruntime"):
+        print(f"  {key:12} median {format_time(r[key]):>10}  fastest {format_time(r[key + '_best']):>10}  "
+              f"spread {r[key + '_spread']:.0%}")
+    for a, b in (("winograd", "direct"), ("winograd", "onnxruntime"), ("direct", "onnxruntime")):
+        print(f"  {a} / {b}: {r[a] / r[b]:.2f}x (medians), {r[a + '_best'] / r[b + '_best']:.2f}x (fastest batches)")
+
+
+def main(argv: list | None = None) -> list:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("models", nargs="*", default=["resnet50"], help="model names or substrings")
+    parser.add_argument("--repeat", type=int, default=9, help="interleaved batches per system (default 9)")
+    parser.add_argument("--records", default=None, help="build both under apply_history_best(records)")
+    args = parser.parse_args(argv)
+    rows = []
+    for name in select(args.models):
+        rows.append(bench(name, args.repeat, args.records))
+        report(rows[-1])
+    print(f"{THREADS} threads each; interleaved batches in one process (same load for all three)")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
