@@ -39,11 +39,13 @@ def onnx_dtype(elem_type: int) -> str | None:
 # The ONNX operators that take (or make) a storage-only type (bfloat16, float8, int4...);
 # any other operator on one is refused at import, naming the node and the type.
 NARROW_OPS = frozenset({"Cast", "CastLike", "Identity"})
+# Operators whose converters widen a storage-only input themselves (Attention: bfloat16 in float32).
+WIDENING_OPS = frozenset({"Attention"})
 
 
 def check_narrow_inputs(node: OnnxNode) -> None:
     """Refuse ``node`` if it reads a storage-only type and is not one of :data:`NARROW_OPS`."""
-    if node.op_type in NARROW_OPS:
+    if node.op_type in NARROW_OPS or node.op_type in WIDENING_OPS:
         return
     for name, v in zip(node.input_names, node.inputs):
         if v is not None and narrow.is_narrow(v.dtype):

@@ -11,6 +11,7 @@ its input is constant, as a causal mask built with ``torch.tril`` is).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -27,6 +28,7 @@ from graph.onnx.attention import (
 )
 from graph.onnx.context import Context, OnnxNode
 from graph.onnx.table import converter
+from topi import narrow
 
 
 @converter("Trilu", since=14)
@@ -101,6 +103,13 @@ def convert_attention(ctx: Context, node: OnnxNode) -> list:
     if qk_mode not in (0, 1, 2, 3):
         raise node.error(f"qk_matmul_output_mode={qk_mode} is not one of 0, 1, 2, 3")
     q_in, k_in, v_in = node.input(0, "Q"), node.input(1, "K"), node.input(2, "V")
+    storage = q_in.dtype if narrow.is_narrow(q_in.dtype) else None
+    if storage not in (None, "bfloat16"):
+        raise node.error(f"Q is {storage}; Attention takes float16, float32, float64 or bfloat16")
+    if any(v is not None and narrow.is_narrow(v.dtype) for v in node.inputs):
+        # bfloat16: read in float32, computed in float32, the outputs rounded once
+        node = dataclasses.replace(node, inputs=[_widen(ctx, v) for v in node.inputs])
+        q_in, k_in, v_in = node.inputs[:3]
     q = to_heads(ctx, node, q_in, node.attr("q_num_heads"), "Q")
     k = to_heads(ctx, node, k_in, node.attr("kv_num_heads"), "K")
     v = to_heads(ctx, node, v_in, node.attr("kv_num_heads"), "V")
@@ -132,4 +141,10 @@ def convert_attention(ctx: Context, node: OnnxNode) -> list:
         y, qk = ctx.reshape(y, (dims.b, dims.hq, dims.sq, dims.dv)), None
     if len(q_in.shape) == 3:
         y = ctx.reshape(ctx.transpose(y, (0, 2, 1, 3)), (dims.b, dims.sq, dims.hq * dims.dv))
+    if storage is not None:
+        return [None if t is None else ctx.cast(t, storage) for t in (y, k, v, qk)]
     return [y, k, v, qk]
+
+
+def _widen(ctx: Context, v: Value | None) -> Value | None:
+    return ctx.cast(v, "float32") if v is not None and narrow.is_narrow(v.dtype) else v
