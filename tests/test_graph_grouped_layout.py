@@ -194,3 +194,38 @@ def test_built_shufflenet_like_graph_matches_the_interpreter(shape, tmp_path, mo
     m = lib.create_executor()
     m.run(**feed)
     np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-4)
+
+
+def shuffle_down_unit(b, x, name):
+    """ShuffleNet v1's stride-2 unit: grouped 1x1 (24 -> 112), shuffle, depthwise 3x3 stride 2,
+    grouped 1x1, concatenated with a 3x3 average pool of the input (112 ++ 24 channels)."""
+    c, grown = x.shape[1], 112
+    h = b.op("relu", conv(b, x, grown, name=f"{name}_g1", groups=4))
+    d = b.op("depthwise_conv2d", shuffle(b, h, 4), b.const(rand(grown, 1, 3, 3), f"{name}_dw"),
+             strides=(2, 2), padding=(1, 1, 1, 1))
+    d = b.op("add", d, b.const(rand(grown, 1, 1), f"{name}_dwb"))
+    p = b.op("pool2d", x, pool_type="avg", kernel=(3, 3), strides=(2, 2), padding=(1, 1, 1, 1))
+    assert c == 24
+    return b.op("relu", b.op("concatenate", conv(b, d, grown, name=f"{name}_g2", groups=4), p, axis=1))
+
+
+@pytest.mark.parametrize("shape", [(1, 8, 9, 9), (1, 8, 10, 7)])
+def test_strided_unit_shuffles_after_the_depthwise_conv(shape, tmp_path, monkeypatch):
+    """The shuffle moves past the stride-2 depthwise conv (its taps permuted): 4x fewer values
+    to shuffle; the concat of 112 (by 16) and 24 channels meets at 8, written so by the conv."""
+    b = GraphBuilder()
+    x = b.input("x", shape)
+    h = b.op("relu", conv(b, x, 24, k=3, name="stem"))
+    g = b.finish(conv(b, shuffle_unit(b, shuffle_down_unit(b, h, "d1"), "u1"), 16, name="head"))
+    out, _ = laid_out(g)
+    nodes = {n.op: n for n in out.nodes}
+    first = next(n for n in out.nodes if n.op == "channel_shuffle")
+    assert first.inputs[0].node.op == "depthwise_conv2d_NCHWc"  # shuffled after the strided conv
+    assert nodes["concatenate"].output.shape[-1] == 8 and count_transforms(out) == 1
+    check_values(g, out)
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    lib = graph.build(g)
+    feed = {"x": rand(*shape)}
+    m = lib.create_executor()
+    m.run(**feed)
+    np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-4)

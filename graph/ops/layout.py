@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 import topi
-from graph.ops.registry import OPAQUE, OUT_ELEMWISE_FUSABLE, register
+from graph.ops.registry import OUT_ELEMWISE_FUSABLE, register
 from topi.nn.channel_shuffle import channel_shuffle, channel_shuffle_python
 from topi.x86 import conv2d as x86conv
 from topi.x86 import conv2d_nchwc as x86nchwc
@@ -196,7 +196,7 @@ register(
 register(
     "channel_shuffle",
     lambda xs, a: [channel_shuffle(xs[0], a["groups"])],
-    OPAQUE,  # its own schedule (a standalone kernel either way: nothing fuses an injective op into a conv)
+    OUT_ELEMWISE_FUSABLE,  # its own schedule, elementwise ops after it fused (no conv takes an injective op)
     lambda outs, a: schedule_channel_shuffle(outs),
     lambda values, a: [(tuple(values[0].shape), values[0].dtype)],
     lambda xs, a: [channel_shuffle_python(xs[0], a["groups"])],

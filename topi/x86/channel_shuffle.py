@@ -14,15 +14,14 @@ the pixel loops and the body is ``b`` scalar moves per pixel::
 
 from __future__ import annotations
 
-import te
-
 
 def schedule_channel_shuffle(outs):
-    """Schedule :func:`topi.nn.channel_shuffle.channel_shuffle` (NCHW: plain rows; blocked:
-    the loop nest of the module docstring)."""
-    outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
+    """Schedule :func:`topi.nn.channel_shuffle.channel_shuffle` and any elementwise ops
+    after it (NCHW: plain rows; blocked: the loop nest of the module docstring)."""
+    from topi.generic.injective import inlined_schedule
+
+    s, outs = inlined_schedule(outs)  # the shuffle and an elementwise epilogue: one loop nest
     out = outs[0]
-    s = te.create_schedule([o.op for o in outs])
     axes = list(s[out].op.axis)
     if len(axes) == 5:
         n, cc, y, x, cb = axes
