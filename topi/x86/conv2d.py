@@ -101,7 +101,8 @@ def conv2d_rule(workload: tuple, target) -> dict:
       and OW has a divisor of at least 4 that fits half the accumulators (or the
       wide tile below applies), else one
       vector if it divides, else the largest block of ``OC_BLOCKS`` that divides
-      OC (one group: one vector, OC zero-padded up to it);
+      OC, whole vectors or a divisor of one first (one group: one vector, OC
+      zero-padded up to it);
     * ``ow_bn``: the widest divisor of OW whose ``ow_bn * oc_bn / lanes`` vector
       accumulators fit in :func:`max_accumulators`; OW is padded up to 8 (or
       the budget) columns when only a divisor below 4 exists;
@@ -126,7 +127,8 @@ def conv2d_rule(workload: tuple, target) -> dict:
         oc_bn = vec
     else:
         dividing = [b for b in cands if ocg % b == 0]
-        oc_bn = max(dividing) if dividing else vec
+        whole = [b for b in dividing if b % vec == 0 or vec % b == 0]  # 24 on AVX-512: 3x slower than 8
+        oc_bn = max(whole or dividing) if dividing else vec
     max_w = max(1, max_acc // max(1, oc_bn // vec))
     ow_bn = largest_divisor(ow, max_w)
     if ow_bn < 4 and ow > 4:
