@@ -10,11 +10,22 @@ wall time spent in search (features, model, annealing).  The reference is
 the best of all runs, or of a ``--reference-trials`` random search.
 
     python benchmarks/tune_autotvm.py --trials 64 --seeds 0,1,2
+
+``--conv-layers`` measures the cost per trial instead, on the distinct conv
+workloads of ResNet-50 (the ``light_resnet50`` ONNX model's tasks, 23 layers;
+``--layers 0,5,9`` picks some): XGBTuner, ``--trials`` per layer, and per
+layer the wall seconds per measured candidate, the CPU seconds per candidate
+(the tuner's process and its builder and runner workers together: the figure
+that holds on a machine shared with other work) and the search share
+(features, cost model, annealing) of the wall time; then the medians.
+
+    python benchmarks/tune_autotvm.py --conv-layers --trials 32
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -119,14 +130,47 @@ TUNERS = {
 }
 
 
+def resnet50_conv_tasks() -> list:
+    """The distinct conv2d tasks of ResNet-50 (onnx's light model), in the model's order."""
+    import graph
+    from graph.onnx.zoo import light_model_path
+
+    g, params = graph.from_onnx(light_model_path("resnet50"))
+    return [t for t in autotvm.task.extract_from_program(g, params, "llvm") if t.name.startswith("conv2d")]
+
+
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a live process, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(measure: dict) -> float:
+    """CPU seconds so far of this process and its worker processes: the live ones read from /proc,
+    the ones that ended (killed after a timeout) from the children's resource usage."""
+    import resource
+
+    procs = [w.proc for w in getattr(measure["builder"], "_workers", [])]
+    procs.append(getattr(getattr(measure["runner"], "worker", None), "proc", None))
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    live = sum(_proc_cpu(p.pid) for p in procs if p is not None and p.poll() is None)
+    return time.process_time() + ended.ru_utime + ended.ru_stime + live
+
+
 def run_one(task, tuner_name: str, seed: int, trials: int, measure, history=None) -> dict:
     mon = autotvm.callback.Monitor()
     tuner = TUNERS[tuner_name](task, seed)
     if history:
         tuner.load_history(history)
+    c0 = cpu_seconds(measure)
     t0 = time.perf_counter()
     tuner.tune(trials, measure, callbacks=[mon])
     wall = time.perf_counter() - t0
+    cpu = cpu_seconds(measure) - c0
     curve = np.maximum.accumulate(np.array(mon.trial_scores())) / 1e9
     return {
         "tuner": tuner_name,
@@ -134,6 +178,7 @@ def run_one(task, tuner_name: str, seed: int, trials: int, measure, history=None
         "curve": curve,
         "default": curve[0],
         "per_trial": wall / max(len(curve), 1),
+        "cpu_per_trial": cpu / max(len(curve), 1),
         "search_share": tuner.stats["search_s"] / max(wall, 1e-9),
         "errors": sorted(autotvm.MeasureErrorNo(r.error_no).name for _, r in mon.records if r.error_no),
     }
@@ -149,11 +194,15 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--transfer-from", default="", help="also run xgb warmed by --trials random records of this task"
     )
+    ap.add_argument("--conv-layers", action="store_true", help="cost per trial on ResNet-50's conv layers")
+    ap.add_argument("--layers", default="", help="with --conv-layers: indices of the layers to run")
     args = ap.parse_args(argv)
     measure = autotvm.measure_option(
         builder=autotvm.LocalBuilder(n_parallel=2),
         runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20),
     )
+    if args.conv_layers:
+        return conv_layers(args, measure)
     for name in args.tasks.split(","):
         tname, targs = task_args(name)
         task = autotvm.task.create(tname, targs, target="llvm")
@@ -200,6 +249,33 @@ def main(argv=None) -> int:
                 f"{ref:.1f}; trials to 95%: {hits}; median s/trial "
                 f"{statistics.median(r['per_trial'] for r in mine):.2f}"
             )
+    return 0
+
+
+def conv_layers(args, measure) -> int:
+    """Cost per trial of XGBTuner on each distinct ResNet-50 conv workload, then the medians."""
+    tasks = resnet50_conv_tasks()
+    picked = [int(k) for k in args.layers.split(",")] if args.layers else range(len(tasks))
+    rows = []
+    for k in picked:
+        task = tasks[k]
+        dshape, kshape, strides = task.args[0], task.args[1], task.args[2]
+        label = f"{dshape[1]}->{kshape[0]} {kshape[2]}x{kshape[3]}/{strides[0]} @{dshape[2]}"
+        for seed in map(int, args.seeds.split(",")):
+            r = run_one(task, "xgb", seed, args.trials, measure)
+            rows.append(r)
+            print(
+                f"  layer {k:2d} {label:22s} seed {seed}: {r['per_trial']:.2f} s/trial wall, "
+                f"{r['cpu_per_trial']:.2f} s/trial CPU, search {100 * r['search_share']:.0f}%, "
+                f"best {r['curve'][-1]:.1f} GFLOP/s (default {r['default']:.1f}), errors {r['errors']}",
+                flush=True,
+            )
+    med = statistics.median
+    print(
+        f"median over {len(rows)} runs of {args.trials} trials: {med(r['per_trial'] for r in rows):.2f} s/trial "
+        f"wall, {med(r['cpu_per_trial'] for r in rows):.2f} s/trial CPU, search share "
+        f"{100 * med(r['search_share'] for r in rows):.0f}% (max {100 * max(r['search_share'] for r in rows):.0f}%)"
+    )
     return 0
 
 

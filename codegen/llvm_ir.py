@@ -38,6 +38,7 @@ class _Function:
         self.builder = ir.IRBuilder(self.body)
         self.symbols: dict = {}
         self.memo: dict = {}
+        self.numbered: dict = {}  # local value numbering: key -> (block, value, operands)
         self.in_parallel = False
 
 
@@ -237,13 +238,34 @@ class CodeGen(ParallelLoops):
         return self.address_value(buf, elem, self.expr(index))
 
     def address_value(self, buf: ir.Value, elem: ir.Type, idx: ir.Value) -> ir.Value:
-        base = self.b.bitcast(buf, elem.as_pointer())
-        return self.b.gep(base, [self.as_i64(idx)], inbounds=True)
+        base = self.reuse(("bitcast", elem), (buf,), lambda: self.b.bitcast(buf, elem.as_pointer()))
+        idx = self.as_i64(idx)
+        return self.reuse(("gep", elem), (base, idx), lambda: self.b.gep(base, [idx], inbounds=True))
 
     def as_i64(self, v: ir.Value) -> ir.Value:
         if v.type == I64:
             return v
-        return self.b.sext(v, I64)
+        return self.reuse(("sext",), (v,), lambda: self.b.sext(v, I64))
+
+    def reuse(self, key: tuple, operands: tuple, make) -> ir.Value:
+        """``make()``, or the value an identical pure instruction on the same ``operands`` gave
+        earlier in the current basic block (local value numbering).
+
+        Unrolled statements recompute the same index arithmetic (``floordiv(f, 56) * 4608``:
+        ten instructions) once per statement; LLVM's CSE would merge them, but only after
+        parsing, verifying and optimising every copy.  Reuse is limited to one block, where
+        an earlier instruction dominates every later one; operands are compared by identity
+        (SSA values), so a variable bound anew (an unrolled ``let``) never hits a stale value.
+        """
+        table = self.cur.numbered
+        block = self.b.block
+        hit = table.get(key + tuple(map(id, operands)))
+        if hit is not None and hit[0] is block and all(x is y for x, y in zip(hit[2], operands)):
+            return hit[1]
+        value = make()
+        if self.b.block is block:
+            table[key + tuple(map(id, operands))] = (block, value, operands)
+        return value
 
     # expressions -------------------------------------------------------------
     def expr(self, e: E.Expr) -> ir.Value:
@@ -274,6 +296,9 @@ class CodeGen(ParallelLoops):
         return self.splat(v, e.lanes)
 
     def splat(self, v: ir.Value, n: int) -> ir.Value:
+        return self.reuse(("splat", n), (v,), lambda: self._splat(v, n))
+
+    def _splat(self, v: ir.Value, n: int) -> ir.Value:
         vt = ir.VectorType(v.type, n)
         undef = ir.Constant(vt, ir.Undefined)
         one = self.b.insert_element(undef, v, ir.Constant(I32, 0))
@@ -281,8 +306,11 @@ class CodeGen(ParallelLoops):
         return self.b.shuffle_vector(one, undef, mask)
 
     def expr_Ramp(self, e):
-        base = self.splat(self.expr(e.base), e.lanes)
-        stride = self.splat(self.expr(e.stride), e.lanes)
+        base, stride = self.expr(e.base), self.expr(e.stride)
+        return self.reuse(("ramp", e.lanes, e.base.dtype), (base, stride), lambda: self._ramp(e, base, stride))
+
+    def _ramp(self, e, base: ir.Value, stride: ir.Value) -> ir.Value:
+        base, stride = self.splat(base, e.lanes), self.splat(stride, e.lanes)
         et = llvm_type(e.base.dtype)
         offs = ir.Constant(ir.VectorType(et, e.lanes), list(range(e.lanes)))
         return self.b.add(base, self.b.mul(stride, offs))
@@ -420,7 +448,15 @@ class CodeGen(ParallelLoops):
         raise ValueError(f"codegen: tensor read {e} survived storage_flatten")
 
     def binary(self, e) -> ir.Value:
-        return intrinsics.binary(self.b, type(e).__name__, self.expr(e.a), self.expr(e.b), e.a.dtype)
+        op, x, y = type(e).__name__, self.expr(e.a), self.expr(e.b)
+        key, operands = (op, e.a.dtype), []
+        for child, value in ((e.a, x), (e.b, y)):  # a constant by its value, anything else by identity
+            if isinstance(child, E.IntImm):
+                key += (child.value,)
+            else:
+                key += ("v",)
+                operands.append(value)
+        return self.reuse(key, tuple(operands), lambda: intrinsics.binary(self.b, op, x, y, e.a.dtype))
 
 
 for _name in ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
