@@ -371,7 +371,9 @@ def open_library(path: str, symbols: list, imports: list, label: str = "library"
     """Open the shared library ``path`` (linked with :func:`import_stub_ir` of ``imports``), point its
     import table at the runtime, and return the addresses of ``symbols``.
 
-    The library is closed (``dlclose``) with the last reference to the returned ``LoadedCode``;
+    ``OSError`` if it cannot be mapped (a damaged file, a ``noexec`` file system), ``LinkError`` if
+    it lacks one of ``symbols``.  The library is closed (``dlclose``) with the last reference to the
+    returned ``LoadedCode``;
     the same path opened again while loaded shares the image.  Code of it must not be running
     then: the executor holds the library, and a parallel launch returns only after every worker
     has left the outlined body (the pool's threads live in the runtime, not in the library).
@@ -383,7 +385,7 @@ def open_library(path: str, symbols: list, imports: list, label: str = "library"
             try:
                 lib = _Library(path)
             except OSError as err:
-                raise LinkError(f"{label}: cannot load {path}: {err}") from None
+                raise OSError(f"{label}: cannot load {path}: {err}") from None
             if imports:
                 table = (ctypes.c_void_p * len(imports)).from_address(lib.symbol(IMPORT_TABLE))
                 for k, name in enumerate(imports):

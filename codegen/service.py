@@ -26,6 +26,7 @@ import subprocess
 import tempfile
 import threading
 import uuid
+import warnings
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -207,31 +208,51 @@ def load_library(objects: list, symbols: list, label: str = "library", cache_dir
     if not has_c_compiler():
         return jit.load_objects(objects, symbols, label, shared=True)
     imports = tuple(jit.library_imports(objects, label))
-    objects = list(objects)
+    linked = list(objects)
     if imports:
         if imports not in _stubs:
             _stubs[imports] = data_object(jit.import_stub_ir(list(imports)))
-        objects.append(_stubs[imports])
+        linked.append(_stubs[imports])
     h = hashlib.sha1()
-    for obj in objects:
+    for obj in linked:
         h.update(len(obj).to_bytes(8, "little") + obj)
     name = f"lib-{h.hexdigest()[:24]}.so"
-    if cache_dir:
-        path = os.path.join(cache_dir, name)
-        if os.path.exists(path):
-            try:
-                return jit.open_library(path, symbols, list(imports), label)
-            except LinkError:
-                pass  # a damaged file: link it anew
-        if os.access(cache_dir, os.W_OK | os.X_OK):
-            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-            link_shared_library(tmp, objects, label=label)
-            os.replace(tmp, path)
-            return jit.open_library(path, symbols, list(imports), label)
-    with tempfile.TemporaryDirectory(prefix="tessera-") as tmp:
-        path = os.path.join(tmp, f"{uuid.uuid4().hex}-{name}")  # a name never used before: dlopen matches by name
-        link_shared_library(path, objects, label=label)
-        return jit.open_library(path, symbols, list(imports), label)
+    for directory in ([cache_dir] if cache_dir else []) + [None]:
+        loaded = _open_linked(linked, name, directory, symbols, list(imports), label)
+        if loaded is not None:
+            return loaded
+    warnings.warn(f"{label}: a linked library could not be mapped (a noexec file system?); loading into the "
+                  f"process-wide engine instead (kept for the process)", RuntimeWarning, stacklevel=2)
+    return jit.load_objects(objects, symbols, label, shared=True)
+
+
+def _open_linked(linked: list, name: str, directory: str | None, symbols: list, imports: list,
+                 label: str) -> LoadedCode | None:
+    """The library ``name`` of the objects ``linked``, opened from ``directory`` (linked there unless
+    it is; None: a temporary directory); None where it cannot be linked there or mapped."""
+    if directory is None:
+        with tempfile.TemporaryDirectory(prefix="tessera-") as tmp:
+            path = os.path.join(tmp, f"{uuid.uuid4().hex}-{name}")  # a name never used: dlopen matches by name
+            link_shared_library(path, linked, label=label)
+            return _try_open(path, symbols, imports, label)
+    path = os.path.join(directory, name)
+    if os.path.exists(path):
+        loaded = _try_open(path, symbols, imports, label)
+        if loaded is not None:
+            return loaded  # else a damaged file: link it anew
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return None
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    link_shared_library(tmp, linked, label=label)
+    os.replace(tmp, path)
+    return _try_open(path, symbols, imports, label)
+
+
+def _try_open(path: str, symbols: list, imports: list, label: str) -> LoadedCode | None:
+    try:
+        return jit.open_library(path, symbols, imports, label)
+    except OSError:
+        return None
 
 
 def module(kernel: CompiledKernel, loaded: LoadedCode | None = None):

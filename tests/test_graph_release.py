@@ -204,3 +204,15 @@ def test_half_precision_helpers_come_from_the_runtime():
     m = lib.create_executor()
     m.run(x=xv)
     np.testing.assert_array_equal(m.get_output(0), np.exp(xv.astype("float32")).astype("float16"))
+
+
+def test_a_library_that_cannot_be_mapped_loads_into_the_process_engine(monkeypatch):
+    # e.g. the cache and the temporary directory on noexec file systems: dlopen fails
+    def refuse(path, *args):
+        raise OSError(f"cannot load {path}: failed to map segment from shared object")
+
+    monkeypatch.setattr(jit, "open_library", refuse)
+    with pytest.warns(RuntimeWarning, match="could not be mapped"):
+        lib = graph.build(_shift_relu(1.5), jobs=1)
+    assert lib._loaded._engine is jit.engine()
+    _run_shift(lib, 1.5)
