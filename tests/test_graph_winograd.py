@@ -143,3 +143,13 @@ def test_extract_from_program_offers_both_implementations():
     direct3x3 = [t for t in by_name[DIRECT] if t.args[1][2:] == (3, 3)]
     assert [t.args[:2] for t in direct3x3] == [wino.args[:2]]  # the direct alternative of the same layer
     assert sum(t.share for t in tasks) == pytest.approx(1.0)
+
+
+def test_input_block_follows_the_data_block():
+    """Chosen by the rule, ``cb`` is the block the data comes in (the input stage only pads)."""
+    g = bottleneck((1, 64, 16, 16))
+    out, _ = laid_out(g)
+    (node,) = winograd_nodes(out)
+    data_block = node.inputs[0].shape[4]
+    assert data_block != 16 and node.attrs["config"]["cb"] == data_block  # the rule alone says 16
+    check_values(g, out)

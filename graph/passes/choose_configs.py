@@ -62,17 +62,29 @@ def _holds(cfg, key: tuple) -> bool:
             and tuple(cfg.workload[1:]) == tuple(key[1:]))
 
 
-def choose_winograd(key: tuple):
-    """The Winograd config of a conv ``key`` when it should run that way, else None."""
-    from topi.config import dispatched
+def choose_winograd(key: tuple, data_block: int | None = None):
+    """The Winograd config of a conv ``key`` when it should run that way, else None.
+
+    Chosen by the rule (no record, no dispatch context), its input block ``cb`` follows
+    the block its data already has (``data_block``) where that is a legal ``cb``: the
+    input stage then only pads the blocks instead of gathering channels across them."""
+    from topi.config import dispatched, make_config
     from topi.x86.conv2d_winograd import choose_conv2d_algorithm, winograd_applicable
+    from tune.autotvm import lookup_values
 
     if not winograd_enabled() or not winograd_applicable(key):
         return None
-    cfg = dispatched((WINOGRAD_TEMPLATE, *key[1:]))
-    if cfg is None:
-        cfg = choose_conv2d_algorithm(key)  # the records of both templates, else the rule
-    return cfg if cfg.template == WINOGRAD_TEMPLATE else None
+    wkey = (WINOGRAD_TEMPLATE, *key[1:])
+    cfg = dispatched(wkey)
+    if cfg is not None:
+        return cfg
+    cfg = choose_conv2d_algorithm(key)  # the records of both templates, else the rule
+    if cfg.template != WINOGRAD_TEMPLATE:
+        return None
+    if (data_block and cfg["cb"] != data_block and data_block in cfg.space["cb"]
+            and key[1][1] % data_block == 0 and lookup_values(wkey) is None):
+        cfg = make_config(wkey, {**cfg.values, "cb": data_block})
+    return cfg
 
 
 def _out_block(cfg, key: tuple) -> int:
@@ -117,7 +129,7 @@ def _choose(key: tuple, data_block: int | None):
     if cfg is not None:
         return cfg
     if key[0] == CONV_TEMPLATE:
-        cfg = choose_winograd(key)
+        cfg = choose_winograd(key, data_block)
         if cfg is not None:
             return cfg
     values = lookup_values(key)  # the best record of ``with autotvm.apply_history_best(log):``
