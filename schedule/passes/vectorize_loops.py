@@ -20,7 +20,7 @@ from __future__ import annotations
 from te import dtype as dt
 from te import expr as E
 from te.simplify import simplify
-from te.visitor import collect_vars, map_children, unsafe_select_loads
+from te.visitor import children, map_children, unsafe_select_loads
 from schedule import stmt as S
 
 
@@ -59,6 +59,7 @@ class _Vectorizer:
         self.ramp = E.Ramp(lo, E.const(1, var.dtype), lanes, dt.with_lanes(var.dtype, lanes))
         self.lets: dict = {}
         self.memo: dict = {}
+        self.deps: dict = {}  # id(expr) -> does it read the loop var or a vectorized let?
 
     # statements ------------------------------------------------------------
     def stmt(self, s: S.Stmt) -> S.Stmt:
@@ -103,7 +104,7 @@ class _Vectorizer:
             return self.ramp
         if isinstance(e, E.Var):
             return self.lets.get(e, e)
-        if self.var not in collect_vars(e) and not any(v in self.lets for v in collect_vars(e)):
+        if not self.depends(e):
             return e
         if isinstance(e, E.BinaryOp):
             return self.binary(e)
@@ -129,6 +130,19 @@ class _Vectorizer:
             a = self.expr(e.a)
             return E.Not(a, dt.with_lanes("bool", _lanes(a)))
         raise _CannotVectorize
+
+    def depends(self, e: E.Expr) -> bool:
+        """Whether ``e`` reads the loop variable or a let made a vector, each shared node once
+        (a walk per node made vectorizing an unrolled body quadratic in its depth)."""
+        key = id(e)
+        hit = self.deps.get(key)
+        if hit is None:
+            if isinstance(e, E.Var):
+                hit = e is self.var or e in self.lets
+            else:
+                hit = any(self.depends(c) for c in children(e))
+            self.deps[key] = hit
+        return hit
 
     def binary(self, e: E.BinaryOp) -> E.Expr:
         a, b = self.expr(e.a), self.expr(e.b)
