@@ -117,12 +117,26 @@ def sum(x: te.Tensor, axis: Axis = None, keepdims: bool = False) -> te.Tensor:
     return comm_reduce(x, axis, keepdims, te.sum, "sum")
 
 
+# Float max/min start from -inf/+inf, so a row of -inf has max -inf as in numpy and ONNX
+# (te.max starts from the lowest finite value, as classic TVM, which would be the answer).
+_fmax = te.comm_reducer(
+    lambda a, b: E.binary_op(E.Max, a, b),
+    lambda t: E.const(-float("inf"), t) if dt.is_float(t) else te.min_value(t),
+    name="max",
+)
+_fmin = te.comm_reducer(
+    lambda a, b: E.binary_op(E.Min, a, b),
+    lambda t: E.const(float("inf"), t) if dt.is_float(t) else te.max_value(t),
+    name="min",
+)
+
+
 def max(x: te.Tensor, axis: Axis = None, keepdims: bool = False) -> te.Tensor:
-    return comm_reduce(x, axis, keepdims, te.max, "max")
+    return comm_reduce(x, axis, keepdims, _fmax, "max")
 
 
 def min(x: te.Tensor, axis: Axis = None, keepdims: bool = False) -> te.Tensor:
-    return comm_reduce(x, axis, keepdims, te.min, "min")
+    return comm_reduce(x, axis, keepdims, _fmin, "min")
 
 
 _prod = te.comm_reducer(lambda a, b: a * b, lambda t: te.const(1, t), name="prod")
