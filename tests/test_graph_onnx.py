@@ -181,9 +181,10 @@ def test_layer_norm():
 
 
 def test_extra_outputs_refused_when_used():
-    pool = N("MaxPool", ["X"], ["Y", "I"], kernel_shape=[2, 2])
-    model = make_model([pool], {"X": rand(1, 1, 4, 4)}, ["Y", "I"], opset=12)
-    with pytest.raises(ValueError, match=r"node 'Y' \(MaxPool, opset 12\): output 1 \('I'\) is used"):
+    z, o = np.zeros(3, np.float32), np.ones(3, np.float32)  # opset 9: training outputs by count
+    bn = N("BatchNormalization", ["X", "s", "b", "m", "v"], ["Y", "rm", "rv", "sm", "sv"])
+    model = make_model([bn], {"X": rand(2, 3, 4, 4)}, ["Y", "rm"], {"s": o, "b": z, "m": z, "v": o}, opset=9)
+    with pytest.raises(ValueError, match=r"node 'Y' \(BatchNormalization, opset 9\): output 1 \('rm'\) is used"):
         graph.from_onnx(model)
     drop = N("Dropout", ["X"], ["Y", "mask"])
     g = check([drop], {"X": rand(2, 3)}, ["Y"], opset=12)  # an unused mask costs nothing

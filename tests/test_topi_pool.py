@@ -104,3 +104,77 @@ def test_max_pool_integer_unchanged(dtype):
     X = te.placeholder(x.shape, dtype, "X")
     P = pool2d(X, 3, 2, 1, 1, "max")
     _exact(schedule_pool, P, X, x, ref.pool2d_python(x, 3, 2, 1, 1, "max"))
+
+
+# ------------------------------------------------- max pool with indices ---
+MPI_CASES = [  # kernel, stride, dilation, padding, ceil_mode, shape
+    ((3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False, (1, 3, 13, 17)),
+    ((3, 2), (2, 3), (1, 2), (1, 1, 2, 0), True, (2, 3, 9, 11)),
+    ((2, 2), (1, 1), (1, 1), (0, 0, 0, 0), False, (1, 2, 5, 37)),
+    ((5, 5), (3, 3), (1, 1), (2, 2, 2, 2), True, (1, 1, 7, 7)),
+]
+
+
+def _mpi_check(sched, x, case, order):
+    from topi.nn.max_pool_indices import max_pool2d_with_indices
+
+    kernel, stride, dilation, padding, ceil_mode, _ = case
+    X = te.placeholder(x.shape, str(x.dtype), "X")
+    V, ind = max_pool2d_with_indices(X, kernel, stride, dilation, padding, ceil_mode, order)
+    want = ref.max_pool2d_with_indices_python(x, kernel, stride, dilation, padding, ceil_mode, order)
+    got = check_build(sched([V, ind]), [X, V, ind], lambda *_: want, inputs=[x], rtol=0, atol=0)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[1].dtype == np.int64
+    return got
+
+
+def _default_sched(outs):
+    return te.create_schedule([t.op for t in outs])
+
+
+@pytest.mark.parametrize("case", MPI_CASES)
+@pytest.mark.parametrize("order", [0, 1])
+@pytest.mark.parametrize("sched", ["x86", "default"])
+def test_max_pool_with_indices(case, order, sched):
+    from topi.x86.pooling import schedule_max_pool_with_indices
+
+    # few distinct values: many ties, which the first maximum in scan order wins
+    x = np.random.default_rng(5).integers(-3, 3, case[-1]).astype("float32")
+    _mpi_check(schedule_max_pool_with_indices if sched == "x86" else _default_sched, x, case, order)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "float64"])
+def test_max_pool_with_indices_dtypes_and_pad_ties(dtype):
+    from topi.x86.pooling import schedule_max_pool_with_indices
+
+    # zeros in uint8 and the type's lowest value elsewhere equal the pad value: a real tap wins the tie
+    lo = np.iinfo(dtype).min if dtype != "float64" else -np.inf
+    x = np.full((1, 2, 6, 19), lo, dtype)
+    x[0, 1] = np.random.default_rng(6).integers(0, 4, (6, 19))
+    for order in (0, 1):
+        v, i = _mpi_check(schedule_max_pool_with_indices, x, MPI_CASES[0], order)
+        assert (i >= 0).all()
+
+
+def test_max_pool_with_indices_numpy_reference_matches_onnx():
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng(7).integers(0, 4, (2, 3, 9, 11)).astype("float32")
+    for order in (0, 1):
+        node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 2], strides=[2, 3],
+                                pads=[1, 1, 2, 0], dilations=[1, 2], ceil_mode=1, storage_order=order)
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", 1, x.shape)],
+                              [helper.make_tensor_value_info("y", 1, None), helper.make_tensor_value_info("i", 7, None)])
+        want = ReferenceEvaluator(helper.make_model(g)).run(None, {"x": x})
+        got = ref.max_pool2d_with_indices_python(x, (3, 2), (2, 3), (1, 2), (1, 1, 2, 0), True, order)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_max_pool_with_indices_bad_storage_order():
+    from topi.nn.max_pool_indices import max_pool2d_with_indices
+
+    with pytest.raises(ValueError, match="max_pool2d_with_indices: argument 'storage_order' must be 0 or 1, got 2"):
+        max_pool2d_with_indices(te.placeholder((1, 1, 4, 4)), 2, 2, storage_order=2)

@@ -37,8 +37,35 @@ def _pool(ctx: Context, node: OnnxNode, pool_type: str) -> Value:
 
 @converter("MaxPool")
 def convert_max_pool(ctx: Context, node: OnnxNode) -> list:
-    """Max pooling (pads, strides, dilations, ceil_mode, auto_pad); the Indices output is refused."""
+    """Max pooling (pads, strides, dilations, ceil_mode, auto_pad); with the Indices output
+    (1-D and 2-D) ``max_pool2d_with_indices``: int64 flat input indices in ``storage_order``."""
+    if len(node.outputs) > 1 and node.outputs[1]:
+        return _max_pool_with_indices(ctx, node)
     return [_pool(ctx, node, "max")]
+
+
+def _max_pool_with_indices(ctx: Context, node: OnnxNode) -> list:
+    x = node.input(0, "X")
+    nd = len(x.shape) - 2
+    if nd not in (1, 2):
+        raise node.error(f"the Indices output is supported for 1-D and 2-D pooling only, got X {x.shape}")
+    order = int(node.attr("storage_order", 0))
+    if order not in (0, 1):
+        raise node.error(f"storage_order={order} is not 0 (row major) or 1 (column major)")
+    kernel = kernel_shape(node, nd)
+    strides, dilations = spatial_ints(node, "strides", nd), spatial_ints(node, "dilations", nd)
+    before, after = window_pads(node, x.shape[2:], kernel, strides, dilations)
+    attrs = {"ceil_mode": bool(node.attr("ceil_mode", 0)), "storage_order": order}
+    if nd == 2:
+        return list(ctx.op("max_pool2d_with_indices", [x], {
+            **attrs, "kernel": kernel, "strides": strides, "dilation": dilations,
+            "padding": (before[0], before[1], after[0], after[1])}, n_out=2))
+    # 1-D as 2-D over an extent-1 H axis: the flat index (n*C + c)*W + w is the same in either order
+    x4 = ctx.reshape(x, x.shape[:2] + (1,) + x.shape[2:])
+    y, i = ctx.op("max_pool2d_with_indices", [x4], {
+        **attrs, "kernel": (1,) + kernel, "strides": (1,) + strides, "dilation": (1,) + dilations,
+        "padding": (0, before[0], 0, after[0])}, n_out=2)
+    return [ctx.reshape(y, y.shape[:2] + y.shape[3:]), ctx.reshape(i, i.shape[:2] + i.shape[3:])]
 
 
 @converter("AveragePool")

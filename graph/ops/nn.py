@@ -260,6 +260,20 @@ register("pool2d", _pool_compute, OUT_ELEMWISE_FUSABLE, _schedule_pool, None, _n
              "layout (NCHW, or NCHWc for blocked data)", workload=_pool_workload("pool2d"))
 
 
+def _max_pool_indices_args(a: dict) -> tuple:
+    return (tuple(a["kernel"]), tuple(a.get("strides", (1, 1))), tuple(a.get("dilation", (1, 1))),
+            tuple(a.get("padding", (0, 0, 0, 0))), a.get("ceil_mode", False), a.get("storage_order", 0))
+
+
+register("max_pool2d_with_indices",
+         lambda xs, a: list(topi.nn.max_pool2d_with_indices(xs[0], *_max_pool_indices_args(a))), OPAQUE,
+         lambda outs, a: topi.x86.pooling.schedule_max_pool_with_indices(outs, cfg=a.get("config")), None,
+         lambda xs, a: list(topi.testing.max_pool2d_with_indices_python(xs[0], *_max_pool_indices_args(a))),
+         doc="NCHW max pooling and the int64 flat input index of each maximum (ONNX MaxPool with "
+             "Indices); attrs: kernel, strides, dilation, padding, ceil_mode, storage_order (0/1)",
+         workload=_pool_workload("max_pool2d_with_indices"))
+
+
 def _np_global_pool(xs, a):
     fn = np.max if a["pool_type"] == "max" else np.mean
     return [fn(xs[0], axis=(2, 3), keepdims=True).astype(xs[0].dtype)]

@@ -70,6 +70,33 @@ def _pool_nd_python(data, kernel, stride, dilation, before, after, pool_type, ce
     return out
 
 
+def max_pool2d_with_indices_python(data, kernel, stride, dilation=(1, 1), padding=(0, 0),
+                                   ceil_mode=False, storage_order=0) -> tuple:
+    """Reference of ``topi.nn.max_pool2d_with_indices`` (NCHW): the values and the int64
+    flat indices of the first maximum of each window in scan order, as onnx's reference
+    (a window of padding only gives 0 and -1)."""
+    two = lambda v: (v, v) if np.isscalar(v) else tuple(v)
+    (kh, kw), (sh, sw), (dh, dw) = two(kernel), two(stride), two(dilation)
+    (pt, pl), (pb, pr) = _pads(padding, 2)
+    N, C, H, W = data.shape
+    oh = _out_size(H, kh, sh, dh, pt, pb, ceil_mode)
+    ow = _out_size(W, kw, sw, dw, pl, pr, ceil_mode)
+    values = np.zeros((N, C, oh, ow), data.dtype)
+    indices = np.full((N, C, oh, ow), -1, np.int64)
+    for n, c, y, x in np.ndindex(N, C, oh, ow):
+        best = None
+        for h in range(y * sh - pt, y * sh - pt + kh * dh, dh):
+            for w in range(x * sw - pl, x * sw - pl + kw * dw, dw):
+                if 0 <= h < H and 0 <= w < W and (best is None or data[n, c, h, w] > best[0]):
+                    best = (data[n, c, h, w], h, w)
+        if best is not None:
+            v, h, w = best
+            base = (n * C + c) * H * W
+            values[n, c, y, x] = v
+            indices[n, c, y, x] = base + (h * W + w if storage_order == 0 else h + w * H)
+    return values, indices
+
+
 def _pads(padding, n):
     p = (padding,) * n if np.isscalar(padding) else tuple(padding)
     return (p, p) if len(p) == n else (p[:n], p[n:])

@@ -152,3 +152,34 @@ def schedule_pool(outs, layout: str = "NCHW", cfg: Config | None = None):
 def schedule_adaptive_pool(outs, cfg: Config | None = None):
     """Schedule ``adaptive_pool``: the same chain schedule as :func:`schedule_pool`."""
     return schedule_pool(outs, cfg=cfg)
+
+
+def schedule_max_pool_with_indices(outs, cfg: Config | None = None):
+    """Schedule ``topi.nn.max_pool2d_with_indices``: its argmax stage and the two output
+    stages each run parallel over the (batch, channel) planes, vectorized along the
+    output row with the window loops outside the vector loop (the argmax stage stays
+    at root: both outputs read it)::
+
+        parallel (n.c.fused) { for (oh) { for (ow.outer) { for (rh) { for (rw) {
+            vectorized (ow.inner) pool_argmax[..] = first_max(pool_argmax[..], (flat, tap)) }}}}}
+        parallel (n.c.fused) { ... pool_values[..] = ... }      // and pool_indices
+
+    Parameters
+    ----------
+    outs : (te.Tensor, te.Tensor)
+        The values and indices.
+    cfg : Config, optional
+        Pooling knobs (default :func:`default_pool_config` of the output shape).
+    """
+    outs = list(outs)
+    if len(outs) != 2 or len(outs[0].shape) != 4:
+        raise ValueError(f"schedule_max_pool_with_indices: expects (values, indices) of "
+                         f"max_pool2d_with_indices, got {len(outs)} tensor(s)")
+    s = te.create_schedule([t.op for t in outs])
+    red = next(t.op for t in outs[0].op.input_tensors if t.op.tag == tags.POOL)
+    key = pool_workload(tuple(_extent(iv) for iv in outs[0].op.axis), outs[0].dtype)
+    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    for op in (red, outs[0].op, outs[1].op):
+        _parallel_outer(s[op], cfg["parallel"])
+        _vectorize_inner(s[op], cfg)
+    return s
