@@ -21,8 +21,8 @@ from graph.passes import PassProfile, optimize
 from graph.passes.alter_op_layout import count_transforms
 from topi.config import make_config
 from topi.nn.channel_shuffle import channel_shuffle, channel_shuffle_python
-from topi.x86 import conv2d_nchwc as G
 from topi.x86 import depthwise_conv2d as D
+from topi.x86 import group_conv2d as G
 from topi.x86.channel_shuffle import schedule_channel_shuffle
 
 RNG = np.random.default_rng(5)
@@ -58,7 +58,7 @@ def test_group_conv_spanning_blocks_matches_numpy(ic, oc, groups, hw, k, stride,
     want = topi.testing.conv2d_nchw_python(np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad))), w,
                                            (stride, stride), 0, (1, 1), groups)
     packed = G.pack_group_kernel_numpy(w, groups, ic_bn, oc_bn)
-    assert np.array_equal(G.unpack_group_kernel_numpy(packed, ic, groups), w)
+    assert np.array_equal(G.unpack_group_kernel_numpy(packed, ic, oc, groups), w)
     key = G.group_conv2d_workload(x.shape, w.shape, (stride, stride), (pad,) * 4, (1, 1), groups)
     cfg = make_config(key, {"ic_bn": ic_bn, "oc_bn": oc_bn})
     data = block_array(x, ic_bn) if blocked_input else x
@@ -68,18 +68,21 @@ def test_group_conv_spanning_blocks_matches_numpy(ic, oc, groups, hw, k, stride,
     np.testing.assert_allclose(unblock_array(got), want, rtol=1e-4, atol=1e-4)
 
 
-def test_group_span_is_exact_when_blocks_divide_groups():
-    span, starts = G.group_span(64, 128, 4, 8, 16)
-    assert span == 2 and starts == [0, 0, 2, 2, 4, 4, 6, 6]
-    span, starts = G.group_span(136, 136, 4, 8, 8)  # block 4 holds channels 32..39 of groups 0 and 1
-    assert span == 9 and starts[4] == 0 and max(starts) + span == 17
+def test_group_blocks_layouts():
+    assert G.group_blocks(64, 128, 4, 8, 16) == (2, [0, 0, 2, 2, 4, 4, 6, 6], 0)  # blocks divide the groups
+    split = G.group_blocks(136, 136, 4, 8, 8)  # 34 a group: blocks 4, 8 and 12 straddle two groups
+    assert split.span == 5 and split.fix == 3 and split.starts[4] == 0 and split.starts[5] == 4
+    span = G.group_blocks(24, 8, 4, 8, 8)  # 2 output channels a group: one block spans all four
+    assert span == (3, [0], 0)
 
 
 def test_group_conv_refuses_a_kernel_packed_for_other_channels():
     dt = te.placeholder((1, 17, 5, 5, 8), name="data")
-    kt = te.placeholder((17, 5, 1, 1, 8, 8), name="kernel")  # span 5: not the packing of 136 in 4 groups
-    with pytest.raises(ValueError, match="is not packed for IC=136, groups=4"):
-        G.group_conv2d_NCHWc_x86(dt, kt, (1, 1), 0, (1, 1), 4)
+    kt = te.placeholder((17, 9, 1, 1, 8, 8), name="kernel")  # one span over two groups: not this layout
+    key = G.group_conv2d_workload((1, 136, 5, 5), (136, 34, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 4)
+    cfg = make_config(key, {"ic_bn": 8, "oc_bn": 8})
+    with pytest.raises(ValueError, match="is not packed for IC=136, OC=136, groups=4"):
+        G.group_conv2d_NCHWc_x86(dt, kt, (1, 1), 0, (1, 1), 4, cfg)
 
 
 @pytest.mark.parametrize("c, block, hw, stride", [(136, 8, 9, 1), (112, 16, 13, 2), (48, 16, 7, 1)])

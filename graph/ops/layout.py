@@ -21,8 +21,8 @@ import topi
 from graph.ops.registry import OUT_ELEMWISE_FUSABLE, register
 from topi.nn.channel_shuffle import channel_shuffle, channel_shuffle_python
 from topi.x86 import conv2d as x86conv
-from topi.x86 import conv2d_nchwc as x86nchwc
 from topi.x86 import depthwise_conv2d as x86dw
+from topi.x86 import group_conv2d as x86group
 from topi.x86.channel_shuffle import schedule_channel_shuffle
 from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86, plain_shapes
 
@@ -113,11 +113,13 @@ def layout_transform_numpy(x: np.ndarray, src: str, dst: str) -> np.ndarray:
 
 # ------------------------------------------------- grouped, depthwise, shuffle ---
 def _group_plain(values, a) -> tuple:
-    """(NCHW data shape, OIHW kernel shape) of a ``group_conv2d_NCHWc`` node."""
-    data, kernel = values[0], values[1]
-    occ, _, kh, kw, _, oc_bn = kernel.shape
+    """(NCHW data shape, OIHW kernel shape) of a ``group_conv2d_NCHWc`` node (OC from its config)."""
+    data = values[0]
+    if a.get("config") is None or a["config"].template != x86group.GROUP_TEMPLATE:
+        raise ValueError(f"group_conv2d_NCHWc: needs a {x86group.GROUP_TEMPLATE} config (its workload gives "
+                         f"the output channels), got {a.get('config')}")
     ic = data.shape[1] * (data.shape[4] if len(data.shape) == 5 else 1)
-    return (data.shape[0], ic, *data.shape[2:4]), (occ * oc_bn, ic // a["groups"], kh, kw)
+    return (data.shape[0], ic, *data.shape[2:4]), tuple(a["config"].workload[2])
 
 
 def _group_conv_types(values, a):
@@ -129,14 +131,14 @@ def _group_conv_types(values, a):
                          f"{kernel.shape}")
     dshape, kshape = _group_plain(values, a)
     probe = [type(data)(data.name, dshape, data.dtype), type(kernel)(kernel.name, kshape, kernel.dtype)]
-    (n, _, oh, ow), dtype = _conv2d_types(probe, a)[0]
-    return [((n, kernel.shape[0], oh, ow, kernel.shape[5]), dtype)]
+    (n, oc, oh, ow), dtype = _conv2d_types(probe, a)[0]
+    return [((n, oc // kernel.shape[5], oh, ow, kernel.shape[5]), dtype)]
 
 
 def _group_conv_workload(values, a) -> tuple:
     dshape, kshape = _group_plain(values, a)
     st, pad, dil = _conv_args(a)
-    return x86nchwc.group_conv2d_workload(dshape, kshape, st, pad, dil, a["groups"], values[0].dtype)
+    return x86group.group_conv2d_workload(dshape, kshape, st, pad, dil, a["groups"], values[0].dtype)
 
 
 def _np_group_conv(xs, a):
@@ -145,19 +147,20 @@ def _np_group_conv(xs, a):
     data, kernel = xs
     if data.ndim == 5:
         data = unblock_array(data)
-    plain = x86nchwc.unpack_group_kernel_numpy(kernel, data.shape[1], a["groups"])
+    oc = a["config"].workload[2][0]
+    plain = x86group.unpack_group_kernel_numpy(kernel, data.shape[1], oc, a["groups"])
     return [block_array(_np_conv2d([data, plain], a)[0], kernel.shape[5])]
 
 
 register(
     "group_conv2d_NCHWc",
-    lambda xs, a: [x86nchwc.group_conv2d_NCHWc_x86(xs[0], xs[1], *_conv_args(a), a["groups"], a.get("config"))],
+    lambda xs, a: [x86group.group_conv2d_NCHWc_x86(xs[0], xs[1], *_conv_args(a), a["groups"], a["config"])],
     OUT_ELEMWISE_FUSABLE,
-    lambda outs, a: x86nchwc.schedule_group_conv2d_NCHWc(outs),
+    lambda outs, a: x86group.schedule_group_conv2d_NCHWc(outs),
     _group_conv_types,
     _np_group_conv,
-    doc="grouped blocked conv, blocks may span groups: data NCHW or [N, C/ic_bn, H, W, ic_bn], kernel "
-    "[OCc, span, KH, KW, ic_bn, oc_bn] (pack_group_kernel_numpy), attrs as conv2d (groups)",
+    doc="grouped blocked conv, blocks need not divide a group: data NCHW or [N, C/ic_bn, H, W, ic_bn], "
+    "kernel [rows, span, KH, KW, ic_bn, oc_bn] (topi.x86.group_conv2d), attrs as conv2d (groups, config)",
     workload=_group_conv_workload,
 )
 

@@ -336,7 +336,7 @@ def _depthwise_convertible(node) -> bool:
 def _group_conv(node, ins: list, lay: _Layouts) -> tuple | None:
     """``conv2d`` (grouped) -> ``group_conv2d_NCHWc``; its data's block is kept when it divides IC."""
     from topi.config import choose_config, make_config
-    from topi.x86.conv2d_nchwc import group_conv2d_workload, pack_group_kernel_numpy
+    from topi.x86.group_conv2d import group_conv2d_workload, pack_group_kernel_numpy
 
     if not _group_convertible(node):
         return None
