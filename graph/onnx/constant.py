@@ -90,12 +90,30 @@ def convert_identity(ctx: Context, node: OnnxNode) -> list:
 @converter("Dropout")
 def convert_dropout(ctx: Context, node: OnnxNode) -> list:
     """Inference (or training with ratio 0): the identity, and a ``mask`` of all True.  Training
-    mode with a ratio above 0 drops at random and is refused."""
+    mode with a ratio above 0 and a ``seed`` attribute: onnx's reference mask,
+    ``RandomState(seed).uniform(0, 1, shape) >= ratio`` (numpy's MT19937), which the reference
+    draws afresh on every call and so is the same for every call: it is computed here once, and
+    ``y = x * (mask / (1 - ratio))``.  Without a seed the mask is random per call: refused."""
     x = node.input(0, "data")
     if node.has_input(2) and bool(np.asarray(ctx.value(node, 2, "training_mode")).reshape(-1)[0]):
         ratio = ctx.value(node, 1, "ratio").reshape(-1)[0].item() if node.has_input(1) else 0.5
         if ratio != 0.0:
-            raise node.error(f"input 2 (training_mode) is True with ratio={ratio}: random dropout is not "
-                             f"supported (inference only, or ratio 0)")
+            return _seeded_dropout(ctx, node, x, ratio)
     mask = ctx.op("full", [], {"shape": x.shape, "value": True, "dtype": "bool"}) if len(node.outputs) > 1 else None
     return [x, mask]
+
+
+def _seeded_dropout(ctx: Context, node: OnnxNode, x, ratio: float) -> list:
+    seed = node.attr("seed")
+    if seed is None or not 0 <= int(seed) < 2**32:
+        raise node.error(f"input 2 (training_mode) is True with ratio={ratio}: random dropout is not supported "
+                         f"without a seed attribute in [0, 2**32) (got {seed}; with one: onnx's reference mask), "
+                         f"use inference or ratio 0")
+    if not 0.0 < ratio < 1.0 or not x.dtype.startswith("float"):
+        raise node.error(f"training dropout needs 0 <= ratio < 1 and floating data, got ratio={ratio}, "
+                         f"data {x.dtype}")
+    keep = np.random.RandomState(int(seed)).uniform(0.0, 1.0, x.shape) >= ratio
+    r = np.asarray(ctx.value(node, 1, "ratio")).reshape(-1)[0] if node.has_input(1) else 0.5
+    scale = np.asarray(1.0 / (1.0 - r)).astype(x.dtype)  # as the reference: in the ratio's type
+    y = ctx.op("multiply", [x, ctx.const(keep.astype(x.dtype) * scale, "dropout_scale")])
+    return [y, ctx.const(keep, "dropout_mask") if len(node.outputs) > 1 else None]
