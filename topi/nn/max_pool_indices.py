@@ -1,15 +1,16 @@
 """Max pooling with the positions of the maxima (ONNX ``MaxPool`` with its ``Indices`` output).
 
-One tuple reduction over the 2-D window keeps (row-major flat index, value)
-of the largest tap, the lowest index on ties (the first maximum in scan
+One tuple reduction over the 2-D window keeps (row-major index in the
+plane, value) of the largest tap, the lowest index on ties (the first maximum in scan
 order, as onnx's reference), then two elementwise stages write the outputs::
 
     pool_argmax[n, c, oh, ow] = argmax_(rh, rw) (flat(h, w), tap(data[n, c, clamp(h), clamp(w)]))
     pool_values[...]  = pool_argmax.v1                   (0 where the window is all padding)
     pool_indices[...] = pool_argmax.v0 as storage_order  (-1 where the window is all padding)
 
-``flat(h, w) = ((n*C + c)*H + h)*W + w`` (int64) and a padded tap has index
-INT64_MAX, so it never wins a tie against a real value equal to the pad
+``flat(h, w) = (n*C + c)*H*W + h*W + w`` (int64; reduced as the int32
+``h*W + w``, the plane's offset added in the last stage) and a padded tap has
+index INT32_MAX, so it never wins a tie against a real value equal to the pad
 value (the dtype's lowest).  ``storage_order=1`` (column-major) rewrites the
 index in the last stage as ``(n*C + c)*H*W + h + w*H``; ties are still
 broken in row-major scan order.  A NaN in a window is not propagated (a
@@ -67,15 +68,15 @@ def max_pool2d_with_indices(data: te.Tensor, kernel, stride, dilation=(1, 1), pa
             for n, k, s, d, pb, pa in zip((H, W), ks, ss, ds, before, after)]
     rh = te.reduce_axis((0, ks[0]), name="rh")
     rw = te.reduce_axis((0, ks[1]), name="rw")
-    none = te.max_value(INDEX_DTYPE)
+    local = "int32" if H * W < 2**31 - 1 else INDEX_DTYPE  # the index inside one plane
+    none = te.max_value(local)
 
     def body(n, c, oh, ow):
         h = oh * ss[0] + rh * ds[0] - before[0]
         w = ow * ss[1] + rw * ds[1] - before[1]
         valid = te.all(h >= 0, h < H, w >= 0, w < W)
         x = data[n, c, te.min(te.max(h, 0), H - 1), te.min(te.max(w, 0), W - 1)]
-        flat = ((n.astype(INDEX_DTYPE) * C + c.astype(INDEX_DTYPE)) * H + h.astype(INDEX_DTYPE)) * W \
-            + w.astype(INDEX_DTYPE)
+        flat = h.astype(local) * W + w.astype(local)
         hi, lo = _extremes(data.dtype)
         tap = te.min(x, te.if_then_else(valid, hi, lo))  # select-free load; a pad tap loses every tie
         return _argmax((te.if_then_else(valid, flat, none), tap), axis=[rh, rw])
@@ -88,12 +89,12 @@ def max_pool2d_with_indices(data: te.Tensor, kernel, stride, dilation=(1, 1), pa
                                                                           lowest)),
                         name="pool_values", tag=tag.ELEMWISE)
 
-    def index(*i):
-        flat = idx(*i)
+    def index(n, c, oh, ow):
+        hw = idx(n, c, oh, ow)
         if storage_order == 1:
-            hw = flat % (H * W)
-            flat = flat - hw + te.floordiv(hw, W) + (hw % W) * H
-        return te.if_then_else(idx(*i) == none, te.const(-1, INDEX_DTYPE), flat)
+            hw = te.floordiv(hw, W) + (hw % W) * H
+        flat = (n.astype(INDEX_DTYPE) * C + c.astype(INDEX_DTYPE)) * (H * W) + hw.astype(INDEX_DTYPE)
+        return te.if_then_else(idx(n, c, oh, ow) == none, te.const(-1, INDEX_DTYPE), flat)
 
     indices = te.compute(shape, index, name="pool_indices", tag=tag.ELEMWISE)
     return values, indices
