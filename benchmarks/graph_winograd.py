@@ -9,6 +9,11 @@ batches (``graph.cli.interleaved``: each batch after a 0.25 s pause, 2 threads
 each), so the with/without ratio is taken under the same load.  It prints medians,
 the spread of the batches ((max - min) / median), the fastest batch of each, and the
 ratios Winograd / direct and Tessera / onnxruntime (medians and fastest batches).
+
+``--cpu-time`` runs all three on one thread and times each batch by the calling
+thread's CPU time (``time.thread_time``: onnxruntime with one intra-op thread runs
+in the caller too), which other processes' load disturbs far less than wall time
+on a shared machine.
 """
 
 from __future__ import annotations
@@ -17,14 +22,34 @@ import argparse
 import os
 import statistics
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from graph_models import THREADS, model_path, ort_session, seeded_feed, select  # noqa: E402
+from graph_models import THREADS, model_path, seeded_feed, select
 
-from graph.cli import differences, format_time, interleaved  # noqa: E402
+from graph.cli import differences, format_time, interleaved
+from graph.cli import ort_session as cli_ort_session
+
+
+def interleaved_cpu(fns: dict, repeat: int, budget: float = 0.3) -> dict:
+    """As ``graph.cli.interleaved``, timed by this thread's CPU time (one-thread runs only)."""
+    counts = {}
+    for name, fn in fns.items():
+        fn()
+        t0 = time.thread_time()
+        fn()
+        counts[name] = max(1, int(budget / max(time.thread_time() - t0, 1e-6)))
+    samples: dict = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.thread_time()
+            for _ in range(counts[name]):
+                fn()
+            samples[name].append((time.thread_time() - t0) / counts[name])
+    return samples
 
 
 def build(name: str, winograd: bool, records: str | None):
@@ -56,13 +81,14 @@ def winograd_kernels(lib) -> int:
     return n
 
 
-def bench(name: str, repeat: int, records: str | None) -> dict:
+def bench(name: str, repeat: int, records: str | None, cpu_time: bool = False) -> dict:
     import codegen
 
-    codegen.set_num_threads(THREADS)
+    threads = 1 if cpu_time else THREADS
+    codegen.set_num_threads(threads)
     libs = {"winograd": build(name, True, records), "direct": build(name, False, records)}
     feed = seeded_feed(libs["winograd"])
-    sess = ort_session(name)
+    sess = cli_ort_session(model_path(name), threads)[0]
     ref = sess.run(None, feed)[0]
     fns = {}
     row = {"model": name, "winograd_convs": winograd_kernels(libs["winograd"])}
@@ -73,7 +99,7 @@ def bench(name: str, repeat: int, records: str | None) -> dict:
         row[f"{key}_agree"] = differences(m.get_output(0), ref)[2]
         fns[key] = m.run
     fns["onnxruntime"] = lambda: sess.run(None, feed)
-    samples = interleaved(fns, repeat)
+    samples = interleaved_cpu(fns, repeat) if cpu_time else interleaved(fns, repeat)
     for key, s in samples.items():
         row[key] = statistics.median(s)
         row[key + "_best"] = min(s)
@@ -96,12 +122,14 @@ def main(argv: list | None = None) -> list:
     parser.add_argument("models", nargs="*", default=["resnet50"], help="model names or substrings")
     parser.add_argument("--repeat", type=int, default=9, help="interleaved batches per system (default 9)")
     parser.add_argument("--records", default=None, help="build both under apply_history_best(records)")
+    parser.add_argument("--cpu-time", action="store_true", help="one thread each, timed by thread CPU time")
     args = parser.parse_args(argv)
     rows = []
     for name in select(args.models):
-        rows.append(bench(name, args.repeat, args.records))
+        rows.append(bench(name, args.repeat, args.records, args.cpu_time))
         report(rows[-1])
-    print(f"{THREADS} threads each; interleaved batches in one process (same load for all three)")
+    how = "1 thread each, thread CPU time" if args.cpu_time else f"{THREADS} threads each, wall time"
+    print(f"{how}; interleaved batches in one process (same load for all three)")
     return rows
 
 
