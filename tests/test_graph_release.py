@@ -161,7 +161,7 @@ def test_an_exported_library_outlives_the_built_one(tmp_path):
 
 
 def test_without_a_linker_libraries_load_into_the_process_engine(monkeypatch):
-    monkeypatch.setattr(service, "has_c_compiler", lambda: False)
+    monkeypatch.setattr(service, "has_linker", lambda: False)
     lib = graph.build(_shift_relu(1.25), jobs=1)
     assert lib._loaded._engine is jit.engine()
     _run_shift(lib, 1.25)
