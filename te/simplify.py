@@ -19,7 +19,7 @@ import operator
 from te import dtype as dt
 from te import expr as E
 from te.bounds import Bounds, const_bounds, opt, scale_bounds
-from te.visitor import post_order, structural_key
+from te.visitor import map_children, post_order, structural_key
 
 __all__ = ["simplify", "can_prove", "const_bounds", "upper_key", "Linear", "linear"]
 
@@ -416,6 +416,31 @@ def _decide(t, lo, hi):
     return None
 
 
-def simplify(e: E.Expr, ranges: dict | None = None) -> E.Expr:
-    """Simplify ``e`` under the variable ``ranges`` (see module docstring)."""
-    return post_order(E.as_expr(e), _Simplifier(ranges))
+def simplify(e: E.Expr, ranges: dict | None = None, memo: dict | None = None) -> E.Expr:
+    """Simplify ``e`` under the variable ``ranges`` (see module docstring).
+
+    ``memo``: a dict shared by calls under the same ``ranges`` (the caller
+    empties it when they change), so a subtree shared by many expressions
+    (the index arithmetic common to the copies of an unrolled body) is
+    simplified once.  Without it each call simplifies its whole tree.
+    """
+    if memo is None:
+        return post_order(E.as_expr(e), _Simplifier(ranges))
+    return _post_order_shared(E.as_expr(e), _Simplifier(ranges), memo)
+
+
+def _post_order_shared(e: E.Expr, fn, memo: dict) -> E.Expr:
+    """``post_order`` with a memo that outlives the call: ``id(node) -> (node, result)``
+    (the node is kept, so its id cannot be reused by another while the memo lives)."""
+
+    def visit(x: E.Expr) -> E.Expr:
+        hit = memo.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        y = map_children(x, visit)
+        r = fn(y)
+        out = y if r is None else r
+        memo[id(x)] = (x, out)
+        return out
+
+    return visit(e)

@@ -27,9 +27,10 @@ def simplify_stmt(body: S.Stmt, ctx: dict) -> S.Stmt:
 class _Simplify:
     def __init__(self, ranges: dict):
         self.ranges = ranges
+        self.memo: dict = {}  # simplified subtrees under the current ranges (emptied when they change)
 
     def fexpr(self, e: E.Expr) -> E.Expr:
-        return simplify(e, self.ranges)
+        return simplify(e, self.ranges, self.memo)
 
     def visit(self, s: S.Stmt) -> S.Stmt:
         if isinstance(s, S.For):
@@ -48,12 +49,14 @@ class _Simplify:
             self.ranges[s.loop_var] = (lb, hi)
             if hi is None:
                 self.ranges[key] = simplify(lo + ext - 1, self.ranges)
+            self.memo = {}
             body = self.visit(s.body)
             for k, v in ((s.loop_var, saved), (key, saved_upper)):
                 if v is None:
                     self.ranges.pop(k, None)
                 else:
                     self.ranges[k] = v
+            self.memo = {}
             if isinstance(body, S.Block) and not body.stmts:
                 return body
             if lo is s.min and ext is s.extent and body is s.body:

@@ -29,11 +29,13 @@ class _CannotVectorize(Exception):
 
 
 def vectorize_loops(body: S.Stmt, ctx: dict) -> S.Stmt:
+    simplified: dict = {}  # simplify's memo, shared by every loop (no ranges here: always valid)
+
     def post(s):
         if isinstance(s, S.For) and s.kind == S.VECTORIZED:
             if isinstance(s.extent, E.IntImm) and 1 < s.extent.value <= 64:
                 try:
-                    return _Vectorizer(s.loop_var, s.min, s.extent.value).stmt(s.body)
+                    return _Vectorizer(s.loop_var, s.min, s.extent.value, simplified).stmt(s.body)
                 except _CannotVectorize:
                     pass
             return S.For(s.loop_var, s.min, s.extent, S.SERIAL, s.body, s.pragmas)
@@ -53,13 +55,14 @@ def _bcast(e: E.Expr, n: int) -> E.Expr:
 
 
 class _Vectorizer:
-    def __init__(self, var: E.Var, lo: E.Expr, lanes: int):
+    def __init__(self, var: E.Var, lo: E.Expr, lanes: int, simplified: dict | None = None):
         self.var = var
         self.n = lanes
         self.ramp = E.Ramp(lo, E.const(1, var.dtype), lanes, dt.with_lanes(var.dtype, lanes))
         self.lets: dict = {}
         self.memo: dict = {}
         self.deps: dict = {}  # id(expr) -> does it read the loop var or a vectorized let?
+        self.simplified = {} if simplified is None else simplified  # simplify's memo (no ranges)
 
     # statements ------------------------------------------------------------
     def stmt(self, s: S.Stmt) -> S.Stmt:
@@ -150,7 +153,7 @@ class _Vectorizer:
         t = type(e)
         # keep index arithmetic in ramp form
         if isinstance(a, E.Ramp) or isinstance(b, E.Ramp):
-            r = _ramp_arith(t, a, b)
+            r = _ramp_arith(t, a, b, self.simplified)
             if r is not None:
                 return r
         a, b = _bcast(a, n), _bcast(b, n)
@@ -165,22 +168,22 @@ def _scalar_of(x: E.Expr):
     return None
 
 
-def _ramp_arith(t, a: E.Expr, b: E.Expr):
+def _ramp_arith(t, a: E.Expr, b: E.Expr, memo: dict | None = None):
     """ramp +- scalar, ramp * const, ramp + ramp stay ramps."""
     if t in (E.Add, E.Sub) and isinstance(a, E.Ramp) and isinstance(b, E.Ramp):
-        return E.Ramp(simplify(t(a.base, b.base, a.base.dtype)), simplify(t(a.stride, b.stride, a.stride.dtype)), a.lanes, a.dtype)
+        return E.Ramp(simplify(t(a.base, b.base, a.base.dtype), None, memo), simplify(t(a.stride, b.stride, a.stride.dtype), None, memo), a.lanes, a.dtype)
     if isinstance(a, E.Ramp) and _scalar_of(b) is not None:
         s = _scalar_of(b)
         if t in (E.Add, E.Sub):
-            return E.Ramp(simplify(t(a.base, s, s.dtype)), a.stride, a.lanes, a.dtype)
+            return E.Ramp(simplify(t(a.base, s, s.dtype), None, memo), a.stride, a.lanes, a.dtype)
         if t is E.Mul:
-            return E.Ramp(simplify(E.Mul(a.base, s, s.dtype)), simplify(E.Mul(a.stride, s, s.dtype)), a.lanes, a.dtype)
+            return E.Ramp(simplify(E.Mul(a.base, s, s.dtype), None, memo), simplify(E.Mul(a.stride, s, s.dtype), None, memo), a.lanes, a.dtype)
     if isinstance(b, E.Ramp) and _scalar_of(a) is not None:
         s = _scalar_of(a)
         if t is E.Add:
-            return E.Ramp(simplify(E.Add(s, b.base, s.dtype)), b.stride, b.lanes, b.dtype)
+            return E.Ramp(simplify(E.Add(s, b.base, s.dtype), None, memo), b.stride, b.lanes, b.dtype)
         if t is E.Mul:
-            return E.Ramp(simplify(E.Mul(s, b.base, s.dtype)), simplify(E.Mul(s, b.stride, s.dtype)), b.lanes, b.dtype)
+            return E.Ramp(simplify(E.Mul(s, b.base, s.dtype), None, memo), simplify(E.Mul(s, b.stride, s.dtype), None, memo), b.lanes, b.dtype)
     return None
 
 
