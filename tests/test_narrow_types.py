@@ -335,11 +335,81 @@ def test_graph_refuses_other_ops_on_narrow_types():
 
     import graph
 
-    model = cast_model(TensorProto.FLOAT, TensorProto.BFLOAT16, (4,), then="Relu")
+    model = cast_model(TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN, (4,), then="Relu")
     with pytest.raises(
         ValueError,
-        match=r"node 'Y' \(Relu, opset 21\): input 'C' is bfloat16, a storage-only "
+        match=r"node 'Y' \(Relu, opset 21\): input 'C' is float8_e4m3fn, a storage-only "
         r"type that only Cast, CastLike, Identity take; Cast it to float32 first",
+    ):
+        graph.from_onnx(model)
+
+
+def bf16_model(nodes, inputs: dict, outputs: dict):
+    from onnx import TensorProto, helper
+
+    types = {"bf16": TensorProto.BFLOAT16, "f32": TensorProto.FLOAT, "bool": TensorProto.BOOL}
+    g = helper.make_graph(
+        nodes,
+        "bf16",
+        [helper.make_tensor_value_info(n, types[t], s) for n, (t, s) in inputs.items()],
+        [helper.make_tensor_value_info(n, types[t], s) for n, (t, s) in outputs.items()],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def test_graph_bfloat16_elementwise_in_float32():
+    """Elementwise and data-movement operators on bfloat16: each computed in float32 and rounded
+    once, bit for bit as onnx's reference (ml_dtypes rounds each numpy operation)."""
+    from onnx import helper
+
+    N = helper.make_node
+    nodes = [
+        N("Add", ["A", "B"], ["S"]),
+        N("Mul", ["S", "A"], ["P"]),
+        N("Div", ["P", "B"], ["Q"]),
+        N("Relu", ["Q"], ["R"]),
+        N("Transpose", ["R"], ["T"], perm=[1, 0]),
+        N("Greater", ["A", "B"], ["G"]),
+        N("Where", ["G", "A", "B"], ["W"]),
+        N("Sqrt", ["W"], ["Z"]),
+    ]
+    shape = (5, 37)
+    model = bf16_model(
+        nodes,
+        {"A": ("bf16", shape), "B": ("bf16", shape)},
+        {"T": ("bf16", shape[::-1]), "Z": ("bf16", shape), "G": ("bool", shape)},
+    )
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal(shape).astype(np.float32).astype(ml_dtypes.bfloat16) for _ in range(2))
+    import graph
+
+    g, params = graph.from_onnx(model)
+    m = graph.build(g, params=params).create_executor()
+    m.run(A=a, B=b)
+    from onnx.reference import ReferenceEvaluator
+
+    with np.errstate(all="ignore"):
+        want = ReferenceEvaluator(model).run(None, {"A": a, "B": b})
+    for k, w in enumerate(want):
+        got = m.get_output(k)
+        assert got.dtype == w.dtype
+        assert same_bits_or_nan(got, w).all(), f"output {k}"
+
+
+def test_graph_bfloat16_reductions_refused():
+    from onnx import helper
+
+    import graph
+
+    model = bf16_model(
+        [helper.make_node("MatMul", ["A", "B"], ["Y"])],
+        {"A": ("bf16", (2, 3)), "B": ("bf16", (3, 4))},
+        {"Y": ("bf16", (2, 4))},
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"node 'Y' \(MatMul, opset 21\): input 'A' is bfloat16, computed in float32 "
+        r"only by elementwise and data-movement operators \(this one makes \w+\)",
     ):
         graph.from_onnx(model)
 

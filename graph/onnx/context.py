@@ -19,6 +19,7 @@ from onnx import helper, numpy_helper
 
 from graph.ir import Value, constant_node, fresh_name, make_node
 from graph.onnx.fold import NotFoldable, fold_value
+from graph.ops import INJECTIVE, get_op
 from topi import narrow
 
 
@@ -37,7 +38,8 @@ def onnx_dtype(elem_type: int) -> str | None:
 
 
 # The ONNX operators that take (or make) a storage-only type (bfloat16, float8, int4...);
-# any other operator on one is refused at import, naming the node and the type.
+# any other operator on one is refused at import, naming the node and the type, but for
+# elementwise and data-movement operators on bfloat16, computed in float32 (convert_node).
 NARROW_OPS = frozenset({"Cast", "CastLike", "Identity"})
 # Operators whose converters widen a storage-only input themselves (Attention: bfloat16 in float32).
 WIDENING_OPS = frozenset({"Attention"})
@@ -51,6 +53,51 @@ def check_narrow_inputs(node: OnnxNode) -> None:
         if v is not None and narrow.is_narrow(v.dtype):
             raise node.error(f"input {name!r} is {v.dtype}, a storage-only type that only "
                              f"{', '.join(sorted(NARROW_OPS))} take; Cast it to float32 first")
+
+
+def convert_node(ctx: Context, node: OnnxNode, fn) -> list:
+    """``fn(ctx, node)``, the converter of ``node``, computing bfloat16 in float32.
+
+    Any operator outside :data:`NARROW_OPS` and :data:`WIDENING_OPS` that reads bfloat16
+    converts as if its bfloat16 inputs were float32 (each widened by a ``narrow_cast``), and
+    its float32 outputs are rounded to bfloat16 once, as onnx's reference rounds each
+    operator's result; a node that also reads float32, or names its output type (``to``,
+    ``dtype``), keeps float32 outputs.  An output that is a widened input (Identity-like
+    converters) is that input.  Only elementwise and data-movement operators (graph ops of
+    pattern at most injective) widen: a reduction, matmul or softmax would round once where
+    onnx's reference rounds every step, and is refused, as are other storage-only inputs
+    (float8, int4...).
+    """
+    widen = (node.op_type not in NARROW_OPS and node.op_type not in WIDENING_OPS
+             and any(v is not None and v.dtype == "bfloat16" for v in node.inputs))
+    if not widen:
+        check_narrow_inputs(node)
+        return list(fn(ctx, node))
+    originals = list(node.inputs)
+    widened: dict = {}
+    for k, v in enumerate(originals):
+        if v is not None and v.dtype == "bfloat16":
+            node.inputs[k] = ctx.cast(v, "float32")
+            widened[id(node.inputs[k])] = v
+    check_narrow_inputs(node)
+    start = ctx.node_count()
+    outs = list(fn(ctx, node))
+    node.inputs = originals
+    heavy = sorted({n.op for n in ctx.created[start:]
+                    if not n.is_constant and n.op != "shape_of" and get_op(n.op).pattern > INJECTIVE})
+    if heavy:
+        name = next(n for n, v in zip(node.input_names, originals) if v is not None and v.dtype == "bfloat16")
+        raise node.error(f"input {name!r} is bfloat16, computed in float32 only by elementwise and "
+                         f"data-movement operators (this one makes {', '.join(heavy)}); Cast it to float32 first")
+    keep = any(v is not None and v.dtype == "float32" for v in originals) or {"to", "dtype"} & set(node.attrs)
+    rounded = []
+    for v in outs:
+        if v is not None and id(v) in widened:
+            v = widened[id(v)]
+        elif v is not None and v.dtype == "float32" and not keep:
+            v = ctx.cast(v, "bfloat16")
+        rounded.append(v)
+    return rounded
 
 
 def supported_types() -> list:

@@ -20,7 +20,7 @@ import onnx
 from onnx import numpy_helper
 
 from graph.ir import Graph, Value, make_node
-from graph.onnx.context import (Context, OnnxNode, attribute_value, check_narrow_inputs, check_tensor_size,
+from graph.onnx.context import (Context, OnnxNode, attribute_value, check_tensor_size, convert_node,
                                 onnx_dtype, refuse_type)
 from graph.onnx.loader import check_supported, default_opset, load_model
 from graph.onnx.table import lookup
@@ -153,11 +153,10 @@ def _convert(ctx: Context, proto: onnx.NodeProto, used: set, label: str) -> None
             raise node.error(f"reads {name!r}, which no earlier node, graph input or initializer of "
                              f"{label} defines")
         node.inputs.append(ctx.env[name] if name else None)
-    check_narrow_inputs(node)
     ctx.node = node
     before = ctx.node_count()
     try:
-        outs = list(lookup(proto.op_type, ctx.opset).fn(ctx, node))
+        outs = convert_node(ctx, node, lookup(proto.op_type, ctx.opset).fn)  # bfloat16 in float32
     except (IndexError, KeyError, TypeError, ZeroDivisionError) as err:  # malformed attributes or ranks
         raise node.error(f"cannot be converted ({type(err).__name__}: {err}); check its attributes and "
                          f"input shapes {[None if v is None else v.shape for v in node.inputs]}") from err
