@@ -1,10 +1,13 @@
 """Max pooling with the positions of the maxima (ONNX ``MaxPool`` with its ``Indices`` output).
 
-One tuple reduction over the 2-D window keeps (row-major index in the
-plane, value) of the largest tap, the lowest index on ties (the first maximum in scan
-order, as onnx's reference), then two elementwise stages write the outputs::
+A tuple reduction keeps (row-major index in the plane, value) of the largest
+tap, the lowest index on ties (the first maximum in scan order, as onnx's
+reference).  That order is total, so the window reduces one axis at a time
+(as ``pool2d``: contiguous loads along the rows first), then two elementwise
+stages write the outputs::
 
-    pool_argmax[n, c, oh, ow] = argmax_(rh, rw) (flat(h, w), tap(data[n, c, clamp(h), clamp(w)]))
+    pool_argmax_h[n, c, oh, w] = argmax_rh (h*W + w, tap(data[n, c, clamp(h), w]))
+    pool_argmax[n, c, oh, ow]  = argmax_rw (pool_argmax_h[n, c, oh, clamp(w)] where w is inside)
     pool_values[...]  = pool_argmax.v1                   (0 where the window is all padding)
     pool_indices[...] = pool_argmax.v0 as storage_order  (-1 where the window is all padding)
 
@@ -66,23 +69,32 @@ def max_pool2d_with_indices(data: te.Tensor, kernel, stride, dilation=(1, 1), pa
     N, C, H, W = (get_const_int(d) for d in data.shape)
     outs = [_out_size(op, data, n, k, s, d, pb, pa, ceil_mode)
             for n, k, s, d, pb, pa in zip((H, W), ks, ss, ds, before, after)]
-    rh = te.reduce_axis((0, ks[0]), name="rh")
-    rw = te.reduce_axis((0, ks[1]), name="rw")
     local = "int32" if H * W < 2**31 - 1 else INDEX_DTYPE  # the index inside one plane
     none = te.max_value(local)
+    hi, lo = _extremes(data.dtype)
+    rh = te.reduce_axis((0, ks[0]), name="rh")
+    rw = te.reduce_axis((0, ks[1]), name="rw")
 
-    def body(n, c, oh, ow):
+    def rows(n, c, oh, w):  # the window's column of taps at input column w
         h = oh * ss[0] + rh * ds[0] - before[0]
-        w = ow * ss[1] + rw * ds[1] - before[1]
-        valid = te.all(h >= 0, h < H, w >= 0, w < W)
-        x = data[n, c, te.min(te.max(h, 0), H - 1), te.min(te.max(w, 0), W - 1)]
-        flat = h.astype(local) * W + w.astype(local)
-        hi, lo = _extremes(data.dtype)
+        valid = te.all(h >= 0, h < H)
+        x = data[n, c, te.min(te.max(h, 0), H - 1), w]
         tap = te.min(x, te.if_then_else(valid, hi, lo))  # select-free load; a pad tap loses every tie
-        return _argmax((te.if_then_else(valid, flat, none), tap), axis=[rh, rw])
+        return _argmax((te.if_then_else(valid, h.astype(local) * W + w.astype(local), none), tap), axis=rh)
+
+    idx_h, val_h = te.compute((N, C, outs[0], W), rows, name="pool_argmax_h", tag=tag.POOL)
+
+    def cols(n, c, oh, ow):
+        w = ow * ss[1] + rw * ds[1] - before[1]
+        valid = te.all(w >= 0, w < W)
+        wc = te.min(te.max(w, 0), W - 1)
+        tap = te.min(val_h[n, c, oh, wc], te.if_then_else(valid, hi, lo))
+        # max(i, 0) is i; max(i, INT_MAX) is none: a select-free load
+        return _argmax((te.max(idx_h[n, c, oh, wc], te.if_then_else(valid, te.const(0, local), none)), tap),
+                       axis=rw)
 
     shape = (N, C, outs[0], outs[1])
-    idx, val = te.compute(shape, body, name="pool_argmax", tag=tag.POOL)
+    idx, val = te.compute(shape, cols, name="pool_argmax", tag=tag.POOL)
     lowest = _extremes(data.dtype)[1]
     # max(val, lowest) is val; an all-padding window holds lowest: max(lowest, 0) = 0 (select-free load)
     values = te.compute(shape, lambda *i: te.max(val(*i), te.if_then_else(idx(*i) == none, te.const(0, data.dtype),

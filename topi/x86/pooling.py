@@ -155,13 +155,15 @@ def schedule_adaptive_pool(outs, cfg: Config | None = None):
 
 
 def schedule_max_pool_with_indices(outs, cfg: Config | None = None):
-    """Schedule ``topi.nn.max_pool2d_with_indices``: its argmax stage and the two output
-    stages each run parallel over the (batch, channel) planes, vectorized along the
-    output row with the window loops outside the vector loop (the argmax stage stays
-    at root: both outputs read it)::
+    """Schedule ``topi.nn.max_pool2d_with_indices``: its argmax stages (rows computed per
+    plane inside the columns' loop) and the two output stages each run parallel over the
+    (batch, channel) planes, vectorized along the row with the window loop outside the
+    vector loop (the argmax stage stays at root: both outputs read it)::
 
-        parallel (n.c.fused) { for (oh) { for (ow.outer) { for (rh) { for (rw) {
-            vectorized (ow.inner) pool_argmax[..] = first_max(pool_argmax[..], (flat, tap)) }}}}}
+        parallel (n.c.fused) {
+          for (oh) { for (w.outer) { for (rh) { vectorized (w.inner) pool_argmax_h[..] = .. }}}
+          for (oh) { for (ow.outer) { for (rw) { vectorized (ow.inner) pool_argmax[..] = .. }}}
+        }
         parallel (n.c.fused) { ... pool_values[..] = ... }      // and pool_indices
 
     Parameters
@@ -177,9 +179,13 @@ def schedule_max_pool_with_indices(outs, cfg: Config | None = None):
                          f"max_pool2d_with_indices, got {len(outs)} tensor(s)")
     s = te.create_schedule([t.op for t in outs])
     red = next(t.op for t in outs[0].op.input_tensors if t.op.tag == tags.POOL)
+    rows = next(t.op for t in red.input_tensors if t.op.tag == tags.POOL)
     key = pool_workload(tuple(_extent(iv) for iv in outs[0].op.axis), outs[0].dtype)
     cfg = choose_config(key) if cfg is None else cfg.check(key)
     for op in (red, outs[0].op, outs[1].op):
-        _parallel_outer(s[op], cfg["parallel"])
+        outer = _parallel_outer(s[op], cfg["parallel"])
+        if op is red:
+            s[rows].compute_at(s[red], outer)
         _vectorize_inner(s[op], cfg)
+    _vectorize_inner(s[rows], cfg)
     return s
