@@ -252,6 +252,7 @@ def decompose_attention(
     p = ctx.cast(p, cdt)
     if qk_mode == 3:
         qk = p
-    y = ctx.op("batch_matmul", [ctx.reshape(p, (bh, gq, dims.sk)), ctx.reshape(v, (bh, dims.sk, dims.dv))])
+    vt = ctx.transpose(ctx.reshape(v, (bh, dims.sk, dims.dv)), (0, 2, 1))
+    y = ctx.op("batch_matmul", [ctx.reshape(p, (bh, gq, dims.sk)), vt], {"transpose_b": True})
     y = ctx.reshape(y, (dims.b, dims.hq, dims.sq, dims.dv))
     return ctx.cast(y, out_dtype), ctx.cast(qk, out_dtype)
