@@ -575,3 +575,31 @@ def test_optimize_light_model_merges_what_folding_made_equal():
     fused = optimize(g)
     assert op_list(fused) == ["fused"] * 3 and optimize(fused) is fused
     check_same(g, out)
+
+
+@pytest.mark.parametrize("per_group, hw", [(28, (7, 9)), (34, (5, 5))])
+def test_alter_op_layout_grouped_depthwise_chain_on_channels_no_block_divides(per_group, hw):
+    """Grouped 1x1 convs with 28 / 34 channels a group (no vector block divides them), a
+    depthwise conv and a residual add stay blocked: one transform (the graph output), and
+    the values match the reference interpreter on the original graph."""
+    from graph.passes.alter_op_layout import count_transforms
+
+    c = 4 * per_group
+    b = GraphBuilder()
+    x = b.input("x", (1, 16, *hw))
+    w0 = b.const(RNG.standard_normal((c, 16, 1, 1)).astype("float32") * 0.2, "w0")
+    h = b.op("relu", b.op("conv2d", x, w0, name="c0"))
+    w1 = b.const(RNG.standard_normal((c, per_group, 1, 1)).astype("float32") * 0.2, "w1")
+    g1 = b.op("relu", b.op("conv2d", h, w1, name="g1", groups=4))
+    dw = b.const(RNG.standard_normal((c, 1, 3, 3)).astype("float32"), "dw")
+    d = b.op("depthwise_conv2d", g1, dw, padding=(1, 1, 1, 1))
+    w2 = b.const(RNG.standard_normal((c, per_group, 1, 1)).astype("float32") * 0.2, "w2")
+    r = b.op("relu", b.op("add", b.op("conv2d", d, w2, name="g2", groups=4), h))
+    w3 = b.const(RNG.standard_normal((16, c, 1, 1)).astype("float32") * 0.2, "w3")
+    g = b.finish(b.op("conv2d", r, w3, name="c3"))  # the residual stays blocked on its way to a conv
+    profile = PassProfile()
+    out = optimize(g, exclude=("fusion",), profile=profile)
+    kinds = op_list(out)
+    assert kinds.count("group_conv2d_NCHWc") == 2 and "depthwise_conv2d_NCHWc" in kinds and "conv2d" not in kinds
+    assert count_transforms(out) == 1 == profile.transforms_inserted
+    check_same(g, out, rtol=1e-4, atol=1e-4)
