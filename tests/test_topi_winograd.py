@@ -130,7 +130,7 @@ def test_kernel_transform_te_matches_numpy():
 
 
 def test_rule_default_is_legal_and_picks_tile_by_size():
-    for h, tile in ((56, 4), (14, 4), (7, 2)):
+    for h, tile in ((56, 4), (14, 4), (7, 4), (6, 2), (3, 2)):
         cfg = default_winograd_config(winograd_workload((1, 64, h, h), (64, 64, 3, 3), (1, 1), (1,) * 4, (1, 1)))
         assert cfg.template == TEMPLATE and cfg["tile"] == tile
 
