@@ -133,7 +133,7 @@ class CodeGen(ParallelLoops):
             return
         if isinstance(s.index, E.Ramp) and _is_one(s.index.stride):
             ptr = self.address(buf, elem, s.index.base)
-            self.b.store(value, self.b.bitcast(ptr, value.type.as_pointer()), align=_align(elem))
+            self.b.store(value, self.vector_pointer(ptr, value.type), align=_align(elem))
             return
         idx = self.expr(s.index)
         for k in range(n):
@@ -242,9 +242,14 @@ class CodeGen(ParallelLoops):
         idx = self.as_i64(idx)
         return self.reuse(("gep", elem), (base, idx), lambda: self.b.gep(base, [idx], inbounds=True))
 
+    def vector_pointer(self, ptr: ir.Value, vt: ir.Type) -> ir.Value:
+        return self.reuse(("vptr", vt), (ptr,), lambda: self.b.bitcast(ptr, vt.as_pointer()))
+
     def as_i64(self, v: ir.Value) -> ir.Value:
         if v.type == I64:
             return v
+        if isinstance(v, ir.Constant) and isinstance(v.constant, int):  # a fresh object each time: by value
+            return self.reuse(("sext", str(v.type), v.constant), (), lambda: self.b.sext(v, I64))
         return self.reuse(("sext",), (v,), lambda: self.b.sext(v, I64))
 
     def reuse(self, key: tuple, operands: tuple, make) -> ir.Value:
@@ -364,7 +369,7 @@ class CodeGen(ParallelLoops):
     def load_ramp(self, buf, elem, ramp: E.Ramp) -> ir.Value:
         if _is_one(ramp.stride):
             ptr = self.address(buf, elem, ramp.base)
-            return self.b.load(self.b.bitcast(ptr, ir.VectorType(elem, ramp.lanes).as_pointer()), align=_align(elem))
+            return self.b.load(self.vector_pointer(ptr, ir.VectorType(elem, ramp.lanes)), align=_align(elem))
         if isinstance(ramp.stride, E.IntImm) and 1 < ramp.stride.value <= 8:
             return self.strided_load(buf, elem, ramp)
         return self.gather(buf, elem, ramp, ramp.lanes)
