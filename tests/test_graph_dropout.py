@@ -41,7 +41,7 @@ def test_seeded_training_dropout_matches_onnx_reference(shape, ratio, seed, dtyp
 
 
 def test_seeded_training_dropout_new_input_same_mask():
-    model, x = _model((4, 9), 0.5, 7, mask=False)
+    model, _ = _model((4, 9), 0.5, 7, mask=False)
     g, params = graph.from_onnx(model)
     m = graph.build(g, target="llvm", params=params).create_executor()
     x2 = np.arange(36, dtype=np.float32).reshape(4, 9) + 1

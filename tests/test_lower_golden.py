@@ -10,10 +10,10 @@ Rewrite the expected text with ``pytest tests/test_lower_golden.py --update-gold
 """
 
 import pytest
-
-import te
 from helpers import check_build
 from test_golden import check_golden, lowered
+
+import te
 
 
 def _tile3(shape, factors, inner: str):
@@ -65,7 +65,7 @@ def test_vectorized_outermost_peel_keeps_inner_constant_peels():
     # the paying peel at the outermost loop: its main body may peel the plain loops
     # (one tail each); its tail holds no second peel
     s, args = _tile3((37, 41, 43), (8, 8, 16), "vectorize")
-    A, C = args
+    C = args[1]
     io, jo, ko, ii, ji, ki = s[C].leaf_iter_vars
     s[C].reorder(ko, io, jo, ii, ji, ki)
     text = lowered(s, args)

@@ -36,15 +36,15 @@ def _exact(sched, out, X, x, want):
 @pytest.mark.parametrize("dtype", INT_TYPES)
 @pytest.mark.parametrize("cip", [True, False])
 @pytest.mark.parametrize("case", [
-    dict(kernel=3, stride=2, padding=(1, 1, 1, 1), shape=(1, 3, 9, 8)),
-    dict(kernel=(2, 3), stride=(1, 2), padding=(0, 1, 1, 2), shape=(2, 2, 7, 13)),
-    dict(kernel=3, stride=1, padding=0, shape=(1, 5, 11, 67)),  # 67: not a multiple of any lane count
+    {"kernel": 3, "stride": 2, "padding": (1, 1, 1, 1), "shape": (1, 3, 9, 8)},
+    {"kernel": (2, 3), "stride": (1, 2), "padding": (0, 1, 1, 2), "shape": (2, 2, 7, 13)},
+    {"kernel": 3, "stride": 1, "padding": 0, "shape": (1, 5, 11, 67)},  # 67: not a multiple of any lane count
 ])
 def test_avg_pool2d_integer_full_range(dtype, cip, case):
     x = _full_range(case["shape"], dtype)
     X = te.placeholder(x.shape, dtype, "X")
-    kw = dict(kernel=case["kernel"], stride=case["stride"], padding=case["padding"], pool_type="avg",
-              count_include_pad=cip)
+    kw = {"kernel": case["kernel"], "stride": case["stride"], "padding": case["padding"], "pool_type": "avg",
+          "count_include_pad": cip}
     want = ref.pool2d_python(x, dilation=1, **kw)
     P = pool2d(X, dilation=1, **kw)
     assert P.dtype == dtype
@@ -153,7 +153,7 @@ def test_max_pool_with_indices_dtypes_and_pad_ties(dtype):
     x = np.full((1, 2, 6, 19), lo, dtype)
     x[0, 1] = np.random.default_rng(6).integers(0, 4, (6, 19))
     for order in (0, 1):
-        v, i = _mpi_check(schedule_max_pool_with_indices, x, MPI_CASES[0], order)
+        _, i = _mpi_check(schedule_max_pool_with_indices, x, MPI_CASES[0], order)
         assert (i >= 0).all()
 
 
