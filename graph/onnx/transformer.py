@@ -23,7 +23,7 @@ from graph.onnx.attention import (
     additive_bias,
     append_kv_cache,
     decompose_attention,
-    fused_mask,
+    fused_attention,
     to_heads,
 )
 from graph.onnx.context import Context, OnnxNode
@@ -96,12 +96,7 @@ def convert_attention(ctx: Context, node: OnnxNode) -> list:
     """``softmax(Q K^T * scale + bias) V`` (see :mod:`graph.onnx.attention`); outputs Y, present_key,
     present_value, qk_matmul_output.  One fused ``attention`` node (softcap included) unless
     qk_matmul_output or a float64 softmax asks for the decomposition."""
-    unknown = sorted(set(node.attrs) - SUPPORTED_ATTENTION)
-    if unknown:
-        raise node.error(f"attributes {unknown} are not supported (supported: {sorted(SUPPORTED_ATTENTION)})")
-    qk_mode = int(node.attr("qk_matmul_output_mode", 0))
-    if qk_mode not in (0, 1, 2, 3):
-        raise node.error(f"qk_matmul_output_mode={qk_mode} is not one of 0, 1, 2, 3")
+    qk_mode = _check_attention_attrs(node)
     q_in, k_in, v_in = node.input(0, "Q"), node.input(1, "K"), node.input(2, "V")
     storage = q_in.dtype if narrow.is_narrow(q_in.dtype) else None
     if storage not in (None, "bfloat16"):
@@ -119,31 +114,29 @@ def convert_attention(ctx: Context, node: OnnxNode) -> list:
     scale = 1.0 / math.sqrt(dims.d) if scale is None else float(scale)
     want_qk = len(node.outputs) > 3 and bool(node.outputs[3])
     double = node.attr("softmax_precision") == TensorProto.DOUBLE and q.dtype != "float64"
-    softcap = float(node.attr("softcap", 0.0))
     if want_qk or double:
         cdt = "float32" if q.dtype == "float16" else q.dtype
         bias = additive_bias(ctx, node, dims, cdt)
         y, qk = decompose_attention(ctx, node, q, k, v, bias, dims, scale, qk_mode)
     else:
         bias = additive_bias(ctx, node, dims, q.dtype)
-        bh, rows = dims.b * dims.hk, dims.group * dims.sq
-        inputs = [
-            ctx.reshape(q, (bh, rows, dims.d)),
-            ctx.reshape(k, (bh, dims.sk, dims.d)),
-            ctx.reshape(v, (bh, dims.sk, dims.dv)),
-        ]
-        if bias is not None:
-            inputs.append(fused_mask(ctx, bias, dims))
-        attrs = {"scale": scale, "k_transposed": False}
-        if softcap > 0:  # (onnx's reference: a softcap <= 0 is off)
-            attrs["softcap"] = softcap
-        y = ctx.op("attention", inputs, attrs)
-        y, qk = ctx.reshape(y, (dims.b, dims.hq, dims.sq, dims.dv)), None
+        y, qk = fused_attention(ctx, node, q, k, v, bias, dims, scale), None
     if len(q_in.shape) == 3:
         y = ctx.reshape(ctx.transpose(y, (0, 2, 1, 3)), (dims.b, dims.sq, dims.hq * dims.dv))
     if storage is not None:
         return [None if t is None else ctx.cast(t, storage) for t in (y, k, v, qk)]
     return [y, k, v, qk]
+
+
+def _check_attention_attrs(node: OnnxNode) -> int:
+    """The qk_matmul_output_mode, after refusing unknown attributes and modes."""
+    unknown = sorted(set(node.attrs) - SUPPORTED_ATTENTION)
+    if unknown:
+        raise node.error(f"attributes {unknown} are not supported (supported: {sorted(SUPPORTED_ATTENTION)})")
+    qk_mode = int(node.attr("qk_matmul_output_mode", 0))
+    if qk_mode not in (0, 1, 2, 3):
+        raise node.error(f"qk_matmul_output_mode={qk_mode} is not one of 0, 1, 2, 3")
+    return qk_mode
 
 
 def _widen(ctx: Context, v: Value | None) -> Value | None:
