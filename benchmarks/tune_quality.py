@@ -1,0 +1,179 @@
+"""AutoTVM search quality on ResNet-50's conv layers: XGBTuner against a 10x longer random search.
+
+The "Search quality" figure: for each distinct conv workload of ResNet-50
+(the ``light_resnet50`` ONNX model's tasks, 23 layers; ``--layers 0,5,9``
+picks some), XGBTuner measures ``--trials`` configs (128) and RandomTuner
+``--random-factor`` times as many (10x: the conv spaces have 896 configs, so
+a random search of 1280 trials measures all of them), for each of
+``--seeds`` (median over 3).  Per layer it prints the best GFLOP/s of each,
+XGB's best as a share of the random search's and the trial at which XGB
+reached 95% of it; then the medians over layers.
+
+``--transfer``: the "Transfer" figure.  For each layer, XGBTuner warmed by
+``load_history`` with the records of the *other* layers (from ``--log``,
+which every run appends to; run the quality mode first, or pass
+``--log`` of an earlier run) against a cold XGBTuner: the trials each needs
+to reach 95% of the layer's reference (the best measurement of that layer
+in the log, or of this run).
+
+    python benchmarks/tune_quality.py --log /tmp/quality.jsonl                 # the figure (hours)
+    python benchmarks/tune_quality.py --log /tmp/quality.jsonl --transfer
+    python benchmarks/tune_quality.py --layers 0 --trials 8 --random-factor 2 --seeds 0   # smoke
+
+Timings share the machine with whatever else runs on it; run it on a quiet one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tune_autotvm import resnet50_conv_tasks  # noqa: E402
+
+from tune import autotvm  # noqa: E402
+
+REACH = 0.95
+
+
+def layer_label(task) -> str:
+    dshape, kshape, strides = task.args[0], task.args[1], task.args[2]
+    return f"{dshape[1]}->{kshape[0]} {kshape[2]}x{kshape[3]}/{strides[0]} @{dshape[2]}"
+
+
+def tune_curve(task, tuner, trials: int, measure, log: str | None) -> np.ndarray:
+    """Best GFLOP/s so far after each measured trial of ``tuner`` on ``task``."""
+    mon = autotvm.callback.Monitor()
+    callbacks = [mon] + ([autotvm.callback.log_to_file(log)] if log else [])
+    tuner.tune(trials, measure, callbacks=callbacks)
+    scores = np.array(mon.trial_scores() or [0.0]) / 1e9
+    return np.maximum.accumulate(scores)
+
+
+def trials_to(curve: np.ndarray, target: float) -> int | None:
+    """The first trial (1-based) whose best reaches ``target``; None if none does."""
+    hit = np.nonzero(curve >= target)[0]
+    return int(hit[0]) + 1 if len(hit) else None
+
+
+def logged_best(log: str | None, task) -> float:
+    """The best GFLOP/s of ``task`` among the records of ``log`` (0 without any)."""
+    if not log or not os.path.exists(log):
+        return 0.0
+    best = 0.0
+    for inp, res in autotvm.record.load_from_file(log):
+        if inp.task.workload == task.workload and res.error_no == 0 and res.costs:
+            best = max(best, task.flop / (sum(res.costs) / len(res.costs)) / 1e9)
+    return best
+
+
+def quality(tasks: list, picked: list, args, measure) -> list:
+    rows = []
+    for k in picked:
+        task = tasks[k]
+        xgb, rnd = [], []
+        for seed in args.seeds:
+            xgb.append(tune_curve(task, autotvm.tuner.XGBTuner(task, seed=seed), args.trials, measure, args.log))
+            rnd.append(
+                tune_curve(
+                    task, autotvm.tuner.RandomTuner(task, seed=seed), args.trials * args.random_factor, measure, args.log
+                )
+            )
+        share = statistics.median(x[-1] / max(r[-1], 1e-9) for x, r in zip(xgb, rnd))
+        reach = [trials_to(x, REACH * r[-1]) for x, r in zip(xgb, rnd)]
+        row = {
+            "layer": k,
+            "xgb": statistics.median(x[-1] for x in xgb),
+            "random": statistics.median(r[-1] for r in rnd),
+            "share": share,
+            "reach": reach,
+        }
+        rows.append(row)
+        print(
+            f"  layer {k:2d} {layer_label(task):22s}: xgb {args.trials} trials {row['xgb']:7.1f} GFLOP/s, "
+            f"random {args.trials * args.random_factor} trials {row['random']:7.1f} GFLOP/s: xgb/random "
+            f"{100 * share:.0f}% (median of {len(args.seeds)} seeds); trials to {100 * REACH:.0f}%: {reach}",
+            flush=True,
+        )
+    shares = [r["share"] for r in rows]
+    print(
+        f"search quality over {len(rows)} layers: xgb/random median {100 * statistics.median(shares):.0f}%, "
+        f"min {100 * min(shares):.0f}%; layers where xgb reached {100 * REACH:.0f}% of random in "
+        f"{args.trials} trials (median seed): "
+        f"{sum(1 for r in rows if r['share'] >= REACH)}/{len(rows)}"
+    )
+    return rows
+
+
+def transfer(tasks: list, picked: list, args, measure) -> list:
+    if not args.log or not os.path.exists(args.log):
+        raise SystemExit("tune_quality --transfer: needs --log with the records of earlier runs (other layers)")
+    records = list(autotvm.record.load_from_file(args.log))
+    rows = []
+    for k in picked:
+        task = tasks[k]
+        others = [(inp, res) for inp, res in records if inp.task.workload != task.workload]
+        cold, warm = [], []
+        for seed in args.seeds:
+            cold.append(tune_curve(task, autotvm.tuner.XGBTuner(task, seed=seed), args.trials, measure, None))
+            tuner = autotvm.tuner.XGBTuner(task, seed=seed)
+            tuner.load_history(others)
+            warm.append(tune_curve(task, tuner, args.trials, measure, None))
+        ref = max([logged_best(args.log, task)] + [c[-1] for c in cold + warm])
+        row = {
+            "layer": k,
+            "cold": [trials_to(c, REACH * ref) for c in cold],
+            "warm": [trials_to(w, REACH * ref) for w in warm],
+            "history": len(others),
+        }
+        rows.append(row)
+        print(
+            f"  layer {k:2d} {layer_label(task):22s}: trials to {100 * REACH:.0f}% of {ref:.1f} GFLOP/s: "
+            f"cold {row['cold']}, with {len(others)} records of other layers {row['warm']}",
+            flush=True,
+        )
+
+    def med(key):
+        vals = [v if v is not None else args.trials + 1 for r in rows for v in r[key]]
+        return statistics.median(vals)
+
+    print(
+        f"transfer over {len(rows)} layers: median trials to {100 * REACH:.0f}% cold {med('cold'):g}, "
+        f"warm {med('warm'):g} (a run that never reached it counts as {args.trials + 1})"
+    )
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--layers", default="", help="indices of ResNet-50's distinct conv layers (default: all 23)")
+    ap.add_argument("--trials", type=int, default=128)
+    ap.add_argument("--random-factor", type=int, default=10)
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--log", default=None, help="append every record here (JSON lines); --transfer reads it")
+    ap.add_argument("--transfer", action="store_true", help="XGB warmed by other layers' records vs cold")
+    args = ap.parse_args(argv)
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    tasks = resnet50_conv_tasks()
+    picked = [int(k) for k in args.layers.split(",")] if args.layers else list(range(len(tasks)))
+    bad = [k for k in picked if not 0 <= k < len(tasks)]
+    if bad:
+        raise SystemExit(f"tune_quality: --layers {bad} out of range; ResNet-50 has {len(tasks)} distinct conv layers")
+    measure = autotvm.measure_option(
+        builder=autotvm.LocalBuilder(n_parallel=2),
+        runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20),
+    )
+    try:
+        (transfer if args.transfer else quality)(tasks, picked, args, measure)
+    finally:
+        measure["builder"].close()
+        measure["runner"].close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

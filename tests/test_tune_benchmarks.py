@@ -1,0 +1,74 @@
+"""The tuning benchmarks run end to end on a tiny budget (their figures come from long runs).
+
+``benchmarks/tune_quality.py`` (search quality, transfer) with 2 trials on
+two of ResNet-50's cheapest conv layers, and ``benchmarks/tune_autotvm.py
+--conv-layers`` (cost per trial) with 2 trials on one.
+"""
+
+import os
+import re
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+import tune_autotvm  # noqa: E402
+import tune_quality  # noqa: E402
+
+from tune import autotvm  # noqa: E402
+
+SMALL = 16  # 2048->512 1x1 @7
+OTHER = 9  # 512->2048 1x1 @7
+
+
+def test_resnet50_conv_tasks_are_the_23_distinct_layers():
+    tasks = tune_autotvm.resnet50_conv_tasks()
+    assert len(tasks) == 23
+    assert len({t.workload for t in tasks}) == 23
+    assert tune_quality.layer_label(tasks[SMALL]) == "2048->512 1x1/1 @7"
+    assert tune_quality.layer_label(tasks[OTHER]) == "512->2048 1x1/1 @7"
+
+
+def test_trials_to():
+    import numpy as np
+
+    curve = np.array([1.0, 3.0, 3.0, 9.0])
+    assert tune_quality.trials_to(curve, 3.0) == 2
+    assert tune_quality.trials_to(curve, 9.0) == 4
+    assert tune_quality.trials_to(curve, 9.5) is None
+
+
+def test_quality_then_transfer_with_two_trials(tmp_path, capsys):
+    log = str(tmp_path / "q.jsonl")
+    common = ["--trials", "2", "--random-factor", "1", "--seeds", "0", "--log", log]
+    assert tune_quality.main(["--layers", str(SMALL)] + common) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"layer 16 2048->512 1x1/1 @7\s*: xgb 2 trials +[0-9.]+ GFLOP/s, random 2 trials", out)
+    assert "search quality over 1 layers" in out
+    records = list(autotvm.record.load_from_file(log))
+    assert len(records) == 4  # xgb and random, 2 trials each
+    assert sum(r.error_no == 0 for _, r in records) >= 1
+    assert tune_quality.logged_best(log, tune_autotvm.resnet50_conv_tasks()[SMALL]) > 0
+
+    assert tune_quality.main(["--layers", str(OTHER), "--transfer"] + common) == 0
+    out = capsys.readouterr().out
+    assert "with 4 records of other layers" in out
+    assert "transfer over 1 layers" in out
+
+
+def test_transfer_needs_a_log(tmp_path):
+    with pytest.raises(SystemExit, match="needs --log"):
+        tune_quality.main(["--layers", str(OTHER), "--transfer", "--log", str(tmp_path / "none.jsonl")])
+
+
+def test_layers_out_of_range():
+    with pytest.raises(SystemExit, match="out of range"):
+        tune_quality.main(["--layers", "23", "--trials", "2"])
+
+
+def test_cost_per_trial_mode_with_two_trials(capsys):
+    assert tune_autotvm.main(["--conv-layers", "--layers", str(SMALL), "--trials", "2"]) == 0
+    out = capsys.readouterr().out
+    m = re.search(r"median over 1 runs of 2 trials: ([0-9.]+) s/trial wall, ([0-9.]+) s/trial CPU", out)
+    assert m, out
+    assert float(m.group(2)) > 0  # the workers' CPU time is counted
