@@ -153,3 +153,20 @@ def test_input_block_follows_the_data_block():
     data_block = node.inputs[0].shape[4]
     assert data_block != 16 and node.attrs["config"]["cb"] == data_block  # the rule alone says 16
     check_values(g, out)
+
+
+@pytest.mark.parametrize("c, k, shape", [(80, 96, (1, 80, 9, 13)), (64, 72, (1, 64, 15, 7))])
+def test_channels_that_do_not_divide_the_blocks_and_an_output_exit(c, k, shape):
+    """K not a multiple of bn (the product pads it; blocks of 32 or 8 out), odd H and W; the
+    conv's blocked output leaves as the graph output (the exit transform fused into its kernel)."""
+    b = GraphBuilder()
+    x = b.input("x", shape)
+    h = b.op("relu", conv(b, x, c, k=1, name="c0"))
+    g = b.finish(b.op("relu", conv(b, h, k, name="c1")))
+    out, _ = laid_out(g)
+    (node,) = winograd_nodes(out)
+    cfg = node.attrs["config"]
+    assert k % cfg["bn"] != 0
+    assert count_transforms(out) == (1 if node.attrs["out_block"] else 0)
+    check_values(g, out)
+    run_built(g)
