@@ -15,8 +15,8 @@ after a clip to the finite range when ``saturate``):
 * float32 -> narrow float: round to nearest, ties to even, subnormals
   included; NaN stays NaN (the format's NaN: ``0x7f``/``0x7e``/``0x7fc0`` with
   the sign, ``0x80`` for the ``fnuz`` formats); an overflow (and +-inf) gives
-  +-max when ``saturate`` (float8 only: bfloat16 ignores it), else inf where the format has one, else NaN.
-  ``float4_e2m1fn`` has neither: it always saturates, and NaN becomes
+  +-max when ``saturate`` (float8 only: bfloat16 ignores it), else inf where
+  the format has one, else NaN.  ``float4_e2m1fn`` has neither: it always saturates, and NaN becomes
   ``0x8`` (``0x0`` for a negative NaN), as ml_dtypes does.  ``fnuz`` formats
   have no -0.
 * float64 -> narrow float: through float32, rounded twice as ml_dtypes

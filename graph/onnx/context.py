@@ -88,7 +88,8 @@ def convert_node(ctx: Context, node: OnnxNode, fn) -> list:
     if heavy:
         name = next(n for n, v in zip(node.input_names, originals) if v is not None and v.dtype == "bfloat16")
         raise node.error(f"input {name!r} is bfloat16, computed in float32 only by elementwise and "
-                         f"data-movement operators (this one makes {', '.join(heavy)}); Cast it to float32 first")
+                         f"data-movement operators (this one makes {', '.join(heavy)}); "
+                         f"Cast it to float32 first")
     keep = any(v is not None and v.dtype == "float32" for v in originals) or {"to", "dtype"} & set(node.attrs)
     rounded = []
     for v in outs:
