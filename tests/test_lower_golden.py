@@ -30,10 +30,22 @@ def _tile3(shape, factors, inner: str):
 
 
 def _copies(text: str) -> int:
-    """Nest copies of a single elementwise stage: runs of consecutive stores
-    (an unrolled body is one run)."""
-    stores = [ln.strip().startswith("C[") for ln in text.splitlines()]
-    return sum(1 for k, st in enumerate(stores) if st and (k == 0 or not stores[k - 1]))
+    """Nest copies of a single elementwise stage: runs of stores not separated by a loop
+    (an unrolled body is one run, and so is one whose stores sit in ``if`` guards)."""
+    runs, in_run, blocks = 0, False, []
+    for ln in (x.strip() for x in text.splitlines()):
+        if ln.startswith("if ("):
+            blocks.append("if")
+        elif ln.endswith("{"):
+            blocks.append("loop")
+            in_run = False
+        elif ln == "}":
+            if blocks.pop() == "loop":
+                in_run = False
+        elif ln.startswith("C["):
+            runs += not in_run
+            in_run = True
+    return runs
 
 
 def test_tile3_vectorized_innermost_golden(update_golden):
@@ -71,3 +83,21 @@ def test_vectorized_outermost_peel_keeps_inner_constant_peels():
     text = lowered(s, args)
     assert _copies(text) <= 4, text
     check_build(s, args, lambda a: a + 1)
+
+
+def test_unrolled_and_vectorized_guards_peel_once():
+    # two loops whose guards pay (j.inner unrolled, k.inner vectorized): the vectorized
+    # loop's tail is peeled, the unrolled copies keep their guards, nothing is peeled twice
+    A = te.placeholder((37, 41, 43), name="A")
+    C = te.compute(A.shape, lambda i, j, k: A[i, j, k] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    (io, ii), (jo, ji), (ko, ki) = (s[C].split(ax, factor=f) for ax, f in zip(C.op.axis, (8, 4, 16)))
+    s[C].reorder(io, jo, ko, ii, ji, ki)
+    s[C].unroll(ji)
+    s[C].vectorize(ki)
+    text = lowered(s, [A, C])
+    assert _copies(text) == 2, text  # was 4
+    assert "for (j.inner" not in text  # still unrolled (a min extent would keep it a loop)
+    assert "if (likely((((j.outer * 4) + 3) < 41))) {" in text
+    assert ", 1, 16)]" in text and ", 1, 11)]" in text
+    check_build(s, [A, C], lambda a: a + 1)

@@ -24,11 +24,13 @@ extent in plain loops stays, so the nest prints once, as TVM's::
       for (i.inner, 0, 10) {
         if (likely((((i.outer * 10) + i.inner) < m))) { ... }
 
-A tail is not peeled again (except for such a guard), and a plain constant
-cut is not taken above a paying one (its guard becomes a ``min`` extent:
-peeling it would copy the paying peel into its tail), so a nest prints as
-one main body plus at most one tail per peeled loop, however many axes were
-split; a tail that does nothing is dropped.  A 3-D tile of (37, 41, 43) by
+A tail is never peeled again, and a cut is not taken above a guard, cut at
+an inner loop, that pays as much (vectorized > unrolled > plain): the outer
+guard stays, as a ``min`` extent of a plain loop or an ``if (likely(...))``
+in each copy of an unrolled one (whose extent stays constant), instead of
+copying the inner peel into a second tail.  So a nest prints as one main
+body plus at most one tail per peeled loop, however many axes were split;
+a cut whose tail does nothing only trims the loop (no copy).  A 3-D tile of (37, 41, 43) by
 (8, 8, 16) with the innermost vectorized prints two copies (it printed six)::
 
     for (i.outer, 0, 5) {
@@ -64,16 +66,17 @@ def _atoms(cond: E.Expr) -> list:
 def _likely_atoms(s: S.Stmt, inner: dict) -> list:
     """(atom, inner-loop ranges, pays) for every atom of every likely guard in ``s``.
 
-    ``pays`` says the guard sits inside a vectorized or unrolled loop, where a
-    guard-free main body is worth a copy of the nest.
+    ``pays`` ranks what a guard-free main body is worth a copy of the nest for:
+    2 inside a vectorized loop (the guard keeps it scalar), 1 inside an unrolled
+    loop (a branch per copy), 0 elsewhere.
     """
     out: list = []
 
-    def visit(x: S.Stmt, loops: dict, pays: bool) -> None:
+    def visit(x: S.Stmt, loops: dict, pays: int) -> None:
         if isinstance(x, S.For):
             loops = dict(loops)
             loops[x.loop_var] = (x.min, simplify(x.min + x.extent - 1))
-            pays = pays or x.kind in (S.VECTORIZED, S.UNROLLED)
+            pays = max(pays, _RANK.get(x.kind, 0))
         for e in S.stmt_exprs(x):
             def grab(n, loops=loops, pays=pays):
                 if isinstance(n, E.Call) and n.name == "likely":
@@ -87,8 +90,11 @@ def _likely_atoms(s: S.Stmt, inner: dict) -> list:
             for c in x.stmts:
                 visit(c, loops, pays)
 
-    visit(s, inner, False)
+    visit(s, inner, 0)
     return out
+
+
+_RANK = {S.VECTORIZED: 2, S.UNROLLED: 1}
 
 
 def _upper_split(atom: E.Expr, v: E.Var, inner: dict, ranges: dict):
@@ -138,24 +144,32 @@ def _is_int(e: E.Expr) -> bool:
 
 
 class _Partition:
-    """Peel where it pays: a loop of constant extent (outside a tail), or a guard
-    inside a vectorized or unrolled loop.  Elsewhere (symbolic extents) the
-    guard stays, so the printed nest is one copy, as TVM's.  A tail is not
-    peeled again except for such a guard, and a plain cut is not taken above
-    such a guard: one main body plus one tail per peeled loop, however many
-    axes were split.
+    """Peel where it pays: a loop of constant extent, or a guard inside a
+    vectorized or unrolled loop.  Elsewhere (symbolic extents) the guard stays,
+    so the printed nest is one copy, as TVM's.  A tail is not peeled again, and
+    a cut is not taken above an inner cut that pays as much: one main body plus
+    at most one tail per peeled loop, however many axes were split.
     """
 
     def __init__(self, ranges: dict):
         self.ranges = ranges
         self.in_tail = False
+        self.enclosing: set = set()  # loop variables around the loop being visited
+
+    def visit_in(self, v: E.Var, s: S.Stmt) -> S.Stmt:
+        """Visit ``s``, the body of the loop over ``v``."""
+        self.enclosing.add(v)
+        try:
+            return self.visit(s)
+        finally:
+            self.enclosing.discard(v)
 
     def visit(self, s: S.Stmt) -> S.Stmt:
         if isinstance(s, S.For):
             split = self.try_split(s) if s.kind != S.THREAD_BOUND else None  # a thread extent stays whole (TVM)
             if split is not None:
                 return split
-            body = self.visit(s.body)
+            body = self.visit_in(s.loop_var, s.body)
             return s if body is s.body else S.For(s.loop_var, s.min, s.extent, s.kind, body, s.pragmas)
         return S.map_stmt(s, self.visit)
 
@@ -163,18 +177,19 @@ class _Partition:
         v = s.loop_var
         points, true_atoms, false_atoms = [], set(), set()
         const_loop = isinstance(s.extent, E.IntImm)
-        any_pays = deeper_pays = False
+        any_pays = deeper_pays = 0
         for atom, inner, pays in _likely_atoms(s.body, {}):
             used = collect_vars(atom)
             if v not in used:
-                deeper_pays = deeper_pays or (pays and any(u in inner for u in used))
+                if any(u in inner for u in used) and not any(u in self.enclosing for u in used):
+                    deeper_pays = max(deeper_pays, pays)  # a guard cut at a loop inside this one
                 continue
             if not (pays or const_loop):
                 continue
             r = _upper_split(atom, v, inner, self.ranges)
             if r is None or not (pays or None not in const_bounds(r[0], self.ranges)):
                 continue  # a cut at a symbolic extent in a plain loop: keep the guard, one nest
-            any_pays = any_pays or pays
+            any_pays = max(any_pays, pays)
             points.append(r[0])
             true_atoms.add(atom)
             if r[1]:
@@ -185,10 +200,12 @@ class _Partition:
         for p in points[1:]:
             point = simplify(E.Min(point, p, "int32"), self.ranges)
         m = simplify(E.Min(E.Max(point - s.min, E.const(0), "int32"), s.extent, "int32"), self.ranges)
+        if s.kind == S.UNROLLED and not isinstance(m, E.IntImm):
+            return None  # an unrolled loop keeps its constant extent: the guard stays in each copy
         main_body = _replace_atoms(s.body, true_atoms, True)
         # with a single guard that no inner loop affects, the tail is exactly where it fails
         tail_body = _replace_atoms(s.body, false_atoms, False) if len(points) == 1 else s.body
-        main = S.For(v, s.min, m, s.kind, self.visit(main_body), s.pragmas)
+        main = S.For(v, s.min, m, s.kind, self.visit_in(v, main_body), s.pragmas)
         tail_ext = simplify(s.extent - m, self.ranges)
         if isinstance(tail_ext, E.IntImm) and tail_ext.value <= 0:
             return main
@@ -199,13 +216,13 @@ class _Partition:
         tail_body = S.map_stmt_exprs(tail_body, lambda e: _subst(e, v, tail_var))
         if _is_dead(tail_body, self.ranges):
             return main  # every loop of the tail is empty
-        if not any_pays and (self.in_tail or deeper_pays):
-            # a second copy inside a tail does not pay, and a plain cut above a
-            # paying one would copy the paying peel: keep the guard
+        if self.in_tail or (deeper_pays and deeper_pays >= any_pays):
+            # no second copy inside a tail, and a cut above one that pays as much
+            # would copy that peel into its tail: keep the guard
             return None
         was, self.in_tail = self.in_tail, True
         tail = S.For(tail_var, tail_min, tail_ext, s.kind,
-                     self.visit(tail_body), s.pragmas)
+                     self.visit_in(tail_var, tail_body), s.pragmas)
         self.in_tail = was
         return S.seq(main, tail)
 
