@@ -373,10 +373,9 @@ def open_library(path: str, symbols: list, imports: list, label: str = "library"
 
     ``OSError`` if it cannot be mapped (a damaged file, a ``noexec`` file system), ``LinkError`` if
     it lacks one of ``symbols``.  The library is closed (``dlclose``) with the last reference to the
-    returned ``LoadedCode``;
-    the same path opened again while loaded shares the image.  Code of it must not be running
-    then: the executor holds the library, and a parallel launch returns only after every worker
-    has left the outlined body (the pool's threads live in the runtime, not in the library).
+    returned ``LoadedCode``; the same path opened again while loaded shares the image.  No code of
+    it runs then: the executor holds the library, and a parallel launch returns only after every
+    worker has left the outlined body (the pool's threads live in the runtime, not the library).
     """
     runtime_engine()
     with _lock:
