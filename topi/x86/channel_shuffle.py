@@ -1,15 +1,17 @@
 """x86 schedule of the blocked channel shuffle (``topi.nn.channel_shuffle``).
 
-The default injective schedule vectorizes the block axis, which turns each
-output vector into a gather whose source block and lane are a div/mod per
-lane.  Here the block axis is unrolled innermost instead: each of its ``b``
-source offsets depends only on the channel chunk, so LLVM hoists them out of
-the pixel loops and the body is ``b`` scalar moves per pixel::
+The default injective schedule fuses every axis before it splits off a
+vector, so each lane's source block and lane are a div/mod of the fused
+index.  Here the channel chunk and row are the parallel loop and the block
+axis alone is the vector (a gather whose offsets depend only on the chunk)::
 
     parallel (n.cc.y.fused, 0, N*C/b*H)
       for (x, 0, W)
-        unrolled (cb, 0, b)
+        vectorized (cb, 0, b)
           out[n, cc, y, x, cb] = data[n, src(cc, cb) // b, y, x, src(cc, cb) % b]
+
+Single thread, 136 channels by 8 at 28x28: 61 us (the block axis unrolled
+instead: 68 us; a plain copy: 10 us).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def schedule_channel_shuffle(outs):
     if len(axes) == 5:
         n, cc, y, x, cb = axes
         s[out].parallel(s[out].fuse(n, cc, y))
-        s[out].unroll(cb)
+        s[out].vectorize(cb)
     else:
         n, c, y, x = axes
         s[out].parallel(s[out].fuse(n, c, y))
