@@ -20,6 +20,7 @@ import te
 from te import dtype as dt
 from te import expr as E
 from topi import tag
+from topi.accumulate import acc_attrs, accumulate_dtype, round_once, widen
 from topi.utils import get_const_tuple
 
 Axis = None | int | Sequence[int]
@@ -78,7 +79,7 @@ def _reduce_vars(x: te.Tensor, axes: tuple) -> list:
 
 # --------------------------------------------------------------- builders ---
 def comm_reduce(x: te.Tensor, axis: Axis, keepdims: bool, reducer: Callable, op: str,
-                fvalue: Callable = lambda v: v) -> te.Tensor:
+                fvalue: Callable = lambda v: v, attrs: dict | None = None) -> te.Tensor:
     """``reducer(fvalue(x[...]), axis=[...])`` over ``axis`` (the shared builder)."""
     axes = _reduce_axes(op, x, axis)
     shape = _out_shape(x, axes, keepdims)
@@ -87,7 +88,16 @@ def comm_reduce(x: te.Tensor, axis: Axis, keepdims: bool, reducer: Callable, op:
     def body(*i):
         return reducer(fvalue(x(*_index_map(x, axes, keepdims, rv, i))), axis=rv)
 
-    return te.compute(shape, body, name=f"{x.op.name}_{op}", tag=tag.COMM_REDUCE)
+    return te.compute(shape, body, name=f"{x.op.name}_{op}", tag=tag.COMM_REDUCE, attrs=attrs)
+
+
+def _accumulated(x: te.Tensor, axis: Axis, keepdims: bool, reducer: Callable, op: str) -> te.Tensor:
+    """A sum or product of ``x``; float16 accumulates in float32 and is rounded once
+    (:mod:`topi.accumulate`), other dtypes reduce in themselves."""
+    if accumulate_dtype(x.dtype) == x.dtype:
+        return comm_reduce(x, axis, keepdims, reducer, op)
+    acc = comm_reduce(x, axis, keepdims, reducer, op, lambda v: widen(v, x.dtype), acc_attrs(x.dtype))
+    return round_once(acc, x.dtype, f"{x.op.name}_{op}_round")
 
 
 def _doc(what: str) -> str:
@@ -114,7 +124,7 @@ def _doc(what: str) -> str:
 
 
 def sum(x: te.Tensor, axis: Axis = None, keepdims: bool = False) -> te.Tensor:
-    return comm_reduce(x, axis, keepdims, te.sum, "sum")
+    return _accumulated(x, axis, keepdims, te.sum, "sum")
 
 
 # Float max/min start from -inf/+inf, so a row of -inf has max -inf as in numpy and ONNX
@@ -145,7 +155,7 @@ _any = te.comm_reducer(lambda a, b: a | b, lambda t: te.const(False, t), name="a
 
 
 def prod(x: te.Tensor, axis: Axis = None, keepdims: bool = False) -> te.Tensor:
-    return comm_reduce(x, axis, keepdims, _prod, "prod")
+    return _accumulated(x, axis, keepdims, _prod, "prod")
 
 
 def all(x: te.Tensor, axis: Axis = None, keepdims: bool = False) -> te.Tensor:
@@ -160,16 +170,21 @@ def mean(x: te.Tensor, axis: Axis = None, keepdims: bool = False) -> te.Tensor:
     """The arithmetic mean of ``x`` over ``axis`` (integers average in float32).
 
     The sum is one ``comm_reduce`` stage; the division by the count is a second,
-    ``elemwise`` stage that schedules inline into the consumers.
+    ``elemwise`` stage that schedules inline into the consumers.  float16 sums and
+    divides in float32 and rounds once, as ``np.mean``.
     """
     axes = _reduce_axes("mean", x, axis)
     count = 1
     for a in axes:
         count *= get_const_tuple(x.shape)[a]
-    to_float = (lambda v: v) if dt.is_float(x.dtype) else (lambda v: v.astype("float32"))
-    total = comm_reduce(x, axes, keepdims, te.sum, "mean_sum", to_float)
-    return te.compute(total.shape, lambda *i: total(*i) / te.const(count, total.dtype),
-                      name=f"{x.op.name}_mean", tag=tag.ELEMWISE)
+    to_float = (lambda v: widen(v, x.dtype)) if dt.is_float(x.dtype) else (lambda v: v.astype("float32"))
+    total = comm_reduce(x, axes, keepdims, te.sum, "mean_sum", to_float, acc_attrs(x.dtype))
+
+    def divide(*i):
+        q = total(*i) / te.const(count, total.dtype)
+        return q if not dt.is_float(x.dtype) or q.dtype == x.dtype else q.astype(x.dtype)
+
+    return te.compute(total.shape, divide, name=f"{x.op.name}_mean", tag=tag.ELEMWISE)
 
 
 for _f, _what in ((sum, "The sum"), (max, "The maximum"), (min, "The minimum"),

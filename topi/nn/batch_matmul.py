@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import te
 from topi import tag
+from topi.accumulate import acc_attrs, accumulate_dtype, round_once
 from topi.utils import get_const_tuple, shape_str
 
 
@@ -33,7 +34,8 @@ def batch_matmul(x: te.Tensor, y: te.Tensor, out_shape=None, out_dtype: str | No
     out_shape : tuple, optional
         Ignored, accepted for TVM compatibility.
     out_dtype : str, optional
-        Accumulation and output dtype (default: ``x``'s).
+        Output dtype (default: ``x``'s); float16 accumulates in float32 and is rounded
+        once in an ``elemwise`` stage (:mod:`topi.accumulate`).
     transpose_a, transpose_b : bool
         Read the operand transposed.
 
@@ -61,17 +63,19 @@ def batch_matmul(x: te.Tensor, y: te.Tensor, out_shape=None, out_dtype: str | No
     M = x.shape[3 - xk]
     N = y.shape[3 - yk]
     out_dtype = out_dtype or x.dtype
+    acc = accumulate_dtype(out_dtype)
     k = te.reduce_axis((0, x.shape[xk]), name="k")
 
     def read_x(b, i, kk):
         bb = 0 if bcast_x else b
-        return (x[bb, kk, i] if transpose_a else x[bb, i, kk]).astype(out_dtype)
+        return (x[bb, kk, i] if transpose_a else x[bb, i, kk]).astype(acc)
 
     def read_y(b, kk, j):
         bb = 0 if bcast_y else b
-        return (y[bb, j, kk] if transpose_b else y[bb, kk, j]).astype(out_dtype)
+        return (y[bb, j, kk] if transpose_b else y[bb, kk, j]).astype(acc)
 
-    return te.compute(
+    out = te.compute(
         (B, M, N), lambda b, i, j: te.sum(read_x(b, i, k) * read_y(b, k, j), axis=k),
-        name="T_batch_matmul", tag=tag.BATCH_MATMUL,
+        name="T_batch_matmul", tag=tag.BATCH_MATMUL, attrs=acc_attrs(out_dtype),
     )
+    return round_once(out, out_dtype)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import te
 from topi import tag
+from topi.accumulate import acc_attrs, accumulate_dtype, round_once
 from topi.utils import get_const_tuple, shape_str
 
 
@@ -61,7 +62,8 @@ def dense(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None,
     bias : te.Tensor, optional
         ``[N]``; added in a separate ``broadcast`` stage.
     out_dtype : str, optional
-        Accumulation and output dtype (default: the data's).
+        Output dtype (default: the data's); float16 accumulates in float32 and is
+        rounded once (:mod:`topi.accumulate`), any other dtype accumulates in itself.
 
     Returns
     -------
@@ -77,14 +79,16 @@ def dense(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None,
     _check_rank("dense", "weight", weight, 2)
     _check_k("dense", "data", data, 1, "weight", weight, 1)
     out_dtype = out_dtype or data.dtype
+    acc = accumulate_dtype(out_dtype)
     M, K = data.shape
     N = weight.shape[0]
     k = te.reduce_axis((0, K), name="k")
     out = te.compute(
         (M, N),
-        lambda i, j: te.sum(data[i, k].astype(out_dtype) * weight[j, k].astype(out_dtype), axis=k),
-        name="T_dense", tag=tag.DENSE,
+        lambda i, j: te.sum(data[i, k].astype(acc) * weight[j, k].astype(acc), axis=k),
+        name="T_dense", tag=tag.DENSE, attrs=acc_attrs(out_dtype),
     )
+    out = round_once(out, out_dtype)
     return add_bias(out, bias) if bias is not None else out
 
 
@@ -103,7 +107,7 @@ def matmul(a: te.Tensor, b: te.Tensor, transpose_a: bool = False, transpose_b: b
     bias : te.Tensor, optional
         ``[N]``, added in a ``broadcast`` stage.
     out_dtype : str, optional
-        Accumulation and output dtype (default: ``a``'s).
+        Output dtype (default: ``a``'s); float16 accumulates in float32 (see :func:`dense`).
 
     Returns
     -------
@@ -115,16 +119,18 @@ def matmul(a: te.Tensor, b: te.Tensor, transpose_a: bool = False, transpose_b: b
     ak, bk = (0 if transpose_a else 1), (1 if transpose_b else 0)
     _check_k("matmul", "a", a, ak, "b", b, bk)
     out_dtype = out_dtype or a.dtype
+    acc = accumulate_dtype(out_dtype)
     M = a.shape[1 - ak]
     N = b.shape[1 - bk]
     k = te.reduce_axis((0, a.shape[ak]), name="k")
 
     def read_a(i, kk):
-        return (a[kk, i] if transpose_a else a[i, kk]).astype(out_dtype)
+        return (a[kk, i] if transpose_a else a[i, kk]).astype(acc)
 
     def read_b(kk, j):
-        return (b[j, kk] if transpose_b else b[kk, j]).astype(out_dtype)
+        return (b[j, kk] if transpose_b else b[kk, j]).astype(acc)
 
     out = te.compute((M, N), lambda i, j: te.sum(read_a(i, k) * read_b(k, j), axis=k),
-                     name="T_matmul", tag=tag.DENSE)
+                     name="T_matmul", tag=tag.DENSE, attrs=acc_attrs(out_dtype))
+    out = round_once(out, out_dtype)
     return add_bias(out, bias, "matmul") if bias is not None else out

@@ -9,6 +9,15 @@ Four stages (classic TVM's split, so a schedule can place each)::
 
 ``log_softmax`` ends with ``x - max - log(sum_k exp(x - max))`` instead.
 
+float16 rounds as numpy (onnx's reference) does: ``x - max`` and each
+exponential are rounded to float16 (the exponential taken in float32), the
+sum accumulates them in float32 (``T_softmax_expsum`` is float32) and is
+rounded once, and the normalisation is one float16 division::
+
+    T_softmax_exp[r, k]  = float16(exp2(float32(x[r, k] - maxelem[r]) * log2(e)))
+    T_softmax_expsum[r]  = sum_k float32(exp[r, k])
+    T_softmax_norm[r, k] = float16(float32(exp[r, k]) / float32(float16(expsum[r])))
+
 The exponential is taken base 2 (as FlashAttention does for its softmax):
 the float32 polynomial of ``exp2`` needs no two-part ``ln 2`` range
 reduction, ~14% fewer instructions than ``exp``, which is three quarters of
@@ -23,17 +32,32 @@ from __future__ import annotations
 import te
 from te import dtype as dt
 from topi import tag
+from topi.accumulate import accumulate_dtype, widen
 from topi.utils import check_axis
-
 
 _LOG2E = 1.4426950408889634  # exp(t) == exp2(t * log2(e))
 
 
 def _exp(t):
-    """``exp(t)`` as ``exp2(t * log2(e))`` for floats (see the module docstring)."""
+    """``exp(t)`` as ``exp2(t * log2(e))`` for floats (see the module docstring); float16
+    in float32, rounded once."""
     if not dt.is_float(t.dtype):
         return te.exp(t)
-    return te.exp2(t * te.const(_LOG2E, t.dtype))
+    w = widen(t, t.dtype)
+    e = te.exp2(w * te.const(_LOG2E, w.dtype))
+    return e if e.dtype == t.dtype else e.astype(t.dtype)
+
+
+def _log(t):
+    """``log(t)``; float16 in float32, rounded once."""
+    w = widen(t, t.dtype)
+    return te.log(w) if w is t else te.log(w).astype(t.dtype)
+
+
+def _rounded_sum(sm, idx, dtype: str):
+    """The row sum ``sm[idx]`` (in the accumulation dtype) rounded once to ``dtype``."""
+    v = sm[idx]
+    return v if v.dtype == dtype else v.astype(dtype)
 
 
 def _reduced(idx, axis: int, k):
@@ -56,7 +80,7 @@ def _max_and_expsum(x: te.Tensor, axis: int):
     ex = te.compute(x.shape, lambda *i: _exp(x[i] - mx[_drop(i, axis)]),
                     name="T_softmax_exp", tag=tag.ELEMWISE)
     k2 = te.reduce_axis((0, n), name="k")
-    sm = te.compute(shape, lambda *i: te.sum(ex[_reduced(i, axis, k2)], axis=k2),
+    sm = te.compute(shape, lambda *i: te.sum(widen(ex[_reduced(i, axis, k2)], x.dtype), axis=k2),
                     name="T_softmax_expsum", tag=tag.COMM_REDUCE)
     return mx, ex, sm
 
@@ -83,8 +107,15 @@ def softmax(x: te.Tensor, axis: int = -1) -> te.Tensor:
     """
     axis = check_axis("softmax", axis, len(x.shape))
     _, ex, sm = _max_and_expsum(x, axis)
-    return te.compute(x.shape, lambda *i: ex[i] * (te.const(1, x.dtype) / sm[_drop(i, axis)]),
-                      name="T_softmax_norm", tag=tag.SOFTMAX, attrs={"axis": axis})
+    if accumulate_dtype(x.dtype) == x.dtype:
+        return te.compute(x.shape, lambda *i: ex[i] * (te.const(1, x.dtype) / sm[_drop(i, axis)]),
+                          name="T_softmax_norm", tag=tag.SOFTMAX, attrs={"axis": axis})
+
+    def norm(*i):  # one division, as numpy's float16 ``exp / sum``
+        total = widen(_rounded_sum(sm, _drop(i, axis), x.dtype), x.dtype)
+        return (widen(ex[i], x.dtype) / total).astype(x.dtype)
+
+    return te.compute(x.shape, norm, name="T_softmax_norm", tag=tag.SOFTMAX, attrs={"axis": axis})
 
 
 def log_softmax(x: te.Tensor, axis: int = -1) -> te.Tensor:
@@ -92,6 +123,6 @@ def log_softmax(x: te.Tensor, axis: int = -1) -> te.Tensor:
     axis = check_axis("log_softmax", axis, len(x.shape))
     mx, _, sm = _max_and_expsum(x, axis)
     return te.compute(
-        x.shape, lambda *i: x[i] - mx[_drop(i, axis)] - te.log(sm[_drop(i, axis)]),
+        x.shape, lambda *i: x[i] - mx[_drop(i, axis)] - _log(_rounded_sum(sm, _drop(i, axis), x.dtype)),
         name="T_log_softmax_norm", tag=tag.SOFTMAX, attrs={"axis": axis},
     )

@@ -38,6 +38,7 @@ from __future__ import annotations
 import te
 from te import expr as E
 from topi import tag as tags
+from topi.accumulate import accumulate_dtype, key_dtype
 from topi.config import Config, choose_config, current_target, max_accumulators, register_template
 from topi.generic.nn import default_schedule
 from topi.utils import find_anchor, get_const_int, shape_str
@@ -60,10 +61,11 @@ def dense_rule(workload: tuple, target) -> dict:
 
     For ``M <= 2`` (a GEMV) ``vk`` is the widest of 4, 2, 1 or 1/2 vectors of the
     target that divides ``K``, with ``nr`` rows so that eight vector accumulators
-    hide the FMA latency; otherwise a 4 x 3 tile of 8-lane partial sums.
+    hide the FMA latency; otherwise a 4 x 3 tile of 8-lane partial sums.  Lanes are
+    the accumulation dtype's (float16 products sum in float32).
     """
     M, K, dtype = workload[1], workload[3], workload[4]
-    vec = target.lanes(dtype)
+    vec = target.lanes(accumulate_dtype(dtype))
     if M <= 2:
         vk = next((v for v in (4 * vec, 2 * vec, vec, vec // 2) if K % v == 0), vec // 2)
         return {"vk": vk, "mr": 1, "nr": 2 if vk == 4 * vec else 4, "nb": 8}
@@ -111,7 +113,7 @@ def schedule_dense_op(s, op, out_op, cfg: Config | None = None, template: str = 
     C = _tensor(op)
     M, N = (get_const_int(iv.dom.extent) for iv in op.axis[-2:])
     K = get_const_int(op.reduce_axis[0].dom.extent)
-    key = dense_workload(M, N, K, op.output(0).dtype, template)
+    key = dense_workload(M, N, K, key_dtype(op), template)
     cfg = choose_config(key) if cfg is None else cfg.check(key)
     out = _tensor(out_op)
     _, ki = s[C].split(s[C].op.reduce_axis[0], factor=cfg["vk"])
@@ -216,7 +218,7 @@ def dense_pack_rule(workload: tuple, target) -> dict:
     were slower for the GEMV, 32 no better.
     """
     M, dtype = workload[1], workload[4]
-    bn = 4 * target.lanes(dtype)
+    bn = 4 * target.lanes(accumulate_dtype(dtype))
     if M <= 2:
         return {"bn": bn, "mr": max(M, 1), "ku": 4}
     return {"bn": bn, "mr": max_accumulators(target) // 4, "ku": 1}
@@ -296,7 +298,8 @@ def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None
         ``N``, the output width (default: ``ceil(N/bn) * bn`` of a packed weight,
         ``N`` of a plain one); at most the packed width.
     out_dtype : str, optional
-        Accumulation and output dtype (default: the data's).
+        Output dtype (default: the data's); float16 accumulates in float32 and is
+        rounded once, in the unpacking stage.
     cfg : Config, optional
         The config of ``dense_workload(M, units, K, dtype, "dense_pack.x86")``
         (default: the chosen one; with a pre-packed weight, the weight's ``bn``);
@@ -332,13 +335,18 @@ def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None
     key = dense_workload(M, units, K, out_dtype, PACK_TEMPLATE)
     cfg = _pack_config(key, cfg, bn)
     k = te.reduce_axis((0, K), name="k")
+    acc = accumulate_dtype(out_dtype)
     packed = te.compute(
         (M, nb, bn),
-        lambda i, b, lane: te.sum(data[i, k].astype(out_dtype) * wp[b, k, lane].astype(out_dtype), axis=k),
+        lambda i, b, lane: te.sum(data[i, k].astype(acc) * wp[b, k, lane].astype(acc), axis=k),
         name="T_dense_pack", tag=DENSE_PACK, attrs={"workload": key, "config": cfg},
     )
-    out = te.compute((M, units), lambda i, j: packed[i, j // bn, j % bn],
-                     name="T_dense", tag=tags.INJECTIVE)
+
+    def unpack(i, j):
+        v = packed[i, j // bn, j % bn]
+        return v if acc == out_dtype else v.astype(out_dtype)
+
+    out = te.compute((M, units), unpack, name="T_dense", tag=tags.INJECTIVE)
     return add_bias(out, bias, "dense_pack") if bias is not None else out
 
 
