@@ -43,8 +43,8 @@ def ulps(a, b) -> int:
     return int(np.max(np.abs(ia - ib)))
 
 
-def build_run(s, args, inputs, want, exact=True):
-    tol = {"rtol": 0, "atol": 0} if exact else {"rtol": 1e-3, "atol": 1e-7}
+def build_run(s, args, inputs, want, exact=True, atol=1e-7):
+    tol = {"rtol": 0, "atol": 0} if exact else {"rtol": 1e-3, "atol": atol}
     (got,) = check_build(s, args, lambda *a: want, inputs=inputs, **tol)
     assert got.dtype == F16
     return got
@@ -197,3 +197,38 @@ def test_float32_computes_have_no_rounding_stage():
     assert round_once(A, "float32") is A
     with pytest.raises(ValueError, match="cannot round"):
         round_once(te.placeholder((3,), "int32", "I"), "float16")
+
+
+# -------------------------------------------------------------- layer norm ---
+def norm_ref(x, g, b, rms: bool, mean=None):
+    """The normalisation in float32 from float16 data, rounded once (``mean``: a given row mean)."""
+    x32, eps = x.astype(np.float32), np.float32(1e-5)
+    if rms:
+        y = x32 / np.sqrt(np.mean(x32 * x32, axis=-1, keepdims=True) + eps) * g.astype(np.float32)
+        return y.astype(F16)
+    m = x32.mean(axis=-1, keepdims=True) if mean is None else mean
+    c = x32 - m
+    y = c / np.sqrt(np.mean(c * c, axis=-1, keepdims=True) + eps) * g.astype(np.float32) + b.astype(np.float32)
+    return y.astype(F16)
+
+
+@pytest.mark.parametrize("rms", [False, True], ids=["layer_norm", "rms_norm"])
+def test_layer_norm_float16_normalises_in_float32(rms):
+    from topi.nn.layer_norm import layer_norm, rms_norm
+    from topi.x86.layer_norm import schedule_layer_norm
+
+    x, g, b = grid((5, 3001), 12), grid((3001,), 13), grid((3001,), 14)
+    want = norm_ref(x, g, b, rms)
+    if not rms:  # a float16 running sum puts the row mean several units off
+        mean16 = (running_f16(x) / F16(3001)).astype(np.float32)[:, None]
+        assert ulps(norm_ref(x, g, b, rms, mean16), want) >= 3
+    X, G, B = (te.placeholder(a.shape, "float16", n) for a, n in ((x, "X"), (g, "G"), (b, "B")))
+    Y = rms_norm(X, G, 1e-5) if rms else layer_norm(X, G, B, 1e-5)
+    args, inputs = ([X, G, Y], [x, g]) if rms else ([X, G, B, Y], [x, g, b])
+    with Target("llvm"):
+        s = schedule_layer_norm(Y)
+        assert "float16x32(" in str(schedule.lower(s, args))  # the output rows stay vectorized
+    # outputs near 0 (where + beta cancels) carry float32 rounding of the statistics
+    got = build_run(s, args, inputs, want, exact=False, atol=1e-5)
+    big = np.abs(want) > 1e-2
+    assert ulps(got[big], want[big]) <= 1

@@ -12,12 +12,15 @@
     out[r, k] = x[r, k] * rsqrt(ms[r] + eps) * gamma[k]
 
 The statistics are reduction stages (tags ``layer_norm_sum``, ``layer_norm_sqsum``)
-that the x86 schedule computes per row inside the output loop.
+that the x86 schedule computes per row inside the output loop.  float16 data is
+normalised in float32 (statistics, scale and shift) and rounded once at the output
+(:mod:`topi.accumulate`); other dtypes compute in themselves.
 """
 
 from __future__ import annotations
 
 import te
+from topi.accumulate import accumulate_dtype, widen
 from topi.utils import get_const_tuple, shape_str
 
 LAYER_NORM = "layer_norm"
@@ -39,10 +42,14 @@ def _check(op: str, data: te.Tensor, gamma, beta) -> int:
 
 def _affine(v, k, gamma, beta):
     if gamma is not None:
-        v = v * gamma[k]
+        v = v * widen(gamma[k], gamma.dtype)
     if beta is not None:
-        v = v + beta[k]
+        v = v + widen(beta[k], beta.dtype)
     return v
+
+
+def _rounded(v, dtype: str):
+    return v if v.dtype == dtype else v.astype(dtype)
 
 
 def layer_norm(
@@ -65,24 +72,29 @@ def layer_norm(
     """
     n = _check("layer_norm", data, gamma, beta)
     lead = tuple(data.shape[:-1])
+    acc = accumulate_dtype(data.dtype)
+
+    def x(idx):
+        return widen(data[idx], data.dtype)
+
     k1 = te.reduce_axis((0, n), name="k")
     total = te.compute(
-        lead, lambda *r: te.sum(data[r + (k1,)], axis=k1), name="T_layer_norm_sum", tag="layer_norm_sum"
+        lead, lambda *r: te.sum(x(r + (k1,)), axis=k1), name="T_layer_norm_sum", tag="layer_norm_sum"
     )
-    inv_n = te.const(1.0 / n, data.dtype)
+    inv_n = te.const(1.0 / n, acc)
     k2 = te.reduce_axis((0, n), name="k")
 
     def sq(*r):
-        c = data[r + (k2,)] - total[r] * inv_n
+        c = x(r + (k2,)) - total[r] * inv_n
         return te.sum(c * c, axis=k2)
 
     sqsum = te.compute(lead, sq, name="T_layer_norm_sqsum", tag="layer_norm_sqsum")
-    eps = te.const(epsilon, data.dtype)
+    eps = te.const(epsilon, acc)
 
     def body(*i):
         r, k = i[:-1], i[-1]
-        inv = te.const(1.0, data.dtype) / te.sqrt(sqsum[r] * inv_n + eps)
-        return _affine((data[i] - total[r] * inv_n) * inv, k, gamma, beta)
+        inv = te.const(1.0, acc) / te.sqrt(sqsum[r] * inv_n + eps)
+        return _rounded(_affine((x(i) - total[r] * inv_n) * inv, k, gamma, beta), data.dtype)
 
     return te.compute(
         tuple(data.shape), body, name="T_layer_norm", tag=LAYER_NORM, attrs={"epsilon": float(epsilon)}
@@ -93,18 +105,23 @@ def rms_norm(data: te.Tensor, gamma: te.Tensor | None = None, epsilon: float = 1
     """``x * rsqrt(mean(x^2) + eps) * gamma`` over the last axis (tag ``layer_norm``)."""
     n = _check("rms_norm", data, gamma, None)
     lead = tuple(data.shape[:-1])
+    acc = accumulate_dtype(data.dtype)
+
+    def x(idx):
+        return widen(data[idx], data.dtype)
+
     k = te.reduce_axis((0, n), name="k")
     sqsum = te.compute(
         lead,
-        lambda *r: te.sum(data[r + (k,)] * data[r + (k,)], axis=k),
+        lambda *r: te.sum(x(r + (k,)) * x(r + (k,)), axis=k),
         name="T_layer_norm_sqsum",
         tag="layer_norm_sqsum",
     )
-    inv_n, eps = te.const(1.0 / n, data.dtype), te.const(epsilon, data.dtype)
+    inv_n, eps = te.const(1.0 / n, acc), te.const(epsilon, acc)
 
     def body(*i):
-        inv = te.const(1.0, data.dtype) / te.sqrt(sqsum[i[:-1]] * inv_n + eps)
-        return _affine(data[i] * inv, i[-1], gamma, None)
+        inv = te.const(1.0, acc) / te.sqrt(sqsum[i[:-1]] * inv_n + eps)
+        return _rounded(_affine(x(i) * inv, i[-1], gamma, None), data.dtype)
 
     return te.compute(
         tuple(data.shape), body, name="T_rms_norm", tag=LAYER_NORM, attrs={"epsilon": float(epsilon)}

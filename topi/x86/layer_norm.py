@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 import te
+from topi.accumulate import accumulate_dtype
 from topi.config import Config, choose_config, current_target, register_template
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_tuple
@@ -37,14 +38,14 @@ def layer_norm_rule(workload: tuple, target) -> dict:
     """``rb``: enough rows per task that a task is ~8K elements (fewer launches);
     ``vec``: two vectors of the target; ``parallel`` from PARALLEL_MIN elements on (below,
     one thread finishes a norm in microseconds, less than waking a second one costs
-    on a busy machine)."""
+    on a busy machine).  float16 rows count float32 lanes (they are normalised in float32)."""
     rows, cols = workload[1], workload[2]
     rb = 1
     while rb < 32 and rb * cols < 8192 and rows % (2 * rb) == 0:
         rb *= 2
     return {
         "rb": rb,
-        "vec": min(2 * current_target().lanes(workload[3]), 64),
+        "vec": min(2 * current_target().lanes(accumulate_dtype(workload[3])), 64),
         "parallel": rows * cols >= PARALLEL_MIN,
     }
 
