@@ -1,0 +1,115 @@
+"""What ``alter_op_layout`` and ``alter_grouped_layout`` share: the ops that run on blocked
+values, which convs the plain blocked path takes, and the state of one run of the pass
+(old value -> new value, each new value's block, the transforms made)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graph.ir import Graph, Value, constant_node, make_node
+from graph.ops import get_op
+from graph.ops.layout import blocked_layout
+from graph.ops.registry import ELEMWISE
+
+# Broadcast binaries that are elementwise once their operands share a layout.
+BINARY_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "prelu")
+POOL_OPS = ("pool2d", "global_pool")
+
+
+class Layouts:
+    """Old value -> new value, the block of each new blocked value, and the transforms made."""
+
+    def __init__(self, graph: Graph):
+        self.new: dict = {}
+        self.block: dict = {}  # id(new value) -> channels per block
+        self.cache: dict = {}  # (id(new value), layout) -> converted value
+        self.names = {v.name for n in graph.nodes for v in n.outputs} | {v.name for v in graph.inputs}
+        self.changed = False
+        self.wanted: set = set()  # ids of old values worth keeping blocked
+        self.shuffles: dict = {}  # id(reshape) -> (groups, transpose, last reshape) of a channel shuffle
+        self.skip: set = set()  # ids of old nodes already rewritten (a shuffle's transpose and reshape)
+        self.users: dict = {}  # id(old value) -> [(consumer, input index)]
+        self.concat_blocks: dict = {}  # id(old value) -> the block a channel concat of it will take
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 0
+        while name in self.names:
+            k += 1
+            name = f"{base}_{k}"
+        self.names.add(name)
+        return name
+
+    def of(self, v: Value) -> Value:
+        return self.new.get(id(v), v)
+
+    def block_of(self, v: Value) -> int:
+        return self.block.get(id(v), 0)
+
+    def produce(self, node, block: int = 0) -> tuple:
+        """Record ``node`` as the new producer; its outputs are blocked by ``block`` (0: plain)."""
+        for v in node.outputs:
+            if block:
+                self.block[id(v)] = block
+        self.changed = True
+        return node.outputs
+
+    def to(self, v: Value, block: int) -> Value:
+        """``v`` (a new value) in layout NCHW (``block`` 0) or NCHW[block]c, converting once."""
+        have = self.block_of(v)
+        if have == block:
+            return v
+        key = (id(v), block)
+        if key not in self.cache:
+            src = blocked_layout(have) if have else "NCHW"
+            dst = blocked_layout(block) if block else "NCHW"
+            node = make_node(
+                "layout_transform", [v], {"src_layout": src, "dst_layout": dst}, self.fresh(f"{v.name}_{dst}")
+            )
+            self.produce(node, block)
+            self.cache[key] = node.output
+        return self.cache[key]
+
+    def constant(self, v: Value, block: int, channels: int) -> Value | None:
+        """A constant broadcast operand re-laid out for a ``[N, C/b, H, W, b]`` operand, or None."""
+        if v.size == 1 and len(v.shape) <= 5:
+            return v
+        shape = (1,) * (4 - len(v.shape)) + tuple(v.shape) if len(v.shape) <= 4 else None
+        if shape is None or shape[1] not in (1, channels):
+            return None
+        key = (id(v), block)
+        if key not in self.cache:
+            arr = np.asarray(v.node.attrs["value"]).reshape(shape)
+            a, c, h, w = shape
+            if c == 1:
+                arr = arr.reshape(a, 1, h, w, 1)
+            else:
+                arr = arr.reshape(a, c // block, block, h, w).transpose(0, 1, 3, 4, 2)
+            self.cache[key] = constant_node(
+                np.ascontiguousarray(arr), self.fresh(f"{v.name}_{blocked_layout(block)}")
+            ).output
+        return self.cache[key]
+
+
+def convertible(node) -> bool:
+    """Whether ``node`` is a conv2d that becomes ``conv2d_NCHWc`` (or ``conv2d_winograd``)."""
+    from graph.passes.alter_conv_layout import conv_blocks, is_winograd
+
+    if node.op != "conv2d" or len(node.inputs) != 2:
+        return False
+    kernel = node.inputs[1]
+    if len(kernel.shape) != 4 or kernel.node is None or not kernel.node.is_constant:
+        return False
+    if kernel.dtype != "float32" or node.inputs[0].dtype != "float32":
+        return False
+    return conv_blocks(node) is not None or is_winograd(node)
+
+
+def transparent(node) -> bool:
+    """Whether ``node`` may run on blocked values (given suitable shapes)."""
+    if len(node.outputs) != 1 or len(node.output.shape) != 4:
+        return False
+    if get_op(node.op).pattern == ELEMWISE and len(node.inputs) == 1:
+        return True
+    if node.op == "concatenate":
+        return node.attrs.get("axis", 0) in (1, -3)
+    return node.op in BINARY_OPS or node.op in POOL_OPS
