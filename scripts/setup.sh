@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import te, tune, tessera, llvmlite, sympy, pytest, hypothesis, pytest_benchmark, onnxruntime, torch, distributed, xgboost, matplotlib" 2>/dev/null; then
+if ! .venv/bin/python -c "import te, tune, tessera, llvmlite, sympy, pytest, hypothesis, pytest_benchmark, onnxruntime, torch, distributed, xgboost, matplotlib, ml_dtypes" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".[test]"
 fi
