@@ -43,6 +43,19 @@ def pad_blocked(data, pads: tuple, width: int):
     return te.compute((n, icc, h + top + bottom, width, ic_bn), body, name="data_pad", tag=PACK)
 
 
+def padded_input(data, ic_bn: int, pads: tuple, owp: int, geometry: tuple):
+    """The blocked, zero-padded data a row of ``owp`` output columns reads: NCHW data packed,
+    blocked data padded (or ``data`` itself when nothing pads); ``geometry``: (strides, dilation, kw)."""
+    st, dil, kw = geometry
+    dshape = get_const_tuple(data.shape)
+    width = max(dshape[3] + pads[1] + pads[3], (owp - 1) * st[1] + (kw - 1) * dil[1] + 1)
+    if len(dshape) == 4:
+        return pack_data(data, ic_bn, pads, width)
+    if any(pads) or width > dshape[3]:
+        return pad_blocked(data, pads, width)
+    return data
+
+
 def plain_shapes(dshape: tuple, kshape: tuple) -> tuple:
     """The NCHW data and OIHW kernel shapes that a blocked (data, kernel) pair stands for."""
     occ, icc, kh, kw, ic_bn, oc_bn = kshape
@@ -104,13 +117,7 @@ def conv2d_NCHWc_x86(
     st, pads, dil = wl[3], wl[4], wl[5]
     n, _, oh, ow = get_const_tuple(probe.shape)
     owp = _ceil(ow, cfg["ow_bn"]) * cfg["ow_bn"]
-    width = max(plain_d[3] + pads[1] + pads[3], (owp - 1) * st[1] + (kw - 1) * dil[1] + 1)
-    if len(dshape) == 4:
-        dvec = pack_data(data, ic_bn, pads, width)
-    elif any(pads) or width > dshape[3]:
-        dvec = pad_blocked(data, pads, width)
-    else:
-        dvec = data
+    dvec = padded_input(data, ic_bn, pads, owp, (st, dil, kw))
     conv = nchwc_conv(
         dvec,
         kernel,

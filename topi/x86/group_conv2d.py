@@ -39,8 +39,7 @@ from topi import tag
 from topi.config import Config, register_template
 from topi.nn.conv2d import group_conv2d_nchw
 from topi.utils import get_const_tuple
-from topi.x86.conv2d import pack_data
-from topi.x86.conv2d_nchwc import pad_blocked
+from topi.x86.conv2d_nchwc import padded_input
 
 GROUP_TEMPLATE = "group_conv2d_NCHWc.x86"
 FIX_TAG = "conv2d_NCHWc_group_fix"  # the boundary rows' stage (computed at root, not inlined)
@@ -217,13 +216,7 @@ def group_conv2d_NCHWc_x86(data, kernel, stride, padding, dilation, groups: int,
                          f"the kernel's ({ic_bn}, {oc_bn})")
     n, _, oh, ow = get_const_tuple(probe.shape)
     owp = _ceil(ow, cfg["ow_bn"]) * cfg["ow_bn"]
-    width = max(plain_d[3] + pads[1] + pads[3], (owp - 1) * st[1] + (kw - 1) * dil[1] + 1)
-    if len(dshape) == 4:
-        dvec = pack_data(data, ic_bn, pads, width)
-    elif any(pads) or width > dshape[3]:
-        dvec = pad_blocked(data, pads, width)
-    else:
-        dvec = data
+    dvec = padded_input(data, ic_bn, pads, owp, (st, dil, kw))
     geo = (ic, oc, groups, (oh, owp), st, dil)
     conv = _rows_conv(dvec, kernel, geo, 0, oc // oc_bn, "conv2d_NCHWc", tag.CONV2D_NCHWC,
                       {"workload": key, "config": cfg})
