@@ -33,9 +33,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tune_autotvm import resnet50_conv_tasks  # noqa: E402
+from tune_autotvm import resnet50_conv_tasks
 
-from tune import autotvm  # noqa: E402
+from tune import autotvm
 
 REACH = 0.95
 
@@ -77,10 +77,16 @@ def quality(tasks: list, picked: list, args, measure) -> list:
         task = tasks[k]
         xgb, rnd = [], []
         for seed in args.seeds:
-            xgb.append(tune_curve(task, autotvm.tuner.XGBTuner(task, seed=seed), args.trials, measure, args.log))
+            xgb.append(
+                tune_curve(task, autotvm.tuner.XGBTuner(task, seed=seed), args.trials, measure, args.log)
+            )
             rnd.append(
                 tune_curve(
-                    task, autotvm.tuner.RandomTuner(task, seed=seed), args.trials * args.random_factor, measure, args.log
+                    task,
+                    autotvm.tuner.RandomTuner(task, seed=seed),
+                    args.trials * args.random_factor,
+                    measure,
+                    args.log,
                 )
             )
         share = statistics.median(x[-1] / max(r[-1], 1e-9) for x, r in zip(xgb, rnd))
@@ -111,7 +117,9 @@ def quality(tasks: list, picked: list, args, measure) -> list:
 
 def transfer(tasks: list, picked: list, args, measure) -> list:
     if not args.log or not os.path.exists(args.log):
-        raise SystemExit("tune_quality --transfer: needs --log with the records of earlier runs (other layers)")
+        raise SystemExit(
+            "tune_quality --transfer: needs --log with the records of earlier runs (other layers)"
+        )
     records = list(autotvm.record.load_from_file(args.log))
     rows = []
     for k in picked:
@@ -150,7 +158,9 @@ def transfer(tasks: list, picked: list, args, measure) -> list:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--layers", default="", help="indices of ResNet-50's distinct conv layers (default: all 23)")
+    ap.add_argument(
+        "--layers", default="", help="indices of ResNet-50's distinct conv layers (default: all 23)"
+    )
     ap.add_argument("--trials", type=int, default=128)
     ap.add_argument("--random-factor", type=int, default=10)
     ap.add_argument("--seeds", default="0,1,2")
@@ -162,7 +172,9 @@ def main(argv=None) -> int:
     picked = [int(k) for k in args.layers.split(",")] if args.layers else list(range(len(tasks)))
     bad = [k for k in picked if not 0 <= k < len(tasks)]
     if bad:
-        raise SystemExit(f"tune_quality: --layers {bad} out of range; ResNet-50 has {len(tasks)} distinct conv layers")
+        raise SystemExit(
+            f"tune_quality: --layers {bad} out of range; ResNet-50 has {len(tasks)} distinct conv layers"
+        )
     measure = autotvm.measure_option(
         builder=autotvm.LocalBuilder(n_parallel=2),
         runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20),

@@ -12,10 +12,10 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
-import tune_autotvm  # noqa: E402
-import tune_quality  # noqa: E402
+import tune_autotvm
+import tune_quality
 
-from tune import autotvm  # noqa: E402
+from tune import autotvm
 
 SMALL = 16  # 2048->512 1x1 @7
 OTHER = 9  # 512->2048 1x1 @7
