@@ -244,6 +244,50 @@ def _softcap(ctx: Context, s: Value, softcap: float) -> Value:
     return ctx.op("multiply", [ctx.op("tanh", [s]), ctx.scalar(softcap, s.dtype)])
 
 
+MAX_BFLOAT16_KEYS = 8  # the bfloat16 softmax sum: a chain of one add and rounding per key, fused into
+# one expression whose size doubles with each key (a rounding reads its operand several times)
+
+
+def _round_to(ctx: Context, v: Value, rounding: str | None) -> Value:
+    """``v`` (float32) rounded to ``rounding`` and read back (a ``narrow_cast`` round trip); ``v`` itself for None."""
+    return v if rounding is None else ctx.cast(ctx.cast(v, rounding), v.dtype)
+
+
+def _rounded(value: float, rounding: str) -> float:
+    """``value`` rounded to ``rounding`` (a numpy scalar of the input type, as the reference's scale)."""
+    from topi.narrow import numpy_dtype
+
+    return float(np.asarray(value, np.float64).astype(numpy_dtype(rounding)).astype(np.float64))
+
+
+def _stepwise_softmax(ctx: Context, node: OnnxNode, s: Value, rounding: str) -> Value:
+    """onnx's reference ``_softmax`` on a ``rounding`` (bfloat16) array: every numpy step rounded::
+
+    m = max(s);  m = 0 where m == -inf;  e = r(exp(r(s - m)))
+    t = r(...r(r(e[0] + e[1]) + e[2]) ... + e[n-1])          # np.sum: one rounding per addition
+    t = 1 where t == 0;  p = r(e / t)
+    """
+    sk = s.shape[-1]
+    if sk > MAX_BFLOAT16_KEYS:
+        raise node.error(
+            f"{rounding} Attention over {sk} keys: onnx's reference rounds every step to {rounding}, its "
+            f"softmax sum once per key; at most {MAX_BFLOAT16_KEYS} keys are followed step by step"
+        )
+    neg_inf, zero = ctx.scalar(-np.inf, s.dtype), ctx.scalar(0.0, s.dtype)
+    m = ctx.op("max", [s], {"axis": (3,), "keepdims": True})
+    m = ctx.op("where", [ctx.op("equal", [m, neg_inf]), zero, m])
+    e = _round_to(ctx, ctx.op("exp", [_round_to(ctx, ctx.op("subtract", [s, m]), rounding)]), rounding)
+
+    def key(j):
+        return ctx.op("strided_slice", [e], {"begin": (j,), "end": (j + 1,), "strides": (1,), "axes": (3,)})
+
+    total = key(0)
+    for j in range(1, sk):
+        total = _round_to(ctx, ctx.op("add", [total, key(j)]), rounding)
+    total = ctx.op("where", [ctx.op("equal", [total, zero]), ctx.scalar(1.0, s.dtype), total])
+    return _round_to(ctx, ctx.op("divide", [e, total]), rounding)
+
+
 def decompose_attention(
     ctx: Context,
     node: OnnxNode,
@@ -254,6 +298,7 @@ def decompose_attention(
     dims: AttentionDims,
     scale: float,
     qk_mode: int,
+    rounding: str | None = None,
 ) -> tuple:
     """(Y ``[B, Hq, Sq, Dv]``, qk_matmul_output ``[B, Hq, Sq, Sk]``) as graph ops, as onnx's reference::
 
@@ -261,25 +306,44 @@ def decompose_attention(
     s = s + bias                                                                    # mode 2
     p = softmax(s) (in float64 with softmax_precision=DOUBLE); p = 0 on fully masked rows   # mode 3
     y = p @ v
+
+    With ``rounding="bfloat16"`` (float32 inputs holding bfloat16 values) every step
+    is rounded to bfloat16 as numpy does on ml_dtypes arrays in the reference:
+    ``s = r(r(q * r(sqrt(scale))) @ r(k * r(sqrt(scale)))^T)`` (a matmul accumulates
+    in float32 and rounds once), ``s = r(s + bias)``, the softmax of
+    :func:`_stepwise_softmax` (unless softmax_precision=DOUBLE), ``y = r(p @ v)``.
+    A softcap divides by a Python float, which numpy answers in float32: from
+    there on the reference computes in float32 and rounds ``p`` once.
     """
     out_dtype = q.dtype
     cdt = "float32" if out_dtype == "float16" else out_dtype
     q, k, v = (ctx.cast(t, cdt) for t in (q, k, v))
     bh, gq = dims.b * dims.hk, dims.group * dims.sq
+    if rounding is not None:
+        root = ctx.scalar(_rounded(float(np.sqrt(scale)), rounding), cdt)
+        q, k = (_round_to(ctx, ctx.op("multiply", [t, root]), rounding) for t in (q, k))
     q3, k3 = ctx.reshape(q, (bh, gq, dims.d)), ctx.reshape(k, (bh, dims.sk, dims.d))
     s = ctx.op("batch_matmul", [q3, k3], {"transpose_b": True})
-    s = ctx.reshape(ctx.op("multiply", [s, ctx.scalar(scale, cdt)]), (dims.b, dims.hq, dims.sq, dims.sk))
-    s = qk = _softcap(ctx, s, float(node.attr("softcap", 0.0)))
+    if rounding is None:
+        s = ctx.op("multiply", [s, ctx.scalar(scale, cdt)])
+    s = ctx.reshape(_round_to(ctx, s, rounding), (dims.b, dims.hq, dims.sq, dims.sk))
+    softcap = float(node.attr("softcap", 0.0))
+    s = qk = _softcap(ctx, s, softcap)
+    steps = None if softcap > 0 else rounding  # bfloat16 / Python float is float32 in numpy
     if bias is not None:
-        s = ctx.op("add", [s, ctx.cast(bias, cdt)])
+        s = _round_to(ctx, ctx.op("add", [s, ctx.cast(bias, cdt)]), steps)
     if qk_mode == 2:
         qk = s
-    if node.attr("softmax_precision") == TensorProto.DOUBLE:
+    double = node.attr("softmax_precision") == TensorProto.DOUBLE
+    if double:
         s = ctx.cast(s, "float64")
-    p = ctx.op("softmax", [s], {"axis": -1})
+    if steps is not None and not double:
+        p = _stepwise_softmax(ctx, node, s, steps)
+    else:
+        p = ctx.op("softmax", [s], {"axis": -1})
     if bias is not None:
         p = ctx.op("where", [_fully_masked_rows(ctx, bias), ctx.scalar(0.0, p.dtype), p])
-    p = ctx.cast(p, cdt)
+    p = _round_to(ctx, ctx.cast(p, cdt), rounding)
     if qk_mode == 3:
         qk = p
     # p @ v as batch_matmul(p, v^T, transpose_b): the x86 batch_matmul is ~4x faster in that form

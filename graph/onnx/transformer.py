@@ -95,14 +95,15 @@ def _attention_dims(node: OnnxNode, q: Value, k: Value, v: Value, past: int, sha
 def convert_attention(ctx: Context, node: OnnxNode) -> list:
     """``softmax(Q K^T * scale + bias) V`` (see :mod:`graph.onnx.attention`); outputs Y, present_key,
     present_value, qk_matmul_output.  One fused ``attention`` node (softcap included) unless
-    qk_matmul_output or a float64 softmax asks for the decomposition."""
+    qk_matmul_output, a float64 softmax or a bfloat16 Q (every step rounded) asks for the decomposition."""
     qk_mode = _check_attention_attrs(node)
     q_in, k_in, v_in = node.input(0, "Q"), node.input(1, "K"), node.input(2, "V")
     storage = q_in.dtype if narrow.is_narrow(q_in.dtype) else None
     if storage not in (None, "bfloat16"):
         raise node.error(f"Q is {storage}; Attention takes float16, float32, float64 or bfloat16")
     if any(v is not None and narrow.is_narrow(v.dtype) for v in node.inputs):
-        # bfloat16: read in float32, computed in float32, the outputs rounded once
+        # bfloat16: read in float32; computed in float32 and rounded once, or with Q bfloat16 as
+        # onnx's reference: every step rounded to bfloat16 (decompose_attention's rounding)
         node = dataclasses.replace(node, inputs=[_widen(ctx, v) for v in node.inputs])
         q_in, k_in, v_in = node.inputs[:3]
     q = to_heads(ctx, node, q_in, node.attr("q_num_heads"), "Q")
@@ -114,10 +115,10 @@ def convert_attention(ctx: Context, node: OnnxNode) -> list:
     scale = 1.0 / math.sqrt(dims.d) if scale is None else float(scale)
     want_qk = len(node.outputs) > 3 and bool(node.outputs[3])
     double = node.attr("softmax_precision") == TensorProto.DOUBLE and q.dtype != "float64"
-    if want_qk or double:
+    if want_qk or double or storage is not None:
         cdt = "float32" if q.dtype == "float16" else q.dtype
         bias = additive_bias(ctx, node, dims, cdt)
-        y, qk = decompose_attention(ctx, node, q, k, v, bias, dims, scale, qk_mode)
+        y, qk = decompose_attention(ctx, node, q, k, v, bias, dims, scale, qk_mode, storage)
     else:
         bias = additive_bias(ctx, node, dims, q.dtype)
         y, qk = fused_attention(ctx, node, q, k, v, bias, dims, scale), None
