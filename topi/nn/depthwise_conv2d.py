@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import te
 from topi import tag
+from topi.accumulate import accumulate_dtype, round_once
 from topi.nn.conv2d import _mul, conv_window
 from topi.utils import get_const_tuple
 
@@ -50,13 +51,15 @@ def depthwise_conv2d_nchw(data, kernel, stride, padding, dilation, out_dtype=Non
     (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx = conv_window(
         op, data, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation, "NCHW")
     out_dtype = out_dtype or data.dtype
-    return te.compute(
+    acc = accumulate_dtype(out_dtype)  # float16 sums in float32, rounded once (topi.accumulate)
+    out = te.compute(
         (n, c * m, oh, ow),
         lambda b_, f, y, x: te.sum(_mul(padded[b_, f // m, y * sh + ry * dh, x * sw + rx * dw],
-                                        kernel[f // m, f % m, ry, rx], out_dtype), axis=[ry, rx]),
+                                        kernel[f // m, f % m, ry, rx], acc), axis=[ry, rx]),
         name="depthwise_conv2d_nchw", tag=tag.DEPTHWISE_CONV2D_NCHW,
         attrs={"workload": (op, dshape, kshape, (sh, sw), (t, l, b, r), (dh, dw), c, out_dtype)},
     )
+    return round_once(out, out_dtype)
 
 
 def depthwise_conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=None):
