@@ -250,6 +250,19 @@ def run_isolated(cases: list, jobs: int = 2, timeout: float = 120.0, report=None
     return run_forked([(c.name, job(c)) for c in cases], jobs, timeout, report)
 
 
+def run_in_fresh_cache(cases: list, cache_dir, jobs: int = 2, timeout: float = 300.0) -> dict:
+    """:func:`run_isolated` compiling into ``cache_dir`` (``TESSERA_CACHE_DIR`` restored after)."""
+    old = os.environ.get("TESSERA_CACHE_DIR")
+    os.environ["TESSERA_CACHE_DIR"] = str(cache_dir)
+    try:
+        return run_isolated(list(cases), jobs=jobs, timeout=timeout)
+    finally:
+        if old is None:
+            os.environ.pop("TESSERA_CACHE_DIR")
+        else:
+            os.environ["TESSERA_CACHE_DIR"] = old
+
+
 def refusal_table(results: dict) -> str:
     """The refused cases as the Python dict the conformance test keeps (name -> message)."""
     lines = ["REFUSED = {"]

@@ -19,6 +19,7 @@ from onnx import TensorProto
 
 from graph.ir import Value
 from graph.onnx.attention import (
+    MAX_BFLOAT16_KEYS,
     AttentionDims,
     additive_bias,
     append_kv_cache,
@@ -95,7 +96,8 @@ def _attention_dims(node: OnnxNode, q: Value, k: Value, v: Value, past: int, sha
 def convert_attention(ctx: Context, node: OnnxNode) -> list:
     """``softmax(Q K^T * scale + bias) V`` (see :mod:`graph.onnx.attention`); outputs Y, present_key,
     present_value, qk_matmul_output.  One fused ``attention`` node (softcap included) unless
-    qk_matmul_output, a float64 softmax or a bfloat16 Q (every step rounded) asks for the decomposition."""
+    qk_matmul_output, a float64 softmax or a bfloat16 Q over at most ``MAX_BFLOAT16_KEYS`` keys (every
+    step rounded, as onnx's reference) asks for the decomposition."""
     qk_mode = _check_attention_attrs(node)
     q_in, k_in, v_in = node.input(0, "Q"), node.input(1, "K"), node.input(2, "V")
     storage = q_in.dtype if narrow.is_narrow(q_in.dtype) else None
@@ -115,10 +117,13 @@ def convert_attention(ctx: Context, node: OnnxNode) -> list:
     scale = 1.0 / math.sqrt(dims.d) if scale is None else float(scale)
     want_qk = len(node.outputs) > 3 and bool(node.outputs[3])
     double = node.attr("softmax_precision") == TensorProto.DOUBLE and q.dtype != "float64"
-    if want_qk or double or storage is not None:
+    # bfloat16 as onnx's reference (every step rounded) where its per-key rounded softmax sum stays
+    # small; over more keys computed in float32 and rounded once (within half an ulp of exact)
+    rounding = storage if storage is not None and dims.sk <= MAX_BFLOAT16_KEYS else None
+    if want_qk or double or rounding is not None:
         cdt = "float32" if q.dtype == "float16" else q.dtype
         bias = additive_bias(ctx, node, dims, cdt)
-        y, qk = decompose_attention(ctx, node, q, k, v, bias, dims, scale, qk_mode, storage)
+        y, qk = decompose_attention(ctx, node, q, k, v, bias, dims, scale, qk_mode, rounding)
     else:
         bias = additive_bias(ctx, node, dims, q.dtype)
         y, qk = fused_attention(ctx, node, q, k, v, bias, dims, scale), None
