@@ -133,7 +133,7 @@ def winograd_kernel_transform_numpy(kernel, tile: int, bn: int | None = None, cp
     _, _, g = winograd_matrices(tile)
     bn, cp = bn or k, cp or c
     gm = np.array(g, dtype=np.float64)
-    u = np.einsum("ar,kcrs,bs->abkc", gm, kernel.astype(np.float64), gm)  # [alpha, alpha, K, C]
+    u = np.einsum("ar,kcrs,bs->abkc", gm, kernel.astype(np.float64), gm, optimize=True)  # [alpha, alpha, K, C]
     kp = _ceil(k, bn) * bn
     full = np.zeros(u.shape[:2] + (kp, cp))
     full[:, :, :k, :c] = u
