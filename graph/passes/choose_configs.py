@@ -151,8 +151,8 @@ def choose_configs(graph: Graph) -> Graph:
         cfg = None
         if key is not None:
             cfg = old if old is not None and _holds(old, key) else _choose(key, blocks.get(ins[0].name))
-        if cfg is not None and _out_block(cfg, key):
-            blocks[node.outputs[0].name] = _out_block(cfg, key)
+        if cfg is not None and (block := _out_block(cfg, key)):
+            blocks[node.outputs[0].name] = block
         elif (node.op not in ("constant", "conv2d", "conv2d_winograd") and ins and ins[0].name in blocks
               and _keeps_channels(node, ins)):
             blocks[node.outputs[0].name] = blocks[ins[0].name]

@@ -155,9 +155,10 @@ def ranked_by_workload(records) -> dict:
         key = (target_key(inp.target), args_to_workload(inp.task.args, inp.task.name))
         ranked.setdefault(key, []).append((inp, res))
     for key, rows in ranked.items():
-        rows.sort(key=lambda row: _mean(row[1].costs))
-        seen: set = set()
-        ranked[key] = [row for row in rows if not (row[0].config.key() in seen or seen.add(row[0].config.key()))]
+        fastest: dict = {}  # config key -> its fastest row (dicts keep the sorted order)
+        for row in sorted(rows, key=lambda row: _mean(row[1].costs)):
+            fastest.setdefault(row[0].config.key(), row)
+        ranked[key] = list(fastest.values())
     return ranked
 
 
@@ -177,11 +178,11 @@ __all__ = [
     "SCHEMA",
     "RecordWarning",
     "best_by_workload",
-    "ranked_by_workload",
     "decode",
     "encode",
     "load_from_file",
     "load_records",
     "pick_best",
+    "ranked_by_workload",
     "save_to_file",
 ]
