@@ -79,10 +79,12 @@ def convert_node(ctx: Context, node: OnnxNode, fn) -> list:
         if v is not None and v.dtype == "bfloat16":
             node.inputs[k] = ctx.cast(v, "float32")
             widened[id(node.inputs[k])] = v
-    check_narrow_inputs(node)
     start = ctx.node_count()
-    outs = list(fn(ctx, node))
-    node.inputs = originals
+    try:
+        check_narrow_inputs(node)
+        outs = list(fn(ctx, node))
+    finally:
+        node.inputs = originals  # the node as the model wrote it, whatever the converter did
     heavy = sorted({n.op for n in ctx.created[start:]
                     if not n.is_constant and n.op != "shape_of" and get_op(n.op).pattern > INJECTIVE})
     if heavy:
