@@ -65,6 +65,10 @@ class DaskRunner(LocalRunner):
             self._client = self.address if hasattr(self.address, "submit") else Client(self.address)
         return self._client
 
+    def payload(self, build: dict) -> dict:
+        # every host settles the reference's time itself (hosts differ); its measuring child keeps it
+        return {**super().payload(build), "ref_time": None, "probe": None}
+
     def _hosts(self) -> dict:
         """host -> worker addresses, as the scheduler sees them now."""
         workers = self.client.run_on_scheduler(

@@ -15,11 +15,17 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import time
 
 import numpy as np
 
 CHECK_RTOL = 1e-3
+# seconds of timings behind the probe's settled time (speed states last ~1-3 s); tests shorten it
+SETTLE_S = float(os.environ.get("TESSERA_SETTLE_S", "4.0"))
+PROBE_S = 0.3  # seconds of alternating timings behind a reference's ratio to the probe
+REF_MS = 2.0  # shortest bracketing reference timing, ms
+SUB_MS = 5.0  # a normalized repeat alternates candidate and reference timings this long, ms
 
 
 def _service():
@@ -231,11 +237,67 @@ def check_output(build: dict, ref: dict) -> str:
     return ""
 
 
+_ref_timers: dict = {}  # reference key -> [module, raw args, settled seconds, arrays]
+
+
 def _flush_cache() -> None:
     buf = _flush.get("buf")
     if buf is None:
         buf = _flush["buf"] = np.zeros(64 << 20 >> 2, dtype=np.float32)  # 64 MiB: beyond any L3 slice
     buf += 1.0
+
+
+def _timed(fn, raw, number: int, min_ms: float) -> float:
+    """Seconds per call: ``number`` calls, doubled (or scaled) until they last ``min_ms``."""
+    n = number
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn(*raw)
+        elapsed = time.perf_counter() - t0
+        if elapsed * 1e3 >= min_ms or n >= 1 << 24:
+            return elapsed / n
+        n = max(n * 2, int(n * min_ms / max(elapsed * 1e3, 1e-3)) + 1)
+
+
+def _reference_timer(ref: dict, settled: float | None, probe: tuple | None = None) -> tuple:
+    """``(fn, raw args, settled seconds)`` of the reference kernel, timed in brackets around candidates.
+
+    The settled time is the reference's time on an undisturbed machine.  The
+    runner's first reference (its *probe*) gets it from ``SETTLE_S`` seconds
+    of short timings (their 10th percentile: speed states last 1-3 s here);
+    every later reference from ``probe``, ``(probe build, its settled
+    time)``, times the ratio of the two kernels timed alternately (a ratio
+    the drift cancels out of).  The runner keeps each figure for its life,
+    across worker restarts, so one session's records share one scale.
+    """
+    hit = _ref_timers.get(ref["key"])
+    if hit is None:
+        mod = load_object(ref)
+        args = random_arguments(ref["specs"], 0)
+        raw = mod._check(args)
+        # holds the module (its code stays loaded) and the arrays the raw pointers point into
+        hit = _ref_timers[ref["key"]] = [mod, raw, None, args]
+    if settled:
+        hit[2] = settled
+    if hit[2] is None:
+        fn, raw = hit[0]._fn, hit[1]
+        if probe is not None and probe[0]["key"] != ref["key"]:
+            pfn, praw, psettled = _reference_timer(probe[0], probe[1])
+            ratios, t_end = [], time.perf_counter() + PROBE_S
+            p_prev = _timed(pfn, praw, 1, REF_MS)
+            while time.perf_counter() < t_end or len(ratios) < 5:
+                mine = _timed(fn, raw, 1, REF_MS)
+                p_next = _timed(pfn, praw, 1, REF_MS)
+                ratios.append(mine / (0.5 * (p_prev + p_next)))
+                p_prev = p_next
+            hit[2] = float(np.median(ratios)) * psettled
+        else:
+            samples, t_end = [], time.perf_counter() + SETTLE_S
+            while time.perf_counter() < t_end or len(samples) < 5:
+                samples.append(_timed(fn, raw, 1, REF_MS))
+            hit[2] = float(np.percentile(samples, 10))
+    return hit[0]._fn, hit[1], hit[2]
 
 
 def run_candidate(payload: dict) -> dict:
@@ -245,6 +307,13 @@ def run_candidate(payload: dict) -> dict:
     (the runner's ``reject_factor`` times the best cost so far) reports that
     one call instead of ``number * repeat`` more: a slow candidate would
     otherwise cost the most tuning time of all.
+
+    With ``payload["normalize"]`` and a reference, every repeat is bracketed
+    by timings of the reference kernel (the task's fallback config), and its
+    cost is ``candidate / mean(bracketing references) * settled reference
+    time``: this VM drifts between speed states for seconds at a time (the
+    two vCPUs sharing one core, clock changes: 10-100% on every kernel
+    alike), which a ratio taken within ~50 ms cancels.
     """
     build, ref = payload["build"], payload.get("ref")
     if ref is not None:
@@ -262,21 +331,33 @@ def run_candidate(payload: dict) -> dict:
     if reject is not None and first > reject:  # far slower than the best so far: one call says enough
         return {"costs": [first], "wrong": "", "rejected": True}
     number, min_ms = payload["number"], payload["min_repeat_ms"]
+    timer = None
+    if payload.get("normalize") and ref is not None:
+        timer = _reference_timer(ref, payload.get("ref_time"), payload.get("probe"))
+        rfn, rraw, settled = timer
+        ref_ms = max(min(min_ms, SUB_MS), REF_MS)
+        r_prev = _timed(rfn, rraw, 1, ref_ms)
     costs = []
     for _ in range(payload["repeat"]):
         if payload["flush"]:
             _flush_cache()
-        n = number
-        while True:
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn(*raw)
-            elapsed = time.perf_counter() - t0
-            if elapsed * 1e3 >= min_ms or n >= 1 << 24:
-                break
-            n = max(n * 2, int(n * min_ms / max(elapsed * 1e3, 1e-3)) + 1)
-        costs.append(elapsed / n)
-    return {"costs": costs, "wrong": ""}
+        if timer is None:
+            costs.append(_timed(fn, raw, number, min_ms))
+            continue
+        # alternate short candidate and reference timings; the repeat's cost is the median ratio
+        ratios = []
+        for k in range(max(1, round(min_ms / SUB_MS))):
+            if k and payload["flush"]:
+                _flush_cache()
+            cost = _timed(fn, raw, number, min(min_ms, SUB_MS))
+            r_next = _timed(rfn, rraw, 1, ref_ms)
+            ratios.append(cost / (0.5 * (r_prev + r_next)))
+            r_prev = r_next
+        costs.append(float(np.median(ratios)) * settled)
+    out = {"costs": costs, "wrong": ""}
+    if timer is not None:
+        out["ref_time"] = settled
+    return out
 
 
 __all__ = [

@@ -133,6 +133,12 @@ class LocalRunner:
     the fallback config's on random inputs (a mismatch: ``WRONG_ANSWER``).
     ``reject_factor``: a candidate whose first call is slower than this many
     times the best so far is timed by that one call (``None``: never).
+    ``normalize`` (with ``check_correctness``): each repeat is bracketed by
+    timings of the fallback kernel and reported as ``candidate / reference x
+    the reference's settled time`` (its time on an undisturbed machine, taken
+    once per task).  On a VM that drifts between speed states for seconds at
+    a time this cuts the spread of re-measurements from 5-30% to a few
+    percent; ``normalize=False`` reports raw seconds, as classic AutoTVM did.
     """
 
     def __init__(
@@ -145,6 +151,7 @@ class LocalRunner:
         enable_cpu_cache_flush: bool = False,
         check_correctness: bool = True,
         reject_factor: float | None = 5.0,
+        normalize: bool = True,
     ):
         if number < 1 or repeat < 1:
             raise ValueError(f"LocalRunner: number and repeat must be >= 1, got {number}, {repeat}")
@@ -154,6 +161,10 @@ class LocalRunner:
         self.enable_cpu_cache_flush = bool(enable_cpu_cache_flush)
         self.check_correctness = bool(check_correctness)
         self.reject_factor = reject_factor
+        self.normalize = bool(normalize)
+        self.ref_time = None  # the reference kernel's settled seconds, fixed for the task
+        self._ref_times: dict = {}  # reference key -> settled seconds, for the runner's life
+        self.probe = None  # (first reference, its settled seconds): the scale of every later one
         self.best_cost = float("inf")
         self.worker = Worker(f"{_EXEC}:warm_runner", "tune-runner")
         self.task = None
@@ -162,6 +173,7 @@ class LocalRunner:
     def set_task(self, task, reference: dict | None = None) -> None:
         self.task, self.ref = task, reference
         self.best_cost = float("inf")
+        self.ref_time = self._ref_times.get(reference["key"]) if reference else None
 
     def payload(self, build: dict) -> dict:
         return {
@@ -171,13 +183,21 @@ class LocalRunner:
             "repeat": self.repeat,
             "min_repeat_ms": self.min_repeat_ms,
             "flush": self.enable_cpu_cache_flush,
+            "normalize": self.normalize,
+            "ref_time": self.ref_time,
+            "probe": self.probe,
             "reject_above": self.reject_factor * self.best_cost
             if self.reject_factor and self.best_cost < float("inf")
             else None,
         }
 
-    def note(self, result: MeasureResult) -> MeasureResult:
-        """Track the best cost of the task (the bar for rejecting slow candidates early)."""
+    def note(self, result: MeasureResult, value=None) -> MeasureResult:
+        """Track the best cost of the task (the bar for rejecting slow candidates early)
+        and the reference's settled time the measuring process found."""
+        if isinstance(value, dict) and value.get("ref_time") and self.ref_time is None:
+            self.ref_time = self._ref_times[self.ref["key"]] = value["ref_time"]
+            if self.probe is None:
+                self.probe = (self.ref, self.ref_time)
         if result.error_no == 0 and result.costs:
             self.best_cost = min(self.best_cost, sum(result.costs) / len(result.costs))
         return result
@@ -199,7 +219,7 @@ class LocalRunner:
             status, value = self.worker.call(
                 f"{_EXEC}:run_candidate", self.payload(build.build), self.timeout
             )
-            out.append(self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout)))
+            out.append(self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout), value))
         return out
 
     def close(self) -> None:
