@@ -146,6 +146,42 @@ def test_slow_candidate_rejected_after_one_call(reject):
     assert len(slow.costs) == (1 if reject else 3)
 
 
+
+def test_normalized_timing_is_a_ratio_to_the_reference():
+    """Each repeat is the candidate's time over the bracketing reference (fallback) timings, times the
+    reference's settled time: the fallback itself measures at ~its settled time, a candidate n times
+    slower at ~n times it; a second task's reference is settled through its ratio to the first (the probe)."""
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    norm = autotvm.LocalRunner(number=2, repeat=3, min_repeat_ms=10, reject_factor=None)
+    raw = autotvm.LocalRunner(number=2, repeat=3, min_repeat_ms=10, reject_factor=None, normalize=False)
+    got = {}
+    try:
+        for n in (2048, 1024):
+            task = autotvm.task.create("test/slowknob", args=(n,), target="llvm")
+            for name, runner in (("norm", norm), ("raw", raw)):
+                mon = autotvm.callback.Monitor()
+                autotvm.tuner.GridSearchTuner(task).tune(
+                    2, autotvm.measure_option(builder, runner), callbacks=[mon]
+                )
+                assert [r.error_no for _, r in mon.records] == [0, 0]
+                got[n, name] = [sum(r.costs) / len(r.costs) for _, r in mon.records]
+            if n == 2048:
+                probe = norm.probe
+                assert probe is not None and probe[1] == norm.ref_time
+                assert 0.5 < got[n, "norm"][0] / norm.ref_time < 2.0  # the fallback is the reference
+            else:
+                assert norm.probe is probe and norm.ref_time != probe[1]  # settled by its ratio to the probe
+    finally:
+        builder.close()
+        norm.close()
+        raw.close()
+    for n in (2048, 1024):
+        fast, slow = got[n, "norm"]
+        assert slow > 50 * fast
+        assert 0.33 < (slow / fast) / (got[n, "raw"][1] / got[n, "raw"][0]) < 3.0
+    assert len(norm._ref_times) == 2 and all(t > 0 for t in norm._ref_times.values())
+
+
 def test_tutorial_script_without_main_guard(tmp_path):
     """A script that defines its template at top level (as TVM's tutorial does) is not re-run by the workers."""
     script = tmp_path / "tutorial.py"
