@@ -25,6 +25,7 @@ CHECK_RTOL = 1e-3
 SETTLE_S = float(os.environ.get("TESSERA_SETTLE_S", "4.0"))
 PROBE_S = 0.3  # seconds of alternating timings behind a reference's ratio to the probe
 REF_MS = 2.0  # shortest bracketing reference timing, ms
+REJECT_FLOOR_S = 1e-3  # a first call shorter than this is never grounds to reject
 SUB_MS = 5.0  # a normalized repeat alternates candidate and reference timings this long, ms
 
 
@@ -304,8 +305,8 @@ def run_candidate(payload: dict) -> dict:
     """Check and time one build; ``{"costs", "wrong"}`` (costs in seconds per call).
 
     A candidate whose first timed call exceeds ``payload["reject_above"]``
-    (the runner's ``reject_factor`` times the best cost so far) reports that
-    one call instead of ``number * repeat`` more: a slow candidate would
+    (the runner's ``reject_factor`` times the best cost so far) and
+    ``REJECT_FLOOR_S`` reports that one call instead of ``number * repeat`` more: a slow candidate would
     otherwise cost the most tuning time of all.
 
     With ``payload["normalize"]`` and a reference, every repeat is bracketed
@@ -328,7 +329,9 @@ def run_candidate(payload: dict) -> dict:
     fn(*raw)
     first = time.perf_counter() - t0
     reject = payload.get("reject_above")
-    if reject is not None and first > reject:  # far slower than the best so far: one call says enough
+    # far slower than the best so far: one call says enough (a call under REJECT_FLOOR_S costs
+    # little to time in full, and one cold call of a microsecond kernel says nothing)
+    if reject is not None and first > max(reject, REJECT_FLOOR_S):
         return {"costs": [first], "wrong": "", "rejected": True}
     number, min_ms = payload["number"], payload["min_repeat_ms"]
     timer = None
