@@ -155,7 +155,7 @@ def test_concat_of_two_convs_stays_blocked():
     g = b.finish(y)
     out, _ = laid_out(g)
     (cat_node,) = [n for n in out.nodes if n.op == "concatenate"]
-    assert cat_node.output.shape == (1, 3, 8, 8, 32)
+    assert cat_node.output.shape == (1, 6, 8, 8, 16)  # both convs blocked by one vector: no transform
     assert blocked_inputs(out, "conv2d_NCHWc") == [4, 4, 5]
     assert count_transforms(out) == 1
     check_values(g, out)
@@ -164,35 +164,40 @@ def test_concat_of_two_convs_stays_blocked():
 def test_concat_with_different_blocks_converts_to_the_common_one():
     b = GraphBuilder()
     x = b.input("x", (1, 16, 8, 8))
-    c48 = conv(b, x, 48, k=1, name="c48")  # 48 channels: oc_bn 16
-    c64 = conv(b, x, 64, k=1, name="c64")  # oc_bn 32
-    c96 = conv(b, x, 96, k=1, name="c96")  # oc_bn 32
-    y = conv(b, b.op("concatenate", c64, c48, c96, axis=1), 16, k=1, name="c")
+    c8 = conv(b, x, 8, k=1, name="c8")  # 8 channels: oc_bn 8
+    c64 = conv(b, x, 64, k=1, name="c64")  # oc_bn 16
+    c64b = conv(b, x, 64, k=1, name="c64b")  # oc_bn 16
+    y = conv(b, b.op("concatenate", c64, c8, c64b, axis=1), 16, k=1, name="c")  # 136 = 8 x 17 channels
     g = b.finish(y)
     out, _ = laid_out(g)
     (cat_node,) = [n for n in out.nodes if n.op == "concatenate"]
-    assert cat_node.output.shape[-1] == 16  # 48 does not split into 32s: all go to 16
+    assert cat_node.output.shape[-1] == 8  # 8 does not split into 16s: all go to 8
     transforms = [n for n in out.nodes if n.op == "layout_transform"]
     assert sorted((n.attrs["src_layout"], n.attrs["dst_layout"]) for n in transforms) == [
         ("NCHW16c", "NCHW"),
-        ("NCHW32c", "NCHW16c"),
-        ("NCHW32c", "NCHW16c"),
+        ("NCHW16c", "NCHW8c"),
+        ("NCHW16c", "NCHW8c"),
     ]
     check_values(g, out)
 
 
-def test_mismatched_block_sizes_insert_one_transform():
-    """A grouped conv whose groups hold 16 channels cannot take 32-channel blocks."""
+def test_a_consumer_takes_the_block_its_producer_gives():
+    """A conv reads the block its producer writes, where its own rule says another (24 channels
+    in blocks of 8, the rule's 12), and a grouped conv takes 16-channel blocks across 12-channel
+    groups: no transform between the convs, one at the exit."""
     b = GraphBuilder()
     x = b.input("x", (1, 16, 8, 8))
-    h = b.op("relu", conv(b, x, 64, name="c1"))  # NCHW32c
-    y = conv(b, h, 32, k=1, name="g2", groups=4)  # 16 input channels per group
+    h = b.op("relu", conv(b, x, 24, name="c1"))  # NCHW8c
+    h2 = b.op("relu", conv(b, h, 48, k=1, name="c2"))  # reads NCHW8c, writes NCHW16c
+    y = conv(b, h2, 48, k=1, name="g3", groups=4)  # 12 input channels per group
     g = b.finish(y)
     out, _ = laid_out(g)
-    transforms = [
-        (n.attrs["src_layout"], n.attrs["dst_layout"]) for n in out.nodes if n.op == "layout_transform"
-    ]
-    assert transforms == [("NCHW32c", "NCHW16c"), ("NCHW8c", "NCHW")]
+    convs = [n for n in out.nodes if n.op.endswith("conv2d_NCHWc")]
+    assert len(convs[0].inputs[0].shape) == 4  # the NCHW graph input, packed inside the kernel
+    assert [n.inputs[0].shape[-1] for n in convs[1:]] == [8, 16]  # then the producers' blocks
+    assert convs[1].attrs["config"]["ic_bn"] == 8 and convs[2].op == "group_conv2d_NCHWc"
+    (t,) = [n for n in out.nodes if n.op == "layout_transform"]
+    assert (t.attrs["src_layout"], t.attrs["dst_layout"]) == ("NCHW16c", "NCHW")
     check_values(g, out)
 
 
@@ -205,7 +210,7 @@ def test_conv_flatten_dense_goes_back_to_nchw_before_the_reshape():
     g = b.finish(y)
     out, _ = laid_out(g)
     (t,) = [n for n in out.nodes if n.op == "layout_transform"]
-    assert (t.attrs["src_layout"], t.attrs["dst_layout"]) == ("NCHW32c", "NCHW")
+    assert (t.attrs["src_layout"], t.attrs["dst_layout"]) == ("NCHW16c", "NCHW")
     assert t.inputs[0].node.op == "conv2d_NCHWc"  # bias and relu run in NCHW, fused after the exit
     check_values(g, out)
 

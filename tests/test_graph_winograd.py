@@ -147,11 +147,11 @@ def test_extract_from_program_offers_both_implementations():
 
 def test_input_block_follows_the_data_block():
     """Chosen by the rule, ``cb`` is the block the data comes in (the input stage only pads)."""
-    g = bottleneck((1, 64, 16, 16))
+    g = bottleneck((1, 64, 16, 16), mid=72)  # 72 channels: the 1x1 conv's blocks are of 8
     out, _ = laid_out(g)
     (node,) = winograd_nodes(out)
     data_block = node.inputs[0].shape[4]
-    assert data_block != 16 and node.attrs["config"]["cb"] == data_block  # the rule alone says 16
+    assert data_block == 8 and node.attrs["config"]["cb"] == data_block  # the rule alone says 16
     check_values(g, out)
 
 

@@ -246,7 +246,7 @@ def test_workload_key_is_the_same_in_compute_schedule_and_dispatch():
     with dispatch(records):
         C2 = x86conv.conv2d_nchw_x86(A, W, 1, 1, 1)
         s = x86conv.schedule_conv2d_nchw(C2)
-    assert default_config(KEY)["ow_bn"] == 7
+    assert default_config(KEY)["ow_bn"] == 14  # the rule: one vector of channels by the row of 14
     assert seen == [KEY] and C2.op.input_tensors[0].op.attrs["config"]["ow_bn"] == 2
     assert "(x.outer * 2)" in str(schedule.lower(s, [A, W, C2]))  # 14 columns in tiles of 2
 
@@ -285,7 +285,7 @@ def test_choose_configs_stores_one_config_per_node_and_keys_differ():
     with dispatch(other):
         key2, text2 = conv_group_key(2)
         lib = graph.build(g)
-    assert key1 != key2 and "ow_bn=2" in text2 and "ow_bn=7" in text1
+    assert key1 != key2 and "ow_bn=2" in text2 and "ow_bn=14" in text1
     xv = _np((1, 16, 14, 14), 26)
     m = lib.create_executor()
     m.run(x=xv)
@@ -301,8 +301,10 @@ def test_defaults_read_the_target():
         small = default_config(KEY28)
         pool2 = default_config(pool_workload((1, 8, 9, 9)))
         assert config_space(KEY)["ow_bn"] == list(range(1, 9))  # 8 of the 16 ymm
-    assert (big["oc_bn"], small["oc_bn"]) == (32, 16)  # two vectors of 16 / of 8 lanes
-    assert big["ow_bn"] * 2 <= 16 and big["unroll_kw"]
+    # AVX-512: one vector of 16 by the row (28 columns: 14, within the 16 accumulators), kernel
+    # columns rolled; AVX2: two vectors of 8 lanes
+    assert (big["oc_bn"], small["oc_bn"]) == (16, 16)
+    assert (big["ow_bn"], big["unroll_kw"], big["ic_bn"]) == (14, False, 16)
     # AVX2: the wide tile, 6 columns x 2 vectors = 12 of the 16 ymm, kernel columns rolled
     assert (small["ow_bn"], small["unroll_kw"], small["ic_bn"]) == (6, False, 8)
     assert (pool512["vec"], pool2["vec"]) == (16, 8)

@@ -325,6 +325,7 @@ def run_candidate(payload: dict) -> dict:
     args = random_arguments(build["specs"], 1)
     raw = mod._check(args)
     fn = mod._fn
+    fn(*raw)  # the first call pays for cold caches and pages: time the second
     t0 = time.perf_counter()
     fn(*raw)
     first = time.perf_counter() - t0
