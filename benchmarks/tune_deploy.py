@@ -81,9 +81,20 @@ def deployed(args: tuple, log: str, seconds: float) -> tuple:
     if len(calls) != 1:
         raise RuntimeError(f"expected one conv kernel call, found {len(calls)}: "
                            f"{[s['label'] for s in m.plan['calls']]}")
-    chosen = [(n.op, n.attrs["config"]) for n in lib.graph.nodes if n.attrs.get("config") is not None]
+    chosen = node_configs(lib.graph)
     p10, med = time_call(calls[0], seconds)
     return chosen, p10, med
+
+
+def node_configs(g) -> list:
+    """(op, config) of every node that carries one, inside fused groups too."""
+    out = []
+    for n in g.nodes:
+        if n.op == "fused":
+            out += node_configs(n.attrs["body"])
+        elif n.attrs.get("config") is not None:
+            out.append((n.op, n.attrs["config"]))
+    return out
 
 
 def knob_values(cfg) -> dict:
@@ -93,7 +104,7 @@ def knob_values(cfg) -> dict:
 def same_config(chosen: list, want: dict) -> bool:
     """Whether the built conv node carries the recorded knob values."""
     for _, cfg in chosen:
-        have = dict(cfg) if isinstance(cfg, dict) else knob_values(cfg)
+        have = dict(cfg) if isinstance(cfg, dict) else dict(getattr(cfg, "values", {})) or knob_values(cfg)
         if all(have.get(k) == v for k, v in want.items() if k in have) and set(want) & set(have):
             return True
     return False

@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 import tune_autotvm
+import tune_deploy
 import tune_quality
 
 from tune import autotvm
@@ -50,6 +51,10 @@ def test_quality_then_transfer_with_two_trials(tmp_path, capsys):
     assert len(records) == 4  # xgb and the reference (random: 896 configs > 2 x 1), 2 trials each
     assert sum(r.error_no == 0 for _, r in records) >= 1
     assert tune_quality.logged_best(log, tune_autotvm.resnet50_conv_tasks()[SMALL]) > 0
+    # the layer deployed through graph.build with the log: the recorded config, a time
+    assert len(tune_deploy.main(["--log", log, "--seconds", "0.05"])) == 1
+    out = capsys.readouterr().out
+    assert "2048-> 512 1x1/1 @  7" in out and "recorded config" in out and "deployed/recorded" in out
 
     assert tune_quality.main(["--layers", str(OTHER), "--transfer"] + common) == 0
     out = capsys.readouterr().out
