@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 import tune_autotvm
 import tune_deploy
+import tune_noise
 import tune_quality
 
 from tune import autotvm
@@ -55,6 +56,10 @@ def test_quality_then_transfer_with_two_trials(tmp_path, capsys):
     assert len(tune_deploy.main(["--log", log, "--seconds", "0.05"])) == 1
     out = capsys.readouterr().out
     assert "2048-> 512 1x1/1 @  7" in out and "recorded config" in out and "deployed/recorded" in out
+    # its best config re-measured twice by both runners
+    (row,) = tune_noise.main(["--log", log, "--limit", "1", "--times", "2"])
+    assert set(row) == {"normalized", "raw"} and all(v >= 0 for v in row.values())
+    assert "CV normalized: median" in capsys.readouterr().out
 
     assert tune_quality.main(["--layers", str(OTHER), "--transfer"] + common) == 0
     out = capsys.readouterr().out

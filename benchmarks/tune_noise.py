@@ -1,0 +1,84 @@
+"""Noise of tuned measurements: the best config of each conv task of a log re-measured
+``--times`` times (separate batches), the normalized runner (the default) and raw seconds
+(``normalize=False``) interleaved; the coefficient of variation of the re-measured means.
+
+The "Noise" figure (the best config re-measured 5 times varies by <= 3%):
+
+    python benchmarks/tune_noise.py --log /tmp/resnet50.jsonl --limit 8
+
+Timings share the machine with whatever else runs on it; run it on a quiet one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+import topi  # noqa: F401  (registers the templates)
+from tune import autotvm
+from tune.autotvm import record
+from tune.autotvm.measure import MeasureInput
+from tune.autotvm.measure.option import create_measure_batch
+
+
+def best_per_task(log: str) -> dict:
+    """(template, args) -> (best cost, its MeasureInput) over the conv records of ``log``."""
+    best: dict = {}
+    for inp, res in record.load_from_file(log):
+        if res.error_no != 0 or not inp.task.name.startswith("conv2d"):
+            continue
+        cost = sum(res.costs) / len(res.costs)
+        key = (inp.task.name, tuple(inp.task.args))
+        if key not in best or cost < best[key][0]:
+            best[key] = (cost, inp)
+    return best
+
+
+def cv(values: list) -> float:
+    return statistics.pstdev(values) / statistics.mean(values)
+
+
+def main(argv: list | None = None) -> list:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--log", required=True, help="records of a tuning run")
+    p.add_argument("--limit", type=int, default=8, help="the first N conv tasks of the log (default 8)")
+    p.add_argument("--times", type=int, default=5, help="re-measurements per config (default 5)")
+    a = p.parse_args(argv)
+    kw = dict(number=3, repeat=3, min_repeat_ms=20)
+    builder = autotvm.LocalBuilder(n_parallel=2)
+    runners = {"normalized": autotvm.LocalRunner(**kw), "raw": autotvm.LocalRunner(normalize=False, **kw)}
+    rows = []
+    try:
+        for (name, args), (recorded, inp) in list(best_per_task(a.log).items())[: a.limit]:
+            task = autotvm.task.create(name, args=args, target=inp.target)
+            cfg = task.config_space.get(inp.config.index)
+            batches = {k: create_measure_batch(task, autotvm.measure_option(builder=builder, runner=r))
+                       for k, r in runners.items()}
+            got: dict = {k: [] for k in runners}
+            for _ in range(a.times):
+                for k, batch in batches.items():
+                    (res,) = batch([MeasureInput(task.target, task, cfg)])
+                    if res.error_no != 0:
+                        raise RuntimeError(f"{name} {args}: re-measuring the best config failed: {res}")
+                    got[k].append(sum(res.costs) / len(res.costs))
+            row = {k: cv(v) for k, v in got.items()}
+            rows.append(row)
+            dshape, kshape, strides = args[0], args[1], args[2]
+            print(f"{name:20s} {dshape[1]:4d}->{kshape[0]:4d} {kshape[2]}x{kshape[3]}/{strides[0]} @{dshape[2]:3d} "
+                  f"recorded {recorded * 1e3:.3f} ms; re-measured normalized "
+                  f"{statistics.mean(got['normalized']) * 1e3:.3f} ms CV {100 * row['normalized']:.1f}%, "
+                  f"raw {statistics.mean(got['raw']) * 1e3:.3f} ms CV {100 * row['raw']:.1f}%", flush=True)
+    finally:
+        builder.close()
+        for r in runners.values():
+            r.close()
+    if rows:
+        norm = [r["normalized"] for r in rows]
+        print(f"CV normalized: median {100 * statistics.median(norm):.1f}%, max {100 * max(norm):.1f}%, "
+              f"<= 3% on {sum(c <= 0.03 for c in norm)}/{len(norm)}; raw median "
+              f"{100 * statistics.median(r['raw'] for r in rows):.1f}%")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
