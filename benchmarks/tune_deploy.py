@@ -36,12 +36,10 @@ WINDOW_S = 0.005
 def best_per_conv(log: str) -> dict:
     """conv args -> (template name, best MeasureInput, best cost in seconds) over both implementations."""
     best: dict = {}
-    for inp, res in record.load_from_file(log):
-        if res.error_no != 0 or inp.task.name not in CONV_TEMPLATES:
-            continue
+    for inp, res in record.best_by_workload(record.load_from_file(log)).values():
         cost = sum(res.costs) / len(res.costs)
         key = tuple(inp.task.args)
-        if key not in best or cost < best[key][2]:
+        if inp.task.name in CONV_TEMPLATES and (key not in best or cost < best[key][2]):
             best[key] = (inp.task.name, inp, cost)
     return best
 
@@ -102,12 +100,8 @@ def knob_values(cfg) -> dict:
 
 
 def same_config(chosen: list, want: dict) -> bool:
-    """Whether the built conv node carries the recorded knob values."""
-    for _, cfg in chosen:
-        have = dict(cfg) if isinstance(cfg, dict) else dict(getattr(cfg, "values", {})) or knob_values(cfg)
-        if all(have.get(k) == v for k, v in want.items() if k in have) and set(want) & set(have):
-            return True
-    return False
+    """Whether a built node carries the recorded knob values."""
+    return any(all(cfg.values.get(k) == v for k, v in want.items()) for _, cfg in chosen)
 
 
 def main(argv: list | None = None) -> list:

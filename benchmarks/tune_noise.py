@@ -23,15 +23,9 @@ from tune.autotvm.measure.option import create_measure_batch
 
 def best_per_task(log: str) -> dict:
     """(template, args) -> (best cost, its MeasureInput) over the conv records of ``log``."""
-    best: dict = {}
-    for inp, res in record.load_from_file(log):
-        if res.error_no != 0 or not inp.task.name.startswith("conv2d"):
-            continue
-        cost = sum(res.costs) / len(res.costs)
-        key = (inp.task.name, tuple(inp.task.args))
-        if key not in best or cost < best[key][0]:
-            best[key] = (cost, inp)
-    return best
+    return {(inp.task.name, tuple(inp.task.args)): (sum(res.costs) / len(res.costs), inp)
+            for inp, res in record.best_by_workload(record.load_from_file(log)).values()
+            if inp.task.name.startswith("conv2d")}
 
 
 def cv(values: list) -> float:

@@ -18,6 +18,19 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def calls_lasting(fn, raw: list, n: int, min_ms: float) -> tuple[float, int]:
+    """``(seconds per call, calls)``: ``n`` calls of ``fn(*raw)``, doubled (or scaled up)
+    until they last ``min_ms`` milliseconds (at most 2**24 calls)."""
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn(*raw)
+        elapsed = time.perf_counter() - t0
+        if elapsed * 1e3 >= min_ms or n >= 1 << 24:
+            return elapsed / n, n
+        n = max(n * 2, int(n * min_ms / max(elapsed * 1e3, 1e-3)) + 1)
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     """One parameter: a buffer (shape entries int | var name | None) or a scalar var."""
@@ -230,20 +243,12 @@ class Module:
 
         def run(*args) -> TimeResult:
             raw = self._check(args)
-            fn = self._fn
-            fn(*raw)
+            self._fn(*raw)
             n = number
             results = []
             for _ in range(repeat):
-                while True:
-                    t0 = time.perf_counter()
-                    for _ in range(n):
-                        fn(*raw)
-                    elapsed = time.perf_counter() - t0
-                    if elapsed * 1e3 >= min_repeat_ms or n >= 1 << 24:
-                        break
-                    n = max(n * 2, int(n * min_repeat_ms / max(elapsed * 1e3, 1e-3)) + 1)
-                results.append(elapsed / n)
+                per_call, n = calls_lasting(self._fn, raw, n, min_repeat_ms)
+                results.append(per_call)
             return TimeResult(results)
 
         return run

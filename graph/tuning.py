@@ -166,7 +166,8 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
     With ``budget_s``, a task may spend the rest of the budget times its share of the flops
     left (what an earlier task left unspent goes to the later ones); a task stops at the
     first batch boundary past its time.  Returns workload -> trials measured now."""
-    measure_option = measure_option or autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20))
+    measure_option = measure_option or autotvm.measure_option(
+        builder="local", runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20))
     end = None if budget_s is None else time.monotonic() + budget_s
     deadline = [None]
     done: dict = {}

@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from codegen.module import calls_lasting
+
 CHECK_RTOL = 1e-3
 # seconds of timings behind the probe's settled time (speed states last ~1-3 s); tests shorten it
 SETTLE_S = float(os.environ.get("TESSERA_SETTLE_S", "4.0"))
@@ -249,16 +251,21 @@ def _flush_cache() -> None:
 
 
 def _timed(fn, raw, number: int, min_ms: float) -> float:
-    """Seconds per call: ``number`` calls, doubled (or scaled) until they last ``min_ms``."""
-    n = number
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn(*raw)
-        elapsed = time.perf_counter() - t0
-        if elapsed * 1e3 >= min_ms or n >= 1 << 24:
-            return elapsed / n
-        n = max(n * 2, int(n * min_ms / max(elapsed * 1e3, 1e-3)) + 1)
+    """Seconds per call of ``number`` calls or more, lasting ``min_ms``."""
+    return calls_lasting(fn, raw, number, min_ms)[0]
+
+
+def _alternate(timing, ref_timing, r_prev: float, count: int = 0, until: float = 0.0) -> tuple:
+    """``(ratios, last reference timing)``: ``timing()`` alternated with ``ref_timing()``, each
+    over the mean of the reference timings either side of it (``r_prev`` the one before the
+    first); ``count`` of them, or as many as end by ``until`` (perf_counter), at least 5."""
+    ratios = []
+    while len(ratios) < count or (until and (time.perf_counter() < until or len(ratios) < 5)):
+        mine = timing()
+        r_next = ref_timing()
+        ratios.append(mine / (0.5 * (r_prev + r_next)))
+        r_prev = r_next
+    return ratios, r_prev
 
 
 def _reference_timer(ref: dict, settled: float | None, probe: tuple | None = None) -> tuple:
@@ -285,13 +292,8 @@ def _reference_timer(ref: dict, settled: float | None, probe: tuple | None = Non
         fn, raw = hit[0]._fn, hit[1]
         if probe is not None and probe[0]["key"] != ref["key"]:
             pfn, praw, psettled = _reference_timer(probe[0], probe[1])
-            ratios, t_end = [], time.perf_counter() + PROBE_S
-            p_prev = _timed(pfn, praw, 1, REF_MS)
-            while time.perf_counter() < t_end or len(ratios) < 5:
-                mine = _timed(fn, raw, 1, REF_MS)
-                p_next = _timed(pfn, praw, 1, REF_MS)
-                ratios.append(mine / (0.5 * (p_prev + p_next)))
-                p_prev = p_next
+            ratios, _ = _alternate(lambda: _timed(fn, raw, 1, REF_MS), lambda: _timed(pfn, praw, 1, REF_MS),
+                                   _timed(pfn, praw, 1, REF_MS), until=time.perf_counter() + PROBE_S)
             hit[2] = float(np.median(ratios)) * psettled
         else:
             samples, t_end = [], time.perf_counter() + SETTLE_S
@@ -341,22 +343,21 @@ def run_candidate(payload: dict) -> dict:
         rfn, rraw, settled = timer
         ref_ms = max(min(min_ms, SUB_MS), REF_MS)
         r_prev = _timed(rfn, rraw, 1, ref_ms)
+
+        def candidate() -> float:  # caches flushed before each of its timings, when asked
+            if payload["flush"]:
+                _flush_cache()
+            return _timed(fn, raw, number, min(min_ms, SUB_MS))
     costs = []
     for _ in range(payload["repeat"]):
-        if payload["flush"]:
-            _flush_cache()
         if timer is None:
+            if payload["flush"]:
+                _flush_cache()
             costs.append(_timed(fn, raw, number, min_ms))
             continue
         # alternate short candidate and reference timings; the repeat's cost is the median ratio
-        ratios = []
-        for k in range(max(1, round(min_ms / SUB_MS))):
-            if k and payload["flush"]:
-                _flush_cache()
-            cost = _timed(fn, raw, number, min(min_ms, SUB_MS))
-            r_next = _timed(rfn, rraw, 1, ref_ms)
-            ratios.append(cost / (0.5 * (r_prev + r_next)))
-            r_prev = r_next
+        ratios, r_prev = _alternate(candidate, lambda: _timed(rfn, rraw, 1, ref_ms), r_prev,
+                                    count=max(1, round(min_ms / SUB_MS)))
         costs.append(float(np.median(ratios)) * settled)
     out = {"costs": costs, "wrong": ""}
     if timer is not None:

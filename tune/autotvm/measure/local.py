@@ -135,8 +135,8 @@ class LocalRunner:
     times the best so far is timed by that one call (``None``: never).
     ``normalize`` (with ``check_correctness``): each repeat is bracketed by
     timings of the fallback kernel and reported as ``candidate / reference x
-    the reference's settled time`` (its time on an undisturbed machine, taken
-    once per task).  On a VM that drifts between speed states for seconds at
+    the reference's settled time`` (its time on an undisturbed machine: the
+    runner's first reference settled once, every later one by its ratio to it).  On a VM that drifts between speed states for seconds at
     a time this cuts the spread of re-measurements from 5-30% to a few
     percent; ``normalize=False`` reports raw seconds, as classic AutoTVM did.
     """
