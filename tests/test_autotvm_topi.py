@@ -23,13 +23,21 @@ def _conv_task(dshape, kshape, strides, pads):
     return wl, autotvm.task.create(wl[0], wl[1:], target="llvm")
 
 
-def _check_conv(f, dshape, kshape, strides, pads):
+def _check_conv(f, dshape, kshape, strides, pads, layouts=None):
+    """``f`` against numpy; ``layouts``: the template's declared ones (blocked data, kernel, output)."""
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, dshape).astype("float32")
     k = rng.uniform(-1, 1, kshape).astype("float32")
     ref = topi.testing.conv2d_nchw_python(a, k, strides, pads[:2])
-    out = np.empty(ref.shape, "float32")
-    f(a, k, out)
+    if layouts is None:
+        out = np.empty(ref.shape, "float32")
+        f(a, k, out)
+    else:
+        (dl, _), (kl, _), (ol, oshape) = layouts
+        assert tuple(oshape) == ref.shape
+        blocked = np.full(autotvm.layout.blocked_shape(ol, oshape), np.nan, "float32")
+        f(autotvm.layout.to_blocked(a, dl), autotvm.layout.to_blocked(k, kl), blocked)
+        out = autotvm.layout.to_logical(blocked, ol, oshape)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
 
 
@@ -41,8 +49,13 @@ def test_conv2d_template_space_sampled(shape):
     assert {k: e.val for k, e in default._entity_map.items()} == default_config(wl).values
     rng = np.random.default_rng(1)
     for index in [default.index] + [int(i) for i in rng.integers(len(task.config_space), size=3)]:
-        s, args = task.instantiate(task.config_space.get(index))
-        _check_conv(codegen.build(s, args), *shape)
+        cfg = task.config_space.get(index)
+        try:
+            s, args, layouts = task.instantiate_with_layouts(cfg)
+        except autotvm.TuneError:
+            continue  # a combination the template refuses
+        assert layouts[0][0] == f"NCHW{cfg['ic_bn'].val}c" and layouts[2][0] == f"NCHW{cfg['oc_bn'].val}c"
+        _check_conv(codegen.build(s, args), *shape, layouts)
 
 
 def test_dense_pack_template_space_sampled():
@@ -112,7 +125,9 @@ def test_conv2d_tuned_then_applied(tmp_path):
     best = min(recs, key=lambda r: np.mean(r[1].costs))[0].config
     with autotvm.apply_history_best(log):
         assert autotvm.lookup_values(wl) == {k: e.val for k, e in best._entity_map.items()}
-        s, args = autotvm.task.lookup(wl[0]).func(*wl[1:])
+        with autotvm.layout.collecting() as declared:
+            s, args = autotvm.task.lookup(wl[0]).func(*wl[1:])
+        layouts = declared.of(args)
     conv = next(st.op for st in s.stages if st.op.name.startswith("conv2d_NCHWc"))
     assert conv.attrs["config"].values == {k: e.val for k, e in best._entity_map.items()}
-    _check_conv(codegen.build(s, args), *shape)
+    _check_conv(codegen.build(s, args), *shape, layouts)

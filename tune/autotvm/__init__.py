@@ -6,7 +6,7 @@ tuners (``autotvm.tuner.XGBTuner`` ...), records (``autotvm.record``), callbacks
 (``autotvm.callback``) and dispatch contexts (``apply_history_best``).
 """
 
-from tune.autotvm import callback, errors, record, task, tuner
+from tune.autotvm import callback, errors, layout, record, task, tuner
 from tune.autotvm.dispatch import ApplyConfig, DispatchContext, FallbackContext, lookup_ranked, lookup_values
 from tune.autotvm.errors import (
     KnobError,

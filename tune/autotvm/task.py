@@ -136,7 +136,14 @@ class Task:
 
     def instantiate(self, config: ConfigSpace):
         """``(schedule, tensors)`` of the template under ``config``; a template error is a TemplateError."""
-        with dispatch.ApplyConfig(config), self.target:
+        return self.instantiate_with_layouts(config)[:2]
+
+    def instantiate_with_layouts(self, config: ConfigSpace) -> tuple:
+        """``(schedule, tensors, layouts)``: per tensor, ``(layout, logical shape)`` where the
+        template declared one (``autotvm.layout.declare``), else None."""
+        from tune.autotvm.layout import collecting
+
+        with dispatch.ApplyConfig(config), self.target, collecting() as declared:
             try:
                 out = self.func()(*self.args)
             except TuneError:
@@ -158,7 +165,7 @@ class Task:
             raise TemplateError(
                 f"template {self.name!r} must return (schedule, [tensors]), got {type(out).__name__}"
             )
-        return out
+        return out[0], out[1], declared.of(out[1])
 
     def default_config(self) -> ConfigEntity:
         """The fallback config (the template's own defaults) as a point of the space."""

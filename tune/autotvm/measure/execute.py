@@ -108,9 +108,10 @@ def build_candidate(payload: dict) -> dict:
     t0 = time.perf_counter()
     task, config, lowered = payload["task"], payload["config"], payload.get("lowered")
     sch = args = None
+    layouts = payload.get("layouts")
     if lowered is None:
         try:
-            sch, args = task.instantiate(config)
+            sch, args, layouts = task.instantiate_with_layouts(config)
         except TuneError as err:
             return {
                 "error_no": MeasureErrorNo.INSTANTIATION_ERROR,
@@ -126,8 +127,15 @@ def build_candidate(payload: dict) -> dict:
             "error": f"{type(err).__name__}: {err}",
             "time": time.perf_counter() - t0,
         }
-    out.update(error_no=0, error="", time=time.perf_counter() - t0)
+    out.update(error_no=0, error="", time=time.perf_counter() - t0, layouts=_aligned(layouts, out["specs"]))
     return out
+
+
+def _aligned(layouts, specs: list) -> list:
+    """One ``(layout, logical shape)`` or None per kernel parameter (all None when they do not line up)."""
+    if not layouts or len(layouts) != len(specs):
+        return [None] * len(specs)
+    return [None if lay is None else [lay[0], list(lay[1])] for lay in layouts]
 
 
 def lower_here(task, config) -> dict | None:
@@ -138,12 +146,12 @@ def lower_here(task, config) -> dict | None:
     from tune.autotvm.measure.measure import MeasureErrorNo
 
     try:
-        sch, args = task.instantiate(config)
+        sch, args, layouts = task.instantiate_with_layouts(config)
     except TuneError as err:
         return {"error_no": MeasureErrorNo.INSTANTIATION_ERROR, "error": str(err)}
     try:
         with task.target:
-            return {"lowered": lower(sch, args, name=kernel_name(task.name))}
+            return {"lowered": lower(sch, args, name=kernel_name(task.name)), "layouts": layouts}
     except Exception as err:
         return {"error_no": MeasureErrorNo.COMPILE_HOST, "error": f"{type(err).__name__}: {err}"}
 
@@ -153,14 +161,14 @@ def kernel_name(task_name: str) -> str:
 
 
 # ------------------------------------------------------------------ runner --
-_loaded: dict = {}  # symbol -> Module (kernels stay loaded for the life of the worker)
+_loaded: dict = {}  # (symbol, specs) -> Module (kernels stay loaded for the life of the worker)
 _refs: dict = {}  # reference key -> (inputs, outputs)
 _flush: dict = {}
 
 
 def load_object(build: dict):
     """The ``codegen.Module`` of a built candidate, its object code linked into this process's JIT."""
-    sym = build["symbol"]
+    sym = (build["symbol"], repr(build["specs"]))  # one code may serve two signatures (shapes in the checks only)
     hit = _loaded.get(sym)
     if hit is not None:
         return hit
@@ -209,29 +217,57 @@ def random_arguments(specs: list, seed: int) -> list:
     return args
 
 
+def _logical_specs(build: dict) -> list:
+    """The build's parameters as the template's logical tensors (a declared layout undone)."""
+    out = []
+    for p, lay in zip(build["specs"], build.get("layouts") or [None] * len(build["specs"])):
+        out.append(p if lay is None else dict(p, shape=list(lay[1])))
+    return out
+
+
+def _stored(arrays: list, build: dict) -> list:
+    """Logical arrays (None for outputs) in the build's own layouts."""
+    from tune.autotvm.layout import to_blocked
+
+    lays = build.get("layouts") or [None] * len(arrays)
+    return [a if a is None or lay is None else to_blocked(a, lay[0]) for a, lay in zip(arrays, lays)]
+
+
+def _run_logical(build: dict, inputs: list) -> list:
+    """Call the build on logical ``inputs`` (None at outputs); its outputs, logical."""
+    from tune.autotvm.layout import to_logical
+
+    mod = load_object(build)
+    outs = random_arguments([p for p in build["specs"] if p["is_output"]], 0)
+    it = iter(outs)
+    args = [next(it) if a is None else a for a in _stored(inputs, build)]
+    mod(*args)
+    lays = [lay for p, lay in zip(build["specs"], build.get("layouts") or [None] * len(args)) if p["is_output"]]
+    return [o if lay is None else to_logical(o, lay[0], lay[1]) for o, lay in zip(outs, lays)]
+
+
 def _reference(ref: dict) -> tuple:
+    """``(logical inputs with None at outputs, logical outputs)`` of the reference build."""
     hit = _refs.get(ref["key"])
     if hit is None:
-        mod = load_object(ref)
-        args = random_arguments(ref["specs"], ref.get("seed", 0))
-        mod(*args)
-        outs = [a.copy() for a, p in zip(args, ref["specs"]) if p["is_output"]]
-        hit = _refs[ref["key"]] = ([None if p["is_output"] else a for a, p in zip(args, ref["specs"])], outs)
+        specs = _logical_specs(ref)
+        args = random_arguments(specs, ref.get("seed", 0))
+        inputs = [None if p["is_output"] else a for a, p in zip(args, specs)]
+        hit = _refs[ref["key"]] = (inputs, _run_logical(ref, inputs))
     return hit
 
 
 def check_output(build: dict, ref: dict) -> str:
-    """'' when the candidate computes the reference's outputs; else what differs."""
-    if [(p["dtype"], tuple(p["shape"])) for p in build["specs"]] != [
-        (p["dtype"], tuple(p["shape"])) for p in ref["specs"]
+    """'' when the candidate computes the reference's outputs; else what differs.
+
+    Both run on the same logical inputs, each stored in its own declared layout
+    (``autotvm.layout``), and their outputs are compared in the logical form."""
+    if [(p["dtype"], tuple(p["shape"])) for p in _logical_specs(build)] != [
+        (p["dtype"], tuple(p["shape"])) for p in _logical_specs(ref)
     ]:
-        return ""  # different argument layouts: not comparable
+        return ""  # arguments that stand for different tensors: not comparable
     inputs, ref_outs = _reference(ref)
-    mod = load_object(build)
-    outs = random_arguments([p for p in build["specs"] if p["is_output"]], 0)
-    it = iter(outs)
-    args = [next(it) if a is None else a for a in inputs]
-    mod(*args)
+    outs = _run_logical(build, inputs)
     for k, (got, want) in enumerate(zip(outs, ref_outs)):
         tol = CHECK_RTOL * max(1.0, float(np.nanmax(np.abs(want))) if want.size else 1.0)
         if got.shape != want.shape or not np.allclose(got, want, rtol=CHECK_RTOL, atol=tol):
