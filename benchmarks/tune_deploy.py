@@ -10,6 +10,11 @@ record's cost (the runner's settled scale, also a fast-state figure).  A workloa
 calls several times reports the median of its calls.  It also checks that the build chose the
 recorded config.
 
+A second figure cancels the machine's drift: each deployed call alternates, 5 ms windows at a
+time, with the recorded config built alone from its template (the kernel the runner timed); the
+median ratio says whether deployment keeps the tuned kernel's speed (its fused epilogue, the
+model's buffers), apart from the noise of the recorded figure itself (``tune_noise.py``).
+
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl --limit 4 --seconds 2
 
@@ -58,6 +63,35 @@ def time_call(call, seconds: float) -> tuple:
     return float(np.percentile(samples, 10)), statistics.median(samples)
 
 
+def window(call) -> float:
+    """Seconds per call over one WINDOW_S window."""
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < WINDOW_S:
+        call()
+        n += 1
+    return (time.perf_counter() - t0) / n
+
+
+def task_kernel(inp):
+    """A call of the recorded config built alone from its template (what the runner timed)."""
+    import codegen
+
+    s, args = inp.task.instantiate(inp.config)
+    mod = codegen.build(s, args, target=inp.task.target)
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(-1, 1, tuple(int(d) for d in t.shape)).astype(t.dtype) for t in args]
+    return lambda: mod(*arrays)
+
+
+def interleaved_ratio(deployed_call, alone_call, seconds: float) -> float:
+    """Median over alternating windows of (deployed / alone), the drift of the machine cancelled."""
+    deployed_call(), alone_call()
+    ratios, end = [], time.perf_counter() + seconds
+    while time.perf_counter() < end or len(ratios) < 5:
+        ratios.append(window(deployed_call) / window(alone_call))
+    return statistics.median(ratios)
+
+
 def model_calls(model: str, log: str) -> tuple:
     """``(executor, [(kernel call, [(op, config), ...]), ...])`` of ``model`` built with ``log``."""
     path = model if model.endswith(".onnx") else light_model_path(model)
@@ -99,7 +133,7 @@ def main(argv: list | None = None) -> list:
     set_threads(a.threads)
     best = best_per_conv(a.log)
     _, calls = model_calls(a.model, a.log)
-    rows = []
+    rows, paired = [], []
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
             break
@@ -114,15 +148,21 @@ def main(argv: list | None = None) -> list:
         p10 = statistics.median(t[0] for t in times)
         med = statistics.median(t[1] for t in times)
         ratio = p10 / cost
+        alone = task_kernel(inp)
+        inter = statistics.median(interleaved_ratio(call, alone, a.seconds / len(mine)) for call, _ in mine)
         rows.append(ratio)
+        paired.append(inter)
         same = all(same_config(cfgs, knob_values(inp.config)) for _, cfgs in mine)
         print(f"{label} recorded {cost * 1e3:7.3f} ms  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
-              f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  "
+              f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x  "
               f"{'recorded config' if same else 'OTHER config ' + str([c for _, c in mine[0][1]])}", flush=True)
     if rows:
         within = sum(abs(r - 1) <= 0.05 for r in rows)
         print(f"deployed/recorded: median {statistics.median(rows):.3f}, range {min(rows):.3f}-{max(rows):.3f}, "
               f"{within}/{len(rows)} within 5%")
+        within = sum(abs(r - 1) <= 0.05 for r in paired)
+        print(f"deployed/task kernel, interleaved: median {statistics.median(paired):.3f}, range "
+              f"{min(paired):.3f}-{max(paired):.3f}, {within}/{len(paired)} within 5%")
     return rows
 
 
