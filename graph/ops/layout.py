@@ -25,6 +25,7 @@ from topi.x86 import depthwise_conv2d as x86dw
 from topi.x86 import group_conv2d as x86group
 from topi.x86.channel_shuffle import schedule_channel_shuffle
 from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86, plain_shapes
+from tune.autotvm.layout import to_blocked, to_logical
 
 
 def blocked_layout(block: int) -> str:
@@ -33,21 +34,20 @@ def blocked_layout(block: int) -> str:
 
 
 def block_array(x: np.ndarray, block: int) -> np.ndarray:
-    """``[N, C, H, W] -> [N, C/block, H, W, block]``."""
-    n, c, h, w = x.shape
-    return np.ascontiguousarray(x.reshape(n, c // block, block, h, w).transpose(0, 1, 3, 4, 2))
+    """``[N, C, H, W] -> [N, C/block, H, W, block]`` (layout ``NCHW[block]c``)."""
+    return to_blocked(x, blocked_layout(block))
 
 
 def unblock_array(x: np.ndarray) -> np.ndarray:
     """``[N, C/b, H, W, b] -> [N, C, H, W]``."""
     n, cc, h, w, b = x.shape
-    return np.ascontiguousarray(x.transpose(0, 1, 4, 2, 3).reshape(n, cc * b, h, w))
+    return to_logical(x, blocked_layout(b), (n, cc * b, h, w))
 
 
 def unpack_kernel_array(k: np.ndarray) -> np.ndarray:
     """``[OCc, ICc, KH, KW, ic_bn, oc_bn] -> [OC, IC, KH, KW]`` (inverse of ``pack_kernel_numpy``)."""
     occ, icc, kh, kw, ic_bn, oc_bn = k.shape
-    return np.ascontiguousarray(k.transpose(0, 5, 1, 4, 2, 3).reshape(occ * oc_bn, icc * ic_bn, kh, kw))
+    return to_logical(k, f"OIHW{ic_bn}i{oc_bn}o", (occ * oc_bn, icc * ic_bn, kh, kw))
 
 
 def _conv_args(a):

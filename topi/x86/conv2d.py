@@ -221,15 +221,11 @@ def pack_kernel(kernel, ic_bn: int, oc_bn: int):
 
 
 def pack_kernel_numpy(kernel, ic_bn: int, oc_bn: int):
-    """The numpy twin of :func:`pack_kernel`, to pre-pack constant weights once."""
-    import numpy as np
+    """The numpy twin of :func:`pack_kernel`, to pre-pack constant weights once: layout
+    ``OIHW[ic_bn]i[oc_bn]o`` of ``tune.autotvm.layout`` (OC zero-padded to whole blocks)."""
+    from tune.autotvm.layout import to_blocked
 
-    oc, ic, kh, kw = kernel.shape
-    occ = _ceil(oc, oc_bn)
-    k = np.zeros((occ * oc_bn, ic, kh, kw), kernel.dtype)
-    k[:oc] = kernel
-    k = k.reshape(occ, oc_bn, ic // ic_bn, ic_bn, kh, kw)
-    return np.ascontiguousarray(k.transpose(0, 2, 4, 5, 3, 1))
+    return to_blocked(kernel, f"OIHW{ic_bn}i{oc_bn}o")
 
 
 def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg: Config | None = None,
