@@ -112,3 +112,23 @@ def test_ranked_lookup_orders_by_cost(tmp_path):
         rows = autotvm.lookup_ranked(task.workload)
     assert [cost for _, cost in rows] == [1e-3, 2e-3]  # one row per config, its fastest
     assert rows[0][0]["oc_bn"] == 16 and rows[0][0]["ic_bn"] == 8
+
+
+def test_a_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_path):
+    from graph.passes.tune_layouts import RECORD_MARGIN
+
+    g = two_convs()
+    (task,) = autotvm.task.extract_from_program(g, target="llvm")
+    rule = task.default_config()
+    rule_values = {k: getattr(e, "val", e) for k, e in rule._entity_map.items()}
+    other = config_with(task, ic_bn=rule_values["ic_bn"], oc_bn=rule_values["oc_bn"],
+                        unroll_kw=not rule_values["unroll_kw"])
+    chosen = {}
+    for name, factor in (("within", 1 - RECORD_MARGIN / 2), ("beyond", 1 - 2 * RECORD_MARGIN)):
+        log = tmp_path / f"{name}.jsonl"
+        write_log(log, [(task, rule, 1.0e-3), (task, other, factor * 1.0e-3)])
+        with autotvm.apply_history_best(str(log)):
+            out = tune_layouts(g)
+        chosen[name] = [n.attrs["config"]["unroll_kw"] for n in out.nodes if n.op == "conv2d"]
+    assert chosen["within"] == [rule_values["unroll_kw"]] * 2  # a gain inside the noise: the rule stays
+    assert chosen["beyond"] == [not rule_values["unroll_kw"]] * 2
