@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 import te
+from graph.tuning import RUNNER_OPTIONS
 from tune import autotvm
 
 
@@ -200,7 +201,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     measure = autotvm.measure_option(
         builder=autotvm.LocalBuilder(n_parallel=2),
-        runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20),
+        runner=autotvm.LocalRunner(**RUNNER_OPTIONS),
     )
     if args.conv_layers:
         return conv_layers(args, measure)

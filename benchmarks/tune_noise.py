@@ -15,6 +15,7 @@ import argparse
 import statistics
 
 import topi  # noqa: F401  (registers the templates)
+from graph.tuning import RUNNER_OPTIONS
 from tune import autotvm
 from tune.autotvm import record
 from tune.autotvm.measure import MeasureInput
@@ -37,8 +38,10 @@ def main(argv: list | None = None) -> list:
     p.add_argument("--log", required=True, help="records of a tuning run")
     p.add_argument("--limit", type=int, default=8, help="the first N conv tasks of the log (default 8)")
     p.add_argument("--times", type=int, default=5, help="re-measurements per config (default 5)")
+    p.add_argument("--min-repeat-ms", type=float, default=RUNNER_OPTIONS["min_repeat_ms"],
+                   help=f"the runners' min_repeat_ms (default {RUNNER_OPTIONS['min_repeat_ms']}, as tessera tune's)")
     a = p.parse_args(argv)
-    kw = dict(number=3, repeat=3, min_repeat_ms=20)
+    kw = {**RUNNER_OPTIONS, "min_repeat_ms": a.min_repeat_ms}
     builder = autotvm.LocalBuilder(n_parallel=2)
     runners = {"normalized": autotvm.LocalRunner(**kw), "raw": autotvm.LocalRunner(normalize=False, **kw)}
     rows = []

@@ -36,6 +36,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tune_autotvm import resnet50_conv_tasks
 
+from graph.tuning import RUNNER_OPTIONS
 from tune import autotvm
 
 REACH = 0.95
@@ -175,7 +176,7 @@ def main(argv=None) -> int:
         )
     measure = autotvm.measure_option(
         builder=autotvm.LocalBuilder(n_parallel=2),
-        runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20),
+        runner=autotvm.LocalRunner(**RUNNER_OPTIONS),
     )
     try:
         (transfer if args.transfer else quality)(tasks, picked, args, measure)
