@@ -44,7 +44,7 @@ def best_per_conv(log: str) -> dict:
     """conv args -> (template name, best MeasureInput, best cost in seconds) over both implementations."""
     best: dict = {}
     for inp, res in record.best_by_workload(record.load_from_file(log)).values():
-        cost = sum(res.costs) / len(res.costs)
+        cost = res.cost
         key = tuple(inp.task.args)
         if inp.task.name in CONV_TEMPLATES and (key not in best or cost < best[key][2]):
             best[key] = (inp.task.name, inp, cost)
@@ -59,7 +59,7 @@ def measured_configs(log: str) -> dict:
         if res.error_no != 0 or inp.task.name not in CONV_TEMPLATES:
             continue
         key = (inp.task.name, tuple(inp.task.args), tuple(sorted(knob_values(inp.config).items())))
-        cost = sum(res.costs) / len(res.costs)
+        cost = res.cost
         if key not in out or cost < out[key][1]:
             out[key] = (inp, cost)
     return out

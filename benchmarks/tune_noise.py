@@ -24,7 +24,7 @@ from tune.autotvm.measure.option import create_measure_batch
 
 def best_per_task(log: str) -> dict:
     """(template, args) -> (best cost, its MeasureInput) over the conv records of ``log``."""
-    return {(inp.task.name, tuple(inp.task.args)): (sum(res.costs) / len(res.costs), inp)
+    return {(inp.task.name, tuple(inp.task.args)): (res.cost, inp)
             for inp, res in record.best_by_workload(record.load_from_file(log)).values()
             if inp.task.name.startswith("conv2d")}
 
@@ -57,7 +57,7 @@ def main(argv: list | None = None) -> list:
                     (res,) = batch([MeasureInput(task.target, task, cfg)])
                     if res.error_no != 0:
                         raise RuntimeError(f"{name} {args}: re-measuring the best config failed: {res}")
-                    got[k].append(sum(res.costs) / len(res.costs))
+                    got[k].append(res.cost)
             row = {k: cv(v) for k, v in got.items()}
             rows.append(row)
             dshape, kshape, strides = args[0], args[1], args[2]

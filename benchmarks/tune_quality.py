@@ -69,7 +69,7 @@ def logged_best(log: str | None, task) -> float:
     best = 0.0
     for inp, res in autotvm.record.load_from_file(log):
         if inp.task.workload == task.workload and res.error_no == 0 and res.costs:
-            best = max(best, task.flop / (sum(res.costs) / len(res.costs)) / 1e9)
+            best = max(best, task.flop / res.cost / 1e9)
     return best
 
 

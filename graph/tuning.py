@@ -241,7 +241,7 @@ def best_curves(log_path: str, tasks: list, target) -> dict:
         best, curve = 0.0, []
         for _, res in measured(records, t):
             if res.error_no == 0 and res.costs:
-                best = max(best, t.flop / (sum(res.costs) / len(res.costs)) / 1e9)
+                best = max(best, t.flop / res.cost / 1e9)
             curve.append(best)
         curves[t] = curve
     return curves

@@ -432,3 +432,16 @@ def test_early_stopping():
     # the default (a=0, b=0) first, then a=1, 2, ... with b=0: better up to a=21 (trial 21); batches of
     # 4 stop at the first boundary at least 10 trials later
     assert tuner.best_iter == 21 and len(mon.records) == 32
+
+
+def test_a_records_cost_is_the_median_of_its_repeats():
+    from tune.autotvm.measure import MeasureInput, MeasureResult
+
+    assert MeasureResult((1.0, 1.4, 1.0), 0, 1.0, 0.0).cost == 1.0
+    assert MeasureResult((1.0, 2.0), 0, 1.0, 0.0).cost == 1.5
+    task = autotvm.task.create("test/matmul", args=(32, 32, 32, "float32"), target="llvm")
+    a, b = task.config_space.get(0), task.config_space.get(1)
+    rows = [(MeasureInput(task.target, task, a), MeasureResult((1.0e-3, 1.4e-3, 1.0e-3), 0, 1.0, 0.0)),
+            (MeasureInput(task.target, task, b), MeasureResult((1.1e-3,) * 3, 0, 1.0, 0.0))]
+    (best,) = record.best_by_workload(rows).values()
+    assert best[0].config.index == a.index  # one slow repeat does not cost it its place (mean 1.13 ms)

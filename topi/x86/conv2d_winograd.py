@@ -102,7 +102,7 @@ MIN_CHANNELS = 64
 
 
 def _record_cost(workload: tuple, target) -> float | None:
-    """Mean seconds of the best record of ``workload`` for ``target`` in the innermost
+    """Seconds (``MeasureResult.cost``) of the best record of ``workload`` for ``target`` in the innermost
     ``apply_history_best`` context that holds one (None: no record)."""
     from tune.autotvm.dispatch import _stack, target_key
 
@@ -110,8 +110,7 @@ def _record_cost(workload: tuple, target) -> float | None:
     for ctx in reversed(_stack()):
         hit = getattr(ctx, "best", {}).get((key, tuple(workload)))
         if hit is not None:
-            costs = hit[1].costs
-            return sum(costs) / len(costs)
+            return hit[1].cost
     return None
 
 

@@ -40,7 +40,7 @@ class Monitor:
 
     def trial_scores(self) -> list:
         return [
-            inp.task.flop / (sum(r.costs) / len(r.costs)) if r.error_no == 0 else 0.0
+            inp.task.flop / r.cost if r.error_no == 0 else 0.0
             for inp, r in self.records
         ]
 
@@ -58,7 +58,7 @@ def progress_bar(total: int, prefix: str = "", si_prefix: str = "G", stream=None
             state["ct"] += 1
             flops = 0.0
             if res.error_no == 0 and res.costs:
-                flops = inp.task.flop / (sum(res.costs) / len(res.costs))
+                flops = inp.task.flop / res.cost
             state["cur"] = flops
             state["best"] = max(state["best"], flops)
         done = state["ct"] >= total or getattr(tuner, "ttl", 1) <= 0

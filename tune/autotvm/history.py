@@ -47,7 +47,7 @@ class ApplyHistoryBest(DispatchContext):
         """``[(config, mean seconds), ...]`` of every config measured for ``workload`` on
         ``target``, fastest first (a graph-level choice weighs them against layout costs)."""
         rows = self.ranked.get((target_key(target), workload), [])
-        return [(inp.config, sum(res.costs) / len(res.costs)) for inp, res in rows]
+        return [(inp.config, res.cost) for inp, res in rows]
 
 
 def apply_history_best(records) -> ApplyHistoryBest:

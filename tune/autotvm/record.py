@@ -139,10 +139,6 @@ def save_to_file(records, filename) -> None:
         fh.writelines(encode(inp, res) + "\n" for inp, res in records)
 
 
-def _mean(costs) -> float:
-    return sum(costs) / len(costs)
-
-
 def ranked_by_workload(records) -> dict:
     """``{(target text, workload): [(input, result), ...]}``: the successful records of each,
     fastest first, one per distinct config (its fastest measurement)."""
@@ -156,7 +152,7 @@ def ranked_by_workload(records) -> dict:
         ranked.setdefault(key, []).append((inp, res))
     for key, rows in ranked.items():
         fastest: dict = {}  # config key -> its fastest row (dicts keep the sorted order)
-        for row in sorted(rows, key=lambda row: _mean(row[1].costs)):
+        for row in sorted(rows, key=lambda row: row[1].cost):
             fastest.setdefault(row[0].config.key(), row)
         ranked[key] = list(fastest.values())
     return ranked

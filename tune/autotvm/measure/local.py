@@ -199,7 +199,7 @@ class LocalRunner:
             if self.probe is None:
                 self.probe = (self.ref, self.ref_time)
         if result.error_no == 0 and result.costs:
-            self.best_cost = min(self.best_cost, sum(result.costs) / len(result.costs))
+            self.best_cost = min(self.best_cost, result.cost)
         return result
 
     def run(self, measure_inputs: list, build_results: list) -> list[MeasureResult]:

@@ -126,7 +126,7 @@ class Tuner:
     def _flops(self, res) -> float:
         if res.error_no != 0 or not res.costs:
             return 0.0
-        return self.task.flop / float(np.mean(res.costs))
+        return self.task.flop / res.cost
 
     # ------------------------------------------------------------- history --
     def load_history(self, data_set, min_seed_records: int = 500) -> None:

@@ -108,7 +108,7 @@ class XGBoostCostModel:
             flops = 0.0
             if res.error_no == 0 and res.costs:
                 flop = _task_flop(task)
-                flops = flop / float(np.mean(res.costs)) if flop else 1.0 / float(np.mean(res.costs))
+                flops = flop / res.cost if flop else 1.0 / res.cost
             gid = groups.setdefault((str(inp.target), task.workload), len(groups) + 1)
             self.hist_x.append(feats)
             self.hist_y.append(flops)
