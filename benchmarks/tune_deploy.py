@@ -40,10 +40,11 @@ CONV_TEMPLATES = ("conv2d_NCHWc.x86", "conv2d_winograd.x86")
 WINDOW_S = 0.005
 
 
-def best_per_conv(log: str) -> dict:
-    """conv args -> (template name, best MeasureInput, best cost in seconds) over both implementations."""
+def best_per_conv(records) -> dict:
+    """conv args -> (template name, best MeasureInput, best cost in seconds) over both implementations
+    (``records``: a log's path or its (input, result) pairs)."""
     best: dict = {}
-    for inp, res in record.best_by_workload(record.load_from_file(log)).values():
+    for inp, res in record.best_by_workload(record.load_records(records)).values():
         cost = res.cost
         key = tuple(inp.task.args)
         if inp.task.name in CONV_TEMPLATES and (key not in best or cost < best[key][2]):
@@ -51,18 +52,12 @@ def best_per_conv(log: str) -> dict:
     return best
 
 
-def measured_configs(log: str) -> dict:
-    """(template, args, knob values) -> (MeasureInput, mean cost) of every config the log measured
-    without error (the lowest cost of repeats)."""
-    out: dict = {}
-    for inp, res in record.load_from_file(log):
-        if res.error_no != 0 or inp.task.name not in CONV_TEMPLATES:
-            continue
-        key = (inp.task.name, tuple(inp.task.args), tuple(sorted(knob_values(inp.config).items())))
-        cost = res.cost
-        if key not in out or cost < out[key][1]:
-            out[key] = (inp, cost)
-    return out
+def measured_configs(records) -> dict:
+    """(template, args, knob values) -> (MeasureInput, cost) of every conv config the log measured
+    without error (its fastest measurement)."""
+    return {(inp.task.name, tuple(inp.task.args), tuple(sorted(knob_values(inp.config).items()))): (inp, res.cost)
+            for rows in record.ranked_by_workload(record.load_records(records)).values()
+            for inp, res in rows if inp.task.name in CONV_TEMPLATES}
 
 
 def deployed_record(cfgs: list, args: tuple, measured: dict):
@@ -78,11 +73,7 @@ def time_call(call, seconds: float) -> tuple:
     call()
     samples, end = [], time.perf_counter() + seconds
     while time.perf_counter() < end:
-        n, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < WINDOW_S:
-            call()
-            n += 1
-        samples.append((time.perf_counter() - t0) / n)
+        samples.append(window(call))
     return float(np.percentile(samples, 10)), statistics.median(samples)
 
 
@@ -154,8 +145,8 @@ def main(argv: list | None = None) -> list:
     p.add_argument("--threads", type=int, default=2)
     a = p.parse_args(argv)
     set_threads(a.threads)
-    best = best_per_conv(a.log)
-    measured = measured_configs(a.log)
+    records = record.load_records(a.log)
+    best, measured = best_per_conv(records), measured_configs(records)
     _, calls = model_calls(a.model, a.log)
     rows, paired = [], []
     for k, (args, (name, inp, cost)) in enumerate(best.items()):

@@ -47,7 +47,7 @@ def unblock_array(x: np.ndarray) -> np.ndarray:
 def unpack_kernel_array(k: np.ndarray) -> np.ndarray:
     """``[OCc, ICc, KH, KW, ic_bn, oc_bn] -> [OC, IC, KH, KW]`` (inverse of ``pack_kernel_numpy``)."""
     occ, icc, kh, kw, ic_bn, oc_bn = k.shape
-    return to_logical(k, f"OIHW{ic_bn}i{oc_bn}o", (occ * oc_bn, icc * ic_bn, kh, kw))
+    return to_logical(k, x86conv.kernel_layout(ic_bn, oc_bn), (occ * oc_bn, icc * ic_bn, kh, kw))
 
 
 def _conv_args(a):

@@ -220,12 +220,17 @@ def pack_kernel(kernel, ic_bn: int, oc_bn: int):
     return te.compute((occ, ic // ic_bn, kh, kw, ic_bn, oc_bn), body, name="kernel_vec", tag=PACK)
 
 
+def kernel_layout(ic_bn: int, oc_bn: int) -> str:
+    """The layout string of a packed kernel ``[OC/oc_bn, IC/ic_bn, KH, KW, ic_bn, oc_bn]``."""
+    return f"OIHW{ic_bn}i{oc_bn}o"
+
+
 def pack_kernel_numpy(kernel, ic_bn: int, oc_bn: int):
-    """The numpy twin of :func:`pack_kernel`, to pre-pack constant weights once: layout
-    ``OIHW[ic_bn]i[oc_bn]o`` of ``tune.autotvm.layout`` (OC zero-padded to whole blocks)."""
+    """The numpy twin of :func:`pack_kernel`, to pre-pack constant weights once (layout
+    :func:`kernel_layout` of ``tune.autotvm.layout``; OC zero-padded to whole blocks)."""
     from tune.autotvm.layout import to_blocked
 
-    return to_blocked(kernel, f"OIHW{ic_bn}i{oc_bn}o")
+    return to_blocked(kernel, kernel_layout(ic_bn, oc_bn))
 
 
 def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg: Config | None = None,

@@ -51,22 +51,16 @@ def conv2d_nchwc(dshape, kshape, strides, pads, dilation, groups=1, dtype="float
     (:func:`topi.x86.conv2d_nchwc.conv2d_NCHWc_x86`); the blocks are the config's, so what is
     timed is the kernel a graph built with that config calls (no packing or unpacking inside).
     The arguments are the NCHW workload's; each tensor declares the logical one it stores."""
-    from topi.nn.conv2d import _spatial
-    from topi.x86.conv2d import TEMPLATE, conv2d_workload, schedule_conv2d_NCHWc
+    from topi.x86.conv2d import conv2d_workload, kernel_layout, schedule_conv2d_NCHWc
     from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86
 
     workload = conv2d_workload(dshape, kshape, strides, pads, dilation, groups, dtype, out_dtype)
     cfg = template_config(workload)
     ic_bn, oc_bn = cfg["ic_bn"], cfg["oc_bn"]
-    n, oc = dshape[0], kshape[0]
-    _, _, _, (oh, ow) = _spatial(TEMPLATE, dshape, kshape, dshape[2:4], kshape[2:4], strides, pads, dilation)
-    data_layout, kernel_layout, out_layout = f"NCHW{ic_bn}c", f"OIHW{ic_bn}i{oc_bn}o", f"NCHW{oc_bn}c"
-    data = autotvm.layout.declare(te.placeholder(autotvm.layout.blocked_shape(data_layout, dshape), name="data",
-                                                 dtype=dtype), data_layout, dshape)
-    kernel = autotvm.layout.declare(te.placeholder(autotvm.layout.blocked_shape(kernel_layout, kshape),
-                                                   name="kernel", dtype=dtype), kernel_layout, kshape)
+    data = autotvm.layout.placeholder(dshape, f"NCHW{ic_bn}c", "data", dtype)
+    kernel = autotvm.layout.placeholder(kshape, kernel_layout(ic_bn, oc_bn), "kernel", dtype)
     out = conv2d_NCHWc_x86(data, kernel, strides, pads, dilation, cfg, groups, out_dtype)
-    autotvm.layout.declare(out, out_layout, (n, oc, oh, ow))
+    autotvm.layout.declare(out, f"NCHW{oc_bn}c", (dshape[0], kshape[0], *[int(d) for d in out.shape[2:4]]))
     return schedule_conv2d_NCHWc([out]), [data, kernel, out]  # the config the compute carries
 
 
@@ -116,20 +110,22 @@ def conv2d_winograd(dshape, kshape, strides, pads, dilation, groups=1, dtype="fl
     :func:`topi.x86.conv2d_winograd.winograd_out_block` says, and the kernel arriving transformed
     (``topi.nn.winograd.winograd_kernel_transform_numpy``), as a graph folds it."""
     from topi.nn.winograd import winograd_kernel_shape
-    from topi.x86.conv2d_winograd import (conv2d_winograd_x86, schedule_conv2d_winograd, winograd_out_block,
-                                          winograd_workload)
+    from topi.x86.conv2d_winograd import (
+        conv2d_winograd_x86,
+        schedule_conv2d_winograd,
+        winograd_out_block,
+        winograd_workload,
+    )
 
     workload = winograd_workload(dshape, kshape, strides, pads, dilation, groups, dtype, out_dtype)
     cfg = template_config(workload)
-    n, c = dshape[0], dshape[1]
-    data_layout = f"NCHW{cfg['cb']}c" if c % cfg["cb"] == 0 else "NCHW"
-    data = autotvm.layout.declare(te.placeholder(autotvm.layout.blocked_shape(data_layout, dshape), name="data",
-                                                 dtype=dtype), data_layout, dshape)
+    data_layout = f"NCHW{cfg['cb']}c" if dshape[1] % cfg["cb"] == 0 else "NCHW"
+    data = autotvm.layout.placeholder(dshape, data_layout, "data", dtype)
     ushape = winograd_kernel_shape(kshape, cfg["tile"], cfg["bn"], cfg["cb"])
     u = te.placeholder(ushape, name="kernel_winograd", dtype=dtype)
     ob = winograd_out_block(workload, cfg)
     out = conv2d_winograd_x86(data, u, tuple(pads), out_dtype, cfg=cfg, kshape=tuple(kshape), out_block=ob)
-    oshape = (n, kshape[0], *[int(d) for d in out.shape[2:4]])
+    oshape = (dshape[0], kshape[0], *[int(d) for d in out.shape[2:4]])
     autotvm.layout.declare(out, f"NCHW{ob}c" if ob else "NCHW", oshape)
     return schedule_conv2d_winograd([out], cfg), [data, u, out]
 

@@ -112,6 +112,14 @@ def declare(tensor, layout: str, logical_shape):
     return tensor
 
 
+def placeholder(logical_shape, layout: str, name: str = "placeholder", dtype: str = "float32"):
+    """A template argument that stores ``logical_shape`` in ``layout``, declared (:func:`declare`)."""
+    import te
+
+    return declare(te.placeholder(blocked_shape(layout, logical_shape), dtype=dtype, name=name), layout,
+                   logical_shape)
+
+
 class collecting:
     """``with collecting() as got: ...; got.of(tensors)``: the layouts declared meanwhile."""
 
@@ -132,4 +140,4 @@ class collecting:
         return out
 
 
-__all__ = ["blocked_shape", "collecting", "declare", "parse", "to_blocked", "to_logical"]
+__all__ = ["blocked_shape", "collecting", "declare", "parse", "placeholder", "to_blocked", "to_logical"]

@@ -217,33 +217,31 @@ def random_arguments(specs: list, seed: int) -> list:
     return args
 
 
+def _layouts(build: dict) -> list:
+    """Per parameter of a build: its declared ``[layout, logical shape]``, or None."""
+    return build.get("layouts") or [None] * len(build["specs"])
+
+
 def _logical_specs(build: dict) -> list:
     """The build's parameters as the template's logical tensors (a declared layout undone)."""
-    out = []
-    for p, lay in zip(build["specs"], build.get("layouts") or [None] * len(build["specs"])):
-        out.append(p if lay is None else dict(p, shape=list(lay[1])))
-    return out
-
-
-def _stored(arrays: list, build: dict) -> list:
-    """Logical arrays (None for outputs) in the build's own layouts."""
-    from tune.autotvm.layout import to_blocked
-
-    lays = build.get("layouts") or [None] * len(arrays)
-    return [a if a is None or lay is None else to_blocked(a, lay[0]) for a, lay in zip(arrays, lays)]
+    return [p if lay is None else dict(p, shape=list(lay[1])) for p, lay in zip(build["specs"], _layouts(build))]
 
 
 def _run_logical(build: dict, inputs: list) -> list:
-    """Call the build on logical ``inputs`` (None at outputs); its outputs, logical."""
-    from tune.autotvm.layout import to_logical
+    """Call the build on logical ``inputs`` (None at outputs), each stored in the build's own
+    layout; its outputs, logical."""
+    from tune.autotvm.layout import to_blocked, to_logical
 
-    mod = load_object(build)
-    outs = random_arguments([p for p in build["specs"] if p["is_output"]], 0)
-    it = iter(outs)
-    args = [next(it) if a is None else a for a in _stored(inputs, build)]
-    mod(*args)
-    lays = [lay for p, lay in zip(build["specs"], build.get("layouts") or [None] * len(args)) if p["is_output"]]
-    return [o if lay is None else to_logical(o, lay[0], lay[1]) for o, lay in zip(outs, lays)]
+    args, outs = [], []
+    for a, p, lay in zip(inputs, build["specs"], _layouts(build)):
+        if p["is_output"]:
+            (out,) = random_arguments([p], 0)
+            outs.append((out, lay))
+            args.append(out)
+        else:
+            args.append(a if lay is None else to_blocked(a, lay[0]))
+    load_object(build)(*args)
+    return [o if lay is None else to_logical(o, lay[0], lay[1]) for o, lay in outs]
 
 
 def _reference(ref: dict) -> tuple:
