@@ -83,3 +83,48 @@ def test_cost_per_trial_mode_with_two_trials(capsys):
     m = re.search(r"median over 1 runs of 2 trials: ([0-9.]+) s/trial wall, ([0-9.]+) s/trial CPU", out)
     assert m, out
     assert float(m.group(2)) > 0  # the workers' CPU time is counted
+
+
+def _synthetic_table(task, path, best_index: int) -> None:
+    """A log holding every config of ``task`` once (the fastest 8 three times, as after a
+    recheck) with made-up costs: ``best_index`` is the fastest, by 10% over the next."""
+    from tune.autotvm.measure.measure import MeasureInput, MeasureResult
+
+    def cost(i):
+        return 1e-3 if i == best_index else 1.1e-3 + 1e-6 * ((i * 37) % 101)
+
+    order = sorted(range(len(task.config_space)), key=cost)
+    lines = []
+    for i in range(len(task.config_space)):
+        inp = MeasureInput(task.target, task, task.config_space.get(i))
+        for _ in range(3 if i in order[:tune_quality.RECHECK] else 1):
+            lines.append(autotvm.record.encode(inp, MeasureResult((cost(i),) * 3, 0, 0.1, 0.0)))
+    with open(path, "a") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def test_replay_on_measured_tables_needs_no_new_measurement(tmp_path, capsys):
+    tasks = tune_autotvm.resnet50_conv_tasks()
+    log = str(tmp_path / "tables.jsonl")
+    _synthetic_table(tasks[SMALL], log, best_index=5)
+    _synthetic_table(tasks[OTHER], log, best_index=700)
+    before = os.path.getsize(log)
+    common = ["--replay", "--trials", "16", "--seeds", "0,1", "--log", log]
+    (row,) = tune_quality.replay(tasks, [SMALL], tune_quality.parse_args(common), None)
+    best = tasks[SMALL].flop / 1e-3 / 1e9
+    assert row["reference"] == pytest.approx(best)  # the table's best, not a measurement
+    assert 0 < row["share"] <= 1 and row["rank"] >= 1
+    assert "search quality over 1 layers" in capsys.readouterr().out
+    assert tune_quality.main(["--layers", str(OTHER), "--transfer"] + common) == 0
+    out = capsys.readouterr().out
+    assert f"with {len(tasks[SMALL].config_space) + 2 * tune_quality.RECHECK} records of other layers" in out
+    assert os.path.getsize(log) == before  # nothing was measured or appended
+
+
+def test_table_runner_refuses_a_config_outside_its_table():
+    task = tune_autotvm.resnet50_conv_tasks()[SMALL]
+    from tune.autotvm.measure.measure import MeasureInput
+
+    runner = tune_quality.TableRunner({})
+    with pytest.raises(KeyError, match="not in the measured table"):
+        runner.run([MeasureInput(task.target, task, task.config_space.get(3))], [None])
