@@ -141,11 +141,14 @@ def measured_table(task, args, measure) -> dict:
             (len(results) - 1) // 2]
 
     table = {index: settled(results) for index, results in runs.items()}
-    ok = [i for i, r in table.items() if r.error_no == 0 and r.costs]
-    top = sorted(ok, key=lambda i: table[i].cost)[:RECHECK]
-    again = [i for i in top for _ in range(3 - len(runs[i]))]
-    if again:
-        batch = create_measure_batch(task, measure)
+    batch = None
+    while True:  # until the RECHECK best all have three readings (a recheck can reorder them)
+        ok = [i for i, r in table.items() if r.error_no == 0 and r.costs]
+        top = sorted(ok, key=lambda i: table[i].cost)[:RECHECK]
+        again = [i for i in top for _ in range(3 - len(runs[i]))]
+        if not again:
+            return table
+        batch = batch or create_measure_batch(task, measure)
         for start in range(0, len(again), batch.n_parallel):
             inputs = [MeasureInput(task.target, task, task.config_space.get(i))
                       for i in again[start:start + batch.n_parallel]]
@@ -154,7 +157,6 @@ def measured_table(task, args, measure) -> dict:
             for inp, res in zip(inputs, results):
                 runs[inp.config.index].append(res)
         table.update({i: settled(runs[i]) for i in top})
-    return table
 
 
 class TableBuilder:
