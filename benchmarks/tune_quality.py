@@ -110,8 +110,9 @@ RECHECK = 8  # the table's best configs measured this many more times: a lucky s
 
 def measured_table(task, args, measure) -> dict:
     """``{config index: MeasureResult}`` over the whole space of ``task``: the records of ``--log``,
-    completed by a grid search over the configs it lacks; the ``RECHECK`` best are measured three
-    times in all and keep their median (everything measured is appended to the log)."""
+    completed by a grid search over the configs it lacks; then, in the same runner session, the
+    ``RECHECK`` best are measured three times in all and keep their median (everything measured
+    is appended to the log)."""
 
     def table_of(records):
         runs = {}
@@ -141,6 +142,10 @@ def measured_table(task, args, measure) -> dict:
             (len(results) - 1) // 2]
 
     table = {index: settled(results) for index, results in runs.items()}
+    if not missing:
+        # rechecked when it was measured; a later runner session settles its own scale (records
+        # of two sessions differ by up to 30% on this VM), so it must not add readings now
+        return table
     batch = None
     while True:  # until the RECHECK best all have three readings (a recheck can reorder them)
         ok = [i for i, r in table.items() if r.error_no == 0 and r.costs]
