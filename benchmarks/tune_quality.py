@@ -74,23 +74,8 @@ def trials_to(curve: np.ndarray, target: float) -> int | None:
 
 def logged_best(log: str | None, task) -> float:
     """The best GFLOP/s of ``task`` among the records of ``log`` (0 without any)."""
-    if not log or not os.path.exists(log):
-        return 0.0
-    best = 0.0
-    for inp, res in autotvm.record.load_from_file(log):
-        if inp.task.workload == task.workload and res.error_no == 0 and res.costs:
-            best = max(best, task.flop / res.cost / 1e9)
-    return best
-
-
-def reference_search(task, args, measure) -> tuple:
-    """The best-known curve of ``task``: the whole space when it has at most ``--random-factor``
-    times ``--trials`` configs (896 for a ResNet conv against 1280), else that many random ones."""
-    budget = args.trials * args.random_factor
-    if len(task.config_space) <= budget:
-        return "exhaustive", tune_curve(task, autotvm.tuner.GridSearchTuner(task), len(task.config_space),
-                                        measure, args.log)
-    return "random", tune_curve(task, autotvm.tuner.RandomTuner(task, seed=0), budget, measure, args.log)
+    return max([task.flop / res.cost / 1e9 for _, res in task_records(log, task)
+                if res.error_no == 0 and res.costs], default=0.0)
 
 
 def task_records(log: str | None, task) -> list:
@@ -104,6 +89,16 @@ def task_records(log: str | None, task) -> list:
             if (target_key(inp.target), inp.task.workload) == me]
 
 
+def reference_search(task, args, measure) -> tuple:
+    """The best-known curve of ``task``: the whole space when it has at most ``--random-factor``
+    times ``--trials`` configs (896 for a ResNet conv against 1280), else that many random ones."""
+    budget = args.trials * args.random_factor
+    if len(task.config_space) <= budget:
+        return "exhaustive", tune_curve(task, autotvm.tuner.GridSearchTuner(task), len(task.config_space),
+                                        measure, args.log)
+    return "random", tune_curve(task, autotvm.tuner.RandomTuner(task, seed=0), budget, measure, args.log)
+
+
 RECHECK = 8  # the table's best configs measured this many more times: a lucky single reading
 #            would otherwise set the reference (the winner's curse of a max over 896 noisy values)
 
@@ -114,18 +109,11 @@ def measured_table(task, args, measure) -> dict:
     ``RECHECK`` best are measured three times in all and keep their median (everything measured
     is appended to the log)."""
 
-    def table_of(records):
-        runs = {}
-        for inp, res in records:
-            runs.setdefault(task.config_space.index_of(inp.config._entity_map), []).append(res)
-        return runs
-
-    def log(inputs, results):
-        if args.log:
-            autotvm.callback.log_to_file(args.log)(None, inputs, results)
-
+    to_log = autotvm.callback.log_to_file(args.log) if args.log else (lambda *_: None)
     have = task_records(args.log, task)
-    runs = table_of(have)
+    runs = {}
+    for inp, res in have:
+        runs.setdefault(task.config_space.index_of(inp.config._entity_map), []).append(res)
     missing = len(task.config_space) - len(runs)
     if missing:
         print(f"  layer {layer_label(task)}: measuring {missing} of {len(task.config_space)} configs",
@@ -133,7 +121,7 @@ def measured_table(task, args, measure) -> dict:
         tuner = autotvm.tuner.GridSearchTuner(task)
         tuner.load_history(have)
         mon = autotvm.callback.Monitor()
-        tuner.tune(missing, measure, callbacks=[mon, lambda _t, i, r: log(i, r)])
+        tuner.tune(missing, measure, callbacks=[mon, to_log])
         for inp, res in mon.records:
             runs.setdefault(inp.config.index, []).append(res)
 
@@ -158,7 +146,7 @@ def measured_table(task, args, measure) -> dict:
             inputs = [MeasureInput(task.target, task, task.config_space.get(i))
                       for i in again[start:start + batch.n_parallel]]
             results = batch(inputs)
-            log(inputs, results)
+            to_log(None, inputs, results)
             for inp, res in zip(inputs, results):
                 runs[inp.config.index].append(res)
         table.update({i: settled(runs[i]) for i in top})
@@ -214,10 +202,10 @@ def replay(tasks: list, picked: list, args, measure) -> list:
                 for seed in args.seeds]
         share = statistics.median(x[-1] / best for x in xgb)
         reach = [trials_to(x, args.reach * best) for x in xgb]
-        default = xgb[0][0]
-        row = {"layer": k, "xgb": statistics.median(x[-1] for x in xgb), "reference": best,
+        default, found = xgb[0][0], statistics.median(x[-1] for x in xgb)
+        row = {"layer": k, "xgb": found, "reference": best,
                "share": share, "reach": reach, "worst_vs_default": min(x[-1] for x in xgb) / default,
-               "rank": 1 + sum(g > statistics.median(x[-1] for x in xgb) for g in ok),  # configs faster than it
+               "rank": 1 + sum(g > found for g in ok),  # 1 + the configs faster than XGB's
                "default_share": default / best, "random_share": statistics.median(r[-1] / best for r in rand)}
         rows.append(row)
         print(
