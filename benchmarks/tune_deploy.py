@@ -16,6 +16,12 @@ time, with the recorded config built alone from its template (the kernel the run
 median ratio says whether deployment keeps the tuned kernel's speed (its fused epilogue, the
 model's buffers), apart from the noise of the recorded figure itself (``tune_noise.py``).
 
+A third puts the deployed call on the records' own scale: alternated with the runner's yardstick
+(``tune/autotvm/measure/yardstick.py``, the fixed kernel whose settled time, stored once per host,
+scales every normalized reading), the median ratio times the yardstick's stored time is what the
+runner would have recorded for the deployed call, whatever speed state the machine is in now.
+Only records written with the yardstick scale (this host, since the yardstick) compare.
+
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl --limit 4 --seconds 2
 
@@ -106,6 +112,21 @@ def interleaved_ratio(deployed_call, alone_call, seconds: float) -> float:
     return statistics.median(ratios)
 
 
+def yardstick_call() -> tuple:
+    """``(call, settled seconds)`` of the runner's yardstick on this host; ``(None, None)`` when no
+    runner has settled it here yet."""
+    from tune.autotvm.measure import execute, yardstick
+
+    built = yardstick.build()
+    settled = yardstick.stored(yardstick.key(built), 0.0)
+    if settled is None:
+        return None, None
+    mod = execute.load_object(built)
+    arrays = execute.random_arguments(built["specs"], 0)
+    raw = mod._check(arrays)
+    return (lambda keep=arrays: mod._fn(*raw)), settled
+
+
 def model_calls(model: str, log: str) -> tuple:
     """``(executor, [(kernel call, [(op, config), ...]), ...])`` of ``model`` built with ``log``."""
     path = model if model.endswith(".onnx") else light_model_path(model)
@@ -148,7 +169,8 @@ def main(argv: list | None = None) -> list:
     records = record.load_records(a.log)
     best, measured = best_per_conv(records), measured_configs(records)
     _, calls = model_calls(a.model, a.log)
-    rows, paired = [], []
+    yard, yard_s = yardstick_call()
+    rows, paired, scaled = [], [], []
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
             break
@@ -170,10 +192,16 @@ def main(argv: list | None = None) -> list:
         inter = statistics.median(interleaved_ratio(call, alone, a.seconds / len(mine)) for call, _ in mine)
         rows.append(ratio)
         paired.append(inter)
+        on_scale = ""
+        if yard is not None:
+            scaled.append(statistics.median(interleaved_ratio(call, yard, a.seconds / len(mine))
+                                            for call, _ in mine) * yard_s / cost)
+            on_scale = f"  on the records' scale {scaled[-1]:5.2f}x"
         same = all(same_config(cfgs, knob_values(inp.config)) for _, cfgs in mine)
         print(f"{label} recorded {cost * 1e3:7.3f} ms  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
-              f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x  "
-              f"{'recorded config' if same else 'OTHER config ' + str([c for _, c in mine[0][1]])}", flush=True)
+              f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x"
+              f"{on_scale}  {'recorded config' if same else 'OTHER config ' + str([c for _, c in mine[0][1]])}",
+              flush=True)
     if rows:
         within = sum(abs(r - 1) <= 0.05 for r in rows)
         print(f"deployed/recorded: median {statistics.median(rows):.3f}, range {min(rows):.3f}-{max(rows):.3f}, "
@@ -181,6 +209,12 @@ def main(argv: list | None = None) -> list:
         within = sum(abs(r - 1) <= 0.05 for r in paired)
         print(f"deployed/task kernel, interleaved: median {statistics.median(paired):.3f}, range "
               f"{min(paired):.3f}-{max(paired):.3f}, {within}/{len(paired)} within 5%")
+    if scaled:
+        within = sum(abs(r - 1) <= 0.05 for r in scaled)
+        print(f"deployed on the records' scale (yardstick)/recorded: median {statistics.median(scaled):.3f}, range "
+              f"{min(scaled):.3f}-{max(scaled):.3f}, {within}/{len(scaled)} within 5%")
+    elif rows:
+        print("no yardstick settled on this host: the records' scale is unknown here")
     return rows
 
 

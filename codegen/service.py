@@ -193,6 +193,12 @@ def load_objects(objects: list, symbols: list, label: str = "library", shared: b
 _stubs: dict = {}  # import names -> object code of their stubs
 
 
+def cache_root() -> str:
+    """Where Tessera keeps what it compiled and measured: ``$TESSERA_CACHE_DIR``, default
+    ``~/.cache/tessera`` (the kernel cache, the tuner's yardstick scale)."""
+    return os.environ.get("TESSERA_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tessera")
+
+
 def load_library(objects: list, symbols: list, label: str = "library", cache_dir: str | None = None) -> LoadedCode:
     """Link object codes into one shared object, ``dlopen`` it and return the addresses of ``symbols``;
     ``dlclose`` with the last reference to the returned ``LoadedCode``.

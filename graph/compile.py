@@ -158,8 +158,9 @@ def compile_source(src: KernelSource) -> Kernel:
 # ----------------------------------------------------------------- cache ---
 def cache_dir(target=None) -> str:
     """The kernel cache of this compiler and ``target``."""
-    root = os.environ.get("TESSERA_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tessera")
-    path = os.path.join(root, "kernels", compiler_digest(target))
+    from codegen import service
+
+    path = os.path.join(service.cache_root(), "kernels", compiler_digest(target))
     os.makedirs(path, exist_ok=True)
     return path
 

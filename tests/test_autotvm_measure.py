@@ -1,5 +1,6 @@
 """Measurement: failing, hanging, wrong and crashing candidates each cost one trial; scripts; DaskRunner."""
 
+import json
 import os
 import signal
 import subprocess
@@ -150,7 +151,7 @@ def test_slow_candidate_rejected_after_one_call(reject):
 def test_normalized_timing_is_a_ratio_to_the_reference():
     """Each repeat is the candidate's time over the bracketing reference (fallback) timings, times the
     reference's settled time: the fallback itself measures at ~its settled time, a candidate n times
-    slower at ~n times it; a second task's reference is settled through its ratio to the first (the probe)."""
+    slower at ~n times it; each task's reference is settled through its ratio to the yardstick."""
     builder = autotvm.LocalBuilder(n_parallel=1)
     norm = autotvm.LocalRunner(number=2, repeat=3, min_repeat_ms=10, reject_factor=None)
     raw = autotvm.LocalRunner(number=2, repeat=3, min_repeat_ms=10, reject_factor=None, normalize=False)
@@ -165,12 +166,12 @@ def test_normalized_timing_is_a_ratio_to_the_reference():
                 )
                 assert [r.error_no for _, r in mon.records] == [0, 0]
                 got[n, name] = [sum(r.costs) / len(r.costs) for _, r in mon.records]
+            assert 0.5 < got[n, "norm"][0] / norm.ref_time < 2.0  # the fallback is the reference
             if n == 2048:
-                probe = norm.probe
-                assert probe is not None and probe[1] == norm.ref_time
-                assert 0.5 < got[n, "norm"][0] / norm.ref_time < 2.0  # the fallback is the reference
-            else:
-                assert norm.probe is probe and norm.ref_time != probe[1]  # settled by its ratio to the probe
+                yard, first = norm.yardstick, norm.ref_time
+                assert yard is not None and yard > 0
+            else:  # the same yardstick scales the second reference, settled by its own ratio
+                assert norm.yardstick == yard and norm.ref_time != first
     finally:
         builder.close()
         norm.close()
@@ -180,6 +181,37 @@ def test_normalized_timing_is_a_ratio_to_the_reference():
         assert slow > 50 * fast
         assert 0.33 < (slow / fast) / (got[n, "raw"][1] / got[n, "raw"][0]) < 3.0
     assert len(norm._ref_times) == 2 and all(t > 0 for t in norm._ref_times.values())
+
+
+def test_yardstick_scale_is_stored_once_per_host(tmp_path, monkeypatch):
+    """The yardstick settles once and is stored in the cache: a second runner session (a new
+    process) reads its figure instead of settling anew, so both sessions' records share one scale;
+    a stored settle shorter than the current one is not trusted and a longer one is kept."""
+    from tune.autotvm.measure import yardstick
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    task = autotvm.task.create("test/slowknob", args=(1024,), target="llvm")
+    seen = []
+    for _ in range(2):
+        builder = autotvm.LocalBuilder(n_parallel=1)
+        runner = autotvm.LocalRunner(number=2, repeat=1, min_repeat_ms=5, reject_factor=None)
+        try:
+            autotvm.tuner.GridSearchTuner(task).tune(1, autotvm.measure_option(builder, runner))
+        finally:
+            builder.close()
+            runner.close()
+        seen.append(runner.yardstick)
+    assert seen[0] is not None and seen[0] == seen[1]
+    (key, entry), = json.loads((tmp_path / "tune_scale.json").read_text()).items()
+    assert entry["seconds"] == seen[0] and "yardstick:" in key
+    assert yardstick.stored(key, entry["settle_s"]) == seen[0]
+    assert yardstick.stored(key, entry["settle_s"] + 1) is None  # settled too briefly for a longer SETTLE_S
+    yardstick.store(key, 1.0, entry["settle_s"] / 2)  # a shorter settle never replaces a longer one
+    assert yardstick.stored(key, 0) == seen[0]
+    yardstick.store(key, 1.0, entry["settle_s"] + 1)
+    assert yardstick.stored(key, entry["settle_s"] + 1) == 1.0
+    (tmp_path / "tune_scale.json").write_text("{not json")
+    assert yardstick.stored(key, 0) is None  # unreadable: settle again
 
 
 def test_tutorial_script_without_main_guard(tmp_path):

@@ -66,8 +66,8 @@ class DaskRunner(LocalRunner):
         return self._client
 
     def payload(self, build: dict) -> dict:
-        # every host settles the reference's time itself (hosts differ); its measuring child keeps it
-        return {**super().payload(build), "ref_time": None, "probe": None}
+        # every host scales by its own yardstick (hosts differ); its measuring child keeps it
+        return {**super().payload(build), "ref_time": None, "yardstick": None}
 
     def _hosts(self) -> dict:
         """host -> worker addresses, as the scheduler sees them now."""

@@ -14,7 +14,6 @@ Both halves run in children (``Worker``), never in the tuner's process:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import time
 
@@ -23,31 +22,19 @@ import numpy as np
 from codegen.module import calls_lasting
 
 CHECK_RTOL = 1e-3
-# seconds of timings behind the probe's settled time (speed states last ~1-3 s); tests shorten it
+# seconds of timings behind the yardstick's settled time (speed states last ~1-3 s); tests shorten it
 SETTLE_S = float(os.environ.get("TESSERA_SETTLE_S", "4.0"))
-PROBE_S = 0.3  # seconds of alternating timings behind a reference's ratio to the probe
+PROBE_S = 0.3  # seconds of alternating timings behind a reference's ratio to the yardstick
 REF_MS = 2.0  # shortest bracketing reference timing, ms
 REJECT_FLOOR_S = 1e-3  # a first call shorter than this is never grounds to reject
 SUB_MS = 5.0  # a normalized repeat alternates candidate and reference timings this long, ms
 
 
-def _service():
-    """codegen's compile service when this build has one (else the same steps spelt out here)."""
-    try:
-        from codegen import service
-    except ImportError:
-        return None
-    return service
-
-
 def warm_runner() -> None:
-    """Worker init: the JIT and its runtime, so the first measurement pays nothing."""
+    """Worker init: the JIT's thread-pool runtime, so the first measurement pays nothing."""
     from codegen import jit
 
-    if _service() is not None and hasattr(jit, "lljit"):
-        jit.lljit()
-    elif hasattr(jit, "engine"):
-        jit.engine()
+    jit.runtime_engine()
 
 
 def warm_builder() -> None:
@@ -64,33 +51,19 @@ def compile_object(sch, args, name: str, lowered=None, target=None) -> dict:
     the target); ``kernel`` is its ``CompiledKernel``, which the runner loads.
     ``lowered``: already lowered (a template the worker cannot import).
     """
+    from codegen import service
     from schedule.lower import lower
 
     if lowered is None:
         lowered = lower(sch, args, name=name)
-    service = _service()
-    if service is not None:
-        kernel = service.compile_lowered(lowered, target)
-        return {
-            "obj": kernel.obj,
-            "symbol": kernel.symbol,
-            "name": kernel.name,
-            "kernel": kernel,
-            "specs": [dataclasses.asdict(p) for p in kernel.params],
-        }
-    from codegen import jit
-    from codegen.build import _c_name, _specs
-    from codegen.llvm_ir import CodeGen
-
-    gen = CodeGen(lowered.name)
-    fn = gen.add_function(lowered)
-    raw = str(gen.module)
-    symbol = f"{_c_name(name)}_{hashlib.sha1(raw.encode()).hexdigest()[:16]}"
-    mod = jit.parse(raw.replace(f'@"{fn.name}"(', f'@"{symbol}"('))
-    jit.optimize(mod)
-    obj = jit.target_machine().emit_object(mod)
-    specs = [dataclasses.asdict(p) for p in _specs(lowered)]
-    return {"obj": obj, "symbol": symbol, "specs": specs, "name": name, "kernel": None}
+    kernel = service.compile_lowered(lowered, target)
+    return {
+        "obj": kernel.obj,
+        "symbol": kernel.symbol,
+        "name": kernel.name,
+        "kernel": kernel,
+        "specs": [dataclasses.asdict(p) for p in kernel.params],
+    }
 
 
 def prepare_template(task) -> None:
@@ -174,30 +147,11 @@ def load_object(build: dict):
         return hit
     if len(_loaded) >= 256:  # unload old candidates (the service frees a kernel with its last reference)
         _loaded.clear()
-    if build.get("kernel") is not None:
-        mod = _service().module(build["kernel"])
-    else:
-        mod = _load_with_mcjit(build)
+    from codegen import service
+
+    mod = service.module(build["kernel"])
     _loaded[sym] = mod
     return mod
-
-
-def _load_with_mcjit(build: dict):
-    import llvmlite.binding as llvm
-
-    from codegen import jit
-    from codegen.module import Module, ParamSpec
-
-    eng = jit.engine()
-    objf = llvm.ObjectFileRef.from_data(build["obj"])
-    with jit._lock:
-        eng.add_object_file(objf)
-        eng.finalize_object()
-        addr = eng.get_function_address(build["symbol"])
-    if not addr:
-        raise RuntimeError(f"object code of {build['name']} lacks its symbol {build['symbol']}")
-    specs = [ParamSpec(**{**p, "shape": tuple(p["shape"])}) for p in build["specs"]]
-    return Module(build["name"], build["symbol"], specs, addr, keepalive=objf)
 
 
 def random_arguments(specs: list, seed: int) -> list:
@@ -302,38 +256,65 @@ def _alternate(timing, ref_timing, r_prev: float, count: int = 0, until: float =
     return ratios, r_prev
 
 
-def _reference_timer(ref: dict, settled: float | None, probe: tuple | None = None) -> tuple:
+def _settle(fn, raw) -> float:
+    """A kernel's time on an undisturbed machine: the 10th percentile of ``SETTLE_S`` seconds of
+    short timings (this VM's speed states last 1-3 s)."""
+    samples, t_end = [], time.perf_counter() + SETTLE_S
+    while time.perf_counter() < t_end or len(samples) < 5:
+        samples.append(_timed(fn, raw, 1, REF_MS))
+    return float(np.percentile(samples, 10))
+
+
+def _timer(key: str, build: dict) -> list:
+    """``[module, raw args, settled seconds or None, arrays]`` of a kernel timed in brackets
+    (the module and arrays held: the raw pointers point into them)."""
+    hit = _ref_timers.get(key)
+    if hit is None:
+        mod = load_object(build)
+        args = random_arguments(build["specs"], 0)
+        hit = _ref_timers[key] = [mod, mod._check(args), None, args]
+    return hit
+
+
+def _yardstick_timer(settled: float | None) -> tuple:
+    """``(fn, raw args, settled seconds)`` of the yardstick (``yardstick.py``): ``settled`` (the
+    runner's figure, kept across worker restarts), else the one stored for this host, else settled
+    now and stored."""
+    from tune.autotvm.measure import yardstick
+
+    hit = _ref_timers.get("yardstick")
+    if hit is None:
+        built = yardstick.build()
+        hit = _timer("yardstick", built)
+        hit.append(yardstick.key(built))
+    if settled:
+        hit[2] = settled
+    if hit[2] is None:
+        hit[2] = yardstick.stored(hit[4], SETTLE_S)
+    if hit[2] is None:
+        hit[2] = _settle(hit[0]._fn, hit[1])
+        yardstick.store(hit[4], hit[2], SETTLE_S)
+    return hit[0]._fn, hit[1], hit[2]
+
+
+def _reference_timer(ref: dict, settled: float | None, yard: float | None = None) -> tuple:
     """``(fn, raw args, settled seconds)`` of the reference kernel, timed in brackets around candidates.
 
-    The settled time is the reference's time on an undisturbed machine.  The
-    runner's first reference (its *probe*) gets it from ``SETTLE_S`` seconds
-    of short timings (their 10th percentile: speed states last 1-3 s here);
-    every later reference from ``probe``, ``(probe build, its settled
-    time)``, times the ratio of the two kernels timed alternately (a ratio
-    the drift cancels out of).  The runner keeps each figure for its life,
-    across worker restarts, so one session's records share one scale.
+    The settled time is the reference's time on an undisturbed machine: ``settled`` when the
+    runner knows it already, else the yardstick's settled time (``yard`` or the host's stored
+    one) times the ratio of the two kernels timed alternately for ``PROBE_S`` (a ratio the drift
+    cancels out of).  The runner keeps each figure for its life, across worker restarts, and the
+    yardstick's is stored per host: records of every session share one scale.
     """
-    hit = _ref_timers.get(ref["key"])
-    if hit is None:
-        mod = load_object(ref)
-        args = random_arguments(ref["specs"], 0)
-        raw = mod._check(args)
-        # holds the module (its code stays loaded) and the arrays the raw pointers point into
-        hit = _ref_timers[ref["key"]] = [mod, raw, None, args]
+    hit = _timer(ref["key"], ref)
     if settled:
         hit[2] = settled
     if hit[2] is None:
         fn, raw = hit[0]._fn, hit[1]
-        if probe is not None and probe[0]["key"] != ref["key"]:
-            pfn, praw, psettled = _reference_timer(probe[0], probe[1])
-            ratios, _ = _alternate(lambda: _timed(fn, raw, 1, REF_MS), lambda: _timed(pfn, praw, 1, REF_MS),
-                                   _timed(pfn, praw, 1, REF_MS), until=time.perf_counter() + PROBE_S)
-            hit[2] = float(np.median(ratios)) * psettled
-        else:
-            samples, t_end = [], time.perf_counter() + SETTLE_S
-            while time.perf_counter() < t_end or len(samples) < 5:
-                samples.append(_timed(fn, raw, 1, REF_MS))
-            hit[2] = float(np.percentile(samples, 10))
+        yfn, yraw, ysettled = _yardstick_timer(yard)
+        ratios, _ = _alternate(lambda: _timed(fn, raw, 1, REF_MS), lambda: _timed(yfn, yraw, 1, REF_MS),
+                               _timed(yfn, yraw, 1, REF_MS), until=time.perf_counter() + PROBE_S)
+        hit[2] = float(np.median(ratios)) * ysettled
     return hit[0]._fn, hit[1], hit[2]
 
 
@@ -373,7 +354,7 @@ def run_candidate(payload: dict) -> dict:
     number, min_ms = payload["number"], payload["min_repeat_ms"]
     timer = None
     if payload.get("normalize") and ref is not None:
-        timer = _reference_timer(ref, payload.get("ref_time"), payload.get("probe"))
+        timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"))
         rfn, rraw, settled = timer
         ref_ms = max(min(min_ms, SUB_MS), REF_MS)
         r_prev = _timed(rfn, rraw, 1, ref_ms)
@@ -396,6 +377,7 @@ def run_candidate(payload: dict) -> dict:
     out = {"costs": costs, "wrong": ""}
     if timer is not None:
         out["ref_time"] = settled
+        out["yardstick"] = _ref_timers["yardstick"][2] if "yardstick" in _ref_timers else None
     return out
 
 

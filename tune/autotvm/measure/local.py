@@ -164,7 +164,7 @@ class LocalRunner:
         self.normalize = bool(normalize)
         self.ref_time = None  # the reference kernel's settled seconds, fixed for the task
         self._ref_times: dict = {}  # reference key -> settled seconds, for the runner's life
-        self.probe = None  # (first reference, its settled seconds): the scale of every later one
+        self.yardstick = None  # the yardstick's settled seconds (yardstick.py): the scale of every reference
         self.best_cost = float("inf")
         self.worker = Worker(f"{_EXEC}:warm_runner", "tune-runner")
         self.task = None
@@ -185,7 +185,7 @@ class LocalRunner:
             "flush": self.enable_cpu_cache_flush,
             "normalize": self.normalize,
             "ref_time": self.ref_time,
-            "probe": self.probe,
+            "yardstick": self.yardstick,
             "reject_above": self.reject_factor * self.best_cost
             if self.reject_factor and self.best_cost < float("inf")
             else None,
@@ -196,8 +196,8 @@ class LocalRunner:
         and the reference's settled time the measuring process found."""
         if isinstance(value, dict) and value.get("ref_time") and self.ref_time is None:
             self.ref_time = self._ref_times[self.ref["key"]] = value["ref_time"]
-            if self.probe is None:
-                self.probe = (self.ref, self.ref_time)
+        if isinstance(value, dict) and value.get("yardstick") and self.yardstick is None:
+            self.yardstick = value["yardstick"]
         if result.error_no == 0 and result.costs:
             self.best_cost = min(self.best_cost, result.cost)
         return result
