@@ -5,6 +5,11 @@
 The "Noise" figure (the best config re-measured 5 times varies by <= 3%):
 
     python benchmarks/tune_noise.py --log /tmp/resnet50.jsonl --limit 8
+    python benchmarks/tune_noise.py --log /tmp/resnet50.jsonl --limit 8 --sessions   # across sessions
+
+``--sessions``: every re-measurement in a new runner session (a new measuring process that takes
+the task reference's ratio to the yardstick anew, as a resumed ``tessera tune`` does): the spread a
+log gathered over several sessions has, and the scale its records share.
 
 Timings share the machine with whatever else runs on it; run it on a quiet one.
 """
@@ -40,6 +45,7 @@ def main(argv: list | None = None) -> list:
     p.add_argument("--times", type=int, default=5, help="re-measurements per config (default 5)")
     p.add_argument("--min-repeat-ms", type=float, default=RUNNER_OPTIONS["min_repeat_ms"],
                    help=f"the runners' min_repeat_ms (default {RUNNER_OPTIONS['min_repeat_ms']}, as tessera tune's)")
+    p.add_argument("--sessions", action="store_true", help="each re-measurement in a new runner session")
     a = p.parse_args(argv)
     kw = {**RUNNER_OPTIONS, "min_repeat_ms": a.min_repeat_ms}
     builder = autotvm.LocalBuilder(n_parallel=2)
@@ -49,11 +55,14 @@ def main(argv: list | None = None) -> list:
         for (name, args), (recorded, inp) in list(best_per_task(a.log).items())[: a.limit]:
             task = autotvm.task.create(name, args=args, target=inp.target)
             cfg = task.config_space.get(inp.config.index)
-            batches = {k: create_measure_batch(task, autotvm.measure_option(builder=builder, runner=r))
-                       for k, r in runners.items()}
             got: dict = {k: [] for k in runners}
             for _ in range(a.times):
-                for k, batch in batches.items():
+                if a.sessions:  # a new measuring process for each (the old one closed)
+                    for k, r in list(runners.items()):
+                        r.close()
+                        runners[k] = autotvm.LocalRunner(normalize=k == "normalized", **kw)
+                for k, r in runners.items():
+                    batch = create_measure_batch(task, autotvm.measure_option(builder=builder, runner=r))
                     (res,) = batch([MeasureInput(task.target, task, cfg)])
                     if res.error_no != 0:
                         raise RuntimeError(f"{name} {args}: re-measuring the best config failed: {res}")
@@ -71,7 +80,7 @@ def main(argv: list | None = None) -> list:
             r.close()
     if rows:
         norm = [r["normalized"] for r in rows]
-        print(f"CV normalized: median {100 * statistics.median(norm):.1f}%, max {100 * max(norm):.1f}%, "
+        print(f"CV normalized{' across sessions' if a.sessions else ''}: median {100 * statistics.median(norm):.1f}%, max {100 * max(norm):.1f}%, "
               f"<= 3% on {sum(c <= 0.03 for c in norm)}/{len(norm)}; raw median "
               f"{100 * statistics.median(r['raw'] for r in rows):.1f}%")
     return rows

@@ -19,8 +19,9 @@ one set of measurements and a layer costs its space (896 trials, about 14 min) i
 
 ``--transfer``: the "Transfer" figure (with ``--replay``: on the layers' tables).  For each
 layer, XGBTuner warmed by ``load_history`` with the records of the *other* layers (from ``--log``,
-which every run appends to; run the quality mode first, or pass
-``--log`` of an earlier run) against a cold XGBTuner: the trials each needs
+which every run appends to; run the quality mode first, or pass ``--log`` of an earlier run;
+``--history`` records of each, a seeded sample: by default as many as one tuning run of
+``--trials`` leaves) against a cold XGBTuner: the trials each needs
 to reach 95% of the layer's reference (the best measurement of that layer
 in the log, or of this run).
 
@@ -260,6 +261,22 @@ def quality(tasks: list, picked: list, args, measure) -> list:
     return rows
 
 
+def history_of_others(records: list, task, per_task: int) -> list:
+    """The records of the other workloads than ``task``'s, at most ``per_task`` of each (a seeded
+    sample: the history one tuning run of ``--trials`` leaves, not a whole measured table)."""
+    by_workload: dict = {}
+    for inp, res in records:
+        if inp.task.workload != task.workload:
+            by_workload.setdefault(inp.task.workload, []).append((inp, res))
+    rng = np.random.default_rng(0)
+    out = []
+    for rows in by_workload.values():
+        if per_task and len(rows) > per_task:
+            rows = [rows[i] for i in sorted(rng.choice(len(rows), per_task, replace=False))]
+        out += rows
+    return out
+
+
 def transfer(tasks: list, picked: list, args, measure) -> list:
     if not args.log or not os.path.exists(args.log):
         raise SystemExit(
@@ -269,7 +286,7 @@ def transfer(tasks: list, picked: list, args, measure) -> list:
     rows = []
     for k in picked:
         task = tasks[k]
-        others = [(inp, res) for inp, res in records if inp.task.workload != task.workload]
+        others = history_of_others(records, task, args.history)
         here, table_best = measure, 0.0
         if args.replay:
             here, ok = replayed_measure(task, args, measure)
@@ -318,8 +335,12 @@ def parse_args(argv=None):
     ap.add_argument("--reach", type=float, default=REACH,
                     help="the share of the best that counts as reached (trials-to figures, transfer)")
     ap.add_argument("--replay", action="store_true", help="measure each space once, replay the XGB seeds on it")
+    ap.add_argument("--history", type=int, default=None,
+                    help="--transfer: at most this many records of each other layer (default --trials; 0: all)")
     args = ap.parse_args(argv)
     args.seeds = [int(s) for s in args.seeds.split(",")]
+    if args.history is None:
+        args.history = args.trials
     return args
 
 

@@ -56,15 +56,35 @@ def test_quality_then_transfer_with_two_trials(tmp_path, capsys):
     assert len(tune_deploy.main(["--log", log, "--seconds", "0.05"])) == 1
     out = capsys.readouterr().out
     assert "2048-> 512 1x1/1 @  7" in out and "recorded config" in out and "deployed/recorded" in out
-    # its best config re-measured twice by both runners
+    assert "deployed on the records' scale (yardstick)/recorded" in out  # the runner settled it here
+    # its best config re-measured twice by both runners, in one session and in two
     (row,) = tune_noise.main(["--log", log, "--limit", "1", "--times", "2"])
     assert set(row) == {"normalized", "raw"} and all(v >= 0 for v in row.values())
     assert "CV normalized: median" in capsys.readouterr().out
+    (row,) = tune_noise.main(["--log", log, "--limit", "1", "--times", "2", "--sessions"])
+    assert set(row) == {"normalized", "raw"} and all(v >= 0 for v in row.values())
+    assert "CV normalized across sessions: median" in capsys.readouterr().out
 
     assert tune_quality.main(["--layers", str(OTHER), "--transfer"] + common) == 0
     out = capsys.readouterr().out
-    assert "with 4 records of other layers" in out
+    assert "with 2 records of other layers" in out  # --history: as many as --trials (2) of its 4
     assert "transfer over 1 layers" in out
+
+
+def test_transfer_history_is_a_sample_of_each_other_layer():
+    """--transfer warms the tuner with --history records of each other workload (a tuning run's
+    worth), none of the held-back layer's own."""
+    from types import SimpleNamespace as NS
+
+    def rec(workload, k):
+        return NS(task=NS(workload=workload)), k
+
+    records = [rec(w, k) for w in ("a", "b", "mine") for k in range(10 if w != "b" else 3)]
+    out = tune_quality.history_of_others(records, NS(workload="mine"), 4)
+    assert sorted(inp.task.workload for inp, _ in out) == ["a"] * 4 + ["b"] * 3
+    assert len({k for inp, k in out if inp.task.workload == "a"}) == 4
+    assert out == tune_quality.history_of_others(records, NS(workload="mine"), 4)  # seeded
+    assert len(tune_quality.history_of_others(records, NS(workload="mine"), 0)) == 13  # 0: all
 
 
 def test_transfer_needs_a_log(tmp_path):
@@ -116,6 +136,9 @@ def test_replay_on_measured_tables_needs_no_new_measurement(tmp_path, capsys):
     assert 0 < row["share"] <= 1 and row["rank"] >= 1
     assert "search quality over 1 layers" in capsys.readouterr().out
     assert tune_quality.main(["--layers", str(OTHER), "--transfer"] + common) == 0
+    out = capsys.readouterr().out
+    assert "with 16 records of other layers" in out  # --history: as many as --trials, of the table
+    assert tune_quality.main(["--layers", str(OTHER), "--transfer", "--history", "0"] + common) == 0
     out = capsys.readouterr().out
     assert f"with {len(tasks[SMALL].config_space) + 2 * tune_quality.RECHECK} records of other layers" in out
     assert os.path.getsize(log) == before  # nothing was measured or appended

@@ -205,17 +205,30 @@ def loop_nest(task, config):
     return schedule_ops(sch, keys)
 
 
+MEMO_SIZE = 32768  # loop-nest feature vectors kept per process (a few hundred floats each)
+_memo: dict = {}
+
+
 def extract(task, config, feature_type: str) -> np.ndarray:
-    """The feature vector of ``config`` of ``task`` (``itervar``, ``curve`` or ``knob``)."""
+    """The feature vector of ``config`` of ``task`` (``itervar``, ``curve`` or ``knob``).
+
+    Loop-nest features cost a lowering (tens of ms); they are a pure function of the template,
+    its workload, the target and the knob values, so the process keeps them: every tuner of a
+    task and every ``load_history`` of the same records reuses them.
+    """
     if feature_type == "knob":
         return knob_vector(config, task.config_space)
-    body, ranges = loop_nest(task, config)
-    stmts = collect_statements(body, ranges)
-    if feature_type == "itervar":
-        return itervar_vector(stmts)
-    if feature_type == "curve":
-        return curve_vector(stmts)
-    raise ValueError(f"unknown feature_type {feature_type!r}; use itervar, knob or curve")
+    if feature_type not in ("itervar", "curve"):
+        raise ValueError(f"unknown feature_type {feature_type!r}; use itervar, knob or curve")
+    key = (task.name, task.workload, str(task.target), config.key(), feature_type)
+    hit = _memo.get(key)
+    if hit is None:
+        stmts = collect_statements(*loop_nest(task, config))
+        hit = itervar_vector(stmts) if feature_type == "itervar" else curve_vector(stmts)
+        if len(_memo) >= MEMO_SIZE:
+            _memo.pop(next(iter(_memo)))  # the oldest
+        _memo[key] = hit
+    return hit
 
 
 __all__ = ["collect_statements", "curve_vector", "extract", "itervar_vector", "knob_vector", "loop_nest"]
