@@ -117,7 +117,7 @@ def yardstick_call() -> tuple:
     runner has settled it here yet."""
     from tune.autotvm.measure import execute, yardstick
 
-    built = yardstick.build()
+    built = execute.build_yardstick()
     settled = yardstick.stored(yardstick.key(built), 0.0)
     if settled is None:
         return None, None

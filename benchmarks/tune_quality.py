@@ -132,8 +132,8 @@ def measured_table(task, args, measure) -> dict:
 
     table = {index: settled(results) for index, results in runs.items()}
     if not missing:
-        # rechecked when it was measured; a later runner session settles its own scale (records
-        # of two sessions differ by up to 30% on this VM), so it must not add readings now
+        # rechecked when it was measured; a later runner session takes the task reference's ratio
+        # to the yardstick anew (sessions' readings 2-6% apart), so it must not add readings now
         return table
     batch = None
     while True:  # until the RECHECK best all have three readings (a recheck can reorder them)

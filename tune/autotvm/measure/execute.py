@@ -278,6 +278,15 @@ def _timer(key: str, build: dict) -> list:
     return hit
 
 
+def build_yardstick() -> dict:
+    """The yardstick (``yardstick.py``) compiled for the host: a build dict like a candidate's."""
+    from tune.autotvm.measure import yardstick
+
+    sch, args, host = yardstick.schedule()
+    with host:
+        return compile_object(sch, args, "tessera_yardstick", target=host)
+
+
 def _yardstick_timer(settled: float | None) -> tuple:
     """``(fn, raw args, settled seconds)`` of the yardstick (``yardstick.py``): ``settled`` (the
     runner's figure, kept across worker restarts), else the one stored for this host, else settled
@@ -286,7 +295,7 @@ def _yardstick_timer(settled: float | None) -> tuple:
 
     hit = _ref_timers.get("yardstick")
     if hit is None:
-        built = yardstick.build()
+        built = build_yardstick()
         hit = _timer("yardstick", built)
         hit.append(yardstick.key(built))
     if settled:

@@ -30,11 +30,11 @@ import time
 M, K, PANELS, MR = 192, 256, 8, 6  # C is M x (PANELS * NR); NR = two vectors; 25 MFLOP with AVX-512
 
 
-def build() -> dict:
-    """The yardstick compiled for the host: a build dict as ``execute.compile_object`` returns."""
+def schedule() -> tuple:
+    """``(schedule, [A, Bp, C], target)`` of the yardstick for the host (``execute.build_yardstick``
+    compiles it)."""
     import te
     from codegen import target as targets
-    from tune.autotvm.measure.execute import compile_object
 
     host = targets.host()
     nr = 2 * host.lanes("float32")
@@ -56,11 +56,11 @@ def build() -> dict:
     s[CC].reorder(kc, ic, jc)
     s[CC].unroll(ic)
     s[CC].vectorize(jc)
-    with host:
-        return compile_object(s, [A, Bp, C], "tessera_yardstick", target=host)
+    return s, [A, Bp, C], host
 
 
 def key(built: dict) -> str:
+    """The host target and a hash of the yardstick's object code (``built``: its build dict)."""
     from codegen import target as targets
 
     return f"{targets.host()} yardstick:{hashlib.sha1(built['obj']).hexdigest()[:16]}"
@@ -108,4 +108,4 @@ def store(yard_key: str, seconds: float, settle_s: float) -> None:
     os.replace(tmp, path())
 
 
-__all__ = ["build", "key", "path", "store", "stored"]
+__all__ = ["key", "path", "schedule", "store", "stored"]
