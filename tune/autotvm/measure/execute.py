@@ -230,7 +230,7 @@ def check_output(build: dict, ref: dict) -> str:
     return ""
 
 
-_ref_timers: dict = {}  # reference key -> [module, raw args, settled seconds, arrays]
+_ref_timers: dict = {}  # reference key (or "yardstick") -> _Timed
 
 
 def _flush_cache() -> None:
@@ -267,14 +267,27 @@ def _settle(fn, raw) -> float:
     return float(np.percentile(samples, 10))
 
 
-def _timer(key: str, build: dict) -> list:
-    """``[module, raw args, settled seconds or None, arrays]`` of a kernel timed in brackets
-    (the module and arrays held: the raw pointers point into them)."""
+@dataclasses.dataclass
+class _Timed:
+    """A kernel timed in brackets around candidates: its module and arrays (held: the raw pointers
+    point into them), and its settled seconds once known."""
+
+    mod: object
+    arrays: list
+    raw: list
+    settled: float | None = None
+    key: str = ""
+
+    def time(self) -> float:
+        return _timed(self.mod._fn, self.raw, 1, REF_MS)
+
+
+def _timer(key: str, build: dict) -> _Timed:
     hit = _ref_timers.get(key)
     if hit is None:
         mod = load_object(build)
-        args = random_arguments(build["specs"], 0)
-        hit = _ref_timers[key] = [mod, mod._check(args), None, args]
+        arrays = random_arguments(build["specs"], 0)
+        hit = _ref_timers[key] = _Timed(mod, arrays, mod._check(arrays))
     return hit
 
 
@@ -287,29 +300,28 @@ def build_yardstick() -> dict:
         return compile_object(sch, args, "tessera_yardstick", target=host)
 
 
-def _yardstick_timer(settled: float | None) -> tuple:
-    """``(fn, raw args, settled seconds)`` of the yardstick (``yardstick.py``): ``settled`` (the
-    runner's figure, kept across worker restarts), else the one stored for this host, else settled
-    now and stored."""
+def _yardstick_timer(settled: float | None) -> _Timed:
+    """The yardstick (``yardstick.py``), its settled seconds: ``settled`` (the runner's figure, kept
+    across worker restarts), else the one stored for this host, else settled now and stored."""
     from tune.autotvm.measure import yardstick
 
     hit = _ref_timers.get("yardstick")
     if hit is None:
         built = build_yardstick()
         hit = _timer("yardstick", built)
-        hit.append(yardstick.key(built))
+        hit.key = yardstick.key(built)
     if settled:
-        hit[2] = settled
-    if hit[2] is None:
-        hit[2] = yardstick.stored(hit[4], SETTLE_S)
-    if hit[2] is None:
-        hit[2] = _settle(hit[0]._fn, hit[1])
-        yardstick.store(hit[4], hit[2], SETTLE_S)
-    return hit[0]._fn, hit[1], hit[2]
+        hit.settled = settled
+    if hit.settled is None:
+        hit.settled = yardstick.stored(hit.key, SETTLE_S)
+    if hit.settled is None:
+        hit.settled = _settle(hit.mod._fn, hit.raw)
+        yardstick.store(hit.key, hit.settled, SETTLE_S)
+    return hit
 
 
-def _reference_timer(ref: dict, settled: float | None, yard: float | None = None) -> tuple:
-    """``(fn, raw args, settled seconds)`` of the reference kernel, timed in brackets around candidates.
+def _reference_timer(ref: dict, settled: float | None, yard: float | None = None) -> _Timed:
+    """The reference kernel, timed in brackets around candidates, and its settled seconds.
 
     The settled time is the reference's time on an undisturbed machine: ``settled`` when the
     runner knows it already, else the yardstick's settled time (``yard`` or the host's stored
@@ -319,14 +331,13 @@ def _reference_timer(ref: dict, settled: float | None, yard: float | None = None
     """
     hit = _timer(ref["key"], ref)
     if settled:
-        hit[2] = settled
-    if hit[2] is None:
-        fn, raw = hit[0]._fn, hit[1]
-        yfn, yraw, ysettled = _yardstick_timer(yard)
-        ratios, _ = _alternate(lambda: _timed(fn, raw, 1, REF_MS), lambda: _timed(yfn, yraw, 1, REF_MS),
-                               _timed(yfn, yraw, 1, REF_MS), until=time.perf_counter() + PROBE_S)
-        hit[2] = float(np.median(ratios)) * ysettled
-    return hit[0]._fn, hit[1], hit[2]
+        hit.settled = settled
+    if hit.settled is None:
+        yard_timer = _yardstick_timer(yard)
+        ratios, _ = _alternate(hit.time, yard_timer.time, yard_timer.time(),
+                               until=time.perf_counter() + PROBE_S)
+        hit.settled = float(np.median(ratios)) * yard_timer.settled
+    return hit
 
 
 def run_candidate(payload: dict) -> dict:
@@ -366,7 +377,7 @@ def run_candidate(payload: dict) -> dict:
     timer = None
     if payload.get("normalize") and ref is not None:
         timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"))
-        rfn, rraw, settled = timer
+        rfn, rraw, settled = timer.mod._fn, timer.raw, timer.settled
         ref_ms = max(min(min_ms, SUB_MS), REF_MS)
         r_prev = _timed(rfn, rraw, 1, ref_ms)
 
@@ -388,7 +399,8 @@ def run_candidate(payload: dict) -> dict:
     out = {"costs": costs, "wrong": ""}
     if timer is not None:
         out["ref_time"] = settled
-        out["yardstick"] = _ref_timers["yardstick"][2] if "yardstick" in _ref_timers else None
+        yard = _ref_timers.get("yardstick")  # absent when the runner knew the reference's time
+        out["yardstick"] = yard.settled if yard is not None else None
     return out
 
 
