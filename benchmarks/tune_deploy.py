@@ -41,6 +41,7 @@ from graph.cli import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
 from tune import autotvm
 from tune.autotvm import record
+from tune.autotvm.measure import execute
 
 CONV_TEMPLATES = ("conv2d_NCHWc.x86", "conv2d_winograd.x86")
 WINDOW_S = 0.005
@@ -112,21 +113,6 @@ def interleaved_ratio(deployed_call, alone_call, seconds: float) -> float:
     return statistics.median(ratios)
 
 
-def yardstick_call() -> tuple:
-    """``(call, settled seconds)`` of the runner's yardstick on this host; ``(None, None)`` when no
-    runner has settled it here yet."""
-    from tune.autotvm.measure import execute, yardstick
-
-    built = execute.build_yardstick()
-    settled = yardstick.stored(yardstick.key(built), 0.0)
-    if settled is None:
-        return None, None
-    mod = execute.load_object(built)
-    arrays = execute.random_arguments(built["specs"], 0)
-    raw = mod._check(arrays)
-    return (lambda keep=arrays: mod._fn(*raw)), settled
-
-
 def model_calls(model: str, log: str) -> tuple:
     """``(executor, [(kernel call, [(op, config), ...]), ...])`` of ``model`` built with ``log``."""
     path = model if model.endswith(".onnx") else light_model_path(model)
@@ -169,7 +155,7 @@ def main(argv: list | None = None) -> list:
     records = record.load_records(a.log)
     best, measured = best_per_conv(records), measured_configs(records)
     _, calls = model_calls(a.model, a.log)
-    yard, yard_s = yardstick_call()
+    yard, yard_s = execute.yardstick_call()
     rows, paired, scaled = [], [], []
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:

@@ -278,8 +278,8 @@ class _Timed:
     settled: float | None = None
     key: str = ""
 
-    def time(self) -> float:
-        return _timed(self.mod._fn, self.raw, 1, REF_MS)
+    def time(self, min_ms: float = REF_MS) -> float:
+        return _timed(self.mod._fn, self.raw, 1, min_ms)
 
 
 def _timer(key: str, build: dict) -> _Timed:
@@ -300,9 +300,8 @@ def build_yardstick() -> dict:
         return compile_object(sch, args, "tessera_yardstick", target=host)
 
 
-def _yardstick_timer(settled: float | None) -> _Timed:
-    """The yardstick (``yardstick.py``), its settled seconds: ``settled`` (the runner's figure, kept
-    across worker restarts), else the one stored for this host, else settled now and stored."""
+def _yardstick() -> _Timed:
+    """The yardstick (``yardstick.py``), built and loaded once per process; ``key`` set."""
     from tune.autotvm.measure import yardstick
 
     hit = _ref_timers.get("yardstick")
@@ -310,6 +309,15 @@ def _yardstick_timer(settled: float | None) -> _Timed:
         built = build_yardstick()
         hit = _timer("yardstick", built)
         hit.key = yardstick.key(built)
+    return hit
+
+
+def _yardstick_timer(settled: float | None) -> _Timed:
+    """The yardstick with its settled seconds: ``settled`` (the runner's figure, kept across
+    worker restarts), else the one stored for this host, else settled now and stored."""
+    from tune.autotvm.measure import yardstick
+
+    hit = _yardstick()
     if settled:
         hit.settled = settled
     if hit.settled is None:
@@ -318,6 +326,18 @@ def _yardstick_timer(settled: float | None) -> _Timed:
         hit.settled = _settle(hit.mod._fn, hit.raw)
         yardstick.store(hit.key, hit.settled, SETTLE_S)
     return hit
+
+
+def yardstick_call() -> tuple:
+    """``(call, stored settled seconds)`` of the yardstick on this host, for timing other kernels on
+    the records' scale outside a runner; ``(None, None)`` when no runner has settled it here."""
+    from tune.autotvm.measure import yardstick
+
+    hit = _yardstick()
+    settled = yardstick.stored(hit.key, 0.0)
+    if settled is None:
+        return None, None
+    return (lambda: hit.mod._fn(*hit.raw)), settled
 
 
 def _reference_timer(ref: dict, settled: float | None, yard: float | None = None) -> _Timed:
@@ -377,9 +397,8 @@ def run_candidate(payload: dict) -> dict:
     timer = None
     if payload.get("normalize") and ref is not None:
         timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"))
-        rfn, rraw, settled = timer.mod._fn, timer.raw, timer.settled
         ref_ms = max(min(min_ms, SUB_MS), REF_MS)
-        r_prev = _timed(rfn, rraw, 1, ref_ms)
+        r_prev = timer.time(ref_ms)
 
         def candidate() -> float:  # caches flushed before each of its timings, when asked
             if payload["flush"]:
@@ -393,12 +412,12 @@ def run_candidate(payload: dict) -> dict:
             costs.append(_timed(fn, raw, number, min_ms))
             continue
         # alternate short candidate and reference timings; the repeat's cost is the median ratio
-        ratios, r_prev = _alternate(candidate, lambda: _timed(rfn, rraw, 1, ref_ms), r_prev,
+        ratios, r_prev = _alternate(candidate, lambda: timer.time(ref_ms), r_prev,
                                     count=max(1, round(min_ms / SUB_MS)))
-        costs.append(float(np.median(ratios)) * settled)
+        costs.append(float(np.median(ratios)) * timer.settled)
     out = {"costs": costs, "wrong": ""}
     if timer is not None:
-        out["ref_time"] = settled
+        out["ref_time"] = timer.settled
         yard = _ref_timers.get("yardstick")  # absent when the runner knew the reference's time
         out["yardstick"] = yard.settled if yard is not None else None
     return out
@@ -406,6 +425,7 @@ def run_candidate(payload: dict) -> dict:
 
 __all__ = [
     "build_candidate",
+    "build_yardstick",
     "check_output",
     "compile_object",
     "load_object",
@@ -413,4 +433,5 @@ __all__ = [
     "run_candidate",
     "warm_builder",
     "warm_runner",
+    "yardstick_call",
 ]
