@@ -9,6 +9,7 @@ import textwrap
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import te
@@ -114,6 +115,36 @@ def test_runner_options_and_cache_flush():
         assert res.error_no == 0 and len(res.costs) == 4 and all(c > 0 for c in res.costs)
     with pytest.raises(ValueError, match="number and repeat must be >= 1"):
         autotvm.LocalRunner(number=0)
+
+
+def test_cache_flush_rotates_the_weights_through_copies_past_the_cache(monkeypatch):
+    """With the flush, each call reads the inputs after the first from the next of copies that add
+    up to ROTATE_BYTES (the first input and the output stay put), and computes the same answer."""
+    import codegen
+    from tune.autotvm.measure import execute
+
+    monkeypatch.setattr(execute, "ROTATE_BYTES", 1 << 20)
+    n = 1000  # 4000-byte weights: 263 copies reach 1 MiB
+    A = te.placeholder((n,), name="A")
+    W = te.placeholder((n,), name="W")
+    C = te.compute((n,), lambda i: A[i] * W[i], name="C")
+    mod = codegen.build(te.create_schedule(C.op), [A, W, C])
+    specs = [{"is_output": False}, {"is_output": False}, {"is_output": True}]
+    rng = np.random.default_rng(0)
+    a, w, c = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32), np.zeros(n, np.float32)
+    call, copies = execute.rotating_call(mod, [a, w, c], specs)
+    assert len(copies) == -(-(1 << 20) // w.nbytes)
+    assert all(cp[0] is a and cp[2] is c for cp in copies)  # activations and output stay put
+    assert len({cp[1].ctypes.data for cp in copies}) == len(copies)  # every weight copy is its own memory
+    for _ in range(len(copies) + 2):
+        c[:] = 0
+        call()
+        np.testing.assert_allclose(c, a * w, rtol=1e-6)
+    _, single = execute.rotating_call(mod, [a, w, c], [specs[0], {"is_output": True}, specs[2]])
+    assert len(single) == 1  # nothing after the first input: a plain call
+    monkeypatch.setattr(execute, "ROTATE_BYTES", 1 << 30)
+    _, capped = execute.rotating_call(mod, [a, w, c], specs)
+    assert len(capped) == execute.MAX_ROTATIONS
 
 
 @autotvm.template("test/slowknob")

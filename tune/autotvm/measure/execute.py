@@ -8,12 +8,14 @@ Both halves run in children (``Worker``), never in the tuner's process:
   the thread-pool runtime the kernel calls), check the output against the
   reference (the fallback config's build, on the same random inputs), then
   time it as ``time_evaluator`` does (``number`` calls per repeat, repeats
-  grown to ``min_repeat_ms``, caches optionally flushed before each repeat).
+  grown to ``min_repeat_ms``; with the cache flush, every call reads the
+  inputs after the first from memory, as inside a model run).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import time
 
@@ -30,6 +32,12 @@ PROBE_S = float(os.environ.get("TESSERA_PROBE_S", "1.0"))
 REF_MS = 2.0  # shortest bracketing reference timing, ms
 REJECT_FLOOR_S = 1e-3  # a first call shorter than this is never grounds to reject
 SUB_MS = 5.0  # a normalized repeat alternates candidate and reference timings this long, ms
+# with the cache flush, a kernel's inputs after the first (its weights) rotate through copies this
+# large in all, past the last-level cache (32 MiB on this host), so that every call reads them from
+# memory, as a call inside a model run does (every other layer's weights pass between two calls of
+# one layer): classic TVM's cache_flush_cpu_non_first_arg, done by rotation instead of clflush
+ROTATE_BYTES = 96 << 20
+MAX_ROTATIONS = 1024
 
 
 def warm_runner() -> None:
@@ -138,7 +146,6 @@ def kernel_name(task_name: str) -> str:
 # ------------------------------------------------------------------ runner --
 _loaded: dict = {}  # (symbol, specs) -> Module (kernels stay loaded for the life of the worker)
 _refs: dict = {}  # reference key -> (inputs, outputs)
-_flush: dict = {}
 
 
 def load_object(build: dict):
@@ -233,11 +240,19 @@ def check_output(build: dict, ref: dict) -> str:
 _ref_timers: dict = {}  # reference key (or "yardstick") -> _Timed
 
 
-def _flush_cache() -> None:
-    buf = _flush.get("buf")
-    if buf is None:
-        buf = _flush["buf"] = np.zeros(64 << 20 >> 2, dtype=np.float32)  # 64 MiB: beyond any L3 slice
-    buf += 1.0
+def rotating_call(mod, arrays: list, specs: list):
+    """``(call, copies)``: a call of ``mod`` that takes its inputs after the first from the next of
+    ``ROTATE_BYTES`` of copies of them each time (the first input, the activations a model's previous
+    layer just wrote, and the outputs stay put); ``copies`` holds the arrays the call points into.
+    Without inputs after the first, a plain call of ``arrays``."""
+    fn = mod._fn
+    rotated = [k for k, (a, p) in enumerate(zip(arrays, specs))
+               if k > 0 and not p["is_output"] and isinstance(a, np.ndarray)]
+    nbytes = sum(arrays[k].nbytes for k in rotated)
+    count = min(MAX_ROTATIONS, -(-ROTATE_BYTES // nbytes)) if nbytes else 1
+    copies = [arrays] + [[a.copy() if k in rotated else a for k, a in enumerate(arrays)] for _ in range(count - 1)]
+    raws = itertools.cycle([mod._check(c) for c in copies])
+    return (lambda: fn(*next(raws))), copies
 
 
 def _timed(fn, raw, number: int, min_ms: float) -> float:
@@ -269,25 +284,34 @@ def _settle(fn, raw) -> float:
 
 @dataclasses.dataclass
 class _Timed:
-    """A kernel timed in brackets around candidates: its module and arrays (held: the raw pointers
-    point into them), and its settled seconds once known."""
+    """A kernel timed in brackets around candidates: its module, ``fn(*raw)`` the call, the arrays
+    it points into (held), and its settled seconds once known."""
 
     mod: object
     arrays: list
+    fn: object
     raw: list
     settled: float | None = None
     key: str = ""
 
     def time(self, min_ms: float = REF_MS) -> float:
-        return _timed(self.mod._fn, self.raw, 1, min_ms)
+        return _timed(self.fn, self.raw, 1, min_ms)
 
 
-def _timer(key: str, build: dict) -> _Timed:
+def _timer(key: str, build: dict, flush: bool = False) -> _Timed:
+    """The kernel of ``build`` loaded once per process under ``key``; with ``flush`` its call
+    rotates its weights (``rotating_call``)."""
+    key = key + "/flush" if flush else key
     hit = _ref_timers.get(key)
     if hit is None:
         mod = load_object(build)
         arrays = random_arguments(build["specs"], 0)
-        hit = _ref_timers[key] = _Timed(mod, arrays, mod._check(arrays))
+        if flush:
+            call, copies = rotating_call(mod, arrays, build["specs"])
+            hit = _Timed(mod, copies, call, [])
+        else:
+            hit = _Timed(mod, arrays, mod._fn, mod._check(arrays))
+        _ref_timers[key] = hit
     return hit
 
 
@@ -323,7 +347,7 @@ def _yardstick_timer(settled: float | None) -> _Timed:
     if hit.settled is None:
         hit.settled = yardstick.stored(hit.key, SETTLE_S)
     if hit.settled is None:
-        hit.settled = _settle(hit.mod._fn, hit.raw)
+        hit.settled = _settle(hit.fn, hit.raw)
         yardstick.store(hit.key, hit.settled, SETTLE_S)
     return hit
 
@@ -337,10 +361,10 @@ def yardstick_call() -> tuple:
     settled = yardstick.stored(hit.key, 0.0)
     if settled is None:
         return None, None
-    return (lambda: hit.mod._fn(*hit.raw)), settled
+    return (lambda: hit.fn(*hit.raw)), settled
 
 
-def _reference_timer(ref: dict, settled: float | None, yard: float | None = None) -> _Timed:
+def _reference_timer(ref: dict, settled: float | None, yard: float | None = None, flush: bool = False) -> _Timed:
     """The reference kernel, timed in brackets around candidates, and its settled seconds.
 
     The settled time is the reference's time on an undisturbed machine: ``settled`` when the
@@ -382,8 +406,11 @@ def run_candidate(payload: dict) -> dict:
             return {"costs": [], "wrong": wrong}
     mod = load_object(build)
     args = random_arguments(build["specs"], 1)
-    raw = mod._check(args)
-    fn = mod._fn
+    flush = bool(payload["flush"])
+    if flush:  # every call reads the weights from memory
+        (fn, args), raw = rotating_call(mod, args, build["specs"]), []
+    else:
+        fn, raw = mod._fn, mod._check(args)
     fn(*raw)  # the first call pays for cold caches and pages: time the second
     t0 = time.perf_counter()
     fn(*raw)
@@ -396,19 +423,15 @@ def run_candidate(payload: dict) -> dict:
     number, min_ms = payload["number"], payload["min_repeat_ms"]
     timer = None
     if payload.get("normalize") and ref is not None:
-        timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"))
+        timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"), flush)
         ref_ms = max(min(min_ms, SUB_MS), REF_MS)
         r_prev = timer.time(ref_ms)
 
-        def candidate() -> float:  # caches flushed before each of its timings, when asked
-            if payload["flush"]:
-                _flush_cache()
+        def candidate() -> float:
             return _timed(fn, raw, number, min(min_ms, SUB_MS))
     costs = []
     for _ in range(payload["repeat"]):
         if timer is None:
-            if payload["flush"]:
-                _flush_cache()
             costs.append(_timed(fn, raw, number, min_ms))
             continue
         # alternate short candidate and reference timings; the repeat's cost is the median ratio

@@ -128,8 +128,11 @@ class LocalRunner:
     Parameters follow classic AutoTVM: ``number`` calls per repeat, ``repeat``
     repeats (one cost each), repeats lengthened to at least ``min_repeat_ms``,
     ``timeout`` seconds per candidate, ``cooldown_interval`` seconds of rest
-    between candidates, ``enable_cpu_cache_flush`` (flush the caches before
-    each repeat).  ``check_correctness`` compares each candidate's output with
+    between candidates, ``enable_cpu_cache_flush`` (every call reads the
+    kernel's inputs after the first, its weights, from memory, as a call inside
+    a model run does: classic TVM's ``cache_flush_cpu_non_first_arg``, done
+    here by rotating copies of them past the last-level cache, so it holds for
+    every call of a repeat and costs no time between calls).  ``check_correctness`` compares each candidate's output with
     the fallback config's on random inputs (a mismatch: ``WRONG_ANSWER``).
     ``reject_factor``: a candidate whose first call is slower than this many
     times the best so far is timed by that one call (``None``: never).
