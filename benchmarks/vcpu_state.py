@@ -68,18 +68,18 @@ def probe():
     """``round_trip_ns(n)`` of the C probe, built into a temporary directory."""
     if not {0, 1} <= os.sched_getaffinity(0):
         raise SystemExit("vcpu_state: needs CPUs 0 and 1 in the affinity mask")
-    tmp = tempfile.mkdtemp(prefix="tessera-vcpu-")
-    src, lib = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe.so")
-    with open(src, "w") as fh:
-        fh.write(PROBE_C)
-    try:
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, src, "-lpthread"], check=True,
-                       capture_output=True, text=True)
-    except FileNotFoundError:
-        raise SystemExit("vcpu_state: no C compiler ('cc') on this machine; the probe needs one") from None
-    except subprocess.CalledProcessError as err:
-        raise SystemExit(f"vcpu_state: building the probe failed:\n{err.stderr}") from None
-    fn = ctypes.CDLL(lib).round_trip_ns
+    with tempfile.TemporaryDirectory(prefix="tessera-vcpu-") as tmp:  # the loaded library outlives its file
+        src, lib = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe.so")
+        with open(src, "w") as fh:
+            fh.write(PROBE_C)
+        try:
+            subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, src, "-lpthread"], check=True,
+                           capture_output=True, text=True)
+        except FileNotFoundError:
+            raise SystemExit("vcpu_state: no C compiler ('cc') on this machine; the probe needs one") from None
+        except subprocess.CalledProcessError as err:
+            raise SystemExit(f"vcpu_state: building the probe failed:\n{err.stderr}") from None
+        fn = ctypes.CDLL(lib).round_trip_ns
     fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_long]
     return fn
 

@@ -246,13 +246,22 @@ def rotating_call(mod, arrays: list, specs: list):
     layer just wrote, and the outputs stay put); ``copies`` holds the arrays the call points into.
     Without inputs after the first, a plain call of ``arrays``."""
     fn = mod._fn
-    rotated = [k for k, (a, p) in enumerate(zip(arrays, specs))
-               if k > 0 and not p["is_output"] and isinstance(a, np.ndarray)]
+    rotated = {k for k, (a, p) in enumerate(zip(arrays, specs))
+               if k > 0 and not p["is_output"] and isinstance(a, np.ndarray)}
     nbytes = sum(arrays[k].nbytes for k in rotated)
     count = min(MAX_ROTATIONS, -(-ROTATE_BYTES // nbytes)) if nbytes else 1
     copies = [arrays] + [[a.copy() if k in rotated else a for k, a in enumerate(arrays)] for _ in range(count - 1)]
     raws = itertools.cycle([mod._check(c) for c in copies])
     return (lambda: fn(*next(raws))), copies
+
+
+def _bound(mod, arrays: list, specs: list, flush: bool) -> tuple:
+    """``(fn, raw, held)``: the call ``fn(*raw)`` of ``mod`` on ``arrays`` and the arrays it points
+    into; with ``flush`` its weights rotate (``rotating_call``)."""
+    if flush:
+        call, copies = rotating_call(mod, arrays, specs)
+        return call, [], copies
+    return mod._fn, mod._check(arrays), arrays
 
 
 def _timed(fn, raw, number: int, min_ms: float) -> float:
@@ -305,13 +314,8 @@ def _timer(key: str, build: dict, flush: bool = False) -> _Timed:
     hit = _ref_timers.get(key)
     if hit is None:
         mod = load_object(build)
-        arrays = random_arguments(build["specs"], 0)
-        if flush:
-            call, copies = rotating_call(mod, arrays, build["specs"])
-            hit = _Timed(mod, copies, call, [])
-        else:
-            hit = _Timed(mod, arrays, mod._fn, mod._check(arrays))
-        _ref_timers[key] = hit
+        fn, raw, held = _bound(mod, random_arguments(build["specs"], 0), build["specs"], flush)
+        hit = _ref_timers[key] = _Timed(mod, held, fn, raw)
     return hit
 
 
@@ -406,11 +410,8 @@ def run_candidate(payload: dict) -> dict:
             return {"costs": [], "wrong": wrong}
     mod = load_object(build)
     args = random_arguments(build["specs"], 1)
-    flush = bool(payload["flush"])
-    if flush:  # every call reads the weights from memory
-        (fn, args), raw = rotating_call(mod, args, build["specs"]), []
-    else:
-        fn, raw = mod._fn, mod._check(args)
+    flush = bool(payload["flush"])  # every call reads the weights from memory
+    fn, raw, args = _bound(mod, args, build["specs"], flush)
     fn(*raw)  # the first call pays for cold caches and pages: time the second
     t0 = time.perf_counter()
     fn(*raw)
