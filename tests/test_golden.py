@@ -13,6 +13,8 @@ import pytest
 
 import te
 import schedule
+import codegen
+import numpy as np
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -51,6 +53,23 @@ def test_split_parallel_vectorize(update_golden):
     assert "ramp((i.outer * 64), 1, 64)" in text  # the vectorised main loop
     assert "for (i.inner" not in text
     check_golden("split_parallel_vectorize", text, update_golden)
+
+
+def test_a_short_parallel_loop_is_not_peeled_into_serial_launches():
+    """Extent 2 cut 1 + 1 would be two launches of one task each: the loop stays whole, its
+    inner loop takes the cut (a longer one is still peeled, as above)."""
+    A = te.placeholder((28,), name="A")
+    B = te.compute((28,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=16)
+    s[B].parallel(xo)
+    text = lowered(s, [A, B])
+    assert text.count("parallel (") == 1 and "parallel (i.outer, 0, 2) {" in text
+    f = codegen.build(s, [A, B])
+    a = np.arange(28, dtype="float32")
+    b = np.zeros(28, "float32")
+    f(a, b)
+    np.testing.assert_array_equal(b, a * 2)
 
 
 def test_split_divisible(update_golden):

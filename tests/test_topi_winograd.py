@@ -96,6 +96,48 @@ def test_shapes_not_multiple_of_tiles_and_blocks(n, c, k, h, w, pads, values):
     _run_pretransformed(n, c, k, h, w, pads, {**default_winograd_config(key).values, **values})
 
 
+@pytest.mark.parametrize("n, c, k, h, w, pads, values", [
+    (1, 16, 16, 28, 28, (1, 1, 1, 1), {"rows": 4}),  # 7 tile rows in blocks of 4: the last block pads
+    (2, 20, 24, 11, 9, (0, 1, 2, 0), {"tile": 2, "cb": 8, "mr": 3, "rows": 2}),  # batch 2: blocks stay in an image
+    (1, 33, 17, 13, 10, (1, 1, 1, 1), {"tile": 4, "bn": 16, "mr": 5, "rows": 1}),  # a block's 3 tiles % mr
+    (1, 8, 8, 6, 6, (1, 1, 1, 1), {"rows": 7}),  # one block taller than the image
+])
+def test_fused_blocks_of_tile_rows(n, c, k, h, w, pads, values):
+    key = winograd_workload((n, c, h, w), (k, c, 3, 3), (1, 1), pads, (1, 1))
+    _, cfg = _run_pretransformed(n, c, k, h, w, pads, {**default_winograd_config(key).values, **values})
+    assert cfg["rows"] == values["rows"]
+
+
+def test_fused_schedule_runs_every_stage_in_one_parallel_loop_over_blocks():
+    """rows=4 on a 28x28 output: 2 blocks of 4 tile rows; each holds its own padded input
+    (4*4 + 2 rows), transformed tiles and products, so no thread reads what another wrote."""
+    import schedule
+
+    dshape, kshape, pads = (1, 16, 28, 28), (16, 16, 3, 3), (1, 1, 1, 1)
+    key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1))
+    text = {}
+    for rows in (0, 4):
+        cfg = make_config(key, {**default_winograd_config(key).values, "rows": rows})
+        A = te.placeholder(dshape, name="data")
+        U = te.placeholder(winograd_kernel_shape(kshape, cfg["tile"], cfg["bn"], cfg["cb"]), name="U")
+        out = conv2d_winograd_x86(A, U, pads, cfg=cfg, kshape=kshape)
+        text[rows] = str(schedule.lower(schedule_conv2d_winograd([out], cfg), [A, U, out]))
+    assert text[0].count("parallel (") == 4  # padded input, V, M, output: each split its own way
+    assert text[4].count("parallel (") == 1 and "parallel (b.yy.outer.fused, 0, 2)" in text[4]
+    assert "for (y, 0, 18)" in text[4]  # the block's input rows only
+
+
+def test_rule_fuses_unless_the_transformed_kernel_is_too_large():
+    from topi.x86.conv2d_winograd import FUSE_MAX_KERNEL_BYTES, fused_rows
+
+    assert [fused_rows(nh, 1 << 20, threads=2) for nh in (14, 7, 4, 2, 28, 1)] == [7, 4, 2, 1, 7, 0]
+    assert fused_rows(14, FUSE_MAX_KERNEL_BYTES + 1, threads=2) == 0
+    assert fused_rows(14, 1 << 20, threads=4) == 4
+    for c, h in ((64, 56), (128, 28), (256, 14), (512, 7)):  # 512 @7: 38 MB of transformed kernel
+        cfg = default_winograd_config(winograd_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1,) * 4, (1, 1)))
+        assert (cfg["rows"] == 0) == (c == 512)
+
+
 def test_random_configs_of_the_space():
     rng = np.random.default_rng(7)
     dshape, kshape, pads = (1, 12, 10, 10), (24, 12, 3, 3), (1, 1, 1, 1)
@@ -206,6 +248,35 @@ def test_choose_conv2d_algorithm_by_rule_and_by_records():
         assert cfg.values == {k: want[k].val for k in cfg.values}
     with autotvm.apply_history_best([record(TEMPLATE, small, 1, 1e-4)]):
         assert choose_conv2d_algorithm(small).template == TEMPLATE
+
+
+def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
+    """A record line without ``rows`` (written before the fused schedule) means rows=0, not
+    today's rule; the AutoTVM template instantiates it the same way."""
+    import json
+
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from topi.x86.conv2d import conv2d_workload
+    from topi.x86.conv2d_winograd import choose_conv2d_algorithm
+    from tune import autotvm
+
+    big = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    assert default_winograd_config((TEMPLATE, *big[1:]))["rows"] > 0
+    task = autotvm.task.create(TEMPLATE, big[1:], target="llvm")
+    inp = autotvm.MeasureInput(task.target, task, task.config_space.get(0))
+    row = json.loads(autotvm.record.encode(inp, autotvm.MeasureResult((1e-4,), 0, 0.1, 1.0)))
+    row["config"]["entity"] = [e for e in row["config"]["entity"] if e[0] != "rows"]
+    log = tmp_path / "old.jsonl"
+    log.write_text(json.dumps(row) + "\n")
+    with autotvm.apply_history_best(str(log)):
+        cfg = choose_conv2d_algorithm(big)
+    assert cfg.template == TEMPLATE and cfg["rows"] == 0
+    import schedule
+
+    (old_inp, _), = autotvm.record.load_from_file(str(log))
+    assert "rows" not in old_inp.config
+    s, args = task.instantiate(old_inp.config)
+    assert str(schedule.lower(s, args)).count("parallel (") > 1  # stages apart
 
 
 def _block(x, b):

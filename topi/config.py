@@ -33,22 +33,24 @@ from dataclasses import dataclass
 class Template:
     """One templated operator: ``space(workload, target)`` -> knob -> candidates,
     ``default(workload, target)`` -> knob -> value, ``constraint(workload, values)``
-    -> a reason the combination is illegal, or None."""
+    -> a reason the combination is illegal, or None.  ``legacy``: knob -> the value
+    that a record written before the knob existed ran with (see :func:`recorded_config`)."""
 
     name: str
     space: Callable
     default: Callable
     constraint: Callable | None = None
     doc: str = ""
+    legacy: dict | None = None
 
 
 TEMPLATES: dict[str, Template] = {}
 
 
 def register_template(name: str, space: Callable, default: Callable, constraint: Callable | None = None,
-                      doc: str = "") -> Template:
+                      doc: str = "", legacy: dict | None = None) -> Template:
     """Register (or replace, on module reload) the template ``name``."""
-    t = Template(name, space, default, constraint, doc)
+    t = Template(name, space, default, constraint, doc, dict(legacy or {}))
     TEMPLATES[name] = t
     return t
 
@@ -199,6 +201,19 @@ def make_config(workload, values: dict, target=None) -> Config:
     """A checked config of ``workload`` with ``values`` (knobs not given take the default's)."""
     base = default_config(workload, target)
     return Config(base.workload, {**base.values, **values}, base.space).check()
+
+
+def recorded_values(workload, values: dict) -> dict:
+    """``values`` of a tuning record, with the template's ``legacy`` value for each knob the
+    record does not name: it was written before that knob existed, so it ran as the
+    legacy value says (not as today's rule would choose)."""
+    legacy = get_template(tuple(workload)[0]).legacy or {}
+    return {**{k: v for k, v in legacy.items() if k not in values}, **values}
+
+
+def recorded_config(workload, values: dict, target=None) -> Config:
+    """The checked config of a tuning record's ``values`` (see :func:`recorded_values`)."""
+    return make_config(workload, recorded_values(workload, values), target)
 
 
 _local = threading.local()

@@ -122,7 +122,7 @@ def _keeps_channels(node, ins) -> bool:
 def _choose(key: tuple, data_block: int | None):
     """The config of ``key``: a topi dispatch context's, else an AutoTVM record's, else the rule's
     (a conv's ``ic_bn`` following its data)."""
-    from topi.config import default_config, dispatched, make_config
+    from topi.config import default_config, dispatched, make_config, recorded_config
     from tune.autotvm import lookup_values
 
     cfg = dispatched(key)
@@ -134,7 +134,7 @@ def _choose(key: tuple, data_block: int | None):
             return cfg
     values = lookup_values(key)  # the best record of ``with autotvm.apply_history_best(log):``
     if values is not None:
-        return make_config(key, values)
+        return recorded_config(key, values)
     cfg = default_config(key)
     if key[0] == CONV_TEMPLATE and data_block and cfg["ic_bn"] != data_block and data_block in cfg.space["ic_bn"]:
         cfg = make_config(key, {**cfg.values, "ic_bn": data_block})

@@ -53,6 +53,12 @@ from te.visitor import collect_vars, pre_order, walk
 from schedule import stmt as S
 
 
+# A parallel loop is peeled only when its main part keeps at least this many iterations: the
+# tail runs after it as a second launch, so a loop of 2 cut into 1 + 1 would run serially
+# (a Winograd block loop did); below it an inner loop takes the cut.
+MIN_PARALLEL_MAIN = 4
+
+
 def partition_loops(body: S.Stmt, ctx: dict) -> S.Stmt:
     return _Partition(dict(ctx.get("ranges", {}))).visit(body)
 
@@ -202,6 +208,8 @@ class _Partition:
         m = simplify(E.Min(E.Max(point - s.min, E.const(0), "int32"), s.extent, "int32"), self.ranges)
         if s.kind == S.UNROLLED and not isinstance(m, E.IntImm):
             return None  # an unrolled loop keeps its constant extent: the guard stays in each copy
+        if s.kind == S.PARALLEL and isinstance(m, E.IntImm) and m.value < MIN_PARALLEL_MAIN:
+            return None  # the tail, a second launch, would run after a main part too short to share
         main_body = _replace_atoms(s.body, true_atoms, True)
         # with a single guard that no inner loop affects, the tail is exactly where it fails
         tail_body = _replace_atoms(s.body, false_atoms, False) if len(points) == 1 else s.body

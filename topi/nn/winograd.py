@@ -91,12 +91,18 @@ def _by_index(idx, rows, terms, dtype: str):
     return expr
 
 
-def winograd_geometry(dshape, pads, tile: int) -> tuple:
-    """``(OH, OW, nH, nW, P)``: output size, tiles per column/row, tiles in all."""
+def winograd_geometry(dshape, pads, tile: int, rows: int = 0) -> tuple:
+    """``(OH, OW, nH, nW, P)``: output size, tiles per column/row, tiles in all.
+
+    With ``rows`` (tile rows per block of a fused schedule) ``nH`` is rounded up
+    to a multiple of it: the extra tile rows read zero padding and are never
+    stored, and every block of ``rows * nW`` tiles lies within one image."""
     n, _, h, w = dshape
     top, left, bottom, right = pads
     oh, ow = h + top + bottom - 2, w + left + right - 2
     nh, nw = _ceil(oh, tile), _ceil(ow, tile)
+    if rows:
+        nh = _ceil(nh, rows) * rows
     return oh, ow, nh, nw, n * nh * nw
 
 
@@ -156,7 +162,7 @@ def plain_data_shape(dshape) -> tuple:
     return dshape
 
 
-def winograd_pack_data(data: te.Tensor, pads: tuple, tile: int, cb: int):
+def winograd_pack_data(data: te.Tensor, pads: tuple, tile: int, cb: int, rows: int = 0):
     """``data_vec[n, Cp/cb, nH*m + 2, nW*m + 2, cb]``: zero-padded (borders, tiles, channels).
 
     ``data`` is NCHW or blocked NCHW[b]c (the layout of the convs around it);
@@ -167,7 +173,7 @@ def winograd_pack_data(data: te.Tensor, pads: tuple, tile: int, cb: int):
     dshape = get_const_tuple(data.shape)
     n, c, h, w = plain_data_shape(dshape)
     top, left, _, _ = pads
-    _, _, nh, nw, _ = winograd_geometry((n, c, h, w), pads, tile)
+    _, _, nh, nw, _ = winograd_geometry((n, c, h, w), pads, tile, rows)
     zero = te.const(0.0, data.dtype)
     db = dshape[4] if len(dshape) == 5 else 0
 
@@ -187,22 +193,52 @@ def winograd_pack_data(data: te.Tensor, pads: tuple, tile: int, cb: int):
                       tag=WINOGRAD_PACK)
 
 
-def winograd_input_transform(data_vec: te.Tensor, oshape: tuple, tile: int, p_pad: int):
-    """``V[alpha, alpha, Pp, Cp] = B^T d B`` of every tile (tiles past P read tile P-1)."""
+def winograd_slots(oshape: tuple, mr: int, rows: int = 0) -> tuple:
+    """``(Pp, slots)``: the tile slots of ``V`` and ``M``, and of each fused block.
+
+    Apart (``rows`` 0) the ``P`` tiles in order, padded to a multiple of ``mr``
+    (slots past ``P`` repeat tile ``P-1``), and ``slots`` is 0.  Fused, block ``i``
+    (``rows`` tile rows, ``rows * nW`` tiles) owns slots ``[i*slots, (i+1)*slots)``,
+    ``slots`` its tiles padded to a multiple of ``mr`` (repeating its last tile), so a
+    block's register tiles never reach into the next block."""
+    _, _, nh, nw, p_all = oshape
+    if not rows:
+        return _ceil(p_all, mr) * mr, 0
+    slots = _ceil(rows * nw, mr) * mr
+    return p_all // (rows * nw) * slots, slots
+
+
+def _tile_of_slot(p, nw: int, rows: int, slots: int):
+    """``(tile row over all images, tile column)`` of slot ``p`` of a fused layout."""
+    j = p % slots
+    if slots > rows * nw:
+        j = te.min(j, rows * nw - 1)
+    return p // slots * rows + j // nw, j % nw
+
+
+def winograd_input_transform(data_vec: te.Tensor, oshape: tuple, tile: int, p_pad: int, rows: int = 0,
+                             slots: int = 0):
+    """``V[alpha, alpha, Pp, Cp] = B^T d B`` of every tile slot (:func:`winograd_slots`)."""
     _, ccn, _, _, cb = get_const_tuple(data_vec.shape)
     _, _, nh, nw, p_all = oshape
     _, bt, _ = winograd_matrices(tile)
     alpha, dtype = tile + 2, data_vec.dtype
 
     def tile_origin(p):
-        p = te.min(p, p_all - 1)
-        return p // (nh * nw), p // nw % nh * tile, p % nw * tile
+        if slots:
+            ty, tx = _tile_of_slot(p, nw, rows, slots)
+        else:
+            if p_pad > p_all:
+                p = te.min(p, p_all - 1)
+            ty, tx = p // nw, p % nw  # ty: the tile row over all images (so a block of rows bounds y)
+        b = ty // nh
+        return b, (ty - b * nh) * tile, tx * tile
 
-    def rows(p, cc, e, x, ci):  # B^T applied along y
+    def along_y(p, cc, e, x, ci):  # B^T applied along y
         b, y0, x0 = tile_origin(p)
         return _by_index(e, bt, lambda r: data_vec[b, cc, y0 + r, x0 + x, ci], dtype)
 
-    vt = te.compute((p_pad, ccn, alpha, alpha, cb), rows, name="winograd_V_rows")
+    vt = te.compute((p_pad, ccn, alpha, alpha, cb), along_y, name="winograd_V_rows")
     return te.compute(
         (alpha, alpha, p_pad, ccn * cb),
         lambda e, nu, p, c: _by_index(nu, bt, lambda r: vt[p, c // cb, e, r, c % cb], dtype),
@@ -224,10 +260,11 @@ def winograd_batched_gemm(v: te.Tensor, u: te.Tensor, out_dtype: str, attrs: dic
 
 
 def winograd_output_transform(m: te.Tensor, oshape: tuple, batch: int, channels: int, tile: int,
-                              out_block: int = 0):
+                              out_block: int = 0, rows: int = 0, slots: int = 0):
     """``Y = A^T M A`` per tile, written NCHW ``out[n, k, y, x]`` or, with ``out_block``
     ``ob`` (dividing ``channels`` and the product's ``bn``), blocked
-    ``out[n, k/ob, y, x, ob]`` (tag ``injective``)."""
+    ``out[n, k/ob, y, x, ob]`` (tag ``injective``).  ``rows``, ``slots``: the slot
+    layout of ``M`` (:func:`winograd_slots`)."""
     oh, ow, nh, nw, _ = oshape
     _, _, pp, kcn, bn = get_const_tuple(m.shape)
     at, _, _ = winograd_matrices(tile)
@@ -242,7 +279,11 @@ def winograd_output_transform(m: te.Tensor, oshape: tuple, batch: int, channels:
         name="winograd_Y")
 
     def tile_of(b, yy, xx):
-        return (b * nh + yy // tile) * nw + xx // tile
+        ty, tx = b * nh + yy // tile, xx // tile  # ty: the tile row over all images
+        if slots:
+            blk = ty // rows  # (no ``%``: bounds stay one slot per tile)
+            return blk * slots + (ty - blk * rows) * nw + tx
+        return ty * nw + tx
 
     if not out_block:
         return te.compute(
@@ -274,7 +315,7 @@ def check_winograd_args(dshape, kshape, stride, dilation, groups: int = 1) -> No
 
 def conv2d_winograd_nchw(data: te.Tensor, kernel: te.Tensor, padding, tile: int = 4, cb: int = 16,
                          bn: int = 64, mr: int = 4, out_dtype: str | None = None, attrs: dict | None = None,
-                         channels: int | None = None, out_block: int = 0):
+                         channels: int | None = None, out_block: int = 0, rows: int = 0):
     """NCHW (or NCHW[x]c) 3x3 stride-1 conv by Winograd F(tile x tile, 3x3).
 
     Parameters
@@ -290,11 +331,15 @@ def conv2d_winograd_nchw(data: te.Tensor, kernel: te.Tensor, padding, tile: int 
         As in :func:`topi.nn.conv2d_nchw`.
     tile, cb, bn, mr : int
         Output tile (2 or 4), input/output channel blocks, tiles per register
-        row block (``P`` is padded to a multiple of it).
+        row block (the tile slots are padded to a multiple of it: :func:`winograd_slots`).
     channels : int, optional
         Output channels K of a pre-transformed kernel (default ``Kp``).
     out_block : int
         0: NCHW output; else ``[N, K/out_block, OH, OW, out_block]``.
+    rows : int
+        0: the stages run apart (``P`` padded to a multiple of ``mr``); else a
+        fused schedule takes ``rows`` tile rows at a time through all stages, and
+        the tile rows are padded to a multiple of it (see :func:`winograd_geometry`).
     """
     from topi.nn.conv2d import get_pad_tuple
 
@@ -312,9 +357,9 @@ def conv2d_winograd_nchw(data: te.Tensor, kernel: te.Tensor, padding, tile: int 
         channels = kshape[0]
         u = winograd_kernel_transform(kernel, tile, bn, cp)
     pads = get_pad_tuple(padding, (3, 3), "conv2d_winograd")
-    oshape = winograd_geometry(dshape, pads, tile)
-    p_pad = _ceil(oshape[4], mr) * mr
-    dvec = winograd_pack_data(data, pads, tile, cb)
-    v = winograd_input_transform(dvec, oshape, tile, p_pad)
+    oshape = winograd_geometry(dshape, pads, tile, rows)
+    p_pad, slots = winograd_slots(oshape, mr, rows)
+    dvec = winograd_pack_data(data, pads, tile, cb, rows)
+    v = winograd_input_transform(dvec, oshape, tile, p_pad, rows, slots)
     m = winograd_batched_gemm(v, u, out_dtype or data.dtype, attrs)
-    return winograd_output_transform(m, oshape, dshape[0], channels, tile, out_block)
+    return winograd_output_transform(m, oshape, dshape[0], channels, tile, out_block, rows, slots)

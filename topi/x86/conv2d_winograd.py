@@ -17,6 +17,20 @@ then fold into adds and multiplies by their non-zero entries); the output
 transform runs per (output channel block, tile row, tile), vectorized over
 the channel block, and writes NCHW rows of the tile.
 
+Knob ``rows`` (0: as above, each stage a parallel loop of its own) fuses the
+stages: one parallel loop over blocks of ``rows`` tile rows, each block
+padding its input rows, transforming its tiles, multiplying them by the whole
+transformed kernel and writing its output rows, all in buffers of its own::
+
+    parallel (b.block, 0, N*nH/rows)
+      data_vec[rows*m + 2 rows]; V[alpha, alpha, slots, Cp]; M[alpha, alpha, slots, Kp/bn, bn]
+      for (kc) for (e, nu) for (p.outer): mr x bn register tile   // as above
+      for (kc, tile row, tile): Y = A^T M A -> out
+
+Apart, a thread reads intermediates the other core wrote, which costs 1.4-2.3x
+when the host moves the vCPUs apart (see :func:`fused_rows`); fused, it reads
+only the input and the kernel.
+
 The workload key is the direct template's (``conv2d_workload``) under the
 name ``conv2d_winograd.x86``: the same convolution, a second implementation.
 """
@@ -28,14 +42,18 @@ from topi.config import (
     Config,
     choose_config,
     current_target,
-    make_config,
     max_accumulators,
+    recorded_config,
     register_template,
 )
 from topi.nn.winograd import TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw
 from topi.utils import find_anchor, get_const_tuple
 
 TEMPLATE = "conv2d_winograd.x86"
+ROWS = (0, 1, 2, 4, 7)  # knob ``rows``: 0 runs the stages apart, else tile rows per fused block
+# A fused block reads the whole transformed kernel: past this size (ResNet's 512 @7: 38 MB, over
+# the 32 MB L3) each block streams it from memory, and the stages run apart (measured below).
+FUSE_MAX_KERNEL_BYTES = 16 << 20
 
 
 def winograd_workload(dshape, kshape, strides, pads, dilation, groups: int = 1, dtype: str = "float32",
@@ -59,7 +77,7 @@ def winograd_applicable(workload: tuple) -> bool:
 def winograd_space(workload: tuple, target) -> dict:
     vec = target.lanes(workload[7])
     return {"tile": list(TILES), "cb": [vec // 2, vec, 2 * vec], "bn": [vec, 2 * vec, 3 * vec, 4 * vec],
-            "mr": list(range(1, 9)), "ku": [1, 2, 4]}
+            "mr": list(range(1, 9)), "ku": [1, 2, 4], "rows": list(ROWS)}
 
 
 def winograd_rule(workload: tuple, target) -> dict:
@@ -69,14 +87,41 @@ def winograd_rule(workload: tuple, target) -> dict:
     the time of F(2x2) (one thread, CPU time, blocked in/out, two runs); below 7
     the padding waste grows fast and nothing was measured; ``cb``: one vector; ``bn``: four vectors
     when K holds them (else the fewest vectors covering K); ``mr``: the tile rows
-    the accumulator budget allows (4 x 4 zmm with AVX-512, 3 x 4 ymm with AVX2)."""
+    the accumulator budget allows (4 x 4 zmm with AVX-512, 3 x 4 ymm with AVX2);
+    ``rows``: see :func:`fused_rows`."""
     _, dshape, kshape, _, pads, _, _, dtype, _ = workload
     vec = target.lanes(dtype)
-    ow = min(dshape[2] + pads[0] + pads[2], dshape[3] + pads[1] + pads[3]) - 2
+    oh = dshape[2] + pads[0] + pads[2] - 2
+    ow = min(oh, dshape[3] + pads[1] + pads[3] - 2)
     k = kshape[0]
     blocks = min(4, -(-k // vec))
-    return {"tile": 4 if ow >= 7 else 2, "cb": vec, "bn": blocks * vec,
-            "mr": min(8, max(1, max_accumulators(target) // blocks)), "ku": 1}
+    tile = 4 if ow >= 7 else 2
+    kernel_bytes = (tile + 2) ** 2 * -(-k // (blocks * vec)) * blocks * vec * -(-kshape[1] // vec) * vec * 4
+    return {"tile": tile, "cb": vec, "bn": blocks * vec,
+            "mr": min(8, max(1, max_accumulators(target) // blocks)), "ku": 1,
+            "rows": fused_rows(-(-oh // tile), kernel_bytes)}
+
+
+def fused_rows(tile_rows: int, kernel_bytes: int, threads: int | None = None) -> int:
+    """The rule's ``rows`` for an image ``tile_rows`` tiles high: one block of tile rows per
+    thread (``threads``: the CPUs this process may use), the smallest candidate that
+    covers a share; 0 (stages apart) when there are fewer tile rows than threads or the
+    transformed kernel passes ``FUSE_MAX_KERNEL_BYTES``.
+
+    Why fuse: run apart, each stage splits its work its own way, so a thread reads
+    intermediates the other core wrote.  When the host moves the two vCPUs apart
+    (``benchmarks/vcpu_state.py``: a cache line's round trip 190 -> 390 ns) ResNet's
+    64 @56 took 0.36 -> 0.83 ms apart, 0.37 -> 0.37-0.39 ms fused; 128 @28 0.35 -> 0.61
+    against 0.37 -> 0.39; 256 @14 0.42 -> 0.58 against 0.42 -> 0.44 (rule configs, 2
+    threads, medians of 5 ms windows second by second, one run).  512 @7 stays apart:
+    fused, each block streams its 38 MB kernel, 1.4 against 0.9 ms."""
+    import os
+
+    threads = threads or max(1, len(os.sched_getaffinity(0)))
+    if kernel_bytes > FUSE_MAX_KERNEL_BYTES or tile_rows < threads:
+        return 0
+    share = -(-tile_rows // threads)
+    return next((r for r in ROWS if r >= share), ROWS[-1])
 
 
 def winograd_constraint(workload: tuple, values: dict) -> str | None:
@@ -86,7 +131,8 @@ def winograd_constraint(workload: tuple, values: dict) -> str | None:
 
 
 register_template(TEMPLATE, winograd_space, winograd_rule, winograd_constraint,
-                  doc="Winograd F(m x m, 3x3) conv2d (conv2d_winograd_x86)")
+                  doc="Winograd F(m x m, 3x3) conv2d (conv2d_winograd_x86)",
+                  legacy={"rows": 0})  # records before the fused schedule ran the stages apart
 
 
 def default_winograd_config(workload: tuple, target=None) -> Config:
@@ -146,7 +192,7 @@ def choose_conv2d_algorithm(conv_key: tuple, target=None) -> Config:
     from tune.autotvm.dispatch import lookup_values
 
     values = lookup_values(key, target)  # the record's config (topi's own dispatch contexts next)
-    return make_config(key, values, target) if values is not None else choose_config(key, target)
+    return recorded_config(key, values, target) if values is not None else choose_config(key, target)
 
 
 def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
@@ -188,7 +234,8 @@ def conv2d_winograd_x86(data: te.Tensor, kernel: te.Tensor, padding, out_dtype: 
     key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1), 1, data.dtype, out_dtype)
     cfg = default_winograd_config(key) if cfg is None else cfg.check(key)
     return conv2d_winograd_nchw(data, kernel, pads, cfg["tile"], cfg["cb"], cfg["bn"], cfg["mr"], out_dtype,
-                                attrs={"workload": key, "config": cfg}, channels=kshape[0], out_block=out_block)
+                                attrs={"workload": key, "config": cfg}, channels=kshape[0], out_block=out_block,
+                                rows=cfg["rows"])
 
 
 # ------------------------------------------------------------ schedules ---
@@ -199,13 +246,18 @@ def _stage(op_or_tensor, name: str):
     raise ValueError(f"schedule_conv2d_winograd: no stage {name!r} under {op_or_tensor.name!r}")
 
 
-def _schedule_gemm(s, m, cfg: Config, lanes: int) -> None:
-    """``M`` at root: parallel (point, channel block), an ``mr x bn`` register tile."""
+def _schedule_gemm(s, m, cfg: Config, lanes: int, at=None) -> None:
+    """``M``: an ``mr x bn`` register tile; at root parallel over (point, channel
+    block), or computed ``at`` a fused block (its tiles only, channel blocks outermost)."""
     mc = s.cache_write(m, "local")
     e, nu, p, kc, kb = s[m].op.axis
     po, pi = s[m].split(p, factor=cfg["mr"])
-    s[m].reorder(e, nu, kc, po, pi, kb)
-    s[m].parallel(s[m].fuse(e, nu, kc))
+    if at is None:
+        s[m].reorder(e, nu, kc, po, pi, kb)
+        s[m].parallel(s[m].fuse(e, nu, kc))
+    else:
+        s[m].reorder(kc, e, nu, po, pi, kb)
+        s[m].compute_at(*at)
     s[m].vectorize(kb)
     s[mc].compute_at(s[m], po)
     ce, cn, cp, ckc, ckb = s[mc].op.axis
@@ -220,14 +272,15 @@ def _schedule_gemm(s, m, cfg: Config, lanes: int) -> None:
     s[mc].vectorize(kbi)
 
 
-def _schedule_input(s, v, cfg: Config) -> None:
-    """``V`` per (tile, channel block): points unrolled, channels vectorized; its row pass inside."""
+def _schedule_input(s, v, cfg: Config, at=None) -> None:
+    """``V`` per (tile, channel block): points unrolled, channels vectorized; its row pass
+    inside.  At root the padded input and ``V`` are parallel loops of their own;
+    ``at`` a fused block both cover that block's tiles only."""
     vt = _stage(v.op, "winograd_V_rows")
     dvec = _stage(vt.op, "winograd_data_vec")
     e, nu, p, c = s[v].op.axis
     cc, ci = s[v].split(c, factor=cfg["cb"])
     s[v].reorder(p, cc, e, nu, ci)
-    s[v].parallel(p)
     s[v].unroll(e)
     s[v].unroll(nu)
     s[v].vectorize(ci)
@@ -237,8 +290,13 @@ def _schedule_input(s, v, cfg: Config) -> None:
     s[vt].unroll(tr)
     s[vt].vectorize(tci)
     b, dcc, y, _, dci = s[dvec].op.axis
-    s[dvec].parallel(s[dvec].fuse(b, dcc, y))
     s[dvec].vectorize(dci)
+    if at is None:
+        s[v].parallel(p)
+        s[dvec].parallel(s[dvec].fuse(b, dcc, y))
+    else:
+        s[v].compute_at(*at)
+        s[dvec].compute_at(*at)
 
 
 def _schedule_kernel_stage(s, u) -> None:
@@ -251,7 +309,7 @@ def _schedule_kernel_stage(s, u) -> None:
     s[u].vectorize(kb)
 
 
-def _schedule_output(s, out_op, y, tile: int, bn: int) -> None:
+def _schedule_output(s, out_op, y, tile: int, bn: int, rows: int = 0):
     """The output (+ fused epilogue) by (channel block, tile row, tile); the tile's
     ``A^T M A`` computed there, vectorized over the channel block.  NCHW output::
 
@@ -261,38 +319,51 @@ def _schedule_output(s, out_op, y, tile: int, bn: int) -> None:
             for (yy.inner, kb) unrolled (xx.inner): out[b, k, yy, xx] = Y[...]
 
     A blocked output ``[N, K/ob, OH, OW, ob]`` takes ``bn/ob`` blocks per tile and
-    stores whole vectors: ``for (yy.inner) unrolled (xx.inner, kc.inner) vectorized (kb)``."""
-    rows = _stage(y.op, "winograd_Y_rows")
+    stores whole vectors: ``for (yy.inner) unrolled (xx.inner, kc.inner) vectorized (kb)``.
+
+    With ``rows`` the parallel loop runs over blocks of ``rows`` tile rows
+    instead (channel blocks inside); the block loop is returned (else None)."""
+    tile_rows = _stage(y.op, "winograd_Y_rows")
     axes = s[out_op].op.axis
     if len(axes) == 5:
         b, kc, yy, xx, kb = axes
         ob = get_const_tuple(out_op.output(0).shape)[4]
         kco, kci = s[out_op].split(kc, factor=max(1, bn // ob) if bn % ob == 0 else 1)
-        yo, yi = s[out_op].split(yy, factor=tile)
-        xo, xi = s[out_op].split(xx, factor=tile)
-        s[out_op].reorder(b, kco, yo, xo, yi, xi, kci, kb)
-        s[out_op].parallel(s[out_op].fuse(b, kco, yo))
-        s[out_op].unroll(xi)
-        s[out_op].unroll(kci)
-        s[out_op].vectorize(kb)
+        inner = (kci, kb)
     else:
         b, k, yy, xx = axes
-        kc, kb = s[out_op].split(k, factor=bn)
-        yo, yi = s[out_op].split(yy, factor=tile)
-        xo, xi = s[out_op].split(xx, factor=tile)
-        s[out_op].reorder(b, kc, yo, xo, yi, kb, xi)
-        s[out_op].parallel(s[out_op].fuse(b, kc, yo))
-        s[out_op].unroll(xi)
+        kco, kb = s[out_op].split(k, factor=bn)
+        inner = (kb,)
+    if rows:
+        blk, yy = s[out_op].split(yy, factor=tile * rows)
+    yo, yi = s[out_op].split(yy, factor=tile)
+    xo, xi = s[out_op].split(xx, factor=tile)
+    if len(axes) == 5:
+        order = (yi, xi, *inner)
+    else:
+        order = (yi, kb, xi)
+    if rows:
+        s[out_op].reorder(b, blk, kco, yo, xo, *order)
+        par = s[out_op].fuse(b, blk)
+    else:
+        s[out_op].reorder(b, kco, yo, xo, *order)
+        par = s[out_op].fuse(b, kco, yo)
+    s[out_op].parallel(par)
+    s[out_op].unroll(xi)
+    if len(axes) == 5:
+        s[out_op].unroll(inner[0])
+        s[out_op].vectorize(inner[1])
     s[y].compute_at(s[out_op], xo)
-    s[rows].compute_at(s[out_op], xo)
+    s[tile_rows].compute_at(s[out_op], xo)
     _, _, vy, vx, ykb = s[y].op.axis
     s[y].unroll(vy)
     s[y].unroll(vx)
     s[y].vectorize(ykb)
-    _, _, ry, rnu, rkb = s[rows].op.axis
-    s[rows].unroll(ry)
-    s[rows].unroll(rnu)
-    s[rows].vectorize(rkb)
+    _, _, ry, rnu, rkb = s[tile_rows].op.axis
+    s[tile_rows].unroll(ry)
+    s[tile_rows].unroll(rnu)
+    s[tile_rows].vectorize(rkb)
+    return par if rows else None
 
 
 def schedule_conv2d_winograd(outs, cfg: Config | None = None):
@@ -312,7 +383,7 @@ def schedule_conv2d_winograd(outs, cfg: Config | None = None):
         cfg = have
     else:
         cfg.check(anchor.attrs["workload"])
-        diff = [k for k in ("tile", "cb", "bn", "mr") if cfg[k] != have[k]]
+        diff = [k for k in ("tile", "cb", "bn", "mr", "rows") if cfg[k] != have[k]]
         if diff:
             raise ValueError(f"schedule_conv2d_winograd: config knobs {diff} differ from the compute's "
                              f"({have.text()}); compute with the config you schedule with")
@@ -320,16 +391,17 @@ def schedule_conv2d_winograd(outs, cfg: Config | None = None):
     m = anchor.output(0)
     v = _stage(anchor, "winograd_V")
     u = next(t for t in anchor.input_tensors if t is not v)
-    _schedule_gemm(s, m, cfg, lanes)
-    _schedule_input(s, v, cfg)
-    if isinstance(u.op, te.ComputeOp):
-        _schedule_kernel_stage(s, u)
     unpack = next(op for op in between if op.name == "conv2d_winograd_unpack")
     y = _stage(unpack, "winograd_Y")
     for op in between:  # the epilogue (and the unpack) run in the output loop
         if op is not out_op and op.name not in ("winograd_Y", "winograd_Y_rows"):
             s[op].compute_inline()
-    _schedule_output(s, out_op, y, cfg["tile"], cfg["bn"])
+    block = _schedule_output(s, out_op, y, cfg["tile"], cfg["bn"], cfg["rows"])
+    at = None if block is None else (s[out_op], block)
+    _schedule_gemm(s, m, cfg, lanes, at)
+    _schedule_input(s, v, cfg, at)
+    if isinstance(u.op, te.ComputeOp):
+        _schedule_kernel_stage(s, u)
     return s
 
 

@@ -20,7 +20,7 @@ The bridge is the same for every template of ``topi.config``:
 from __future__ import annotations
 
 import te
-from topi.config import Config, config_space, default_config, get_template
+from topi.config import Config, config_space, default_config, get_template, recorded_values
 from tune import autotvm
 
 
@@ -35,8 +35,8 @@ def template_config(workload: tuple) -> Config:
         values = default_config(workload).values
         for knob, value in values.items():
             cfg[knob] = value
-    else:
-        values = {knob: cfg[knob].val for knob in space}
+    else:  # a record (from before a knob existed: its legacy value)
+        values = recorded_values(workload, {knob: cfg[knob].val for knob in space if knob in cfg})
     t = get_template(workload[0])
     reason = t.constraint(workload, values) if t.constraint else None
     if reason:
