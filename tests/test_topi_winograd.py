@@ -138,6 +138,17 @@ def test_rule_fuses_unless_the_transformed_kernel_is_too_large():
         assert (cfg["rows"] == 0) == (c == 512)
 
 
+def test_fusing_over_a_large_transformed_kernel_is_refused():
+    from topi.config import config_space
+
+    big = winograd_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1,) * 4, (1, 1))
+    assert config_space(big)["rows"] == [0]  # even F(2x2)'s kernel is 16 MiB
+    mid = winograd_workload((1, 384, 14, 14), (384, 384, 3, 3), (1, 1), (1,) * 4, (1, 1))
+    assert make_config(mid, {"tile": 2, "rows": 2})["rows"] == 2  # 9 MiB
+    with pytest.raises(ValueError, match=r"rows=2 fuses a block over a 20\.2 MiB transformed kernel"):
+        make_config(mid, {"tile": 4, "bn": 64, "cb": 16, "rows": 2})
+
+
 def test_random_configs_of_the_space():
     rng = np.random.default_rng(7)
     dshape, kshape, pads = (1, 12, 10, 10), (24, 12, 3, 3), (1, 1, 1, 1)
@@ -277,6 +288,29 @@ def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
     assert "rows" not in old_inp.config
     s, args = task.instantiate(old_inp.config)
     assert str(schedule.lower(s, args)).count("parallel (") > 1  # stages apart
+
+
+def test_a_record_whose_choice_is_no_longer_legal_is_skipped_with_a_warning(tmp_path):
+    """512 @7 may no longer fuse (its transformed kernel is too large): an older record that
+    did falls back to the rule, with a warning naming the workload and the knob."""
+    import json
+
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from topi.x86.conv2d import conv2d_workload
+    from topi.x86.conv2d_winograd import choose_conv2d_algorithm
+    from tune import autotvm
+
+    key = conv2d_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    task = autotvm.task.create(TEMPLATE, key[1:], target="llvm")
+    inp = autotvm.MeasureInput(task.target, task, task.config_space.get(0))
+    row = json.loads(autotvm.record.encode(inp, autotvm.MeasureResult((1e-4,), 0, 0.1, 1.0)))
+    row["config"]["entity"] = [[k, kind, 1 if k == "rows" else v] for k, kind, v in row["config"]["entity"]]
+    log = tmp_path / "fused_512.jsonl"
+    log.write_text(json.dumps(row) + "\n")
+    with autotvm.apply_history_best(str(log)):
+        with pytest.warns(UserWarning, match=r"skipped the tuning record of conv2d_winograd.x86.*rows=1"):
+            cfg = choose_conv2d_algorithm(key)
+    assert cfg.template == TEMPLATE and cfg.values == default_winograd_config((TEMPLATE, *key[1:])).values
 
 
 def _block(x, b):

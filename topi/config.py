@@ -211,9 +211,18 @@ def recorded_values(workload, values: dict) -> dict:
     return {**{k: v for k, v in legacy.items() if k not in values}, **values}
 
 
-def recorded_config(workload, values: dict, target=None) -> Config:
-    """The checked config of a tuning record's ``values`` (see :func:`recorded_values`)."""
-    return make_config(workload, recorded_values(workload, values), target)
+def recorded_config(workload, values: dict, target=None) -> Config | None:
+    """The checked config of a tuning record's ``values`` (see :func:`recorded_values`), or None
+    (with a warning naming the workload and the reason) when today's space or constraint refuses
+    it: a record of an older version whose choice is no longer legal is skipped, never fatal."""
+    import warnings
+
+    try:
+        return make_config(workload, recorded_values(workload, values), target)
+    except ValueError as err:
+        warnings.warn(f"skipped the tuning record of {tuple(workload)[0]} {tuple(workload)[1:]}: {err}",
+                      stacklevel=2)
+        return None
 
 
 _local = threading.local()

@@ -133,8 +133,9 @@ def _choose(key: tuple, data_block: int | None):
         if cfg is not None:
             return cfg
     values = lookup_values(key)  # the best record of ``with autotvm.apply_history_best(log):``
-    if values is not None:
-        return recorded_config(key, values)
+    cfg = recorded_config(key, values) if values is not None else None
+    if cfg is not None:
+        return cfg
     cfg = default_config(key)
     if key[0] == CONV_TEMPLATE and data_block and cfg["ic_bn"] != data_block and data_block in cfg.space["ic_bn"]:
         cfg = make_config(key, {**cfg.values, "ic_bn": data_block})

@@ -51,9 +51,11 @@ from topi.utils import find_anchor, get_const_tuple
 
 TEMPLATE = "conv2d_winograd.x86"
 ROWS = (0, 1, 2, 4, 7)  # knob ``rows``: 0 runs the stages apart, else tile rows per fused block
-# A fused block reads the whole transformed kernel: past this size (ResNet's 512 @7: 38 MB, over
-# the 32 MB L3) each block streams it from memory, and the stages run apart (measured below).
-FUSE_MAX_KERNEL_BYTES = 16 << 20
+# A fused block reads the whole transformed kernel, and so does each core.  ResNet's 512 @7 in
+# F(2x2) (16.8 MB) ran fused 0.90 ms with the vCPUs near and 1.78 ms apart, against 1.06 and
+# 1.00 ms with the stages apart; 256 @14 in F(4x4) (9.4 MB) fused 0.47 / 0.59-0.61 ms against
+# 0.48 / 0.72 (rule configs, 2 threads, one run each).  Past this size ``rows`` is 0 only.
+FUSE_MAX_KERNEL_BYTES = 12 << 20
 
 
 def winograd_workload(dshape, kshape, strides, pads, dilation, groups: int = 1, dtype: str = "float32",
@@ -74,10 +76,17 @@ def winograd_applicable(workload: tuple) -> bool:
     return dtype == "float32"
 
 
+def kernel_bytes(kshape, tile: int, bn: int, cb: int) -> int:
+    """Bytes of the transformed float32 kernel (:func:`topi.nn.winograd.winograd_kernel_shape`)."""
+    k, c = kshape[0], kshape[1]
+    return (tile + 2) ** 2 * -(-k // bn) * bn * -(-c // cb) * cb * 4
+
+
 def winograd_space(workload: tuple, target) -> dict:
     vec = target.lanes(workload[7])
+    fits = kernel_bytes(workload[2], min(TILES), vec, vec // 2) <= FUSE_MAX_KERNEL_BYTES
     return {"tile": list(TILES), "cb": [vec // 2, vec, 2 * vec], "bn": [vec, 2 * vec, 3 * vec, 4 * vec],
-            "mr": list(range(1, 9)), "ku": [1, 2, 4], "rows": list(ROWS)}
+            "mr": list(range(1, 9)), "ku": [1, 2, 4], "rows": list(ROWS) if fits else [0]}
 
 
 def winograd_rule(workload: tuple, target) -> dict:
@@ -96,13 +105,12 @@ def winograd_rule(workload: tuple, target) -> dict:
     k = kshape[0]
     blocks = min(4, -(-k // vec))
     tile = 4 if ow >= 7 else 2
-    kernel_bytes = (tile + 2) ** 2 * -(-k // (blocks * vec)) * blocks * vec * -(-kshape[1] // vec) * vec * 4
     return {"tile": tile, "cb": vec, "bn": blocks * vec,
             "mr": min(8, max(1, max_accumulators(target) // blocks)), "ku": 1,
-            "rows": fused_rows(-(-oh // tile), kernel_bytes)}
+            "rows": fused_rows(-(-oh // tile), kernel_bytes(kshape, tile, blocks * vec, vec))}
 
 
-def fused_rows(tile_rows: int, kernel_bytes: int, threads: int | None = None) -> int:
+def fused_rows(tile_rows: int, kernel_size: int, threads: int | None = None) -> int:
     """The rule's ``rows`` for an image ``tile_rows`` tiles high: one block of tile rows per
     thread (``threads``: the CPUs this process may use), the smallest candidate that
     covers a share; 0 (stages apart) when there are fewer tile rows than threads or the
@@ -118,7 +126,7 @@ def fused_rows(tile_rows: int, kernel_bytes: int, threads: int | None = None) ->
     import os
 
     threads = threads or max(1, len(os.sched_getaffinity(0)))
-    if kernel_bytes > FUSE_MAX_KERNEL_BYTES or tile_rows < threads:
+    if kernel_size > FUSE_MAX_KERNEL_BYTES or tile_rows < threads:
         return 0
     share = -(-tile_rows // threads)
     return next((r for r in ROWS if r >= share), ROWS[-1])
@@ -127,6 +135,12 @@ def fused_rows(tile_rows: int, kernel_bytes: int, threads: int | None = None) ->
 def winograd_constraint(workload: tuple, values: dict) -> str | None:
     if not winograd_applicable(workload):
         return f"workload {workload[1:3]} is not a 3x3 stride-1 dilation-1 ungrouped float32 conv"
+    if values.get("rows"):
+        size = kernel_bytes(workload[2], values["tile"], values["bn"], values["cb"])
+        if size > FUSE_MAX_KERNEL_BYTES:
+            return (f"rows={values['rows']} fuses a block over a {size / 2**20:.1f} MiB transformed kernel "
+                    f"(at most {FUSE_MAX_KERNEL_BYTES >> 20} MiB: each block reads all of it); use rows=0, "
+                    f"a smaller tile or bn")
     return None
 
 
@@ -192,7 +206,8 @@ def choose_conv2d_algorithm(conv_key: tuple, target=None) -> Config:
     from tune.autotvm.dispatch import lookup_values
 
     values = lookup_values(key, target)  # the record's config (topi's own dispatch contexts next)
-    return recorded_config(key, values, target) if values is not None else choose_config(key, target)
+    cfg = recorded_config(key, values, target) if values is not None else None
+    return cfg if cfg is not None else choose_config(key, target)
 
 
 def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
