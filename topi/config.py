@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Template:
     default: Callable
     constraint: Callable | None = None
     doc: str = ""
-    legacy: dict | None = None
+    legacy: dict = field(default_factory=dict)
 
 
 TEMPLATES: dict[str, Template] = {}
@@ -207,16 +207,22 @@ def recorded_values(workload, values: dict) -> dict:
     """``values`` of a tuning record, with the template's ``legacy`` value for each knob the
     record does not name: it was written before that knob existed, so it ran as the
     legacy value says (not as today's rule would choose)."""
-    legacy = get_template(tuple(workload)[0]).legacy or {}
+    legacy = get_template(tuple(workload)[0]).legacy
     return {**{k: v for k, v in legacy.items() if k not in values}, **values}
 
 
-def recorded_config(workload, values: dict, target=None) -> Config | None:
-    """The checked config of a tuning record's ``values`` (see :func:`recorded_values`), or None
-    (with a warning naming the workload and the reason) when today's space or constraint refuses
-    it: a record of an older version whose choice is no longer legal is skipped, never fatal."""
+def recorded_config(workload, target=None) -> Config | None:
+    """The checked config of ``workload``'s best record in the innermost ``apply_history_best``
+    context (see :func:`recorded_values`); None without one, or (with a warning naming the
+    workload and the reason) when today's space or constraint refuses it: a record of an older
+    version whose choice is no longer legal is skipped, never fatal."""
     import warnings
 
+    from tune.autotvm.dispatch import lookup_values
+
+    values = lookup_values(workload, target)
+    if values is None:
+        return None
     try:
         return make_config(workload, recorded_values(workload, values), target)
     except ValueError as err:

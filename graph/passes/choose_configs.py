@@ -123,7 +123,6 @@ def _choose(key: tuple, data_block: int | None):
     """The config of ``key``: a topi dispatch context's, else an AutoTVM record's, else the rule's
     (a conv's ``ic_bn`` following its data)."""
     from topi.config import default_config, dispatched, make_config, recorded_config
-    from tune.autotvm import lookup_values
 
     cfg = dispatched(key)
     if cfg is not None:
@@ -132,8 +131,7 @@ def _choose(key: tuple, data_block: int | None):
         cfg = choose_winograd(key, data_block)
         if cfg is not None:
             return cfg
-    values = lookup_values(key)  # the best record of ``with autotvm.apply_history_best(log):``
-    cfg = recorded_config(key, values) if values is not None else None
+    cfg = recorded_config(key)  # the best record of ``with autotvm.apply_history_best(log):``
     if cfg is not None:
         return cfg
     cfg = default_config(key)

@@ -37,6 +37,8 @@ name ``conv2d_winograd.x86``: the same convolution, a second implementation.
 
 from __future__ import annotations
 
+import math
+
 import te
 from topi.config import (
     Config,
@@ -46,7 +48,7 @@ from topi.config import (
     recorded_config,
     register_template,
 )
-from topi.nn.winograd import TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw
+from topi.nn.winograd import TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw, winograd_kernel_shape
 from topi.utils import find_anchor, get_const_tuple
 
 TEMPLATE = "conv2d_winograd.x86"
@@ -77,9 +79,8 @@ def winograd_applicable(workload: tuple) -> bool:
 
 
 def kernel_bytes(kshape, tile: int, bn: int, cb: int) -> int:
-    """Bytes of the transformed float32 kernel (:func:`topi.nn.winograd.winograd_kernel_shape`)."""
-    k, c = kshape[0], kshape[1]
-    return (tile + 2) ** 2 * -(-k // bn) * bn * -(-c // cb) * cb * 4
+    """Bytes of the transformed float32 kernel."""
+    return math.prod(winograd_kernel_shape(kshape, tile, bn, cb)) * 4
 
 
 def winograd_space(workload: tuple, target) -> dict:
@@ -203,10 +204,7 @@ def choose_conv2d_algorithm(conv_key: tuple, target=None) -> Config:
     else:
         use_winograd = min(conv_key[2][0], conv_key[2][1]) >= MIN_CHANNELS
     key = wino_key if use_winograd else conv_key
-    from tune.autotvm.dispatch import lookup_values
-
-    values = lookup_values(key, target)  # the record's config (topi's own dispatch contexts next)
-    cfg = recorded_config(key, values, target) if values is not None else None
+    cfg = recorded_config(key, target)  # the record's config (topi's own dispatch contexts next)
     return cfg if cfg is not None else choose_config(key, target)
 
 
