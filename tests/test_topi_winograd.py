@@ -8,7 +8,7 @@ from helpers import check_build
 
 import te
 import topi.testing as T
-from topi.config import make_config, sample_config
+from topi.config import make_config, sample_config, vector_lanes
 from topi.nn.winograd import (
     winograd_kernel_shape,
     winograd_kernel_transform,
@@ -25,6 +25,7 @@ from topi.x86.conv2d_winograd import (
 )
 
 RTOL = 1e-3
+V = vector_lanes()  # the host's: 16 with AVX-512, 8 with AVX2 (knob values below are in its units)
 
 
 def _rand(shape, seed):
@@ -89,7 +90,7 @@ def test_resnet_layers(c, h):
     (1, 3, 5, 13, 13, (1, 1, 1, 1), {"tile": 4}),  # RGB-like: C padded to one block; 13 = 3 tiles + 1
     (1, 17, 40, 7, 7, (1, 1, 1, 1), {"tile": 4, "bn": 16}),  # 7x7 in 4x4 tiles; K=40 not a multiple of 16
     (2, 20, 24, 11, 9, (0, 1, 2, 0), {"tile": 2, "cb": 8, "mr": 3}),  # batch 2, asymmetric padding, P % mr != 0
-    (1, 33, 17, 6, 10, (0, 0, 0, 0), {"tile": 4, "cb": 32, "bn": 32, "mr": 5, "ku": 4}),  # VALID, Cp % ku
+    (1, 33, 17, 6, 10, (0, 0, 0, 0), {"tile": 4, "cb": 2 * V, "bn": 2 * V, "mr": 5, "ku": 4}),  # VALID, Cp % ku
 ])
 def test_shapes_not_multiple_of_tiles_and_blocks(n, c, k, h, w, pads, values):
     key = winograd_workload((n, c, h, w), (k, c, 3, 3), (1, 1), pads, (1, 1))
@@ -108,10 +109,14 @@ def test_fused_blocks_of_tile_rows(n, c, k, h, w, pads, values):
     assert cfg["rows"] == values["rows"]
 
 
-def test_fused_schedule_runs_every_stage_in_one_parallel_loop_over_blocks():
+def test_fused_schedule_runs_every_stage_in_one_parallel_loop_over_blocks(monkeypatch):
     """rows=4 on a 28x28 output: 2 blocks of 4 tile rows; each holds its own padded input
-    (4*4 + 2 rows), transformed tiles and products, so no thread reads what another wrote."""
+    (4*4 + 2 rows), transformed tiles and products, so no thread reads what another wrote.
+    (rows=0, the stages apart, is legal only on a host with more threads than tile rows.)"""
     import schedule
+    import topi.x86.conv2d_winograd as W
+
+    monkeypatch.setattr(W, "_threads", lambda: 8)
 
     dshape, kshape, pads = (1, 16, 28, 28), (16, 16, 3, 3), (1, 1, 1, 1)
     key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1))
@@ -146,7 +151,7 @@ def test_fusing_over_a_large_transformed_kernel_is_refused():
     mid = winograd_workload((1, 384, 14, 14), (384, 384, 3, 3), (1, 1), (1,) * 4, (1, 1))
     assert make_config(mid, {"tile": 2, "rows": 2})["rows"] == 2  # 9 MiB
     with pytest.raises(ValueError, match=r"rows=2 fuses a block over a 20\.2 MiB transformed kernel"):
-        make_config(mid, {"tile": 4, "bn": 64, "cb": 16, "rows": 2})
+        make_config(mid, {"tile": 4, "bn": 4 * V, "cb": V, "rows": 2})
 
 
 def test_random_configs_of_the_space():
@@ -263,7 +268,9 @@ def test_choose_conv2d_algorithm_by_rule_and_by_records():
 
 def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
     """A record line without ``rows`` (written before the fused schedule) means rows=0, not
-    today's rule; the AutoTVM template instantiates it the same way."""
+    today's rule; where the space no longer holds the stages-apart form (the image has a
+    block of tile rows for each thread) it is skipped with a warning naming rows=0, and the
+    AutoTVM template refuses to instantiate it, naming the knob."""
     import json
 
     import topi.x86.templates  # noqa: F401  (registers the templates)
@@ -272,7 +279,8 @@ def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
     from tune import autotvm
 
     big = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
-    assert default_winograd_config((TEMPLATE, *big[1:]))["rows"] > 0
+    rule = default_winograd_config((TEMPLATE, *big[1:]))
+    assert rule["rows"] > 0
     task = autotvm.task.create(TEMPLATE, big[1:], target="llvm")
     inp = autotvm.MeasureInput(task.target, task, task.config_space.get(0))
     row = json.loads(autotvm.record.encode(inp, autotvm.MeasureResult((1e-4,), 0, 0.1, 1.0)))
@@ -280,14 +288,58 @@ def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
     log = tmp_path / "old.jsonl"
     log.write_text(json.dumps(row) + "\n")
     with autotvm.apply_history_best(str(log)):
-        cfg = choose_conv2d_algorithm(big)
-    assert cfg.template == TEMPLATE and cfg["rows"] == 0
-    import schedule
+        with pytest.warns(UserWarning, match=r"skipped the tuning record of conv2d_winograd.x86.*rows=0 runs "
+                                             r"the stages apart"):
+            cfg = choose_conv2d_algorithm(big)
+    assert cfg.template == TEMPLATE and cfg.values == rule.values
 
     (old_inp, _), = autotvm.record.load_from_file(str(log))
     assert "rows" not in old_inp.config
-    s, args = task.instantiate(old_inp.config)
-    assert str(schedule.lower(s, args)).count("parallel (") > 1  # stages apart
+    from tune.autotvm.errors import TemplateError
+
+    with pytest.raises(TemplateError, match=r"rows=0 runs the stages apart.*use rows=\d"):
+        task.instantiate(old_inp.config)
+
+
+def test_a_legacy_record_reads_rows_0_where_that_is_legal(tmp_path):
+    """512 @7 (its transformed kernel too large to fuse) runs only apart: a record without
+    ``rows`` is read as rows=0 and used."""
+    import json
+
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from topi.x86.conv2d import conv2d_workload
+    from topi.x86.conv2d_winograd import choose_conv2d_algorithm
+    from tune import autotvm
+
+    key = conv2d_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    task = autotvm.task.create(TEMPLATE, key[1:], target="llvm")
+    inp = autotvm.MeasureInput(task.target, task, task.config_space.get(5))
+    row = json.loads(autotvm.record.encode(inp, autotvm.MeasureResult((1e-4,), 0, 0.1, 1.0)))
+    row["config"]["entity"] = [e for e in row["config"]["entity"] if e[0] != "rows"]
+    log = tmp_path / "old.jsonl"
+    log.write_text(json.dumps(row) + "\n")
+    with autotvm.apply_history_best(str(log)):
+        cfg = choose_conv2d_algorithm(key)
+    assert cfg.template == TEMPLATE and cfg["rows"] == 0
+    assert cfg.values == {**{k: v for k, _, v in row["config"]["entity"]}, "rows": 0}
+
+
+def test_the_stages_apart_form_is_refused_where_fusing_is_legal(monkeypatch):
+    """rows=0 hands intermediates between threads, which a measurement taken with the vCPUs near
+    cannot price: refused (named) where the kernel fits and each thread gets a block of tile
+    rows; legal with more threads than tile rows, or a kernel too large to fuse."""
+    import topi.x86.conv2d_winograd as W
+    from topi.config import config_space
+
+    for c, h in ((64, 56), (128, 28), (256, 14)):  # ResNet's fusible layers
+        key = winograd_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1,) * 4, (1, 1))
+        assert 0 not in config_space(key)["rows"]
+    key = winograd_workload((1, 64, 14, 14), (64, 64, 3, 3), (1, 1), (1,) * 4, (1, 1))
+    with pytest.raises(ValueError, match=r"rows=0 runs the stages apart.*4 tile rows fuse: use rows="):
+        make_config(key, {"rows": 0})
+    monkeypatch.setattr(W, "_threads", lambda: 8)  # more threads than the 4 tile rows
+    assert 0 in config_space(key)["rows"] and make_config(key, {"rows": 0})["rows"] == 0
+    assert default_winograd_config(key)["rows"] == 0
 
 
 def test_a_record_whose_choice_is_no_longer_legal_is_skipped_with_a_warning(tmp_path):
@@ -320,7 +372,7 @@ def _block(x, b):
 
 @pytest.mark.parametrize("c, k, h, w, db, ob, values", [
     (32, 32, 13, 11, 16, 16, {"tile": 4, "bn": 32}),  # blocks differ from cb; 13x11: tiles do not divide
-    (48, 64, 9, 7, 16, 32, {"tile": 2, "cb": 32, "bn": 64, "mr": 3}),  # C % cb != 0, ob = bn / 2
+    (3 * V, 4 * V, 9, 7, V, 2 * V, {"tile": 2, "cb": 2 * V, "bn": 4 * V, "mr": 3}),  # C % cb != 0, ob = bn / 2
     (16, 16, 6, 6, 8, 16, {"tile": 4, "cb": 16, "bn": 16}),  # ob = bn
 ])
 def test_blocked_input_and_output_with_fused_bias_relu(c, k, h, w, db, ob, values):
@@ -345,9 +397,15 @@ def test_blocked_input_and_output_with_fused_bias_relu(c, k, h, w, db, ob, value
 
 
 def test_out_block_follows_the_direct_rule():
+    from codegen.target import Target
     from topi.x86.conv2d import conv2d_workload, default_conv2d_config
     from topi.x86.conv2d_winograd import winograd_out_block
 
+    with Target("llvm -mcpu=znver4"):  # AVX-512's rules (only configs here: nothing runs)
+        _out_block_follows_the_direct_rule(conv2d_workload, default_conv2d_config, winograd_out_block)
+
+
+def _out_block_follows_the_direct_rule(conv2d_workload, default_conv2d_config, winograd_out_block):
     key = winograd_workload((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     cfg = default_winograd_config(key)
     direct = default_conv2d_config(conv2d_workload((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)))

@@ -138,16 +138,25 @@ class Config:
         if missing or extra:
             raise ValueError(f"config for {self.template}: knobs {sorted(self.values)} do not match the "
                              f"template's knobs {sorted(self.space)} (missing {missing}, unknown {extra})")
+        t = TEMPLATES.get(self.template)
         for knob, cands in self.space.items():
             v = self.values[knob]
             if not any(_same(v, c) for c in cands):
+                why = self._constraint_reason(t)
                 raise ValueError(f"config for {self.template}: knob {knob}={v!r} is not allowed; "
-                                 f"allowed: {_short(cands)}")
-        t = TEMPLATES.get(self.template)
+                                 f"allowed: {_short(cands)}" + (f" ({why})" if why else ""))
         reason = t.constraint(self.workload, self.values) if t is not None and t.constraint else None
         if reason:
             raise ValueError(f"config for {self.template}: {reason}")
         return self
+
+    def _constraint_reason(self, t) -> str | None:
+        """The template constraint's reason against these values, if it can say (it is
+        written for values of the space, so any error means it cannot)."""
+        try:
+            return t.constraint(self.workload, self.values) if t is not None and t.constraint else None
+        except Exception:  # noqa: BLE001 (a value outside the space may break the constraint's arithmetic)
+            return None
 
     # value semantics (configs sit in graph node attrs, CSE compares them)
     def _key(self) -> tuple:

@@ -29,7 +29,9 @@ transformed kernel and writing its output rows, all in buffers of its own::
 
 Apart, a thread reads intermediates the other core wrote, which costs 1.4-2.3x
 when the host moves the vCPUs apart (see :func:`fused_rows`); fused, it reads
-only the input and the kernel.
+only the input and the kernel.  So ``rows=0`` is legal only where fusing is
+not: a transformed kernel over ``FUSE_MAX_KERNEL_BYTES``, or fewer tile rows
+than threads (:func:`_must_fuse`).
 
 The workload key is the direct template's (``conv2d_workload``) under the
 name ``conv2d_winograd.x86``: the same convolution, a second implementation.
@@ -83,11 +85,38 @@ def kernel_bytes(kshape, tile: int, bn: int, cb: int) -> int:
     return math.prod(winograd_kernel_shape(kshape, tile, bn, cb)) * 4
 
 
+def _tile_rows(workload: tuple, tile: int) -> int:
+    """Tile rows of the output image (per image) in ``tile`` x ``tile`` tiles."""
+    _, dshape, _, _, pads, _, _, _, _ = workload
+    return -(-(dshape[2] + pads[0] + pads[2] - 2) // tile)
+
+
+def _threads() -> int:
+    import os
+
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def _must_fuse(workload: tuple, values: dict) -> bool:
+    """Whether ``values`` may only fuse (``rows > 0``): its transformed kernel is within
+    ``FUSE_MAX_KERNEL_BYTES`` and its image has a block of tile rows for every thread.
+    Run apart, the stages hand their intermediates from thread to thread, which costs
+    1.4-2.3x whenever the host moves the vCPUs apart (see :func:`fused_rows`), and a
+    measurement taken while they are near cannot see it: a tuned record of that form
+    would not hold where it is deployed."""
+    size = kernel_bytes(workload[2], values["tile"], values["bn"], values["cb"])
+    return size <= FUSE_MAX_KERNEL_BYTES and _tile_rows(workload, values["tile"]) >= _threads()
+
+
 def winograd_space(workload: tuple, target) -> dict:
     vec = target.lanes(workload[7])
+    space = {"tile": list(TILES), "cb": [vec // 2, vec, 2 * vec], "bn": [vec, 2 * vec, 3 * vec, 4 * vec],
+             "mr": list(range(1, 9)), "ku": [1, 2, 4]}
+    combos = [{"tile": t, "bn": bn, "cb": cb} for t in space["tile"] for bn in space["bn"] for cb in space["cb"]]
+    fuse = [_must_fuse(workload, v) for v in combos]
     fits = kernel_bytes(workload[2], min(TILES), vec, vec // 2) <= FUSE_MAX_KERNEL_BYTES
-    return {"tile": list(TILES), "cb": [vec // 2, vec, 2 * vec], "bn": [vec, 2 * vec, 3 * vec, 4 * vec],
-            "mr": list(range(1, 9)), "ku": [1, 2, 4], "rows": list(ROWS) if fits else [0]}
+    space["rows"] = list(ROWS[1:]) if all(fuse) else list(ROWS) if fits else [0]
+    return space
 
 
 def winograd_rule(workload: tuple, target) -> dict:
@@ -124,9 +153,7 @@ def fused_rows(tile_rows: int, kernel_size: int, threads: int | None = None) -> 
     against 0.37 -> 0.39; 256 @14 0.42 -> 0.58 against 0.42 -> 0.44 (rule configs, 2
     threads, medians of 5 ms windows second by second, one run).  512 @7 stays apart:
     fused, each block streams its 38 MB kernel, 1.4 against 0.9 ms."""
-    import os
-
-    threads = threads or max(1, len(os.sched_getaffinity(0)))
+    threads = threads or _threads()
     if kernel_size > FUSE_MAX_KERNEL_BYTES or tile_rows < threads:
         return 0
     share = -(-tile_rows // threads)
@@ -136,8 +163,14 @@ def fused_rows(tile_rows: int, kernel_size: int, threads: int | None = None) -> 
 def winograd_constraint(workload: tuple, values: dict) -> str | None:
     if not winograd_applicable(workload):
         return f"workload {workload[1:3]} is not a 3x3 stride-1 dilation-1 ungrouped float32 conv"
+    size = kernel_bytes(workload[2], values["tile"], values["bn"], values["cb"])
+    if not values.get("rows") and _must_fuse(workload, values):
+        nh = _tile_rows(workload, values["tile"])
+        return (f"rows=0 runs the stages apart, each thread reading intermediates the other wrote "
+                f"(1.4-2.3x slower whenever the host moves the CPUs apart, which a tuning measurement "
+                f"cannot see); this {size / 2**20:.1f} MiB kernel and {nh} tile rows fuse: use "
+                f"rows={fused_rows(nh, size)}")
     if values.get("rows"):
-        size = kernel_bytes(workload[2], values["tile"], values["bn"], values["cb"])
         if size > FUSE_MAX_KERNEL_BYTES:
             return (f"rows={values['rows']} fuses a block over a {size / 2**20:.1f} MiB transformed kernel "
                     f"(at most {FUSE_MAX_KERNEL_BYTES >> 20} MiB: each block reads all of it); use rows=0, "
