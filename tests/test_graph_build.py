@@ -8,6 +8,7 @@ from graph import GraphBuilder
 from graph.fuse import fuse_ops, partition
 from graph.interpreter import interpret
 from graph.memory import plan_memory
+from topi.config import vector_lanes
 
 RNG = np.random.default_rng(0)
 
@@ -236,7 +237,7 @@ def test_dense_weights_are_packed_and_fused_with_their_epilogue(m, k, n):
     g = b.finish(b.op("relu", b.op("add", b.op("dense", x, w), bias)))
     lib = graph.build(g)
     (node,) = [n for n in lib.graph.nodes if n.op == "fused"]
-    assert [v.shape for v in node.inputs][1][2] == 64  # [N/bn, K, bn]
+    assert [v.shape for v in node.inputs][1][2] == 4 * vector_lanes()  # [N/bn, K, bn]: bn is 4 host vectors
     mod = lib.create_executor()
     xv = rand(m, k)
     mod.run(x=xv)

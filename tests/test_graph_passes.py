@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 
+from codegen.target import Target
 from graph.interpreter import interpret
 from graph.ir import Graph, GraphBuilder
 from graph.passes import (
@@ -28,6 +29,8 @@ fold_module = importlib.import_module("graph.passes.fold_constants")
 cse_module = importlib.import_module("graph.passes.merge_common_subexpressions")
 
 RNG = np.random.default_rng(7)
+AVX2 = "llvm -mcpu=x86-64-v3"
+AVX512 = "llvm -mcpu=x86-64-v4"
 
 
 def rand(*shape, positive=False):
@@ -577,11 +580,17 @@ def test_optimize_light_model_merges_what_folding_made_equal():
     check_same(g, out)
 
 
-@pytest.mark.parametrize("per_group, hw", [(28, (7, 9)), (34, (5, 5))])
-def test_alter_op_layout_grouped_depthwise_chain_on_channels_no_block_divides(per_group, hw):
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+@pytest.mark.parametrize("per_group, hw, avx2_block_changes", [(28, (7, 9), 1), (34, (5, 5), 0)])
+def test_alter_op_layout_grouped_depthwise_chain_on_channels_no_block_divides(
+    per_group, hw, avx2_block_changes, target
+):
     """Grouped 1x1 convs with 28 / 34 channels a group (no vector block divides them), a
     depthwise conv and a residual add stay blocked: one transform (the graph output), and
-    the values match the reference interpreter on the original graph."""
+    the values match the reference interpreter on the original graph.  The layout pass only
+    rewrites the graph (the values come from numpy twins), so it runs under each target's rules.
+    With AVX2 the 112-channel conv ``c0`` writes two 8-lane vectors (16 channels) and the grouped
+    convs one (their rule): the residual ``h`` is converted once, where it meets ``g2``."""
     from graph.passes.alter_op_layout import count_transforms
 
     c = 4 * per_group
@@ -598,8 +607,13 @@ def test_alter_op_layout_grouped_depthwise_chain_on_channels_no_block_divides(pe
     w3 = b.const(RNG.standard_normal((16, c, 1, 1)).astype("float32") * 0.2, "w3")
     g = b.finish(b.op("conv2d", r, w3, name="c3"))  # the residual stays blocked on its way to a conv
     profile = PassProfile()
-    out = optimize(g, exclude=("fusion",), profile=profile)
+    with Target(target):
+        out = optimize(g, exclude=("fusion",), profile=profile)
     kinds = op_list(out)
     assert kinds.count("group_conv2d_NCHWc") == 2 and "depthwise_conv2d_NCHWc" in kinds and "conv2d" not in kinds
-    assert count_transforms(out) == 1 == profile.transforms_inserted
+    changes = avx2_block_changes if target == AVX2 else 0
+    inner = [n for n in out.nodes if n.op == "layout_transform" and n.attrs["dst_layout"] != "NCHW"]
+    got = [(n.inputs[0].node.inputs[0].node.name, n.attrs["src_layout"], n.attrs["dst_layout"]) for n in inner]
+    assert got == [("c0", "NCHW16c", "NCHW8c")] * changes  # h = relu(c0), converted where it meets g2
+    assert count_transforms(out) == 1 + changes == profile.transforms_inserted
     check_same(g, out, rtol=1e-4, atol=1e-4)

@@ -10,8 +10,9 @@ the blocked value where their meaning does not depend on the layout:
   brought to the same block, a per-channel constant (``[C, 1, 1]``,
   ``[1, C, 1, 1]``) is re-laid out to ``[1, C/b, 1, 1, b]`` here, in numpy;
 * ``pool2d`` and ``global_pool`` with ``layout="NCHWc"``;
-* ``concatenate`` along the channels when every input's channels are whole
-  blocks of one size (of their gcd, at least 8, when no input's block fits all);
+* ``concatenate`` along the channels when every input is blocked, by the block
+  :func:`~graph.passes.layout_state.concat_block` gives (the one ``choose_configs``
+  passes on to the next conv's ``ic_bn``);
 * a following ``conv2d_NCHWc`` takes the block as its ``ic_bn`` (unless the
   node's config says otherwise).
 
@@ -39,13 +40,11 @@ pass profile counts the transforms as nodes after the pass; the helper
 
 from __future__ import annotations
 
-import math
-
 from graph.ir import Graph, copy_node, make_node
 from graph.ops import get_op
 from graph.ops.registry import ELEMWISE
 from graph.passes import alter_grouped_layout as grouped
-from graph.passes.layout_state import BINARY_OPS, POOL_OPS, Layouts, convertible, transparent
+from graph.passes.layout_state import BINARY_OPS, POOL_OPS, Layouts, concat_block, convertible, transparent
 
 
 def count_transforms(graph: Graph) -> int:
@@ -132,7 +131,7 @@ def _rewrite(node, ins: list, lay: Layouts) -> tuple | None:
         attrs = {**node.attrs, "layout": "NCHWc"}
         return lay.produce(make_node(node.op, ins, attrs, node.name, [node.output.name]), blocked[0])
     if node.op == "concatenate" and node.attrs.get("axis", 0) in (1, -3):
-        return _concat(node, ins, lay, blocked)
+        return _concat(node, ins, lay)
     return None
 
 
@@ -154,18 +153,14 @@ def _binary(node, ins: list, lay: Layouts, block: int) -> tuple | None:
     return lay.produce(make_node(node.op, new, node.attrs, node.name, [node.output.name]), block)
 
 
-def _concat(node, ins: list, lay: Layouts, blocked: list) -> tuple | None:
-    """Concatenate blocked inputs along the block axis: the most common block that
-    divides every input's channels (the others are converted), else None."""
+def _concat(node, ins: list, lay: Layouts) -> tuple | None:
+    """Concatenate blocked inputs along the block axis, in :func:`concat_block`'s block
+    (the others are converted), else None."""
     if any(len(v.shape) != 4 for v in node.inputs):
         return None
-    fits = [b for b in blocked if all(v.shape[1] % b == 0 for v in node.inputs)]
-    common = math.gcd(*blocked, *(v.shape[1] for v in node.inputs))
-    if not fits and common >= 8:
-        fits = [common]  # (112 by 16) ++ (24 by 24): both by 8, rather than both to NCHW
-    if not fits or len(blocked) != len(ins):
+    block = concat_block([lay.block_of(v) for v in ins], [v.shape[1] for v in node.inputs], node.output.dtype)
+    if not block:
         return None
-    block = max(sorted(set(fits), reverse=True), key=fits.count)
     new = [lay.to(v, block) for v in ins]
     return lay.produce(
         make_node("concatenate", new, {**node.attrs, "axis": 1}, node.name, [node.output.name]), block

@@ -15,7 +15,8 @@ config's values) read only that::
 
 One rule spans nodes: a convolution whose data comes from another blocked
 convolution (through elementwise ops and pooling, which keep the channels)
-(or from a channel concatenation of convolutions blocked alike) takes that
+(or from a channel concatenation of such values: the block
+``graph.passes.layout_state.concat_block`` gives it) takes that
 convolution's ``oc_bn`` as its ``ic_bn`` when it is legal and no
 record says otherwise, so the layout pass can pass the activations on
 without a ``layout_transform``.
@@ -142,6 +143,8 @@ def _choose(key: tuple, data_block: int | None):
 
 def choose_configs(graph: Graph) -> Graph:
     """Store ``attrs["config"]`` on every node with a schedule template (see the module doc)."""
+    from graph.passes.layout_state import concat_block
+
     blocks: dict = {}  # value name -> the oc_bn its channels are blocked by, where a conv made them
 
     def rewrite(node, ins):
@@ -155,10 +158,12 @@ def choose_configs(graph: Graph) -> Graph:
         elif (node.op not in ("constant", "conv2d", "conv2d_winograd") and ins and ins[0].name in blocks
               and _keeps_channels(node, ins)):
             blocks[node.outputs[0].name] = blocks[ins[0].name]
-        elif node.op == "concatenate" and node.attrs.get("axis") == 1 and len({blocks.get(v.name) for v in ins}) == 1:
-            block = blocks.get(ins[0].name)
-            if block and all(v.shape[1] % block == 0 for v in ins):
-                blocks[node.outputs[0].name] = block  # channel blocks of one size, concatenated
+        elif (node.op == "concatenate" and node.attrs.get("axis") in (1, -3)
+              and all(len(v.shape) == 4 for v in ins)):
+            block = concat_block([blocks.get(v.name, 0) for v in ins], [v.shape[1] for v in ins],
+                                 ins[0].dtype)
+            if block:
+                blocks[node.outputs[0].name] = block  # the block alter_op_layout concatenates in
         if cfg is None or cfg is old:
             return None
         return make_node(node.op, ins, {**node.attrs, "config": cfg}, node.name,

@@ -4,6 +4,8 @@ values, which convs the plain blocked path takes, and the state of one run of th
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from graph.ir import Graph, Value, constant_node, make_node
@@ -102,6 +104,35 @@ def convertible(node) -> bool:
     if kernel.dtype != "float32" or node.inputs[0].dtype != "float32":
         return False
     return conv_blocks(node) is not None or is_winograd(node)
+
+
+def concat_block(blocks: list, channels: list, dtype: str = "float32") -> int:
+    """The channel block of a concatenation along the channels of inputs blocked by ``blocks``
+    (0: plain) with ``channels`` each, or 0 (it runs in NCHW: a plain input).
+
+    The most common input block that divides every input's channels (the other inputs are
+    converted to it); on a tie, the block a conv's rule reads (``ic_bn``: one vector, at
+    most 16), then the larger; when none divides them all, their gcd if at least 8 ((112 by
+    16) ++ (24 by 24): both by 8, rather than both to NCHW).  ``choose_configs`` and
+    ``alter_op_layout`` both ask here, so a conv after the concat reads its block: DenseNet's
+    running concat of a 16-channel-block value and an 8-channel-block conv (AVX2, 7x7) kept
+    16 and made two transforms a layer, 32 in all; it now stays by 8 after one::
+
+        before:  %c = concatenate(%a (by 16), layout_transform(%b, NCHW8c -> NCHW16c))
+                 %y = conv2d_NCHWc(layout_transform(relu(%c), NCHW16c -> NCHW8c))   # ic_bn = 8
+        after:   %c = concatenate(layout_transform(%a, NCHW16c -> NCHW8c), %b (by 8))
+                 %y = conv2d_NCHWc(relu(%c))                                      # ic_bn = 8
+    """
+    from topi.config import vector_lanes
+
+    if not blocks or not all(blocks):
+        return 0
+    fits = [b for b in blocks if all(c % b == 0 for c in channels)]
+    if not fits:
+        common = math.gcd(*blocks, *channels)
+        return common if common >= 8 else 0
+    preferred = min(16, vector_lanes(dtype))
+    return max(set(fits), key=lambda b: (fits.count(b), b == preferred, b))
 
 
 def transparent(node) -> bool:
