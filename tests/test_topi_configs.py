@@ -1,6 +1,10 @@
 """x86 schedule configs: every schedule built with its default config and with
 non-default knobs (vector widths, block sizes, unroll and parallel switches),
-on shapes that divide none of the blocks, compared with the numpy references."""
+on shapes that divide none of the blocks, compared with the numpy references.
+
+The rule's defaults are checked for AVX-512 and for AVX2 (only chosen, nothing
+built), and the kernels are built and run for the host, with knobs in units of
+its vector lanes: the tests pass on either kind of host."""
 
 from __future__ import annotations
 
@@ -12,7 +16,8 @@ import schedule
 import te
 import topi
 import topi.testing as T
-from topi.config import Config
+from codegen.target import Target
+from topi.config import Config, vector_lanes
 from topi.nn.batch_matmul import batch_matmul
 from topi.nn.pooling import adaptive_pool, pool1d, pool2d
 from topi.x86.batch_matmul import default_batch_matmul_config, schedule_batch_matmul
@@ -26,6 +31,8 @@ from topi.x86.depthwise_conv2d import (
 from topi.x86.pooling import default_pool_config, schedule_adaptive_pool, schedule_pool
 
 TOL = {"rtol": 1e-4, "atol": 1e-4}
+AVX2 = "llvm -mcpu=x86-64-v3"
+AVX512 = "llvm -mcpu=x86-64-v4"
 
 
 def _np(shape, seed):
@@ -52,6 +59,18 @@ def _check_all(sched, configs: list, args, ref, inputs) -> None:
     assert len(texts) == len(configs), "two configs built the same loop nest"
 
 
+def _default(make, avx512: dict, avx2: dict) -> Config:
+    """``make()``, a default config, checked against the rule's values for AVX-512 and
+    for AVX2 (chosen under each target, never built), then made for the host, whose
+    kernels the test runs: the host's values are one of the two."""
+    for spec, want in ((AVX512, avx512), (AVX2, avx2)):
+        with Target(spec):
+            assert make().values == want, spec
+    host = make()
+    assert host.values == (avx512 if vector_lanes() == 16 else avx2), str(Target.current())
+    return host
+
+
 def _assert_space(cfg: Config) -> None:
     """Every knob has a non-empty list of candidates."""
     assert set(cfg.space) == set(cfg.values), cfg.workload
@@ -59,7 +78,11 @@ def _assert_space(cfg: Config) -> None:
 
 
 # ---------------------------------------------------------------- pooling ---
-POOL_KNOBS = [{"vec": 8}, {"vec": 4, "small_vec": 4}, {"vec": 32, "parallel": False}]
+def pool_knobs(lanes: int) -> list:
+    """Half a vector; four vectors (wider than every stage: all split by a quarter-vector
+    ``small_vec``); two vectors, serial.  ``lanes``: the host's float32 lanes."""
+    return [{"vec": lanes // 2}, {"vec": 4 * lanes, "small_vec": lanes // 4},
+            {"vec": 2 * lanes, "parallel": False}]
 
 
 @pytest.mark.parametrize("pool_type", ["max", "avg"])
@@ -72,10 +95,11 @@ def test_pool2d_configs(pool_type, layout):
     out = pool2d(X, **kw)
     x = _np(shape, 1)
     ref = T.pool2d_python(x, **kw)
-    default = default_pool_config(_shape(out))
-    assert default.values == {"vec": 16, "small_vec": 8, "parallel": True}
+    default = _default(lambda: default_pool_config(_shape(out)),
+                       {"vec": 16, "small_vec": 8, "parallel": True},
+                       {"vec": 8, "small_vec": 4, "parallel": True})
     _assert_space(default)
-    configs = _configs(default, *POOL_KNOBS)
+    configs = _configs(default, *pool_knobs(vector_lanes()))
     _check_all(lambda c: schedule_pool(out, layout, cfg=c), configs, [X, out], ref, [x])
 
 
@@ -84,13 +108,13 @@ def test_pool1d_and_adaptive_configs():
     out = pool1d(X, 3, 2, 1, 1, "avg")
     x = _np((2, 3, 37), 2)
     ref = T.pool1d_python(x, 3, 2, 1, 1, "avg")
-    configs = _configs(default_pool_config(_shape(out)), *POOL_KNOBS)
+    configs = _configs(default_pool_config(_shape(out)), *pool_knobs(vector_lanes()))
     _check_all(lambda c: schedule_pool(out, cfg=c), configs, [X, out], ref, [x])
     X = te.placeholder((1, 3, 23, 29), name="X")
     out = adaptive_pool(X, (5, 7), "max")
     x = _np((1, 3, 23, 29), 3)
     ref = T.adaptive_pool_python(x, (5, 7), "max")
-    configs = _configs(default_pool_config(_shape(out)), *POOL_KNOBS)
+    configs = _configs(default_pool_config(_shape(out)), *pool_knobs(vector_lanes()))
     _check_all(lambda c: schedule_adaptive_pool(out, cfg=c), configs, [X, out], ref, [x])
 
 
@@ -105,10 +129,11 @@ def test_depthwise_nchw_configs(relu):
     a, wt = _np((1, 3, 13, 23), 4), _np((3, 2, 3, 3), 5)
     ref = T.depthwise_conv2d_python_nchw(a, wt, 1, (1, 0, 2, 1))
     ref = np.maximum(ref, 0) if relu else ref
-    default = default_depthwise_conv2d_config(_shape(out), "NCHW")
-    assert default.values == {"vec": 16, "unroll_taps": True}
+    default = _default(lambda: default_depthwise_conv2d_config(_shape(out), "NCHW"),
+                       {"vec": 16, "unroll_taps": True}, {"vec": 8, "unroll_taps": True})
     _assert_space(default)
-    configs = _configs(default, {"vec": 8}, {"vec": 5, "unroll_taps": False}, {"vec": 32})
+    lanes = vector_lanes()
+    configs = _configs(default, {"vec": lanes // 2}, {"vec": 5, "unroll_taps": False}, {"vec": 2 * lanes})
     _check_all(lambda c: schedule_depthwise_conv2d_nchw(out, cfg=c), configs, [A, W, out], ref, [a, wt])
 
 
@@ -117,16 +142,24 @@ def test_depthwise_nhwc_configs():
     C = topi.nn.depthwise_conv2d_nhwc(A, W, 2, "SAME", 1)
     a, wt = _np((1, 9, 11, 21), 6), _np((3, 3, 21, 1), 7)
     ref = T.depthwise_conv2d_python_nhwc(a, wt, 2, "SAME")
-    default = default_depthwise_conv2d_config(_shape(C), "NHWC")
-    assert default.values == {"vec": 16, "unroll_taps": True, "pad_vec_max": 64}
+    default = _default(lambda: default_depthwise_conv2d_config(_shape(C), "NHWC"),
+                       {"vec": 16, "unroll_taps": True, "pad_vec_max": 64},
+                       {"vec": 8, "unroll_taps": True, "pad_vec_max": 64})
     _assert_space(default)
-    configs = _configs(default, {"vec": 8, "pad_vec_max": 0}, {"vec": 4, "unroll_taps": False})
+    lanes = vector_lanes()
+    configs = _configs(default, {"vec": lanes // 2, "pad_vec_max": 0},
+                       {"vec": lanes // 4, "unroll_taps": False})
     _check_all(lambda c: schedule_depthwise_conv2d_nhwc(C, cfg=c), configs, [A, W, C], ref, [a, wt])
 
 
 def test_depthwise_config_rule_and_layout_error():
-    assert default_depthwise_conv2d_config((1, 4, 8, 8))["vec"] == 8  # a multiple of 8 below 16
-    assert default_depthwise_conv2d_config((1, 4, 9, 9))["vec"] == 16
+    with Target(AVX512):
+        assert default_depthwise_conv2d_config((1, 4, 8, 8))["vec"] == 8  # a multiple of 8 below 16
+        assert default_depthwise_conv2d_config((1, 4, 9, 9))["vec"] == 16
+    with Target(AVX2):
+        assert default_depthwise_conv2d_config((1, 4, 4, 4))["vec"] == 4  # a multiple of 4 below 8
+        assert default_depthwise_conv2d_config((1, 4, 5, 5))["vec"] == 8
+        assert default_depthwise_conv2d_config((1, 4, 8, 8))["vec"] == 8
     with pytest.raises(ValueError, match="layout 'NCW' is not one of"):
         default_depthwise_conv2d_config((1, 4, 8, 8), "NCW")
 
@@ -141,9 +174,12 @@ def test_conv1d_configs(layout):
     A, W = te.placeholder(a.shape, name="A"), te.placeholder(wt.shape, name="W")
     C = topi.nn.conv1d(A, W, 1, 1, 1, layout=layout)
     sched = schedule_conv1d_ncw if layout == "NCW" else schedule_conv1d_nwc
-    default = default_conv1d_config(_shape(C), layout)
-    assert default.values == ({"fb": 1, "xb": 16, "unroll": True} if layout == "NCW"
-                              else {"fb": 16, "xb": 1, "unroll": True})
+    # one vector along OW (NCW; 37 has no divisor near one) or the channels (NWC; 19 neither)
+    if layout == "NCW":
+        want = {"fb": 1, "xb": 16, "unroll": True}, {"fb": 1, "xb": 8, "unroll": True}
+    else:
+        want = {"fb": 16, "xb": 1, "unroll": True}, {"fb": 8, "xb": 1, "unroll": True}
+    default = _default(lambda: default_conv1d_config(_shape(C), layout), *want)
     _assert_space(default)
     knobs = [{"fb": 4, "xb": 8}, {"fb": 3, "xb": 5, "unroll": False}, {"fb": 8, "xb": 32}]
     _check_all(lambda c: sched(C, cfg=c), _configs(default, *knobs), [A, W, C], ref, [a, wt])
@@ -154,8 +190,8 @@ def test_conv2d_transpose_configs():
     C = topi.nn.conv2d_transpose_nchw(A, W, 2, 1, "float32", (1, 1))  # [1, 6, 10, 17]
     a, wt = _np((1, 4, 5, 8), 10), _np((4, 6, 3, 4), 11)
     ref = T.conv2d_transpose_nchw_python(a, wt, 2, 1, (1, 1))
-    default = default_conv2d_transpose_config(_shape(C))
-    assert default.values == {"fb": 6, "xb": 16, "unroll": True}
+    default = _default(lambda: default_conv2d_transpose_config(_shape(C)),
+                       {"fb": 6, "xb": 16, "unroll": True}, {"fb": 6, "xb": 8, "unroll": True})
     _assert_space(default)
     configs = _configs(default, {"fb": 4, "xb": 8}, {"fb": 5, "xb": 3, "unroll": False})
     _check_all(lambda c: schedule_conv2d_transpose_nchw(C, cfg=c), configs, [A, W, C], ref, [a, wt])
