@@ -22,8 +22,16 @@ scales every normalized reading), the median ratio times the yardstick's stored 
 runner would have recorded for the deployed call, whatever speed state the machine is in now.
 Only records written with the yardstick scale (this host, since the yardstick) compare.
 
+``--state`` sorts that third figure by the state of the VM (``vcpu_state.py``'s probe, a cache
+line bounced between CPU 0 and CPU 1 after every quarter second of alternation): the host moves
+the two vCPUs apart now and then, for seconds at a time, and a kernel whose threads hand data to
+each other pays it.  The tuner measures in whichever state it meets, the fast one most of the
+time; the near-state figure compares like with like, the far-state one says what the far state
+costs the deployed call.
+
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl --limit 4 --seconds 2
+    python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl --seconds 4 --state
 
 Timings share the machine with whatever else runs on it; run it on a quiet one.
 """
@@ -113,6 +121,26 @@ def interleaved_ratio(deployed_call, alone_call, seconds: float) -> float:
     return statistics.median(ratios)
 
 
+CHUNK_S = 0.25  # alternation between two probe readings (--state)
+APART = 1.5  # a round trip this many times the fastest seen: the vCPUs are apart
+
+
+def ratios_by_state(deployed_call, yard_call, seconds: float, trip) -> list:
+    """``[(round trip ns, median deployed/yardstick ratio)]`` per CHUNK_S of alternation, the
+    probe read right after each chunk (its 5 x 2,000 round trips take about 2 ms)."""
+    out = []
+    for _ in range(max(1, round(seconds / CHUNK_S))):
+        ratio = interleaved_ratio(deployed_call, yard_call, CHUNK_S)
+        out.append((statistics.median(trip(2000) for _ in range(5)), ratio))
+    return out
+
+
+def split_states(chunks: list, fastest: float) -> tuple:
+    """(near ratios, apart ratios) of ``ratios_by_state`` chunks."""
+    near = [r for ns, r in chunks if ns <= APART * fastest]
+    return near, [r for ns, r in chunks if ns > APART * fastest]
+
+
 def model_calls(model: str, log: str) -> tuple:
     """``(executor, [(kernel call, [(op, config), ...]), ...])`` of ``model`` built with ``log``."""
     path = model if model.endswith(".onnx") else light_model_path(model)
@@ -150,13 +178,20 @@ def main(argv: list | None = None) -> list:
     p.add_argument("--limit", type=int, default=None, help="only the first N convs of the log")
     p.add_argument("--seconds", type=float, default=4.0, help="timing window per kernel call (default 4)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--state", action="store_true",
+                   help="split the records' scale figure by the vCPUs' state (vcpu_state.py's probe; needs cc)")
     a = p.parse_args(argv)
     set_threads(a.threads)
     records = record.load_records(a.log)
     best, measured = best_per_conv(records), measured_configs(records)
     _, calls = model_calls(a.model, a.log)
     yard, yard_s = execute.yardstick_call()
-    rows, paired, scaled = [], [], []
+    trip = None
+    if a.state:
+        from vcpu_state import probe
+
+        trip = probe()
+    rows, paired, scaled, by_state = [], [], [], []
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
             break
@@ -179,7 +214,12 @@ def main(argv: list | None = None) -> list:
         rows.append(ratio)
         paired.append(inter)
         on_scale = ""
-        if yard is not None:
+        if yard is not None and trip is not None:
+            chunks = [c for call, _ in mine for c in ratios_by_state(call, yard, a.seconds / len(mine), trip)]
+            by_state.append((chunks, yard_s / cost))
+            scaled.append(statistics.median(r for _, r in chunks) * yard_s / cost)
+            on_scale = f"  on the records' scale {scaled[-1]:5.2f}x"
+        elif yard is not None:
             scaled.append(statistics.median(interleaved_ratio(call, yard, a.seconds / len(mine))
                                             for call, _ in mine) * yard_s / cost)
             on_scale = f"  on the records' scale {scaled[-1]:5.2f}x"
@@ -201,6 +241,21 @@ def main(argv: list | None = None) -> list:
               f"{min(scaled):.3f}-{max(scaled):.3f}, {within}/{len(scaled)} within 5%")
     elif rows:
         print("no yardstick settled on this host: the records' scale is unknown here")
+    if by_state:
+        fastest = min(ns for chunks, _ in by_state for ns, _ in chunks)
+        print(f"by state (round trip CPU 0 <-> 1; apart above {APART * fastest:.0f} ns):")
+        for name, pick in (("near", 0), ("apart", 1)):
+            vals, chunks_in = [], 0
+            for chunks, scale in by_state:
+                mine = split_states(chunks, fastest)[pick]
+                if mine:
+                    vals.append(statistics.median(mine) * scale)
+                    chunks_in += len(mine)
+            if vals:
+                within = sum(abs(r - 1) <= 0.05 for r in vals)
+                print(f"  {name:5s}: {len(vals)} convs ({chunks_in} chunks of {CHUNK_S} s), on the records' scale/"
+                      f"recorded median {statistics.median(vals):.3f}, range {min(vals):.3f}-{max(vals):.3f}, "
+                      f"{within}/{len(vals)} within 5%: " + " ".join(f"{v:.2f}" for v in vals))
     return rows
 
 
