@@ -123,15 +123,18 @@ def interleaved_ratio(deployed_call, alone_call, seconds: float) -> float:
 
 CHUNK_S = 0.25  # alternation between two probe readings (--state)
 APART = 1.5  # a round trip this many times the fastest seen: the vCPUs are apart
+PROBE_QUIET_S = 0.01  # after a chunk, before the probe: the workers' spin (~0.2 ms, the caller's 1.6 ms) is over
 
 
 def ratios_by_state(deployed_call, yard_call, seconds: float, trip) -> list:
     """``[(round trip ns, median deployed/yardstick ratio)]`` per CHUNK_S of alternation, the
-    probe read right after each chunk (its 5 x 2,000 round trips take about 2 ms)."""
+    probe read just after each chunk (5 x 20,000 round trips, 20-40 ms: fewer read the
+    other thread's start-up instead, ~1.9 us a trip)."""
     out = []
     for _ in range(max(1, round(seconds / CHUNK_S))):
         ratio = interleaved_ratio(deployed_call, yard_call, CHUNK_S)
-        out.append((statistics.median(trip(2000) for _ in range(5)), ratio))
+        time.sleep(PROBE_QUIET_S)  # the pool's workers spin after a launch: the probe would share their CPU
+        out.append((statistics.median(trip(20000) for _ in range(5)), ratio))
     return out
 
 
