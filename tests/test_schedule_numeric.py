@@ -160,6 +160,24 @@ def test_vectorize_strided_access():
     check_build(s, [A, B], lambda a: a.T * 3)
 
 
+@pytest.mark.parametrize("src, dst, ramp", [(16, 8, True), (16, 4, True), (32, 8, True), (12, 8, False),
+                                            (16, 3, False)])
+def test_vectorized_reblocking_reads_one_ramp_where_lanes_share_a_block(src, dst, ramp):
+    """``out[co, x, ci] = A[(co*dst + ci) // src, x, (co*dst + ci) % src]`` vectorized over ``ci``:
+    where ``dst`` divides ``src`` every lane reads one source block, a contiguous load (``ramp``);
+    otherwise (12 by 8, 16 by 3: lanes straddle two blocks) a gather.  Both match numpy."""
+    c, w = 96, 5
+    A = te.placeholder((c // src, w, src), name="A")
+    B = te.compute((c // dst, w, dst), lambda co, x, ci: A[(co * dst + ci) // src, x, (co * dst + ci) % src] * 2.0,
+                   name="B")
+    s = te.create_schedule(B.op)
+    s[B].vectorize(B.op.axis[2])
+    text = str(schedule.lower(s, [A, B]))
+    assert ("A[ramp(" in text) == ramp, text
+    plain = lambda a: a.transpose(0, 2, 1).reshape(c, w)  # noqa: E731  [c, w]
+    check_build(s, [A, B], lambda a: 2 * plain(a).reshape(c // dst, dst, w).transpose(0, 2, 1))
+
+
 def test_parallel_outer_split():
     A, B, ref = ew1d()
     s = te.create_schedule(B.op)

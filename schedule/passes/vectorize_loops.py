@@ -151,6 +151,10 @@ class _Vectorizer:
         a, b = self.expr(e.a), self.expr(e.b)
         n = max(_lanes(a), _lanes(b))
         t = type(e)
+        sa, sb = _scalar_of(a), _scalar_of(b)
+        if n > 1 and sa is not None and sb is not None:  # broadcasts meet: one scalar op, broadcast
+            return E.Broadcast(simplify(t(sa, sb, dt.with_lanes(e.dtype, 1)), None, self.simplified), n,
+                               dt.with_lanes(e.dtype, n))
         # keep index arithmetic in ramp form
         if isinstance(a, E.Ramp) or isinstance(b, E.Ramp):
             r = _ramp_arith(t, a, b, self.simplified)
@@ -169,7 +173,10 @@ def _scalar_of(x: E.Expr):
 
 
 def _ramp_arith(t, a: E.Expr, b: E.Expr, memo: dict | None = None):
-    """ramp +- scalar, ramp * const, ramp + ramp stay ramps."""
+    """ramp +- scalar, ramp * const, ramp + ramp stay ramps; so do floordiv and floormod of
+    a ramp by a constant when every lane lies in one window of it (:func:`_ramp_divmod`)."""
+    if t in (E.FloorDiv, E.FloorMod) and isinstance(a, E.Ramp):
+        return _ramp_divmod(t, a, _scalar_of(b), memo)
     if t in (E.Add, E.Sub) and isinstance(a, E.Ramp) and isinstance(b, E.Ramp):
         return E.Ramp(simplify(t(a.base, b.base, a.base.dtype), None, memo), simplify(t(a.stride, b.stride, a.stride.dtype), None, memo), a.lanes, a.dtype)
     if isinstance(a, E.Ramp) and _scalar_of(b) is not None:
@@ -185,6 +192,30 @@ def _ramp_arith(t, a: E.Expr, b: E.Expr, memo: dict | None = None):
         if t is E.Mul:
             return E.Ramp(simplify(E.Mul(s, b.base, s.dtype), None, memo), simplify(E.Mul(s, b.stride, s.dtype), None, memo), b.lanes, b.dtype)
     return None
+
+
+def _ramp_divmod(t, a: E.Ramp, c, memo: dict | None = None):
+    """``floordiv(ramp(base, s, n), c)`` -> ``x n(floordiv(base, c))`` and ``floormod`` ->
+    ``ramp(floormod(base, c), s, n)`` when ``base % c + s*(n-1) < c`` for every value of
+    ``base``: with ``base = sum(k_i * t_i) + k0`` and ``g = gcd(k_i..., c)``, ``base % c`` is at
+    most ``c - g + k0 % g``, so ``k0 % g + s*(n-1) < g`` suffices.  A channel index ``cc*8 +
+    lane`` read from data blocked by 16 (``[c // 16, ..., c % 16]``) is then one contiguous
+    load, not a gather; the Winograd 64 @56 kernel fed 16-channel blocks with ``cb=8``
+    gathered and ran 1.10x the time of the same kernel fed 8-channel blocks."""
+    import math
+
+    from te.simplify import linear
+
+    if not (isinstance(c, E.IntImm) and c.value > 0 and isinstance(a.stride, E.IntImm) and a.stride.value >= 0):
+        return None
+    lin = linear(a.base)
+    g = math.gcd(c.value, *(coef for _, coef in lin.items()))
+    if lin.const % g + a.stride.value * (a.lanes - 1) >= g:
+        return None
+    q = simplify(t(a.base, c, a.base.dtype), None, memo)
+    if t is E.FloorDiv:
+        return E.Broadcast(q, a.lanes, a.dtype)
+    return E.Ramp(q, a.stride, a.lanes, a.dtype)
 
 
 __all__ = ["vectorize_loops", "map_children"]
