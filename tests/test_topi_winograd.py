@@ -266,14 +266,33 @@ def test_choose_conv2d_algorithm_by_rule_and_by_records():
         assert choose_conv2d_algorithm(small).template == TEMPLATE
 
 
+def _record_log(tmp_path, conv_key, index: int, edit):
+    """``(task, log path, entity)``: a one-line log holding a record of the Winograd task of
+    ``conv_key`` at space point ``index``, its config entity rewritten by ``edit`` (a list of
+    ``[knob, kind, value]`` -> another), as an older version of Tessera might have written it."""
+    import json
+
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from tune import autotvm
+
+    task = autotvm.task.create(TEMPLATE, conv_key[1:], target="llvm")
+    inp = autotvm.MeasureInput(task.target, task, task.config_space.get(index))
+    row = json.loads(autotvm.record.encode(inp, autotvm.MeasureResult((1e-4,), 0, 0.1, 1.0)))
+    row["config"]["entity"] = edit(row["config"]["entity"])
+    log = tmp_path / "record.jsonl"
+    log.write_text(json.dumps(row) + "\n")
+    return task, str(log), row["config"]["entity"]
+
+
+def _without_rows(entity):
+    return [e for e in entity if e[0] != "rows"]
+
+
 def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
     """A record line without ``rows`` (written before the fused schedule) means rows=0, not
     today's rule; where the space no longer holds the stages-apart form (the image has a
     block of tile rows for each thread) it is skipped with a warning naming rows=0, and the
     AutoTVM template refuses to instantiate it, naming the knob."""
-    import json
-
-    import topi.x86.templates  # noqa: F401  (registers the templates)
     from topi.x86.conv2d import conv2d_workload
     from topi.x86.conv2d_winograd import choose_conv2d_algorithm
     from tune import autotvm
@@ -281,19 +300,14 @@ def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
     big = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     rule = default_winograd_config((TEMPLATE, *big[1:]))
     assert rule["rows"] > 0
-    task = autotvm.task.create(TEMPLATE, big[1:], target="llvm")
-    inp = autotvm.MeasureInput(task.target, task, task.config_space.get(0))
-    row = json.loads(autotvm.record.encode(inp, autotvm.MeasureResult((1e-4,), 0, 0.1, 1.0)))
-    row["config"]["entity"] = [e for e in row["config"]["entity"] if e[0] != "rows"]
-    log = tmp_path / "old.jsonl"
-    log.write_text(json.dumps(row) + "\n")
-    with autotvm.apply_history_best(str(log)):
+    task, log, _ = _record_log(tmp_path, big, 0, _without_rows)
+    with autotvm.apply_history_best(log):
         with pytest.warns(UserWarning, match=r"skipped the tuning record of conv2d_winograd.x86.*rows=0 runs "
                                              r"the stages apart"):
             cfg = choose_conv2d_algorithm(big)
     assert cfg.template == TEMPLATE and cfg.values == rule.values
 
-    (old_inp, _), = autotvm.record.load_from_file(str(log))
+    (old_inp, _), = autotvm.record.load_from_file(log)
     assert "rows" not in old_inp.config
     from tune.autotvm.errors import TemplateError
 
@@ -304,24 +318,16 @@ def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
 def test_a_legacy_record_reads_rows_0_where_that_is_legal(tmp_path):
     """512 @7 (its transformed kernel too large to fuse) runs only apart: a record without
     ``rows`` is read as rows=0 and used."""
-    import json
-
-    import topi.x86.templates  # noqa: F401  (registers the templates)
     from topi.x86.conv2d import conv2d_workload
     from topi.x86.conv2d_winograd import choose_conv2d_algorithm
     from tune import autotvm
 
     key = conv2d_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
-    task = autotvm.task.create(TEMPLATE, key[1:], target="llvm")
-    inp = autotvm.MeasureInput(task.target, task, task.config_space.get(5))
-    row = json.loads(autotvm.record.encode(inp, autotvm.MeasureResult((1e-4,), 0, 0.1, 1.0)))
-    row["config"]["entity"] = [e for e in row["config"]["entity"] if e[0] != "rows"]
-    log = tmp_path / "old.jsonl"
-    log.write_text(json.dumps(row) + "\n")
-    with autotvm.apply_history_best(str(log)):
+    _, log, entity = _record_log(tmp_path, key, 5, _without_rows)
+    with autotvm.apply_history_best(log):
         cfg = choose_conv2d_algorithm(key)
     assert cfg.template == TEMPLATE and cfg["rows"] == 0
-    assert cfg.values == {**{k: v for k, _, v in row["config"]["entity"]}, "rows": 0}
+    assert cfg.values == {**{k: v for k, _, v in entity}, "rows": 0}
 
 
 def test_the_stages_apart_form_is_refused_where_fusing_is_legal(monkeypatch):
@@ -345,21 +351,14 @@ def test_the_stages_apart_form_is_refused_where_fusing_is_legal(monkeypatch):
 def test_a_record_whose_choice_is_no_longer_legal_is_skipped_with_a_warning(tmp_path):
     """512 @7 may no longer fuse (its transformed kernel is too large): an older record that
     did falls back to the rule, with a warning naming the workload and the knob."""
-    import json
-
-    import topi.x86.templates  # noqa: F401  (registers the templates)
     from topi.x86.conv2d import conv2d_workload
     from topi.x86.conv2d_winograd import choose_conv2d_algorithm
     from tune import autotvm
 
     key = conv2d_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
-    task = autotvm.task.create(TEMPLATE, key[1:], target="llvm")
-    inp = autotvm.MeasureInput(task.target, task, task.config_space.get(0))
-    row = json.loads(autotvm.record.encode(inp, autotvm.MeasureResult((1e-4,), 0, 0.1, 1.0)))
-    row["config"]["entity"] = [[k, kind, 1 if k == "rows" else v] for k, kind, v in row["config"]["entity"]]
-    log = tmp_path / "fused_512.jsonl"
-    log.write_text(json.dumps(row) + "\n")
-    with autotvm.apply_history_best(str(log)):
+    _, log, _ = _record_log(tmp_path, key, 0, lambda entity: [[k, kind, 1 if k == "rows" else v]
+                                                              for k, kind, v in entity])
+    with autotvm.apply_history_best(log):
         with pytest.warns(UserWarning, match=r"skipped the tuning record of conv2d_winograd.x86.*rows=1"):
             cfg = choose_conv2d_algorithm(key)
     assert cfg.template == TEMPLATE and cfg.values == default_winograd_config((TEMPLATE, *key[1:])).values

@@ -17,9 +17,11 @@ guard or a store address that depends on the lane) stays a scalar loop.
 
 from __future__ import annotations
 
+import math
+
 from te import dtype as dt
 from te import expr as E
-from te.simplify import simplify
+from te.simplify import linear, simplify
 from te.visitor import children, map_children, unsafe_select_loads
 from schedule import stmt as S
 
@@ -202,10 +204,6 @@ def _ramp_divmod(t, a: E.Ramp, c, memo: dict | None = None):
     lane`` read from data blocked by 16 (``[c // 16, ..., c % 16]``) is then one contiguous
     load, not a gather; the Winograd 64 @56 kernel fed 16-channel blocks with ``cb=8``
     gathered and ran 1.10x the time of the same kernel fed 8-channel blocks."""
-    import math
-
-    from te.simplify import linear
-
     if not (isinstance(c, E.IntImm) and c.value > 0 and isinstance(a.stride, E.IntImm) and a.stride.value >= 0):
         return None
     lin = linear(a.base)

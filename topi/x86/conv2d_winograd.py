@@ -97,25 +97,28 @@ def _threads() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
-def _must_fuse(workload: tuple, values: dict) -> bool:
-    """Whether ``values`` may only fuse (``rows > 0``): its transformed kernel is within
-    ``FUSE_MAX_KERNEL_BYTES`` and its image has a block of tile rows for every thread.
-    Run apart, the stages hand their intermediates from thread to thread, which costs
-    1.4-2.3x whenever the host moves the vCPUs apart (see :func:`fused_rows`), and a
-    measurement taken while they are near cannot see it: a tuned record of that form
-    would not hold where it is deployed."""
-    size = kernel_bytes(workload[2], values["tile"], values["bn"], values["cb"])
-    return size <= FUSE_MAX_KERNEL_BYTES and _tile_rows(workload, values["tile"]) >= _threads()
+def _must_fuse(workload: tuple, tile: int, size: int) -> bool:
+    """Whether a config of ``tile`` whose transformed kernel is ``size`` bytes may only fuse
+    (``rows > 0``): the kernel is within ``FUSE_MAX_KERNEL_BYTES`` and the image has a block
+    of tile rows for every thread.  Run apart, the stages hand their intermediates from
+    thread to thread, which costs 1.4-2.3x whenever the host moves the vCPUs apart (see
+    :func:`fused_rows`), and a measurement taken while they are near cannot see it: a tuned
+    record of that form would not hold where it is deployed."""
+    return size <= FUSE_MAX_KERNEL_BYTES and _tile_rows(workload, tile) >= _threads()
 
 
 def winograd_space(workload: tuple, target) -> dict:
+    """The knobs' candidates; ``rows``: fused blocks only where every (tile, bn, cb) must fuse,
+    0 only where none may, both otherwise (the constraint then refuses per config)."""
     vec = target.lanes(workload[7])
     space = {"tile": list(TILES), "cb": [vec // 2, vec, 2 * vec], "bn": [vec, 2 * vec, 3 * vec, 4 * vec],
              "mr": list(range(1, 9)), "ku": [1, 2, 4]}
-    combos = [{"tile": t, "bn": bn, "cb": cb} for t in space["tile"] for bn in space["bn"] for cb in space["cb"]]
-    fuse = [_must_fuse(workload, v) for v in combos]
-    fits = kernel_bytes(workload[2], min(TILES), vec, vec // 2) <= FUSE_MAX_KERNEL_BYTES
-    space["rows"] = list(ROWS[1:]) if all(fuse) else list(ROWS) if fits else [0]
+    sizes = [(t, kernel_bytes(workload[2], t, bn, cb)) for t in space["tile"] for bn in space["bn"]
+             for cb in space["cb"]]
+    if all(_must_fuse(workload, t, size) for t, size in sizes):
+        space["rows"] = list(ROWS[1:])
+    else:
+        space["rows"] = list(ROWS) if any(size <= FUSE_MAX_KERNEL_BYTES for _, size in sizes) else [0]
     return space
 
 
@@ -164,17 +167,16 @@ def winograd_constraint(workload: tuple, values: dict) -> str | None:
     if not winograd_applicable(workload):
         return f"workload {workload[1:3]} is not a 3x3 stride-1 dilation-1 ungrouped float32 conv"
     size = kernel_bytes(workload[2], values["tile"], values["bn"], values["cb"])
-    if not values.get("rows") and _must_fuse(workload, values):
+    if not values.get("rows") and _must_fuse(workload, values["tile"], size):
         nh = _tile_rows(workload, values["tile"])
         return (f"rows=0 runs the stages apart, each thread reading intermediates the other wrote "
                 f"(1.4-2.3x slower whenever the host moves the CPUs apart, which a tuning measurement "
                 f"cannot see); this {size / 2**20:.1f} MiB kernel and {nh} tile rows fuse: use "
                 f"rows={fused_rows(nh, size)}")
-    if values.get("rows"):
-        if size > FUSE_MAX_KERNEL_BYTES:
-            return (f"rows={values['rows']} fuses a block over a {size / 2**20:.1f} MiB transformed kernel "
-                    f"(at most {FUSE_MAX_KERNEL_BYTES >> 20} MiB: each block reads all of it); use rows=0, "
-                    f"a smaller tile or bn")
+    if values.get("rows") and size > FUSE_MAX_KERNEL_BYTES:
+        return (f"rows={values['rows']} fuses a block over a {size / 2**20:.1f} MiB transformed kernel "
+                f"(at most {FUSE_MAX_KERNEL_BYTES >> 20} MiB: each block reads all of it); use rows=0, "
+                f"a smaller tile or bn")
     return None
 
 
