@@ -318,6 +318,41 @@ def test_defaults_read_the_target():
         assert default_config(softmax_workload(64, 1000))["vec"] == 16
 
 
+
+def test_input_block_config_rolls_the_kernel_columns_past_one_vector():
+    """A conv whose producer writes wider blocks than its rule reads (AVX2: 16 channels, the rule
+    8) takes the producer's block, with the kernel columns rolled; the rest stays the rule's."""
+    key = x86conv.conv2d_workload((1, 512, 14, 14), (512, 512, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1))
+    with Target(AVX2):
+        rule = default_config(key)
+        wide = x86conv.input_block_config(key, 16)
+        same = x86conv.input_block_config(key, 8)
+    assert rule.values == {"ic_bn": 8, "oc_bn": 8, "ow_bn": 7, "unroll_kw": True}
+    assert wide.values == {**rule.values, "ic_bn": 16, "unroll_kw": False}
+    assert same.values == rule.values
+    with Target(AVX512):  # one vector of 16 lanes: the row tile, already rolled
+        assert x86conv.input_block_config(key, 16).values == default_config(key).values
+    with Target(AVX2), pytest.raises(ValueError, match="ic_bn=24"):
+        x86conv.input_block_config(key, 24)  # not a divisor of 512: refused, not repaired
+
+
+def test_choose_configs_reads_the_producers_block_with_the_rules_other_knobs():
+    """AVX2: a 1x1 conv writes 16-channel blocks; the 3x3/2 conv after it reads them as they are
+    (ic_bn=16, no layout transform), its kernel columns rolled (input_block_config)."""
+    from graph import GraphBuilder
+    from graph.passes.choose_configs import choose_configs, node_workload
+
+    b = GraphBuilder()
+    x = b.input("x", (1, 256, 14, 14))
+    mid = b.op("relu", b.op("conv2d", x, b.const(_np((512, 256, 1, 1), 27), "w1")))
+    g = b.finish(b.op("conv2d", mid, b.const(_np((512, 512, 3, 3), 28), "w2"), strides=(2, 2),
+                      padding=(1, 1, 1, 1)))
+    with Target(AVX2):
+        first, second = [n for n in choose_configs(g).nodes if n.op == "conv2d"]
+        rule = default_config(node_workload(second))
+    assert first.attrs["config"]["oc_bn"] == 16 and rule["ic_bn"] == 8 and rule["unroll_kw"]
+    assert second.attrs["config"].values == {**rule.values, "ic_bn": 16, "unroll_kw": False}
+
 def _build_for(s, args, target: str):
     """Build for ``target`` (a codegen that predates targets builds for the host: the
     numbers of an AVX2-scheduled kernel are checked either way)."""

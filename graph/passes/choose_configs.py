@@ -123,7 +123,7 @@ def _keeps_channels(node, ins) -> bool:
 def _choose(key: tuple, data_block: int | None):
     """The config of ``key``: a topi dispatch context's, else an AutoTVM record's, else the rule's
     (a conv's ``ic_bn`` following its data)."""
-    from topi.config import default_config, dispatched, make_config, recorded_config
+    from topi.config import default_config, dispatched, recorded_config
 
     cfg = dispatched(key)
     if cfg is not None:
@@ -137,7 +137,9 @@ def _choose(key: tuple, data_block: int | None):
         return cfg
     cfg = default_config(key)
     if key[0] == CONV_TEMPLATE and data_block and cfg["ic_bn"] != data_block and data_block in cfg.space["ic_bn"]:
-        cfg = make_config(key, {**cfg.values, "ic_bn": data_block})
+        from topi.x86.conv2d import input_block_config
+
+        cfg = input_block_config(key, data_block)
     return cfg
 
 

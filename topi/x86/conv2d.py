@@ -28,6 +28,7 @@ from topi.config import (
     current_target,
     divisors,
     largest_divisor,
+    make_config,
     max_accumulators,
     register_template,
 )
@@ -93,8 +94,9 @@ def conv2d_space(workload: tuple, target) -> dict:
             "ow_bn": list(range(1, max_accumulators(target) + 1)), "unroll_kw": [True, False]}
 
 
-def conv2d_rule(workload: tuple, target) -> dict:
-    """Block sizes for a conv workload on ``target``, by rule.
+def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
+    """Block sizes for a conv workload on ``target``, by rule (``ic_bn``: the input block
+    when it is given, such as the block a producer in a graph writes).
 
     * ``ic_bn``: the largest divisor of IC (per group) up to 16 (3 for an RGB stem);
     * ``oc_bn``: two vectors (32 lanes of AVX-512, 16 of AVX2) when they divide OC
@@ -106,7 +108,9 @@ def conv2d_rule(workload: tuple, target) -> dict:
     * ``ow_bn``: the widest divisor of OW whose ``ow_bn * oc_bn / lanes`` vector
       accumulators fit in :func:`max_accumulators`; OW is padded up to 8 (or
       the budget) columns when only a divisor below 4 exists;
-    * ``unroll_kw``: unroll the kernel columns when KW <= 3;
+    * ``unroll_kw``: unroll the kernel columns when KW <= 3 and ``ic_bn`` is at most one
+      vector (an ``ic_bn`` of two AVX2 vectors, given by the producer, makes a 16 x 3 x 7
+      body that spills: 512->512 3x3/2 @14 1.12x slower unrolled than rolled);
     * with 32 vector registers, the row tile of :func:`_row_tile_rule` instead (one
       vector of channels by a row);
     * on a target of 16 vector registers (AVX2), ``ic_bn`` is at most one vector
@@ -121,8 +125,10 @@ def conv2d_rule(workload: tuple, target) -> dict:
     if not cands:
         raise ValueError(f"{TEMPLATE}: {ocg} output channels per group cannot be blocked (need a multiple "
                          f"of one of {OC_BLOCKS}); use topi.nn.group_conv2d_nchw")
+    if ic_bn is None:
+        ic_bn = largest_divisor(icg, min(16, vec))
     if max_acc >= 16 and ocg % vec == 0:
-        return _row_tile_rule(icg, ow, vec, max_acc)
+        return {"ic_bn": ic_bn, "oc_bn": vec, **_row_tile_rule(ow, max_acc)}
     wide = [c for c in wide_tile_columns(target) if 8 * (_ceil(ow, c) * c - ow) <= ow]  # padding <= 1/8
     wide = min(wide, key=lambda c: _ceil(ow, c)) if wide else None  # least padding, the wider on a tie
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
@@ -137,13 +143,21 @@ def conv2d_rule(workload: tuple, target) -> dict:
     ow_bn = largest_divisor(ow, max_w)
     if ow_bn < 4 and ow > 4:
         ow_bn = min(max_w, 8)
-    unroll_kw = kw <= 3
+    unroll_kw = kw <= 3 and ic_bn <= vec
     if oc_bn == 2 * vec and wide:
         ow_bn, unroll_kw = wide, False
-    return {"ic_bn": largest_divisor(icg, min(16, vec)), "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": unroll_kw}
+    return {"ic_bn": ic_bn, "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": unroll_kw}
 
 
-def _row_tile_rule(icg: int, ow: int, vec: int, max_acc: int) -> dict:
+def input_block_config(workload: tuple, ic_bn: int, target=None) -> Config:
+    """The rule's config of a conv ``workload`` (a ``conv2d_workload`` key) reading its input
+    in blocks of ``ic_bn`` (a legal ``ic_bn``: the block its producer writes, so that no
+    layout transform sits between them)."""
+    target = target or current_target()
+    return make_config(workload, conv2d_rule(tuple(workload), target, ic_bn), target)
+
+
+def _row_tile_rule(ow: int, max_acc: int) -> dict:
     """32 vector registers (AVX-512): one vector of output channels by a row of up to
     ``max_acc`` columns (14 of a 14, 28 or 56 wide plane).  The RGB stem too: its blocks
     then match the next layers' (DenseNet's first concatenation needed 12 transforms when
@@ -162,7 +176,7 @@ def _row_tile_rule(icg: int, ow: int, vec: int, max_acc: int) -> dict:
     ow_bn = largest_divisor(ow, max_acc)
     if ow_bn < 4 and ow > 4:
         ow_bn = min(max_acc, 8)  # pad the columns up to a tile of 8
-    return {"ic_bn": largest_divisor(icg, min(16, vec)), "oc_bn": vec, "ow_bn": ow_bn, "unroll_kw": False}
+    return {"ow_bn": ow_bn, "unroll_kw": False}
 
 
 def wide_tile_columns(target) -> tuple:
@@ -295,8 +309,6 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
 
 def _config_for(key: tuple, cfg: Config | None, kshape: tuple) -> Config:
     """``cfg`` checked against ``key`` (and a pre-packed kernel's blocks), or the chosen one."""
-    from topi.config import make_config
-
     blocks = {"ic_bn": kshape[4], "oc_bn": kshape[5]} if len(kshape) == 6 else {}
     if cfg is None:
         cfg = default_conv2d_config(key)
@@ -399,8 +411,6 @@ def conv_config(conv_op, cfg: Config | None = None) -> Config:
     """The config a schedule uses for ``conv_op``: ``cfg`` (which must be for its workload
     and blocks; its ``ow_bn`` and ``unroll_kw`` may differ from the compute's), else the
     one it was computed with, else the chosen one for its blocks."""
-    from topi.config import make_config
-
     key = conv2d_key(conv_op.attrs["workload"])
     kernel = next(t for t in conv_op.input_tensors if len(t.shape) == 6)
     ic_bn, oc_bn = get_const_tuple(kernel.shape)[4:]
