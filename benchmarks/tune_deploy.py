@@ -22,6 +22,12 @@ scales every normalized reading), the median ratio times the yardstick's stored 
 runner would have recorded for the deployed call, whatever speed state the machine is in now.
 Only records written with the yardstick scale (this host, since the yardstick) compare.
 
+A fourth times each deployed call in place, inside whole runs of the model (every other layer
+runs between two of its calls, as in deployment; the figures above call it in a loop, its weights
+warm in the caches): the median over ``--seconds`` of runs, against the record.  A runner that
+measures with its weights warm (``tessera tune``'s default, as classic TVM's without
+``enable_cpu_cache_flush``) records less than this for a kernel whose weights stream from memory.
+
 ``--state`` sorts that third figure by the state of the VM (``vcpu_state.py``'s probe, a cache
 line bounced between CPU 0 and CPU 1 after every quarter second of alternation): the host moves
 the two vCPUs apart now and then, for seconds at a time, and a kernel whose threads hand data to
@@ -69,7 +75,7 @@ def best_per_conv(records) -> dict:
 
 def measured_configs(records) -> dict:
     """(template, args, knob values) -> (MeasureInput, cost) of every conv config the log measured
-    without error (its fastest measurement)."""
+    without error (its median measurement, as the records rank it)."""
     return {(inp.task.name, tuple(inp.task.args), tuple(sorted(knob_values(inp.config).items()))): (inp, res.cost)
             for rows in record.ranked_by_workload(record.load_records(records)).values()
             for inp, res in rows if inp.task.name in CONV_TEMPLATES}
@@ -157,6 +163,19 @@ def model_calls(model: str, log: str) -> tuple:
     return m, [(call, node_configs(node)) for call, node in zip(m._calls, nodes)]
 
 
+def in_place_times(m, seconds: float) -> list:
+    """Median seconds of each kernel call of executor ``m``, timed in place over ``seconds`` of
+    whole runs of the model."""
+    pc, samples, end = time.perf_counter, [], time.perf_counter() + seconds
+    while pc() < end or len(samples) < 5:
+        ts = [pc()]
+        for call in m._calls:
+            call()
+            ts.append(pc())
+        samples.append(np.diff(ts))
+    return list(np.median(np.array(samples), axis=0))
+
+
 def node_configs(node) -> list:
     """(op, config) of ``node`` and, for a fused group, of the nodes inside."""
     if node.op == "fused":
@@ -187,14 +206,16 @@ def main(argv: list | None = None) -> list:
     set_threads(a.threads)
     records = record.load_records(a.log)
     best, measured = best_per_conv(records), measured_configs(records)
-    _, calls = model_calls(a.model, a.log)
+    m, calls = model_calls(a.model, a.log)
+    in_place = in_place_times(m, a.seconds)
+    index = {id(call): k for k, (call, _) in enumerate(calls)}
     yard, yard_s = execute.yardstick_call()
     trip = None
     if a.state:
         from vcpu_state import probe
 
         trip = probe()
-    rows, paired, scaled, by_state = [], [], [], []
+    rows, paired, scaled, by_state, placed = [], [], [], [], []
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
             break
@@ -226,6 +247,8 @@ def main(argv: list | None = None) -> list:
             scaled.append(statistics.median(interleaved_ratio(call, yard, a.seconds / len(mine))
                                             for call, _ in mine) * yard_s / cost)
             on_scale = f"  on the records' scale {scaled[-1]:5.2f}x"
+        placed.append(statistics.median(in_place[index[id(call)]] for call, _ in mine) / cost)
+        on_scale += f"  in the model run {placed[-1]:5.2f}x"
         same = all(same_config(cfgs, knob_values(inp.config)) for _, cfgs in mine)
         print(f"{label} recorded {cost * 1e3:7.3f} ms  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
               f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x"
@@ -244,6 +267,10 @@ def main(argv: list | None = None) -> list:
               f"{min(scaled):.3f}-{max(scaled):.3f}, {within}/{len(scaled)} within 5%")
     elif rows:
         print("no yardstick settled on this host: the records' scale is unknown here")
+    if placed:
+        within = sum(abs(r - 1) <= 0.05 for r in placed)
+        print(f"deployed in place in the model run/recorded: median {statistics.median(placed):.3f}, range "
+              f"{min(placed):.3f}-{max(placed):.3f}, {within}/{len(placed)} within 5%")
     if by_state:
         fastest = min(ns for chunks, _ in by_state for ns, _ in chunks)
         print(f"by state (round trip CPU 0 <-> 1; apart above {APART * fastest:.0f} ns):")

@@ -257,6 +257,45 @@ def measure():
     runner.close()
 
 
+def test_tune_tasks_confirms_the_fastest_configs(measure, tmp_path):
+    """``tessera tune``'s loop ends a task by measuring its 3 fastest configs twice more (out of
+    its trials); the records rank a config at its median measurement."""
+    from graph.tuning import CONFIRM_TIMES, CONFIRM_TOP, tune_tasks
+
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    task.share = 1.0
+    log = str(tmp_path / "confirm.jsonl")
+    done = tune_tasks([task], [24], log, tuner="random", measure_option=measure)
+    rows = list(record.load_from_file(log))
+    extra = CONFIRM_TOP * CONFIRM_TIMES
+    assert done[task.workload] == len(rows) == 24
+    search, again = rows[:-extra], rows[-extra:]
+    assert len({inp.config.index for inp, _ in search}) == len(search)  # the search: new configs only
+    (ranked,) = record.ranked_by_workload(search).values()
+    top = [inp.config.index for inp, _ in ranked[:CONFIRM_TOP]]
+    assert [inp.config.index for inp, _ in again] == top * CONFIRM_TIMES  # in turn, fastest first
+    (best,) = record.best_by_workload(rows).values()
+    mine = sorted(r.cost for inp, r in rows if inp.config.index == best[0].config.index)
+    assert len(mine) == 1 + CONFIRM_TIMES and best[1].cost == mine[len(mine) // 2]  # counted at its median
+    # a task planned fewer than 4x the confirmations is not confirmed
+    log2 = str(tmp_path / "short.jsonl")
+    tune_tasks([task], [extra * 4 - 1], log2, tuner="random", measure_option=measure)
+    short = list(record.load_from_file(log2))
+    assert len({inp.config.index for inp, _ in short}) == len(short) == extra * 4 - 1
+
+
+def test_a_config_measured_again_ranks_at_its_median():
+    from tune.autotvm.measure import MeasureInput, MeasureResult
+
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    a, b = task.config_space.get(0), task.config_space.get(1)
+    lucky = [(MeasureInput(task.target, task, a), MeasureResult((c,), 0, 1.0, 0.0)) for c in (1.0, 1.6, 1.7)]
+    steady = [(MeasureInput(task.target, task, b), MeasureResult((1.2,), 0, 1.0, 0.0))]
+    (best,) = record.best_by_workload(lucky + steady).values()
+    assert best[0].config.index == b.index and best[1].cost == 1.2  # a's median is 1.6, not its lucky 1.0
+    (ranked,) = record.ranked_by_workload(lucky[:2] + steady).values()  # two: the lower middle one
+    assert [(inp.config.index, r.cost) for inp, r in ranked] == [(a.index, 1.0), (b.index, 1.2)]
+
 @pytest.mark.parametrize("name", ["random", "grid", "ga", "xgb", "xgb/xgboost"])
 def test_tutorial_flow(name, measure, tmp_path, capsys):
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")

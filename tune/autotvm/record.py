@@ -141,7 +141,10 @@ def save_to_file(records, filename) -> None:
 
 def ranked_by_workload(records) -> dict:
     """``{(target text, workload): [(input, result), ...]}``: the successful records of each,
-    fastest first, one per distinct config (its fastest measurement)."""
+    fastest first, one per distinct config: its median measurement (the lower middle one of
+    an even count).  The fastest of many noisy measurements is biased low; a config measured
+    again (``graph.tuning.confirm_best``) counts at its typical speed, and a lucky reading
+    of one config does not outrank another's repeated ones."""
     from tune.autotvm.dispatch import target_key
 
     ranked: dict = {}
@@ -151,15 +154,16 @@ def ranked_by_workload(records) -> dict:
         key = (target_key(inp.target), args_to_workload(inp.task.args, inp.task.name))
         ranked.setdefault(key, []).append((inp, res))
     for key, rows in ranked.items():
-        fastest: dict = {}  # config key -> its fastest row (dicts keep the sorted order)
+        by_config: dict = {}  # config key -> its rows, fastest first
         for row in sorted(rows, key=lambda row: row[1].cost):
-            fastest.setdefault(row[0].config.key(), row)
-        ranked[key] = list(fastest.values())
+            by_config.setdefault(row[0].config.key(), []).append(row)
+        ranked[key] = sorted((r[(len(r) - 1) // 2] for r in by_config.values()), key=lambda row: row[1].cost)
     return ranked
 
 
 def best_by_workload(records) -> dict:
-    """``{(target text, workload): (input, result)}``: the fastest successful record of each."""
+    """``{(target text, workload): (input, result)}``: the fastest config's record of each
+    (its median measurement, ``ranked_by_workload``)."""
     return {key: rows[0] for key, rows in ranked_by_workload(records).items()}
 
 
