@@ -133,18 +133,23 @@ def test_a_parallel_library_calls_the_runtime_through_its_stubs():
 
 def test_distinct_libraries_release_their_memory():
     """1,000 distinct graphs grew RSS by a few MiB (see the report); the process-wide engine kept
-    ~15 KiB and 2.5 mappings per library.  40 here, bounded at 8 KiB and 0.5 mappings each."""
+    ~15 KiB and 2.5 mappings per library.  40 here, bounded at 8 KiB and 0.5 mappings each.
+
+    RSS is the whole process's: in the full suite a malloc arena once grew by a step of ~1 MiB
+    during one round.  A leak grows every round alike, so the quietest of three rounds counts."""
     for k in range(30):  # warm caches and malloc's arenas
         _run_shift(graph.build(_shift_relu(k / 8), jobs=1), k / 8)
-    gc.collect()
-    rss, maps = _rss_mib(), _maps().count("\n")
-    count = 40
-    for k in range(30, 30 + count):
-        _run_shift(graph.build(_shift_relu(k / 8), jobs=1), k / 8)
-    gc.collect()
-    grown, new_maps = _rss_mib() - rss, _maps().count("\n") - maps
-    assert grown < count * 8 / 1024, f"{count} libraries grew RSS by {grown:.2f} MiB"
-    assert new_maps < count / 2, f"{count} libraries left {new_maps} mappings"
+    count, rounds = 40, []
+    for r in range(3):
+        gc.collect()
+        rss, maps = _rss_mib(), _maps().count("\n")
+        for k in range(30 + r * count, 30 + (r + 1) * count):
+            _run_shift(graph.build(_shift_relu(k / 8), jobs=1), k / 8)
+        gc.collect()
+        rounds.append((_rss_mib() - rss, _maps().count("\n") - maps))
+    grown, new_maps = min(g for g, _ in rounds), min(m for _, m in rounds)
+    assert grown < count * 8 / 1024, f"{count} libraries grew RSS by {grown:.2f} MiB (rounds {rounds})"
+    assert new_maps < count / 2, f"{count} libraries left {new_maps} mappings (rounds {rounds})"
 
 
 def test_an_exported_library_outlives_the_built_one(tmp_path):
