@@ -5,6 +5,7 @@ with the rule defaults, with the records, and with onnxruntime, interleaved in o
 
     python benchmarks/tune_model.py resnet50 --trials 2000 --budget 20 --log /tmp/resnet50.jsonl
     python benchmarks/tune_model.py resnet50 --trials 0 --log /tmp/resnet50.jsonl   # time an existing log
+    python benchmarks/tune_model.py resnet50 --template conv2d_winograd.x86 --per-task 128 --log /tmp/w.jsonl
 
 Run again with the same ``--log`` to resume (nothing already measured is measured again).
 The timings share the machine with whatever else runs on it; say so next to the figures.
@@ -35,6 +36,10 @@ def main(argv: list | None = None) -> dict:
     p.add_argument("--tuner", default="xgb")
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--template", action="append", default=[],
+                   help="tune only the tasks of this template (repeatable), e.g. conv2d_winograd.x86")
+    p.add_argument("--per-task", type=int, default=None, metavar="N",
+                   help="N trials for every task tuned (instead of --trials spread by the tasks' shares)")
     args = p.parse_args(argv)
     path = args.model if args.model.endswith(".onnx") else light_model_path(args.model)
     set_threads(args.threads)
@@ -43,13 +48,20 @@ def main(argv: list | None = None) -> dict:
     t0 = time.perf_counter()
     tasks = autotvm.task.extract_from_program(g, params, target)
     print(f"{len(tasks)} tasks extracted in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    if args.template:
+        tuned = [t for t in tasks if t.name in args.template]
+        if not tuned:
+            raise SystemExit(f"tune_model: no task of {args.template}; templates: {sorted({t.name for t in tasks})}")
+    else:
+        tuned = tasks
     records = tuning.read_log(args.log, target)
-    for line in tuning.tune_plan(tasks, max(args.trials, 1), records):
+    plan = [args.per_task] * len(tuned) if args.per_task else tuning.spread_trials(tuned, max(args.trials, 1))
+    for line in tuning.tune_plan(tuned, max(args.trials, 1), records, plan):
         print(line, file=sys.stderr)
     t0 = time.perf_counter()
     done = {}
-    if args.trials > 0:
-        done = tuning.tune_tasks(tasks, tuning.spread_trials(tasks, args.trials), args.log, args.tuner,
+    if args.trials > 0 or args.per_task:
+        done = tuning.tune_tasks(tuned, plan, args.log, args.tuner,
                                  None if args.budget is None else 60 * args.budget, records, stream=sys.stderr)
     tune_s = time.perf_counter() - t0
     before = tuning.build_with_records(g, params, target, None)
