@@ -207,8 +207,7 @@ def main(argv: list | None = None) -> list:
     records = record.load_records(a.log)
     best, measured = best_per_conv(records), measured_configs(records)
     m, calls = model_calls(a.model, a.log)
-    in_place = in_place_times(m, a.seconds)
-    index = {id(call): k for k, (call, _) in enumerate(calls)}
+    in_place = dict(zip(map(id, m._calls), in_place_times(m, a.seconds)))  # kernel call -> seconds in place
     yard, yard_s = execute.yardstick_call()
     trip = None
     if a.state:
@@ -247,7 +246,7 @@ def main(argv: list | None = None) -> list:
             scaled.append(statistics.median(interleaved_ratio(call, yard, a.seconds / len(mine))
                                             for call, _ in mine) * yard_s / cost)
             on_scale = f"  on the records' scale {scaled[-1]:5.2f}x"
-        placed.append(statistics.median(in_place[index[id(call)]] for call, _ in mine) / cost)
+        placed.append(statistics.median(in_place[id(call)] for call, _ in mine) / cost)
         on_scale += f"  in the model run {placed[-1]:5.2f}x"
         same = all(same_config(cfgs, knob_values(inp.config)) for _, cfgs in mine)
         print(f"{label} recorded {cost * 1e3:7.3f} ms  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "

@@ -56,7 +56,7 @@ def main(argv: list | None = None) -> dict:
         tuned = tasks
     records = tuning.read_log(args.log, target)
     plan = [args.per_task] * len(tuned) if args.per_task else tuning.spread_trials(tuned, max(args.trials, 1))
-    for line in tuning.tune_plan(tuned, max(args.trials, 1), records, plan):
+    for line in tuning.tune_plan(tuned, plan, records):
         print(line, file=sys.stderr)
     t0 = time.perf_counter()
     done = {}

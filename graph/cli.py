@@ -564,12 +564,13 @@ def cmd_tune(args, log: Log) -> int:
     tasks = autotvm.task.extract_from_program(g, params, target)
     if not tasks:
         raise CliError(f"{args.model} has no tunable kernels (convolutions, dense layers, softmax)")
-    for line in tuning.tune_plan(tasks, args.trials, records):
+    plan = tuning.spread_trials(tasks, args.trials)
+    for line in tuning.tune_plan(tasks, plan, records):
         log(line)
     log("building with the rule defaults ...")
     before = tuning.build_with_records(g, params, target, None)
     start = time.perf_counter()
-    done = tuning.tune_tasks(tasks, tuning.spread_trials(tasks, args.trials), args.log, args.tuner.lower(),
+    done = tuning.tune_tasks(tasks, plan, args.log, args.tuner.lower(),
                              None if args.budget is None else 60 * args.budget, records,
                              stream=None if args.quiet else sys.stderr, seed=args.seed)
     print(f"tuned {len(tasks)} tasks: {sum(done.values())} trials measured now in "

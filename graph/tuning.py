@@ -261,11 +261,10 @@ def build_with_records(g, params, target, log_path: str | None):
         return build(g, target=target, params=params)
 
 
-def tune_plan(tasks: list, trials: int, records: list, plan: list | None = None) -> list[str]:
-    """One line per task: what it is, its share, its space and its trials (``plan``, else
-    ``trials`` spread by ``spread_trials``; and those in the log)."""
+def tune_plan(tasks: list, plan: list, records: list) -> list[str]:
+    """One line per task: what it is, its share, its space and its planned trials (and those in the log)."""
     lines = []
-    for k, (t, n) in enumerate(zip(tasks, plan or spread_trials(tasks, trials))):
+    for k, (t, n) in enumerate(zip(tasks, plan)):
         have = min(len(measured(records, t)), n)
         lines.append(f"task {k + 1}/{len(tasks)}: {t.name} {t.args} x{t.count}, {100 * t.share:.1f}% of flops, "
                      f"{len(t.config_space)} configs, {n} trials ({have} in the log)")
