@@ -156,12 +156,17 @@ class CodeGen(ParallelLoops):
             self.workspace_allocate(s, elem, ext.value)
             return
         size = self.b.mul(self.as_i64(self.expr(ext)), ir.Constant(I64, _size(s.buffer.dtype)))
-        size = self.b.add(size, ir.Constant(I64, 64))
-        malloc = self.declare("malloc", PTR, [I64])
-        raw = self.b.call(malloc, [size])
-        self.cur.symbols[s.buffer] = raw
+        raw, self.cur.symbols[s.buffer] = self.heap_allocate(size)
         self.stmt(s.body)
         self.b.call(self.declare("free", ir.VoidType(), [PTR]), [raw])
+
+    def heap_allocate(self, nbytes: ir.Value) -> tuple:
+        """``(raw, aligned)``: ``malloc`` of ``nbytes`` + 64 and the first 64-byte boundary in it
+        (malloc aligns to 16; a vector loop over a buffer 16 bytes off a line splits its loads)."""
+        b = self.b
+        raw = b.call(self.declare("malloc", PTR, [I64]), [b.add(nbytes, ir.Constant(I64, 64))])
+        skip = b.and_(b.sub(ir.Constant(I64, 0), b.ptrtoint(raw, I64)), ir.Constant(I64, 63))
+        return raw, b.gep(raw, [skip])
 
     def workspace_allocate(self, s: S.Allocate, elem: ir.Type, count: int) -> None:
         """A large buffer of constant size outside parallel loops: a static workspace
@@ -184,11 +189,14 @@ class CodeGen(ParallelLoops):
             with then:
                 then_bb = b.block
             with other:
-                heap = b.call(self.declare("malloc", PTR, [I64]), [ir.Constant(I64, count * elem_size(elem) + 64)])
+                heap_raw, heap = self.heap_allocate(ir.Constant(I64, count * elem_size(elem)))
                 other_bb = b.block
         ptr = b.phi(PTR)
         ptr.add_incoming(static, then_bb)
         ptr.add_incoming(heap, other_bb)
+        raw = b.phi(PTR)  # what to free on the heap path
+        raw.add_incoming(static, then_bb)
+        raw.add_incoming(heap_raw, other_bb)
         self.cur.symbols[s.buffer] = ptr
         self.stmt(s.body)
         b = self.b
@@ -196,7 +204,7 @@ class CodeGen(ParallelLoops):
             with then:
                 b.store_atomic(ir.Constant(I32, 0), flag, "release", 4)
             with other:
-                b.call(self.declare("free", ir.VoidType(), [PTR]), [ptr])
+                b.call(self.declare("free", ir.VoidType(), [PTR]), [raw])
 
     def stmt_For(self, s: S.For) -> None:
         if s.kind == S.PARALLEL and not self.cur.in_parallel:

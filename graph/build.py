@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from codegen.ndarray import aligned
 from graph.compile import KernelSource, compile_kernels, kernel_key, print_progress
 from graph.fuse import fuse_ops
 from graph.ir import Graph, constant_node, rebuild
@@ -116,7 +117,14 @@ class GraphLibrary:
         return GraphModule(self.execution_plan(), self.constants(), self.addresses(), self)
 
     def constants(self) -> list:
-        return [np.asarray(n.attrs["value"], order="C") for n in self.graph.nodes if n.is_constant]
+        """The folded constants, in plan order, each ``codegen.ndarray.ALIGN``-aligned (a copy is
+        made once, and kept in the node in place of the original)."""
+        out = []
+        for n in self.graph.nodes:
+            if n.is_constant:
+                value = n.attrs["value"] = aligned(np.asarray(n.attrs["value"], order="C"))
+                out.append(value)
+        return out
 
     def execution_plan(self) -> dict:
         """The flat plan the executor runs: buffer slots and kernel calls (JSON-able)."""

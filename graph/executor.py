@@ -25,6 +25,7 @@ from functools import partial
 import numpy as np
 
 from codegen.module import as_array, data_pointer
+from codegen.ndarray import ALIGN, aligned, aligned_zeros
 from topi.narrow import as_logical, numpy_dtype, storage_dtype
 
 
@@ -37,19 +38,18 @@ class GraphModule:
             plan, constants, addresses = _plan_of(lib)
         self.lib = lib
         self.plan = plan
-        self._arena = np.zeros(max(plan["arena_bytes"], 64) + 64, np.uint8)
-        base = (-data_pointer(self._arena)) % 64
+        self._arena = aligned_zeros(max(plan["arena_bytes"], ALIGN), np.uint8)
         self._buffers: list = []
         for slot in plan["slots"]:
             shape, dtype, kind = tuple(slot["shape"]), numpy_dtype(slot["dtype"]), slot["kind"]
             if kind in ("input", "output"):
-                buf = np.zeros(shape, dtype)
+                buf = aligned_zeros(shape, dtype)
             elif kind == "const":
-                buf = constants[slot["index"]]
+                buf = aligned(constants[slot["index"]])  # the library's own are aligned: no copy
             elif kind == "alias":
                 buf = self._buffers[slot["of"]].reshape(shape)
             else:
-                off = base + slot["offset"]
+                off = slot["offset"]
                 buf = self._arena[off:off + int(np.prod(shape)) * dtype.itemsize].view(dtype).reshape(shape)
             self._buffers.append(buf)
         self._inputs = {plan["slots"][k]["name"]: self._buffers[k] for k in plan["inputs"]}

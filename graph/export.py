@@ -17,7 +17,7 @@ import tempfile
 
 import numpy as np
 
-ALIGN = 64
+from codegen.ndarray import ALIGN
 
 
 def export_library(lib, path: str, target=None) -> None:

@@ -356,3 +356,16 @@ def test_dask_worker_killed_mid_measurement_costs_that_trial(cluster, tmp_path):
     assert results[0].error_no == E.RUNTIME_DEVICE and "lost" in results[0].costs[0]
     assert results[1].error_no == E.NO_ERROR
     assert time.time() - t0 < 30
+
+
+def test_measured_arguments_are_64_byte_aligned():
+    # the runner times a candidate on buffers aligned as the graph executor's are
+    from tune.autotvm.measure.execute import random_arguments
+
+    specs = [{"kind": "buffer", "name": n, "shape": list(s), "dtype": d, "is_output": o}
+             for n, s, d, o in (("a", (3, 5), "float32", False), ("b", (7,), "int32", False),
+                                ("c", (2, 9), "float32", True))]
+    for seed in range(3):
+        args = random_arguments(specs, seed)
+        assert [a.ctypes.data % 64 for a in args] == [0, 0, 0]
+        assert args[0].shape == (3, 5) and np.isnan(args[2]).all()

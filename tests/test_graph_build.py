@@ -180,6 +180,28 @@ def test_params_bind_as_constants():
         graph.build(g, params={"v": wv})
 
 
+def test_executor_buffers_are_64_byte_aligned():
+    # weights handed over 16 bytes off a line (numpy's own alignment) are copied onto one: a
+    # vector loop over them would split every other load (a Winograd kernel ran 5-7% slower)
+    raw = np.empty(16 * 5 * 4 + 128, np.uint8)
+    start = (16 - raw.ctypes.data) % 64
+    w = raw[start:start + 16 * 5 * 4].view(np.float32).reshape(16, 5)
+    w[...] = rand(16, 5)
+    assert w.ctypes.data % 64 == 16
+    b = GraphBuilder()
+    x = b.input("x", (16, 5))
+    g = b.finish(b.op("relu", b.op("add", x, b.const(w, "w"))))
+    for lib in (graph.build(g), graph.build(small_net())):
+        m = lib.create_executor()
+        assert len(m._buffers) == len(m.plan["slots"])
+        for slot, buf in zip(m.plan["slots"], m._buffers):
+            assert buf.ctypes.data % 64 == 0, (slot["kind"], slot["name"], buf.ctypes.data % 64)
+    xv = rand(16, 5)
+    m = graph.build(g).create_executor()
+    m.run(x=xv)
+    np.testing.assert_allclose(m.get_output(0), np.maximum(xv + w, 0), rtol=1e-6)
+
+
 def test_export_library_round_trip(tmp_path):
     g = small_net()
     lib = graph.build(g)

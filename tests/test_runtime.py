@@ -204,3 +204,44 @@ def test_static_workspace_is_safe_under_concurrent_calls():
     for t in threads:
         t.join()
     assert not errors
+
+
+def misaligned(arr):
+    """A C-contiguous copy of ``arr`` whose data starts 16 bytes past a 64-byte boundary."""
+    raw = np.empty(arr.nbytes + 128, np.uint8)
+    start = (16 - raw.ctypes.data) % 64
+    out = raw[start:start + arr.nbytes].view(arr.dtype).reshape(arr.shape)
+    out[...] = arr
+    assert out.ctypes.data % 64 == 16
+    return out
+
+
+def test_nd_arrays_are_64_byte_aligned():
+    from codegen.ndarray import ALIGN, aligned, aligned_zeros, array, empty
+
+    src = misaligned(np.arange(37, dtype="float32"))
+    for a in (array(src).numpy(), empty((5, 7), "float64").numpy(), aligned(src), aligned_zeros((3,), "int8")):
+        assert a.ctypes.data % ALIGN == 0 and a.flags.c_contiguous
+    np.testing.assert_array_equal(array(src).numpy(), src)
+    kept = aligned_zeros((9,))
+    assert aligned(kept) is kept  # already aligned: no copy
+
+
+def test_heap_buffers_in_parallel_loops_start_on_a_line():
+    # B (1.2 MB per row) is past the stack limit inside a parallel loop: malloc'ed per iteration,
+    # its vector loop must start on a 64-byte boundary (malloc gives 16)
+    n = 300_000
+    A = te.placeholder((4, n), name="A")
+    B = te.compute((4, n), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((4, n), lambda i, j: B[i, j] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_at(s[C], C.op.axis[0])
+    s[C].parallel(C.op.axis[0])
+    s[C].vectorize(s[C].split(C.op.axis[1], factor=8)[1])
+    f = codegen.build(s, [A, C], name="heap_aligned")
+    ll = f.get_source("ll")
+    assert "@malloc" in ll and "ptrtoint" in ll  # the pointer rounded up to the next line
+    a = np.random.default_rng(0).random((4, n), dtype=np.float32)
+    c = np.zeros_like(a)
+    f(a, c)
+    np.testing.assert_allclose(c, 2 * a + 1, rtol=1e-6)
