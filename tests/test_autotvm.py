@@ -258,22 +258,26 @@ def measure():
 
 
 def test_tune_tasks_confirms_the_fastest_configs(measure, tmp_path):
-    """``tessera tune``'s loop ends a task by measuring its 3 fastest configs twice more (out of
-    its trials); the records rank a config at its median measurement."""
-    from graph.tuning import CONFIRM_TIMES, CONFIRM_TOP, tune_tasks
+    """``tessera tune``'s loop ends a task by measuring its 3 fastest configs twice more, then the
+    best-ranked config measured once (out of its trials); the records rank a config at its median."""
+    from graph.tuning import CONFIRM_TIMES, CONFIRM_TOP, CONFIRM_TRIALS, tune_tasks
 
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     task.share = 1.0
     log = str(tmp_path / "confirm.jsonl")
-    done = tune_tasks([task], [24], log, tuner="random", measure_option=measure)
+    done = tune_tasks([task], [4 * CONFIRM_TRIALS], log, tuner="random", measure_option=measure)
     rows = list(record.load_from_file(log))
-    extra = CONFIRM_TOP * CONFIRM_TIMES
-    assert done[task.workload] == len(rows) == 24
+    extra = CONFIRM_TRIALS
+    assert done[task.workload] == len(rows) == 4 * extra
     search, again = rows[:-extra], rows[-extra:]
     assert len({inp.config.index for inp, _ in search}) == len(search)  # the search: new configs only
     (ranked,) = record.ranked_by_workload(search).values()
     top = [inp.config.index for inp, _ in ranked[:CONFIRM_TOP]]
-    assert [inp.config.index for inp, _ in again] == top * CONFIRM_TIMES  # in turn, fastest first
+    first = CONFIRM_TOP * CONFIRM_TIMES
+    assert [inp.config.index for inp, _ in again[:first]] == top * CONFIRM_TIMES  # in turn, fastest first
+    (ranked,) = record.ranked_by_workload(rows[:-(extra - first)]).values()
+    once = next(inp.config.index for inp, _ in ranked if inp.config.index not in top)
+    assert [inp.config.index for inp, _ in again[first:]] == [once] * CONFIRM_TIMES  # then the best unconfirmed
     (best,) = record.best_by_workload(rows).values()
     mine = sorted(r.cost for inp, r in rows if inp.config.index == best[0].config.index)
     assert len(mine) == 1 + CONFIRM_TIMES and best[1].cost == mine[len(mine) // 2]  # counted at its median
@@ -282,6 +286,24 @@ def test_tune_tasks_confirms_the_fastest_configs(measure, tmp_path):
     tune_tasks([task], [extra * 4 - 1], log2, tuner="random", measure_option=measure)
     short = list(record.load_from_file(log2))
     assert len({inp.config.index for inp, _ in short}) == len(short) == extra * 4 - 1
+
+
+def test_confirmation_measures_the_leader_a_slower_confirmed_config_hands_the_lead_to(measure):
+    """Configs whose one reading was lucky (fabricated far below the real cost): the first round
+    confirms the fastest, which then ranks at its real cost; the lead passes to the next lucky
+    one, which must be measured again too rather than stand on its one reading."""
+    from graph.tuning import confirm_best
+    from tune.autotvm.measure import MeasureInput, MeasureResult
+
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    lucky = [(MeasureInput(task.target, task, task.config_space.get(k)), MeasureResult((c,), 0, 1.0, 0.0))
+             for k, c in ((3, 1e-9), (5, 2e-9), (7, 3e-9))]
+    again = confirm_best(task, lucky, measure, top=1, times=2, trials=6)
+    assert [inp.config.index for inp, _ in again] == [3, 3, 5, 5, 7, 7]
+    assert all(res.error_no == 0 and res.cost > 1e-7 for _, res in again)
+    (best,) = record.best_by_workload(lucky + again).values()
+    assert best[1].cost > 1e-7  # every lucky reading outvoted: the leader stands on real ones
+    assert confirm_best(task, lucky + again, measure, top=1, times=2, trials=6) == []  # all confirmed
 
 
 def test_a_config_measured_again_ranks_at_its_median():
