@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import codegen
+from codegen.ndarray import aligned, aligned_zeros
 import te
 import topi
 from codegen.target import Target
@@ -74,7 +75,8 @@ def _tessera_fn(ic, oc, h, k, st, p, groups, a, w, target):
         C = x86conv.conv2d_nchw_x86(A, W, st, p, 1, cfg=cfg)
         s = topi.x86.schedule_conv2d_nchw(C, cfg)
     f = codegen.build(s, [A, W, C], target=target, name="conv")
-    out = np.zeros(tuple(int(d) for d in C.shape), np.float32)
+    out = aligned_zeros(tuple(int(d) for d in C.shape), np.float32)
+    a, wk = aligned(a), aligned(wk)  # on 64-byte lines, as the graph executor's buffers
     return (lambda: f(a, wk, out)), out
 
 

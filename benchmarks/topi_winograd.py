@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import codegen
+from codegen.ndarray import aligned, aligned_zeros
 import te
 from topi.config import make_config
 from topi.nn.winograd import winograd_kernel_transform_numpy
@@ -51,7 +52,8 @@ def direct_fn(a, w, cfg=None):
     W = te.placeholder(wk.shape, name="kernel")
     C = x86conv.conv2d_nchw_x86(A, W, 1, 1, 1, cfg=cfg)
     f = codegen.build(x86conv.schedule_conv2d_nchw(C, cfg), [A, W, C], target="llvm", name="direct")
-    out = np.zeros(tuple(int(d) for d in C.shape), np.float32)
+    out = aligned_zeros(tuple(int(d) for d in C.shape), np.float32)
+    a, wk = aligned(a), aligned(wk)  # on 64-byte lines, as the graph executor's buffers
     return (lambda: f(a, wk, out)), out, cfg
 
 
@@ -91,7 +93,8 @@ def winograd_fn(a, w, overrides: dict):
     U = te.placeholder(u.shape, name="kernel_winograd")
     C = wino.conv2d_winograd_x86(A, U, 1, cfg=cfg, kshape=w.shape)
     f = codegen.build(wino.schedule_conv2d_winograd(C, cfg), [A, U, C], target="llvm", name="winograd")
-    out = np.zeros(tuple(int(d) for d in C.shape), np.float32)
+    out = aligned_zeros(tuple(int(d) for d in C.shape), np.float32)
+    a, u = aligned(a), aligned(u)
     return (lambda: f(a, u, out)), out, cfg
 
 

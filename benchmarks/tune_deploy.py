@@ -108,13 +108,15 @@ def window(call) -> float:
 
 
 def task_kernel(inp):
-    """A call of the recorded config built alone from its template (what the runner timed)."""
+    """A call of the recorded config built alone from its template (what the runner timed, on
+    buffers aligned as the runner's and the executor's are)."""
     import codegen
+    from codegen.ndarray import aligned
 
     s, args = inp.task.instantiate(inp.config)
     mod = codegen.build(s, args, target=inp.task.target)
     rng = np.random.default_rng(0)
-    arrays = [rng.uniform(-1, 1, tuple(int(d) for d in t.shape)).astype(t.dtype) for t in args]
+    arrays = [aligned(rng.uniform(-1, 1, tuple(int(d) for d in t.shape)).astype(t.dtype)) for t in args]
     return lambda: mod(*arrays)
 
 
