@@ -40,6 +40,8 @@ def main(argv: list | None = None) -> dict:
                    help="tune only the tasks of this template (repeatable), e.g. conv2d_winograd.x86")
     p.add_argument("--per-task", type=int, default=None, metavar="N",
                    help="N trials for every task tuned (instead of --trials spread by the tasks' shares)")
+    p.add_argument("--flush", action="store_true",
+                   help="time candidates with their weights out of the caches (the runner's enable_cpu_cache_flush)")
     args = p.parse_args(argv)
     path = args.model if args.model.endswith(".onnx") else light_model_path(args.model)
     set_threads(args.threads)
@@ -61,8 +63,13 @@ def main(argv: list | None = None) -> dict:
     t0 = time.perf_counter()
     done = {}
     if args.trials > 0 or args.per_task:
+        option = None
+        if args.flush:
+            option = autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(
+                **tuning.RUNNER_OPTIONS, enable_cpu_cache_flush=True))
         done = tuning.tune_tasks(tuned, plan, args.log, args.tuner,
-                                 None if args.budget is None else 60 * args.budget, records, stream=sys.stderr)
+                                 None if args.budget is None else 60 * args.budget, records,
+                                 measure_option=option, stream=sys.stderr)
     tune_s = time.perf_counter() - t0
     before = tuning.build_with_records(g, params, target, None)
     after = tuning.build_with_records(g, params, target, args.log)
