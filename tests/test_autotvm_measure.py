@@ -369,3 +369,19 @@ def test_measured_arguments_are_64_byte_aligned():
         args = random_arguments(specs, seed)
         assert [a.ctypes.data % 64 for a in args] == [0, 0, 0]
         assert args[0].shape == (3, 5) and np.isnan(args[2]).all()
+
+
+def test_a_reference_probe_counts_the_chunks_where_the_yardstick_ran_at_its_speed():
+    # a slow state (another process on one of the two CPUs) slows the yardstick more than a conv:
+    # chunks timed then would set the task's scale off, so only chunks with the yardstick at its
+    # settled speed count; when there are none, all do (the old single probe)
+    from tune.autotvm.measure.execute import FAST_STATE, fast_chunks, probe_ratio
+
+    settled = 1e-4
+    slow = ([5.0, 5.2, 4.9], [2.1e-4, 2.0e-4, 2.2e-4])  # yardstick twice its settled time
+    fast = ([8.0, 8.1, 7.9], [1.0e-4, 1.02e-4, 1.01e-4])
+    edge = ([6.0], [FAST_STATE * 1.01e-4])  # just past the fast state
+    assert fast_chunks([slow, fast, edge], settled) == [fast]
+    assert probe_ratio([slow, fast, slow, edge], settled) == 8.0
+    assert probe_ratio([slow, slow], settled) == 5.0  # no fast chunk: every chunk counts
+    assert probe_ratio([([3.0], [])], settled) == 3.0  # a chunk without yardstick times

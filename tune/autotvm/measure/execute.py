@@ -30,6 +30,15 @@ SETTLE_S = float(os.environ.get("TESSERA_SETTLE_S", "4.0"))
 # seconds of alternating timings behind a task reference's ratio to the yardstick (once per task
 # and runner: 0.3 s left the ratio of a 3x3 conv 2-6% off between sessions); tests shorten it
 PROBE_S = float(os.environ.get("TESSERA_PROBE_S", "1.0"))
+# The probe runs in chunks of PROBE_CHUNK_S and keeps the chunks in which the yardstick ran within
+# FAST_STATE of its settled time (quiet chunks read 1.00-1.07 of it): in a slow state (the two vCPUs on one core) the compute-bound
+# yardstick slows more than a conv, so a ratio taken then sets the task's scale low.  Two ResNet-50
+# 1x1 convs tuned in such a second recorded 0.52x and 0.69x of their time in every later session
+# (the ratios between their configs agreed across sessions; only the scale was off).  At most
+# PROBE_PATIENCE x PROBE_S of chunks are tried; without PROBE_S of fast chunks by then, all count.
+PROBE_CHUNK_S = min(0.25, PROBE_S)
+FAST_STATE = 1.10
+PROBE_PATIENCE = 4
 REF_MS = 2.0  # shortest bracketing reference timing, ms
 REJECT_FLOOR_S = 1e-3  # a first call shorter than this is never grounds to reject
 SUB_MS = 5.0  # a normalized repeat alternates candidate and reference timings this long, ms
@@ -377,7 +386,7 @@ def _reference_timer(ref: dict, settled: float | None, yard: float | None = None
     The settled time is the reference's time on an undisturbed machine: ``settled`` when the
     runner knows it already, else the yardstick's settled time (``yard`` or the host's stored
     one) times the ratio of the two kernels timed alternately for ``PROBE_S`` (a ratio the drift
-    cancels out of).  The runner keeps each figure for its life, across worker restarts, and the
+    cancels out of), in chunks taken while the yardstick runs at its speed (:func:`probe_ratio`).  The runner keeps each figure for its life, across worker restarts, and the
     yardstick's is stored per host: records of every session share one scale.
     """
     hit = _timer(ref["key"], ref)
@@ -385,10 +394,33 @@ def _reference_timer(ref: dict, settled: float | None, yard: float | None = None
         hit.settled = settled
     if hit.settled is None:
         yard_timer = _yardstick_timer(yard)
-        ratios, _ = _alternate(hit.time, yard_timer.time, yard_timer.time(),
-                               until=time.perf_counter() + PROBE_S)
-        hit.settled = float(np.median(ratios)) * yard_timer.settled
+        chunks, r_prev, start = [], yard_timer.time(), time.perf_counter()
+        while time.perf_counter() - start < PROBE_PATIENCE * PROBE_S:
+            yard_times: list = []
+
+            def yard_time() -> float:
+                yard_times.append(yard_timer.time())
+                return yard_times[-1]
+
+            ratios, r_prev = _alternate(hit.time, yard_time, r_prev, until=time.perf_counter() + PROBE_CHUNK_S)
+            chunks.append((ratios, yard_times))
+            if len(fast_chunks(chunks, yard_timer.settled)) * PROBE_CHUNK_S >= PROBE_S:
+                break
+        hit.settled = probe_ratio(chunks, yard_timer.settled) * yard_timer.settled
     return hit
+
+
+def fast_chunks(chunks: list, yard_settled: float) -> list:
+    """The probe chunks ``(ratios, yardstick times)`` in which the yardstick's median time was
+    within ``FAST_STATE`` of its settled time."""
+    return [(r, y) for r, y in chunks if y and float(np.median(y)) <= FAST_STATE * yard_settled]
+
+
+def probe_ratio(chunks: list, yard_settled: float) -> float:
+    """A reference's ratio to the yardstick from probe chunks: the median ratio of the chunks
+    timed in the fast state, or of all of them when none was."""
+    kept = fast_chunks(chunks, yard_settled) or chunks
+    return float(np.median([x for r, _ in kept for x in r]))
 
 
 def run_candidate(payload: dict) -> dict:
