@@ -196,7 +196,8 @@ def confirm_best(task, records: list, measure_option, callbacks=(), top: int = C
     while left >= times:
         counts = Counter(inp.config.index for inp, res in mine + out if res.error_no == 0)
         ranked = next(iter(ranked_by_workload(mine + out).values()), [])
-        rows = [inp for inp, _ in ranked if counts[inp.config.index] < 1 + times][:min(top if not out else 1, left // times)]
+        unconfirmed = [inp for inp, _ in ranked if counts[inp.config.index] < 1 + times]
+        rows = unconfirmed[:min(1 if out else top, left // times)]  # the top first, then the leader
         if not rows:
             break
         batch = batch or create_measure_batch(task, measure_option)

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from codegen.module import calls_lasting
-from codegen.ndarray import aligned, aligned_copy
+from codegen.ndarray import aligned_copy, aligned_empty
 
 CHECK_RTOL = 1e-3
 # seconds of timings behind the yardstick's settled time (speed states last ~1-3 s); tests shorten it
@@ -31,11 +31,11 @@ SETTLE_S = float(os.environ.get("TESSERA_SETTLE_S", "4.0"))
 # and runner: 0.3 s left the ratio of a 3x3 conv 2-6% off between sessions); tests shorten it
 PROBE_S = float(os.environ.get("TESSERA_PROBE_S", "1.0"))
 # The probe runs in chunks of PROBE_CHUNK_S and keeps the chunks in which the yardstick ran within
-# FAST_STATE of its settled time (quiet chunks read 1.00-1.07 of it): in a slow state (the two vCPUs on one core) the compute-bound
-# yardstick slows more than a conv, so a ratio taken then sets the task's scale low.  Two ResNet-50
+# FAST_STATE of its settled time (quiet chunks read 1.00-1.07 of it): in a slow state (the two
+# vCPUs on one core) the compute-bound yardstick slows more than a conv, so a ratio taken then sets the task's scale low.  Two ResNet-50
 # 1x1 convs tuned in such a second recorded 0.52x and 0.69x of their time in every later session
 # (the ratios between their configs agreed across sessions; only the scale was off).  At most
-# PROBE_PATIENCE x PROBE_S of chunks are tried; without PROBE_S of fast chunks by then, all count.
+# PROBE_PATIENCE x PROBE_S of chunks are tried; then the fast ones count, or all if none was.
 PROBE_CHUNK_S = min(0.25, PROBE_S)
 FAST_STATE = 1.10
 PROBE_PATIENCE = 4
@@ -183,13 +183,15 @@ def random_arguments(specs: list, seed: int) -> list:
         if p["kind"] != "buffer" or any(not isinstance(d, int) for d in p["shape"]):
             raise ValueError(f"argument {p['name']!r} has no constant shape; tuning needs constant shapes")
         shape, dtype = tuple(p["shape"]), np.dtype(p["dtype"])
+        a = aligned_empty(shape, dtype)
         if p["is_output"]:
-            args.append(np.full(shape, np.nan if dtype.kind == "f" else -7, dtype=dtype))
+            a.fill(np.nan if dtype.kind == "f" else -7)
         elif dtype.kind == "f":
-            args.append(rng.uniform(-1, 1, size=shape).astype(dtype))
+            a[...] = rng.uniform(-1, 1, size=shape)
         else:
-            args.append(rng.integers(0, 4, size=shape).astype(dtype))
-    return [aligned(a) for a in args]
+            a[...] = rng.integers(0, 4, size=shape)
+        args.append(a)
+    return args
 
 
 def _layouts(build: dict) -> list:
@@ -282,16 +284,15 @@ def _timed(fn, raw, number: int, min_ms: float) -> float:
 
 
 def _alternate(timing, ref_timing, r_prev: float, count: int = 0, until: float = 0.0) -> tuple:
-    """``(ratios, last reference timing)``: ``timing()`` alternated with ``ref_timing()``, each
+    """``(ratios, reference timings)``: ``timing()`` alternated with ``ref_timing()``, each
     over the mean of the reference timings either side of it (``r_prev`` the one before the
     first); ``count`` of them, or as many as end by ``until`` (perf_counter), at least 5."""
-    ratios = []
+    ratios, refs = [], [r_prev]
     while len(ratios) < count or (until and (time.perf_counter() < until or len(ratios) < 5)):
         mine = timing()
-        r_next = ref_timing()
-        ratios.append(mine / (0.5 * (r_prev + r_next)))
-        r_prev = r_next
-    return ratios, r_prev
+        refs.append(ref_timing())
+        ratios.append(mine / (0.5 * (refs[-2] + refs[-1])))
+    return ratios, refs[1:]
 
 
 def _settle(fn, raw) -> float:
@@ -386,26 +387,22 @@ def _reference_timer(ref: dict, settled: float | None, yard: float | None = None
     The settled time is the reference's time on an undisturbed machine: ``settled`` when the
     runner knows it already, else the yardstick's settled time (``yard`` or the host's stored
     one) times the ratio of the two kernels timed alternately for ``PROBE_S`` (a ratio the drift
-    cancels out of), in chunks taken while the yardstick runs at its speed (:func:`probe_ratio`).  The runner keeps each figure for its life, across worker restarts, and the
-    yardstick's is stored per host: records of every session share one scale.
+    cancels out of), in chunks taken while the yardstick runs at its speed (:func:`probe_ratio`).
+    The runner keeps each figure for its life, across worker restarts, and the yardstick's is
+    stored per host: records of every session share one scale.
     """
     hit = _timer(ref["key"], ref)
     if settled:
         hit.settled = settled
     if hit.settled is None:
         yard_timer = _yardstick_timer(yard)
-        chunks, r_prev, start = [], yard_timer.time(), time.perf_counter()
-        while time.perf_counter() - start < PROBE_PATIENCE * PROBE_S:
-            yard_times: list = []
-
-            def yard_time() -> float:
-                yard_times.append(yard_timer.time())
-                return yard_times[-1]
-
-            ratios, r_prev = _alternate(hit.time, yard_time, r_prev, until=time.perf_counter() + PROBE_CHUNK_S)
+        chunks, yard_times, start = [], [yard_timer.time()], time.perf_counter()
+        fast = 0
+        while fast * PROBE_CHUNK_S < PROBE_S and time.perf_counter() - start < PROBE_PATIENCE * PROBE_S:
+            ratios, yard_times = _alternate(hit.time, yard_timer.time, yard_times[-1],
+                                            until=time.perf_counter() + PROBE_CHUNK_S)
             chunks.append((ratios, yard_times))
-            if len(fast_chunks(chunks, yard_timer.settled)) * PROBE_CHUNK_S >= PROBE_S:
-                break
+            fast += len(fast_chunks(chunks[-1:], yard_timer.settled))
         hit.settled = probe_ratio(chunks, yard_timer.settled) * yard_timer.settled
     return hit
 
@@ -471,8 +468,9 @@ def run_candidate(payload: dict) -> dict:
             costs.append(_timed(fn, raw, number, min_ms))
             continue
         # alternate short candidate and reference timings; the repeat's cost is the median ratio
-        ratios, r_prev = _alternate(candidate, lambda: timer.time(ref_ms), r_prev,
-                                    count=max(1, round(min_ms / SUB_MS)))
+        ratios, refs = _alternate(candidate, lambda: timer.time(ref_ms), r_prev,
+                                  count=max(1, round(min_ms / SUB_MS)))
+        r_prev = refs[-1]
         costs.append(float(np.median(ratios)) * timer.settled)
     out = {"costs": costs, "wrong": ""}
     if timer is not None:
