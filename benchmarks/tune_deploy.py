@@ -28,16 +28,15 @@ warm in the caches): the median over ``--seconds`` of runs, against the record. 
 measures with its weights warm (``tessera tune``'s default, as classic TVM's without
 ``enable_cpu_cache_flush``) records less than this for a kernel whose weights stream from memory.
 
-``--state`` sorts that third figure by the state of the VM (``vcpu_state.py``'s probe, a cache
-line bounced between CPU 0 and CPU 1 after every quarter second of alternation): the host moves
-the two vCPUs apart now and then, for seconds at a time, and a kernel whose threads hand data to
-each other pays it.  The tuner measures in whichever state it meets, the fast one most of the
-time; the near-state figure compares like with like, the far-state one says what the far state
-costs the deployed call.
+That third figure counts only the chunks timed with the vCPUs near (``tune/autotvm/measure/
+vcpus.py``'s probe, a cache line bounced between the pool's two threads after every quarter second
+of alternation): the host moves the two vCPUs apart now and then, for seconds at a time, and a
+kernel whose threads hand data to each other pays it.  The records are near-state figures (the
+runner's reference probe and its confirmations wait for the near state); the apart-state figure is
+printed apart, to say what that state costs the deployed call.
 
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl --limit 4 --seconds 2
-    python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl --seconds 4 --state
 
 Timings share the machine with whatever else runs on it; run it on a quiet one.
 """
@@ -55,7 +54,7 @@ from graph.cli import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
 from tune import autotvm
 from tune.autotvm import record
-from tune.autotvm.measure import execute
+from tune.autotvm.measure import execute, vcpus
 
 CONV_TEMPLATES = ("conv2d_NCHWc.x86", "conv2d_winograd.x86")
 WINDOW_S = 0.005
@@ -129,27 +128,27 @@ def interleaved_ratio(deployed_call, alone_call, seconds: float) -> float:
     return statistics.median(ratios)
 
 
-CHUNK_S = 0.25  # alternation between two probe readings (--state)
-APART = 1.5  # a round trip this many times the fastest seen: the vCPUs are apart
+CHUNK_S = 0.25  # alternation between two state readings
 PROBE_QUIET_S = 0.01  # after a chunk, before the probe: the workers' spin (~0.2 ms, the caller's 1.6 ms) is over
 
 
-def ratios_by_state(deployed_call, yard_call, seconds: float, trip) -> list:
-    """``[(round trip ns, median deployed/yardstick ratio)]`` per CHUNK_S of alternation, the
-    probe read just after each chunk (5 x 20,000 round trips, 20-40 ms: fewer read the
-    other thread's start-up instead, ~1.9 us a trip)."""
+def ratios_by_state(deployed_call, yard_call, seconds: float) -> list:
+    """``[(near, median deployed/yardstick ratio)]`` per CHUNK_S of alternation, the vCPUs' state
+    read before and after each chunk (``vcpus.reading``): near only if both were."""
     out = []
+    near_before = vcpus.reading()[1]
     for _ in range(max(1, round(seconds / CHUNK_S))):
         ratio = interleaved_ratio(deployed_call, yard_call, CHUNK_S)
         time.sleep(PROBE_QUIET_S)  # the pool's workers spin after a launch: the probe would share their CPU
-        out.append((statistics.median(trip(20000) for _ in range(5)), ratio))
+        near_after = vcpus.reading()[1]
+        out.append((near_before and near_after, ratio))
+        near_before = near_after
     return out
 
 
-def split_states(chunks: list, fastest: float) -> tuple:
+def split_states(chunks: list) -> tuple:
     """(near ratios, apart ratios) of ``ratios_by_state`` chunks."""
-    near = [r for ns, r in chunks if ns <= APART * fastest]
-    return near, [r for ns, r in chunks if ns > APART * fastest]
+    return [r for near, r in chunks if near], [r for near, r in chunks if not near]
 
 
 def model_calls(model: str, log: str) -> tuple:
@@ -202,8 +201,6 @@ def main(argv: list | None = None) -> list:
     p.add_argument("--limit", type=int, default=None, help="only the first N convs of the log")
     p.add_argument("--seconds", type=float, default=4.0, help="timing window per kernel call (default 4)")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--state", action="store_true",
-                   help="split the records' scale figure by the vCPUs' state (vcpu_state.py's probe; needs cc)")
     a = p.parse_args(argv)
     set_threads(a.threads)
     records = record.load_records(a.log)
@@ -211,11 +208,6 @@ def main(argv: list | None = None) -> list:
     m, calls = model_calls(a.model, a.log)
     in_place = dict(zip(map(id, m._calls), in_place_times(m, a.seconds)))  # kernel call -> seconds in place
     yard, yard_s = execute.yardstick_call()
-    trip = None
-    if a.state:
-        from vcpu_state import probe
-
-        trip = probe()
     rows, paired, scaled, by_state, placed = [], [], [], [], []
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
@@ -239,15 +231,12 @@ def main(argv: list | None = None) -> list:
         rows.append(ratio)
         paired.append(inter)
         on_scale = ""
-        if yard is not None and trip is not None:
-            chunks = [c for call, _ in mine for c in ratios_by_state(call, yard, a.seconds / len(mine), trip)]
+        if yard is not None:
+            chunks = [c for call, _ in mine for c in ratios_by_state(call, yard, a.seconds / len(mine))]
             by_state.append((chunks, yard_s / cost))
-            scaled.append(statistics.median(r for _, r in chunks) * yard_s / cost)
-            on_scale = f"  on the records' scale {scaled[-1]:5.2f}x"
-        elif yard is not None:
-            scaled.append(statistics.median(interleaved_ratio(call, yard, a.seconds / len(mine))
-                                            for call, _ in mine) * yard_s / cost)
-            on_scale = f"  on the records' scale {scaled[-1]:5.2f}x"
+            near, _apart = split_states(chunks)
+            scaled.append(statistics.median(near or [r for _, r in chunks]) * yard_s / cost)
+            on_scale = f"  on the records' scale {scaled[-1]:5.2f}x" + ("" if near else " (vCPUs apart throughout)")
         placed.append(statistics.median(in_place[id(call)] for call, _ in mine) / cost)
         on_scale += f"  in the model run {placed[-1]:5.2f}x"
         same = all(same_config(cfgs, knob_values(inp.config)) for _, cfgs in mine)
@@ -273,12 +262,12 @@ def main(argv: list | None = None) -> list:
         print(f"deployed in place in the model run/recorded: median {statistics.median(placed):.3f}, range "
               f"{min(placed):.3f}-{max(placed):.3f}, {within}/{len(placed)} within 5%")
     if by_state:
-        fastest = min(ns for chunks, _ in by_state for ns, _ in chunks)
-        print(f"by state (round trip CPU 0 <-> 1; apart above {APART * fastest:.0f} ns):")
+        print(f"by state (round trip between the pool's threads; apart above {vcpus.APART}x the host's fastest, "
+              f"{vcpus.fastest() or 0:.0f} ns):")
         for name, pick in (("near", 0), ("apart", 1)):
             vals, chunks_in = [], 0
             for chunks, scale in by_state:
-                mine = split_states(chunks, fastest)[pick]
+                mine = split_states(chunks)[pick]
                 if mine:
                     vals.append(statistics.median(mine) * scale)
                     chunks_in += len(mine)

@@ -1,10 +1,10 @@
 """Which state is this VM in?  A cache line bounced between the first two CPUs, second by second.
 
 On this host the two vCPUs are now and then moved apart for seconds at a time: a cache line's
-round trip between threads pinned to CPU 0 and CPU 1 goes from about 190 ns to about 390 ns.
+round trip between the thread pool's two threads goes from about 115 ns to about 390 ns.
 A kernel whose threads hand data to each other pays it (the Winograd convs: 1.45-2.3x slower,
-ResNet-50 38.1 against 43.1 ms); one that only reads fixed inputs does not (the direct conv timed
-alone, the tuner's yardstick).  Run this next to, or just before, a benchmark to know which state
+ResNet-50 38.1 against 43.1 ms; a direct conv that repacks its input in the kernel, up to 1.9x);
+one that only reads fixed inputs does not (the tuner's yardstick, a direct conv that repacks nothing).  Run this next to, or just before, a benchmark to know which state
 its figures come from.  ``--winograd`` also times ResNet-50's Winograd 64->64 @56 with its stages
 run apart (the rule config with ``rows=0``, the form that hands intermediates between threads)
 against the yardstick each second: their ratio reads about 3 in the near state, 7.5 in the far
@@ -14,76 +14,30 @@ space no longer offers ``rows=0`` where fusing is legal, so this tool builds it 
     python benchmarks/vcpu_state.py --seconds 20
     python benchmarks/vcpu_state.py --seconds 40 --winograd
 
-The probe is 20 lines of C built with the system's ``cc`` (a benchmark-only tool: Python threads
-cannot bounce a cache line; nothing in the package needs a C compiler).
+The probe is the tuner's (``tune/autotvm/measure/vcpus.py``): LLVM IR run on the thread pool's two
+threads.  With it a cache line's round trip reads about 115 ns near, about 390 ns apart.
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-PROBE_C = r"""
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
-#include <time.h>
-static _Alignas(64) atomic_long flag;
-static long iters;
-static void pin(int cpu) { cpu_set_t s; CPU_ZERO(&s); CPU_SET(cpu, &s); pthread_setaffinity_np(pthread_self(), sizeof s, &s); }
-static void *other(void *arg) {
-    pin(1);
-    for (long i = 0; i < iters; i++) {
-        while (atomic_load_explicit(&flag, memory_order_acquire) != 2 * i + 1) ;
-        atomic_store_explicit(&flag, 2 * i + 2, memory_order_release);
-    }
-    return 0;
-}
-double round_trip_ns(long n) {
-    pthread_t t; iters = n; atomic_store(&flag, 0);
-    cpu_set_t old; pthread_getaffinity_np(pthread_self(), sizeof old, &old);
-    pin(0);
-    pthread_create(&t, 0, other, 0);
-    struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);
-    for (long i = 0; i < n; i++) {
-        atomic_store_explicit(&flag, 2 * i + 1, memory_order_release);
-        while (atomic_load_explicit(&flag, memory_order_acquire) != 2 * i + 2) ;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    pthread_join(t, 0);
-    pthread_setaffinity_np(pthread_self(), sizeof old, &old);
-    return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n;
-}
-"""
-
-
 def probe():
-    """``round_trip_ns(n)`` of the C probe, built into a temporary directory."""
-    if not {0, 1} <= os.sched_getaffinity(0):
-        raise SystemExit("vcpu_state: needs CPUs 0 and 1 in the affinity mask")
-    with tempfile.TemporaryDirectory(prefix="tessera-vcpu-") as tmp:  # the loaded library outlives its file
-        src, lib = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe.so")
-        with open(src, "w") as fh:
-            fh.write(PROBE_C)
-        try:
-            subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, src, "-lpthread"], check=True,
-                           capture_output=True, text=True)
-        except FileNotFoundError:
-            raise SystemExit("vcpu_state: no C compiler ('cc') on this machine; the probe needs one") from None
-        except subprocess.CalledProcessError as err:
-            raise SystemExit(f"vcpu_state: building the probe failed:\n{err.stderr}") from None
-        fn = ctypes.CDLL(lib).round_trip_ns
-    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_long]
-    return fn
+    """``round_trip_ns(n)``: the runner's state probe (``tune/autotvm/measure/vcpus.py``), ``n``
+    round trips per burst, the median of 5 bursts."""
+    from graph.cli import set_threads
+    from tune.autotvm.measure import vcpus
+
+    set_threads(2)
+    if vcpus.round_trip_ns(100) is None:
+        raise SystemExit("vcpu_state: the thread pool has fewer than two threads; the probe needs two")
+    return lambda n: vcpus.round_trip_ns(n, 5)
 
 
 def winograd_ratio():
@@ -137,13 +91,22 @@ def main(argv: list | None = None) -> list:
             r = statistics.median(samples)
         else:
             time.sleep(0.7)
-        ns = statistics.median(trip(20000) for _ in range(5))
+        ns = trip(20000)
+        if ns is None:  # the partner thread did not come in time (the CPUs busy with something else)
+            print(f"{sec:3d} s: no reading (the pool's second thread did not answer)", flush=True)
+            continue
         rows.append((ns, r))
         print(f"{sec:3d} s: round trip CPU 0 <-> 1 {ns:6.1f} ns" + (f"   winograd/yardstick {r:5.2f}" if r else ""),
               flush=True)
+    if not rows:
+        return rows
+    from tune.autotvm.measure import vcpus
+
     trips = sorted(ns for ns, _ in rows)
+    fastest = min(vcpus.fastest() or trips[0], trips[0])
     print(f"round trip: min {trips[0]:.0f} ns, median {statistics.median(trips):.0f} ns, max {trips[-1]:.0f} ns; "
-          f"seconds above 1.5x the min (vCPUs apart): {sum(ns > 1.5 * trips[0] for ns in trips)} of {len(trips)}")
+          f"seconds above {vcpus.APART}x the host's fastest {fastest:.0f} ns (vCPUs apart): "
+          f"{sum(not vcpus.near(ns, fastest) for ns in trips)} of {len(trips)}")
     return rows
 
 

@@ -176,6 +176,10 @@ class _BudgetSpent(Exception):
 # than 4x as many, or stopped by the budget, is not confirmed).
 CONFIRM_TOP, CONFIRM_TIMES = 3, 2
 CONFIRM_TRIALS = (CONFIRM_TOP + 1) * CONFIRM_TIMES
+# Seconds a task's confirmation waits in all for the vCPUs to be near (``tune.autotvm.measure.vcpus``)
+# before its batches: the records it leaves are the ones deployment is compared with, and the runner
+# times a repeat taken with the vCPUs apart in that state's honest (slower) time.
+CONFIRM_NEAR_WAIT_S = float(os.environ.get("TESSERA_CONFIRM_NEAR_WAIT_S", "15.0"))  # tests shorten it
 
 
 def confirm_best(task, records: list, measure_option, callbacks=(), top: int = CONFIRM_TOP,
@@ -184,15 +188,19 @@ def confirm_best(task, records: list, measure_option, callbacks=(), top: int = C
     (in turn, so a spell of the machine's noise does not fall on one config), then, while
     ``trials`` (default ``top * times``) are left, the best-ranked config measured fewer than
     ``1 + times`` times, ``times`` more: a confirmed config that read slower hands the lead
-    to the next, whose one reading must not stand unconfirmed.  Returns the new (input,
+    to the next, whose one reading must not stand unconfirmed.  Each batch waits for the vCPUs
+    to be near first (``CONFIRM_NEAR_WAIT_S`` in all).  Returns the new (input,
     result) pairs, each batch passed to ``callbacks`` as a tuner's would be."""
     from tune.autotvm.measure.measure import MeasureInput
     from tune.autotvm.measure.option import create_measure_batch
     from tune.autotvm.record import ranked_by_workload
 
+    from tune.autotvm.measure import vcpus
+
     left = top * times if trials is None else trials
     mine = measured(records, task)
     batch, out = None, []
+    wait_until = time.monotonic() + CONFIRM_NEAR_WAIT_S
     while left >= times:
         counts = Counter(inp.config.index for inp, res in mine + out if res.error_no == 0)
         ranked = next(iter(ranked_by_workload(mine + out).values()), [])
@@ -202,6 +210,7 @@ def confirm_best(task, records: list, measure_option, callbacks=(), top: int = C
             break
         batch = batch or create_measure_batch(task, measure_option)
         for _ in range(times):
+            vcpus.wait_near(max(0.0, wait_until - time.monotonic()))
             inputs = [MeasureInput(task.target, task, inp.config) for inp in rows]
             results = batch(inputs)
             for callback in callbacks:

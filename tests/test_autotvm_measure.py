@@ -233,8 +233,11 @@ def test_yardstick_scale_is_stored_once_per_host(tmp_path, monkeypatch):
             runner.close()
         seen.append(runner.yardstick)
     assert seen[0] is not None and seen[0] == seen[1]
-    (key, entry), = json.loads((tmp_path / "tune_scale.json").read_text()).items()
-    assert entry["seconds"] == seen[0] and "yardstick:" in key
+    stored = json.loads((tmp_path / "tune_scale.json").read_text())
+    (key, entry), = [(k, e) for k, e in stored.items() if "yardstick:" in k]
+    assert entry["seconds"] == seen[0]
+    # beside it, the fastest round trip between the vCPUs the runner's state probe has read
+    assert all(e["value"] > 0 for k, e in stored.items() if k.endswith("round trip ns"))
     assert yardstick.stored(key, entry["settle_s"]) == seen[0]
     assert yardstick.stored(key, entry["settle_s"] + 1) is None  # settled too briefly for a longer SETTLE_S
     yardstick.store(key, 1.0, entry["settle_s"] / 2)  # a shorter settle never replaces a longer one
@@ -371,17 +374,60 @@ def test_measured_arguments_are_64_byte_aligned():
         assert args[0].shape == (3, 5) and np.isnan(args[2]).all()
 
 
-def test_a_reference_probe_counts_the_chunks_where_the_yardstick_ran_at_its_speed():
-    # a slow state (another process on one of the two CPUs) slows the yardstick more than a conv:
-    # chunks timed then would set the task's scale off, so only chunks with the yardstick at its
-    # settled speed count; when there are none, all do (the old single probe)
+def test_a_reference_probe_counts_the_chunks_where_the_yardstick_ran_at_its_speed_and_the_vcpus_were_near():
+    # a slow state (another process on one of the two CPUs) slows the yardstick more than a conv,
+    # and with the vCPUs apart a reference that repacks across threads slows where the yardstick
+    # does not: chunks timed in either would set the task's scale off, so only chunks with the
+    # yardstick at its settled speed and the vCPUs near count; when there are none, all do
     from tune.autotvm.measure.execute import FAST_STATE, fast_chunks, probe_ratio
 
     settled = 1e-4
-    slow = ([5.0, 5.2, 4.9], [2.1e-4, 2.0e-4, 2.2e-4])  # yardstick twice its settled time
-    fast = ([8.0, 8.1, 7.9], [1.0e-4, 1.02e-4, 1.01e-4])
-    edge = ([6.0], [FAST_STATE * 1.01e-4])  # just past the fast state
-    assert fast_chunks([slow, fast, edge], settled) == [fast]
-    assert probe_ratio([slow, fast, slow, edge], settled) == 8.0
+    slow = ([5.0, 5.2, 4.9], [2.1e-4, 2.0e-4, 2.2e-4], True)  # yardstick twice its settled time
+    fast = ([8.0, 8.1, 7.9], [1.0e-4, 1.02e-4, 1.01e-4], True)
+    edge = ([6.0], [FAST_STATE * 1.01e-4], True)  # just past the fast state
+    apart = ([15.0, 15.2], [1.0e-4, 1.01e-4], False)  # yardstick at speed, the vCPUs apart
+    assert fast_chunks([slow, fast, edge, apart], settled) == [fast]
+    assert probe_ratio([slow, fast, slow, edge, apart, apart], settled) == 8.0
     assert probe_ratio([slow, slow], settled) == 5.0  # no fast chunk: every chunk counts
-    assert probe_ratio([([3.0], [])], settled) == 3.0  # a chunk without yardstick times
+    assert probe_ratio([([3.0], [], True)], settled) == 3.0  # a chunk without yardstick times
+
+
+def test_the_vcpu_probe_reads_a_round_trip_and_reports_none_on_one_thread():
+    import ctypes
+
+    from codegen import jit
+    from tune.autotvm.measure import vcpus
+
+    set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int32)(jit.function_address("tessera_set_num_threads"))
+    get_threads = ctypes.CFUNCTYPE(ctypes.c_int32)(jit.function_address("tessera_get_num_threads"))
+    before = get_threads()
+    try:
+        set_threads(2)
+        ns = vcpus.round_trip_ns(trips=200, bursts=3)
+        assert ns is not None and 1.0 < ns < 1e6
+        ns, near = vcpus.reading()
+        assert ns is not None and near in (True, False) and vcpus.fastest() <= ns
+        set_threads(1)
+        assert vcpus.round_trip_ns(trips=200) is None
+        assert vcpus.reading() == (None, True)  # the state unknown: nothing is excluded
+    finally:
+        set_threads(before)
+    assert vcpus.near(100.0, 100.0) and vcpus.near(vcpus.APART * 100.0, 100.0)
+    assert not vcpus.near(vcpus.APART * 100.0 + 1, 100.0)
+
+
+def test_the_vcpu_probe_gives_up_instead_of_hanging_when_its_tasks_run_on_one_thread():
+    # the pool runs both tasks inline on the caller when it is busy (a nested launch): each side
+    # spins a bounded number of polls for a partner that never comes, and the probe says None
+    import ctypes
+
+    from tune.autotvm.measure import vcpus
+
+    launch, _code, fn, _raw, closure = vcpus._probe()
+    ctypes.c_int64.from_address(closure).value = 0
+    ctypes.c_int64.from_address(closure + 64).value = 10
+    ctypes.c_int64.from_address(closure + 72).value = 0
+    t0 = time.perf_counter()
+    launch(fn, closure, 1)  # one task: run inline, task 1 never runs
+    assert ctypes.c_int64.from_address(closure + 72).value == 1
+    assert time.perf_counter() - t0 < 5.0

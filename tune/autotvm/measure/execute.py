@@ -39,6 +39,11 @@ PROBE_S = float(os.environ.get("TESSERA_PROBE_S", "1.0"))
 PROBE_CHUNK_S = min(0.25, PROBE_S)
 FAST_STATE = 1.10
 PROBE_PATIENCE = 4
+# A chunk also counts only if the vCPUs were near before and after it (``vcpus``): apart, a
+# reference that repacks its input across threads runs up to 1.9x its near time against the
+# yardstick, which does not care.  Apart spells last up to tens of seconds: the probe waits up to
+# PROBE_NEAR_WAIT_S for the near state (once per task and runner) before it takes what it gets.
+PROBE_NEAR_WAIT_S = float(os.environ.get("TESSERA_PROBE_NEAR_WAIT_S", "30.0"))
 REF_MS = 2.0  # shortest bracketing reference timing, ms
 REJECT_FLOOR_S = 1e-3  # a first call shorter than this is never grounds to reject
 SUB_MS = 5.0  # a normalized repeat alternates candidate and reference timings this long, ms
@@ -396,28 +401,46 @@ def _reference_timer(ref: dict, settled: float | None, yard: float | None = None
         hit.settled = settled
     if hit.settled is None:
         yard_timer = _yardstick_timer(yard)
-        chunks, yard_times, start = [], [yard_timer.time()], time.perf_counter()
-        fast = 0
-        while fast * PROBE_CHUNK_S < PROBE_S and time.perf_counter() - start < PROBE_PATIENCE * PROBE_S:
-            ratios, yard_times = _alternate(hit.time, yard_timer.time, yard_times[-1],
-                                            until=time.perf_counter() + PROBE_CHUNK_S)
-            chunks.append((ratios, yard_times))
-            fast += len(fast_chunks(chunks[-1:], yard_timer.settled))
-        hit.settled = probe_ratio(chunks, yard_timer.settled) * yard_timer.settled
+        hit.settled = probe_ratio(_probe_chunks(hit, yard_timer), yard_timer.settled) * yard_timer.settled
     return hit
 
 
+def _probe_chunks(hit: _Timed, yard_timer: _Timed) -> list:
+    """Chunks ``(ratios, yardstick times, near)`` of ``hit`` alternated with the yardstick, until
+    ``PROBE_S`` of them are fast (:func:`fast_chunks`) or ``PROBE_PATIENCE`` x ``PROBE_S`` of
+    timing has passed; while the vCPUs are apart it first waits for them (``PROBE_NEAR_WAIT_S``
+    in all)."""
+    from tune.autotvm.measure import vcpus
+
+    chunks, yard_times, waited = [], [yard_timer.time()], 0.0
+    start = time.perf_counter()
+    near_before = vcpus.reading()[1]
+    while (len(fast_chunks(chunks, yard_timer.settled)) * PROBE_CHUNK_S < PROBE_S
+           and time.perf_counter() - start - waited < PROBE_PATIENCE * PROBE_S):
+        if not near_before and waited < PROBE_NEAR_WAIT_S:
+            t0 = time.perf_counter()
+            near_before = vcpus.wait_near(PROBE_NEAR_WAIT_S - waited)
+            waited += time.perf_counter() - t0
+            yard_times = [yard_timer.time()]
+        ratios, yard_times = _alternate(hit.time, yard_timer.time, yard_times[-1],
+                                        until=time.perf_counter() + PROBE_CHUNK_S)
+        near_after = vcpus.reading()[1]
+        chunks.append((ratios, yard_times, near_before and near_after))
+        near_before = near_after
+    return chunks
+
+
 def fast_chunks(chunks: list, yard_settled: float) -> list:
-    """The probe chunks ``(ratios, yardstick times)`` in which the yardstick's median time was
-    within ``FAST_STATE`` of its settled time."""
-    return [(r, y) for r, y in chunks if y and float(np.median(y)) <= FAST_STATE * yard_settled]
+    """The probe chunks ``(ratios, yardstick times, near)`` timed with the vCPUs near and the
+    yardstick's median time within ``FAST_STATE`` of its settled time."""
+    return [c for c in chunks if c[2] and c[1] and float(np.median(c[1])) <= FAST_STATE * yard_settled]
 
 
 def probe_ratio(chunks: list, yard_settled: float) -> float:
-    """A reference's ratio to the yardstick from probe chunks: the median ratio of the chunks
-    timed in the fast state, or of all of them when none was."""
+    """A reference's ratio to the yardstick from probe chunks: the median ratio of the fast
+    chunks, or of all of them when none was."""
     kept = fast_chunks(chunks, yard_settled) or chunks
-    return float(np.median([x for r, _ in kept for x in r]))
+    return float(np.median([x for c in kept for x in c[0]]))
 
 
 def run_candidate(payload: dict) -> dict:
@@ -454,30 +477,47 @@ def run_candidate(payload: dict) -> dict:
     if reject is not None and first > max(reject, REJECT_FLOOR_S):
         return {"costs": [first], "wrong": "", "rejected": True}
     number, min_ms = payload["number"], payload["min_repeat_ms"]
-    timer = None
+    timer = yard = None
     if payload.get("normalize") and ref is not None:
         timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"), flush)
-        ref_ms = max(min(min_ms, SUB_MS), REF_MS)
-        r_prev = timer.time(ref_ms)
-
-        def candidate() -> float:
-            return _timed(fn, raw, number, min(min_ms, SUB_MS))
-    costs = []
+        yard = _yardstick_timer(payload.get("yardstick"))
+    costs, apart = [], 0
     for _ in range(payload["repeat"]):
         if timer is None:
             costs.append(_timed(fn, raw, number, min_ms))
             continue
-        # alternate short candidate and reference timings; the repeat's cost is the median ratio
-        ratios, refs = _alternate(candidate, lambda: timer.time(ref_ms), r_prev,
-                                  count=max(1, round(min_ms / SUB_MS)))
-        r_prev = refs[-1]
-        costs.append(float(np.median(ratios)) * timer.settled)
+        cost, near = _bracketed(fn, raw, number, min_ms, timer, yard)
+        costs.append(cost)
+        apart += not near
     out = {"costs": costs, "wrong": ""}
     if timer is not None:
         out["ref_time"] = timer.settled
-        yard = _ref_timers.get("yardstick")  # absent when the runner knew the reference's time
-        out["yardstick"] = yard.settled if yard is not None else None
+        out["yardstick"] = yard.settled
+        out["apart"] = apart
     return out
+
+
+def _bracketed(fn, raw, number: int, min_ms: float, ref: _Timed, yard: _Timed) -> tuple:
+    """``(seconds, near)``: one normalized repeat of ``fn(*raw)``, short candidate timings
+    alternated with the reference's, cost the median ratio times the reference's settled time.
+
+    With the vCPUs apart (``vcpus``) the bracket is the yardstick instead: a reference that hands
+    data between its threads runs up to 1.9x slower then, the yardstick not at all, so the cost
+    is the candidate's honest time in that state (never below its near time).  The state is read
+    before and after; a repeat across a change of state is timed once more."""
+    from tune.autotvm.measure import vcpus
+
+    near = vcpus.reading()[1]
+    sub_ms, ref_ms = min(min_ms, SUB_MS), max(min(min_ms, SUB_MS), REF_MS)
+    for _ in range(2):
+        bracket = ref if near else yard
+        ratios, _ = _alternate(lambda: _timed(fn, raw, number, sub_ms), lambda: bracket.time(ref_ms),
+                               bracket.time(ref_ms), count=max(1, round(min_ms / SUB_MS)))
+        after = vcpus.reading()[1]
+        if after == near:
+            break
+        near = after
+    return float(np.median(ratios)) * bracket.settled, near
 
 
 __all__ = [

@@ -100,6 +100,25 @@ def store(yard_key: str, seconds: float, settle_s: float) -> None:
     if isinstance(old, dict) and float(old.get("settle_s", 0)) > settle_s:
         return
     data[yard_key] = {"seconds": seconds, "settle_s": settle_s, "when": time.time()}
+    _write(data)
+
+
+def stored_value(key: str) -> float | None:
+    """Another figure of this host stored beside the yardstick's (``vcpus``' fastest round trip)."""
+    entry = _read().get(key)
+    try:
+        return float(entry["value"]) if entry and float(entry["value"]) > 0 else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def store_value(key: str, value: float) -> None:
+    data = _read()
+    data[key] = {"value": float(value), "when": time.time()}
+    _write(data)
+
+
+def _write(data: dict) -> None:
     directory = os.path.dirname(path())
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tune_scale.")
@@ -108,4 +127,4 @@ def store(yard_key: str, seconds: float, settle_s: float) -> None:
     os.replace(tmp, path())
 
 
-__all__ = ["key", "path", "schedule", "store", "stored"]
+__all__ = ["key", "path", "schedule", "store", "store_value", "stored", "stored_value"]
