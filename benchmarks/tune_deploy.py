@@ -212,12 +212,14 @@ def main(argv: list | None = None) -> list:
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
             break
-        mine = [(call, cfgs) for call, cfgs in calls
-                if any(cfg.template in CONV_TEMPLATES and tuple(cfg.workload[1:]) == args for _, cfg in cfgs)]
+        convs = [(call, cfgs) for call, cfgs in calls
+                 if any(cfg.template in CONV_TEMPLATES and tuple(cfg.workload[1:]) == args for _, cfg in cfgs)]
+        mine = [(call, cfgs) for call, cfgs in convs if any(cfg.template == name for _, cfg in cfgs)]
         dshape, kshape, strides = args[0], args[1], args[2]
         label = f"{dshape[1]:4d}->{kshape[0]:4d} {kshape[2]}x{kshape[3]}/{strides[0]} @{dshape[2]:3d} {name:20s}"
         if not mine:
-            print(f"{label} not called by the model", flush=True)
+            print(f"{label} " + ("deployed by the other template (the log holds no record of the one the "
+                                 "build chose)" if convs else "not called by the model"), flush=True)
             continue
         hit = deployed_record(mine[0][1], args, measured)  # the build may keep the rule over a record
         if hit is not None:  # within RECORD_MARGIN: compare with that config's own record

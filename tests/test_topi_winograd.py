@@ -262,7 +262,13 @@ def test_choose_conv2d_algorithm_by_rule_and_by_records():
         task = autotvm.task.create(TEMPLATE, big[1:], target="llvm")
         want = task.config_space.get(5)
         assert cfg.values == {k: want[k].val for k in cfg.values}
+    # a record of one template alone tunes it but does not switch the layer away from the rule's
     with autotvm.apply_history_best([record(TEMPLATE, small, 1, 1e-4)]):
+        assert choose_conv2d_algorithm(small).template == DIRECT
+    with autotvm.apply_history_best([record(DIRECT, big, 3, 1e-6)]):
+        cfg = choose_conv2d_algorithm(big)
+        assert cfg.template == TEMPLATE and cfg.values == default_winograd_config((TEMPLATE, *big[1:])).values
+    with autotvm.apply_history_best([record(DIRECT, small, 3, 3e-4), record(TEMPLATE, small, 1, 1e-4)]):
         assert choose_conv2d_algorithm(small).template == TEMPLATE
 
 

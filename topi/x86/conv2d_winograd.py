@@ -217,9 +217,11 @@ def choose_conv2d_algorithm(conv_key: tuple, target=None) -> Config:
     ``conv_key`` is a ``topi.x86.conv2d.conv2d_workload`` key.  A convolution Winograd
     cannot run (not 3x3 stride 1, grouped, dilated, not float32) gets the direct config.
     Otherwise, when the records of the innermost ``apply_history_best`` hold both
-    workloads, the faster record's template wins; a record of only one template wins
-    over the rule; with none, Winograd when input and output channels are at least
-    ``MIN_CHANNELS``.  The chosen template's config is returned: its record's, else
+    workloads, the faster record's template wins; else the rule picks: Winograd when input
+    and output channels are at least ``MIN_CHANNELS``.  A record of only one template tunes
+    that template but does not switch a layer to it: a log of direct records alone (a tune
+    restricted to the direct template, or stopped by its budget before the Winograd tasks)
+    built ResNet-50 with direct 3x3 convs, 63.7 against the rule's 46.0 ms.  The chosen template's config is returned: its record's, else
     ``topi.config.choose_config``'s (a topi dispatch context's or the rule's);
     its ``template`` names the implementation, and it is what a graph's
     ``choose_configs`` would store on the node.
@@ -234,9 +236,7 @@ def choose_conv2d_algorithm(conv_key: tuple, target=None) -> Config:
     direct_cost, wino_cost = _record_cost(conv_key, target), _record_cost(wino_key, target)
     if direct_cost is not None and wino_cost is not None:
         use_winograd = wino_cost < direct_cost
-    elif direct_cost is not None or wino_cost is not None:
-        use_winograd = wino_cost is not None
-    else:
+    else:  # records of one implementation tune it; they do not say it beats the other
         use_winograd = min(conv_key[2][0], conv_key[2][1]) >= MIN_CHANNELS
     key = wino_key if use_winograd else conv_key
     cfg = recorded_config(key, target)  # the record's config (topi's own dispatch contexts next)
