@@ -481,24 +481,17 @@ def run_candidate(payload: dict) -> dict:
     if payload.get("normalize") and ref is not None:
         timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"), flush)
         yard = _yardstick_timer(payload.get("yardstick"))
-    costs, apart = [], 0
-    for _ in range(payload["repeat"]):
-        if timer is None:
-            costs.append(_timed(fn, raw, number, min_ms))
-            continue
-        cost, near = _bracketed(fn, raw, number, min_ms, timer, yard)
-        costs.append(cost)
-        apart += not near
+    costs = [_timed(fn, raw, number, min_ms) if timer is None else _bracketed(fn, raw, number, min_ms, timer, yard)
+             for _ in range(payload["repeat"])]
     out = {"costs": costs, "wrong": ""}
     if timer is not None:
         out["ref_time"] = timer.settled
         out["yardstick"] = yard.settled
-        out["apart"] = apart
     return out
 
 
-def _bracketed(fn, raw, number: int, min_ms: float, ref: _Timed, yard: _Timed) -> tuple:
-    """``(seconds, near)``: one normalized repeat of ``fn(*raw)``, short candidate timings
+def _bracketed(fn, raw, number: int, min_ms: float, ref: _Timed, yard: _Timed) -> float:
+    """Seconds per call: one normalized repeat of ``fn(*raw)``, short candidate timings
     alternated with the reference's, cost the median ratio times the reference's settled time.
 
     With the vCPUs apart (``vcpus``) the bracket is the yardstick instead: a reference that hands
@@ -517,7 +510,7 @@ def _bracketed(fn, raw, number: int, min_ms: float, ref: _Timed, yard: _Timed) -
         if after == near:
             break
         near = after
-    return float(np.median(ratios)) * bracket.settled, near
+    return float(np.median(ratios)) * bracket.settled
 
 
 __all__ = [

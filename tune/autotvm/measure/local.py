@@ -139,9 +139,13 @@ class LocalRunner:
     ``normalize`` (with ``check_correctness``): each repeat is bracketed by
     timings of the fallback kernel and reported as ``candidate / reference x
     the reference's settled time`` (its time on an undisturbed machine: the
-    runner's first reference settled once, every later one by its ratio to it).  On a VM that drifts between speed states for seconds at
+    reference's ratio to the yardstick, taken with the vCPUs near, times the
+    yardstick's settled time).  On a VM that drifts between speed states for seconds at
     a time this cuts the spread of re-measurements from 5-30% to a few
-    percent; ``normalize=False`` reports raw seconds, as classic AutoTVM did.
+    percent.  A repeat timed while the host holds the two vCPUs apart
+    (``measure.vcpus``) is bracketed by the yardstick instead (the reference
+    may slow up to 1.9x then, the yardstick not).  ``normalize=False``
+    reports raw seconds, as classic AutoTVM did.
     """
 
     def __init__(
