@@ -123,7 +123,7 @@ def _keeps_channels(node, ins) -> bool:
 def _choose(key: tuple, data_block: int | None):
     """The config of ``key``: a topi dispatch context's, else an AutoTVM record's, else the rule's
     (a conv's ``ic_bn`` following its data)."""
-    from topi.config import default_config, dispatched, recorded_config
+    from topi.config import dispatched, recorded_config
 
     cfg = dispatched(key)
     if cfg is not None:
@@ -135,12 +135,27 @@ def _choose(key: tuple, data_block: int | None):
     cfg = recorded_config(key)  # the best record of ``with autotvm.apply_history_best(log):``
     if cfg is not None:
         return cfg
+    return rule_config(key, data_block)
+
+
+def rule_config(key: tuple, data_block: int | None):
+    """The rule's config of ``key``; a conv's ``ic_bn`` follows its data's block where that is legal."""
+    from topi.config import default_config
+
     cfg = default_config(key)
     if key[0] == CONV_TEMPLATE and data_block and cfg["ic_bn"] != data_block and data_block in cfg.space["ic_bn"]:
         from topi.x86.conv2d import input_block_config
 
         cfg = input_block_config(key, data_block)
     return cfg
+
+
+def _is_rule(cfg, key: tuple) -> bool:
+    """Whether ``cfg`` is the rule's own config of the direct conv ``key`` (as a record or
+    ``tune_layouts`` may store it: its ``ic_bn`` the rule's, not the data's)."""
+    from topi.config import default_config
+
+    return key[0] == CONV_TEMPLATE and cfg.template == CONV_TEMPLATE and cfg.values == default_config(key).values
 
 
 def choose_configs(graph: Graph) -> Graph:
@@ -154,7 +169,13 @@ def choose_configs(graph: Graph) -> Graph:
         old = node.attrs.get("config")
         cfg = None
         if key is not None:
-            cfg = old if old is not None and _holds(old, key) else _choose(key, blocks.get(ins[0].name))
+            if old is not None and _holds(old, key):
+                # the rule's config follows its data's block wherever it comes from (a build without
+                # records does so): stored as the rule has it, it cost ResNet-50 27 layout transforms
+                cfg = rule_config(key, blocks.get(ins[0].name)) if _is_rule(old, key) else old
+                cfg = old if cfg.values == old.values else cfg
+            else:
+                cfg = _choose(key, blocks.get(ins[0].name))
         if cfg is not None and (block := _out_block(cfg, key)):
             blocks[node.outputs[0].name] = block
         elif (node.op not in ("constant", "conv2d", "conv2d_winograd") and ins and ins[0].name in blocks

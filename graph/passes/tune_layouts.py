@@ -43,14 +43,19 @@ MAX_SWEEPS = 20
 RECORD_MARGIN = 0.05
 
 
+def _rule_values(key) -> dict:
+    from topi.config import default_config
+
+    return default_config(key).values
+
+
 def _candidates(key) -> list:
     """``[(knob values, seconds), ...]`` measured for ``key`` (fastest first), or []: where the rule's
     config was measured, only it and the records faster than it by more than ``RECORD_MARGIN``."""
-    from topi.config import default_config
     from tune.autotvm import lookup_ranked
 
     rows = lookup_ranked(key)
-    rule = default_config(key).values
+    rule = _rule_values(key)
     measured = [seconds for values, seconds in rows if values == rule]
     if not measured:
         return rows
@@ -125,15 +130,23 @@ def tune_layouts(graph: Graph) -> Graph:
         edges[x].append((y, 1, 1, cost))
         edges[y].append((x, 1, 1, cost))
 
+    from topi.config import default_config
+
     choice = {name: 0 for name in options}
+    # the rule's config takes its input in whatever legal block its data has (choose_configs)
+    follows = {name: [values == _rule_values(keys[name]) for values, _ in options[name]] for name in options}
+    legal_in = {name: set(default_config(keys[name]).space["ic_bn"]) for name in options}
+
+    def agree(name: str, k: int, side: int, block) -> bool:
+        mine = _blocks(options[name][k][0])[side]
+        return mine == block or (side == 0 and follows[name][k] and block in legal_in[name])
 
     def local_cost(name: str, k: int) -> float:
-        values, seconds = options[name][k]
-        mine = _blocks(values)
-        total = seconds
+        total = options[name][k][1]
         for other, side, other_side, cost in edges[name]:
-            theirs = _blocks(options[other][choice[other]][0])
-            if mine[side] != theirs[other_side]:
+            j = choice[other]
+            if not (agree(name, k, side, _blocks(options[other][j][0])[other_side])
+                    and agree(other, j, other_side, _blocks(options[name][k][0])[side])):
                 total += cost
         return total
 
