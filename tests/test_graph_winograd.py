@@ -122,8 +122,11 @@ def test_records_choosing_direct_are_honoured():
     with autotvm.apply_history_best([record(DIRECT, key, 1e-4), record(WINOGRAD, key, 2e-4)]):
         out, _ = laid_out(g)
     assert not winograd_nodes(out) and ops(out).count("conv2d_NCHWc") == 3
-    with autotvm.apply_history_best([record(DIRECT, key, 1e-4)]):  # a log tuned before Winograd existed
-        assert not winograd_nodes(laid_out(g)[0])
+    # a log of direct records alone (tuned before Winograd existed, or stopped before its tasks) says
+    # nothing about Winograd: the rule's choice stands (such a log had built ResNet-50 at 63.7
+    # against 46.0 ms with the rule's Winograd convs)
+    with autotvm.apply_history_best([record(DIRECT, key, 1e-4)]):
+        assert winograd_nodes(laid_out(g)[0])
     space = autotvm.task.create(WINOGRAD, key[1:], target="llvm").config_space
     index = next(i for i in range(len(space)) if space.get(i)["tile"].val == 2 and space.get(i)["bn"].val == 32)
     with autotvm.apply_history_best([record(DIRECT, key, 3e-4), record(WINOGRAD, key, 2e-4, index)]):
