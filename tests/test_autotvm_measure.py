@@ -403,10 +403,14 @@ def test_the_vcpu_probe_reads_a_round_trip_and_reports_none_on_one_thread():
     before = get_threads()
     try:
         set_threads(2)
-        ns = vcpus.round_trip_ns(trips=200, bursts=3)
-        assert ns is not None and 1.0 < ns < 1e6
-        ns, near = vcpus.reading()
-        assert ns is not None and near in (True, False) and vcpus.fastest() <= ns
+        # a burst whose partner thread is descheduled past the spin limit (other tests on the CPUs)
+        # reads None, the state unknown: a quiet moment comes within a few tries
+        for _ in range(50):
+            ns, near = vcpus.reading()
+            if ns is not None:
+                break
+            time.sleep(0.1)
+        assert ns is not None and 1.0 < ns < 1e6 and near in (True, False) and vcpus.fastest() <= ns
         set_threads(1)
         assert vcpus.round_trip_ns(trips=200) is None
         assert vcpus.reading() == (None, True)  # the state unknown: nothing is excluded

@@ -29,7 +29,8 @@ APART = 2.5  # a round trip this many times the host's fastest: the vCPUs are ap
 # 72-153 ns, most 100-130; apart 366-430 ns; the fastest now and then reads ~72)
 TRIPS = 2000  # round trips per burst (~0.4 ms near, ~0.8 ms apart)
 BURSTS = 3  # a reading is the median of this many bursts (the first may pay a worker's wake-up)
-SPIN_LIMIT = 1 << 22  # polls of the word before a side gives up (the other side never came)
+SPIN_LIMIT = 1 << 24  # polls of the word before a side gives up (~20-40 ms: the other side never
+# came, or was descheduled that long by other work on its CPU)
 POLL_S = 0.05  # wait_near: seconds between readings while apart
 
 _IR = r"""
