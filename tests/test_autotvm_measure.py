@@ -393,13 +393,10 @@ def test_a_reference_probe_counts_the_chunks_where_the_yardstick_ran_at_its_spee
 
 
 def test_the_vcpu_probe_reads_a_round_trip_and_reports_none_on_one_thread():
-    import ctypes
-
-    from codegen import jit
+    from codegen import get_num_threads as get_threads
+    from codegen import set_num_threads as set_threads
     from tune.autotvm.measure import vcpus
 
-    set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int32)(jit.function_address("tessera_set_num_threads"))
-    get_threads = ctypes.CFUNCTYPE(ctypes.c_int32)(jit.function_address("tessera_get_num_threads"))
     before = get_threads()
     try:
         set_threads(2)

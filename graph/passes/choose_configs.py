@@ -150,12 +150,21 @@ def rule_config(key: tuple, data_block: int | None):
     return cfg
 
 
-def _is_rule(cfg, key: tuple) -> bool:
-    """Whether ``cfg`` is the rule's own config of the direct conv ``key`` (as a record or
-    ``tune_layouts`` may store it: its ``ic_bn`` the rule's, not the data's)."""
+def rule_values(key: tuple) -> dict:
+    """Knob -> value of the rule's own config of ``key`` (its ``ic_bn`` the rule's, not the data's)."""
     from topi.config import default_config
 
-    return key[0] == CONV_TEMPLATE and cfg.template == CONV_TEMPLATE and cfg.values == default_config(key).values
+    return default_config(key).values
+
+
+def _held(old, key: tuple, data_block: int | None):
+    """The config a node that holds ``old`` keeps: ``old``, but the rule's own config of a direct
+    conv (as a record or ``tune_layouts`` may store it) takes its input in its data's block, as
+    the rule does without records (kept as stored, it cost ResNet-50 27 layout transforms)."""
+    if key[0] != CONV_TEMPLATE or old.template != CONV_TEMPLATE or old.values != rule_values(key):
+        return old
+    cfg = rule_config(key, data_block)
+    return old if cfg.values == old.values else cfg
 
 
 def choose_configs(graph: Graph) -> Graph:
@@ -169,13 +178,8 @@ def choose_configs(graph: Graph) -> Graph:
         old = node.attrs.get("config")
         cfg = None
         if key is not None:
-            if old is not None and _holds(old, key):
-                # the rule's config follows its data's block wherever it comes from (a build without
-                # records does so): stored as the rule has it, it cost ResNet-50 27 layout transforms
-                cfg = rule_config(key, blocks.get(ins[0].name)) if _is_rule(old, key) else old
-                cfg = old if cfg.values == old.values else cfg
-            else:
-                cfg = _choose(key, blocks.get(ins[0].name))
+            data_block = blocks.get(ins[0].name)
+            cfg = _held(old, key, data_block) if old is not None and _holds(old, key) else _choose(key, data_block)
         if cfg is not None and (block := _out_block(cfg, key)):
             blocks[node.outputs[0].name] = block
         elif (node.op not in ("constant", "conv2d", "conv2d_winograd") and ins and ins[0].name in blocks

@@ -32,7 +32,7 @@ nothing.
 from __future__ import annotations
 
 from graph.ir import Graph, make_node, rebuild
-from graph.passes.choose_configs import CONV_TEMPLATE, _keeps_channels, choose_winograd, node_workload
+from graph.passes.choose_configs import CONV_TEMPLATE, _keeps_channels, choose_winograd, node_workload, rule_values
 
 # Effective speed of a standalone layout transform (read + write) on this class of machine.
 TRANSFORM_BYTES_PER_S = 8e9
@@ -43,19 +43,13 @@ MAX_SWEEPS = 20
 RECORD_MARGIN = 0.05
 
 
-def _rule_values(key) -> dict:
-    from topi.config import default_config
-
-    return default_config(key).values
-
-
 def _candidates(key) -> list:
     """``[(knob values, seconds), ...]`` measured for ``key`` (fastest first), or []: where the rule's
     config was measured, only it and the records faster than it by more than ``RECORD_MARGIN``."""
     from tune.autotvm import lookup_ranked
 
     rows = lookup_ranked(key)
-    rule = _rule_values(key)
+    rule = rule_values(key)
     measured = [seconds for values, seconds in rows if values == rule]
     if not measured:
         return rows
@@ -134,7 +128,7 @@ def tune_layouts(graph: Graph) -> Graph:
 
     choice = {name: 0 for name in options}
     # the rule's config takes its input in whatever legal block its data has (choose_configs)
-    follows = {name: [values == _rule_values(keys[name]) for values, _ in options[name]] for name in options}
+    follows = {name: [values == rule_values(keys[name]) for values, _ in options[name]] for name in options}
     legal_in = {name: set(default_config(keys[name]).space["ic_bn"]) for name in options}
 
     def agree(name: str, k: int, side: int, block) -> bool:

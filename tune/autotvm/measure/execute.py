@@ -481,8 +481,10 @@ def run_candidate(payload: dict) -> dict:
     if payload.get("normalize") and ref is not None:
         timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"), flush)
         yard = _yardstick_timer(payload.get("yardstick"))
-    costs = [_timed(fn, raw, number, min_ms) if timer is None else _bracketed(fn, raw, number, min_ms, timer, yard)
-             for _ in range(payload["repeat"])]
+    if timer is None:
+        costs = [_timed(fn, raw, number, min_ms) for _ in range(payload["repeat"])]
+    else:
+        costs = _bracketed(fn, raw, number, min_ms, payload["repeat"], timer, yard)
     out = {"costs": costs, "wrong": ""}
     if timer is not None:
         out["ref_time"] = timer.settled
@@ -490,27 +492,37 @@ def run_candidate(payload: dict) -> dict:
     return out
 
 
-def _bracketed(fn, raw, number: int, min_ms: float, ref: _Timed, yard: _Timed) -> float:
-    """Seconds per call: one normalized repeat of ``fn(*raw)``, short candidate timings
-    alternated with the reference's, cost the median ratio times the reference's settled time.
+def _bracketed(fn, raw, number: int, min_ms: float, repeat: int, ref: _Timed, yard: _Timed) -> list:
+    """Seconds per call of ``repeat`` normalized repeats of ``fn(*raw)``: short candidate timings
+    alternated with the reference's, each repeat's cost the median ratio times the reference's
+    settled time.
 
     With the vCPUs apart (``vcpus``) the bracket is the yardstick instead: a reference that hands
     data between its threads runs up to 1.9x slower then, the yardstick not at all, so the cost
     is the candidate's honest time in that state (never below its near time).  The state is read
-    before and after; a repeat across a change of state is timed once more."""
+    between repeats (once: one repeat's after is the next one's before); a repeat across a change
+    of state is timed once more.  Each bracket's last timing opens its next alternation."""
     from tune.autotvm.measure import vcpus
 
-    near = vcpus.reading()[1]
     sub_ms, ref_ms = min(min_ms, SUB_MS), max(min(min_ms, SUB_MS), REF_MS)
-    for _ in range(2):
-        bracket = ref if near else yard
-        ratios, _ = _alternate(lambda: _timed(fn, raw, number, sub_ms), lambda: bracket.time(ref_ms),
-                               bracket.time(ref_ms), count=max(1, round(min_ms / SUB_MS)))
-        after = vcpus.reading()[1]
-        if after == near:
-            break
-        near = after
-    return float(np.median(ratios)) * bracket.settled
+    count = max(1, round(min_ms / SUB_MS))
+    last: dict = {}  # id(bracket) -> its latest timing
+    near, costs = vcpus.reading()[1], []
+    for _ in range(repeat):
+        for _ in range(2):
+            bracket = ref if near else yard
+            key = id(bracket)
+            if key not in last:
+                last[key] = bracket.time(ref_ms)
+            ratios, refs = _alternate(lambda: _timed(fn, raw, number, sub_ms), lambda: bracket.time(ref_ms),
+                                      last[key], count=count)
+            last[key] = refs[-1]
+            after = vcpus.reading()[1]
+            changed, near = after != near, after
+            if not changed:
+                break
+        costs.append(float(np.median(ratios)) * bracket.settled)
+    return costs
 
 
 __all__ = [

@@ -93,14 +93,14 @@ def _probe():
     with _lock:
         if "probe" not in _state:
             from codegen import jit
+            from codegen.runtime import bind_runtime
             from codegen.target import host
 
             target = host()
             mod = jit.parse(_IR.replace("@LIMIT@", str(SPIN_LIMIT)), target)
             obj = jit.target_machine(target).emit_object(mod)
             code = jit.load_objects([obj], ["tessera_bounce"], label="vCPU state probe")
-            launch = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)(
-                jit.function_address("tessera_parallel_launch"))
+            launch = bind_runtime(jit.runtime_engine()).parallel_launch
             raw = ctypes.create_string_buffer(256)
             base = ctypes.addressof(raw)
             closure = base + (-base) % 64
@@ -111,9 +111,9 @@ def _probe():
 def round_trip_ns(trips: int = TRIPS, bursts: int = BURSTS) -> float | None:
     """Nanoseconds per round trip of a cache line between the pool's threads 0 and 1 (median of
     ``bursts``), or None when the two do not run at once (fewer than two threads, a busy pool)."""
-    from codegen import jit
+    from codegen import get_num_threads
 
-    if ctypes.CFUNCTYPE(ctypes.c_int32)(jit.function_address("tessera_get_num_threads"))() < 2:
+    if get_num_threads() < 2:
         return None
     launch, _code, fn, _raw, closure = _probe()
     word = ctypes.c_int64.from_address(closure)
