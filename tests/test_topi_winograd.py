@@ -193,6 +193,20 @@ def test_rule_default_is_legal_and_picks_tile_by_size():
         assert cfg.template == TEMPLATE and cfg["tile"] == tile
 
 
+def test_rule_takes_the_smaller_tile_where_the_transformed_kernel_streams_from_memory():
+    from codegen.target import Target
+    from topi.x86.conv2d_winograd import FUSE_MAX_KERNEL_BYTES, STREAM_KERNEL_BYTES, kernel_bytes
+
+    for target in ("llvm -mcpu=znver4", "llvm -mcpu=x86-64-v3"):  # AVX-512's rule and AVX2's
+        with Target(target):
+            for c, h, tile in ((256, 14, 4), (512, 7, 2), (384, 7, 4)):  # F(4x4) 9.4, 37.7, 21.2 MB
+                key = winograd_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1,) * 4, (1, 1))
+                cfg = default_winograd_config(key)
+                assert cfg["tile"] == tile, (target, c, h)
+                size = kernel_bytes(key[2], cfg["tile"], cfg["bn"], cfg["cb"])
+                assert size <= STREAM_KERNEL_BYTES and (cfg["rows"] == 0) == (size > FUSE_MAX_KERNEL_BYTES)
+
+
 def test_errors():
     A = te.placeholder((1, 8, 9, 9), name="data")
     with pytest.raises(ValueError, match="only 3x3, stride 1"):

@@ -60,6 +60,11 @@ ROWS = (0, 1, 2, 4, 7)  # knob ``rows``: 0 runs the stages apart, else tile rows
 # 1.00 ms with the stages apart; 256 @14 in F(4x4) (9.4 MB) fused 0.47 / 0.59-0.61 ms against
 # 0.48 / 0.72 (rule configs, 2 threads, one run each).  Past this size ``rows`` is 0 only.
 FUSE_MAX_KERNEL_BYTES = 12 << 20
+# A transformed kernel past this does not stay in the last-level cache (32 MiB on this host,
+# shared with the activations and the neighbours): every call streams it from memory, in the
+# model and when timed alone.  The rule then takes F(2x2), whose kernel is 4/9 the size of
+# F(4x4)'s (see :func:`winograd_rule`).
+STREAM_KERNEL_BYTES = 24 << 20
 
 
 def winograd_workload(dshape, kshape, strides, pads, dilation, groups: int = 1, dtype: str = "float32",
@@ -123,11 +128,15 @@ def winograd_space(workload: tuple, target) -> dict:
 
 
 def winograd_rule(workload: tuple, target) -> dict:
-    """``tile``: F(4x4) unless the output is narrower than 7 (then F(2x2)).  A 7x7
-    output in 4x4 tiles computes 64 points for 49 and reads a transformed kernel
-    4x the size of the direct one, yet ResNet's 512->512 @7 measured 0.80x-0.82x
-    the time of F(2x2) (one thread, CPU time, blocked in/out, two runs); below 7
-    the padding waste grows fast and nothing was measured; ``cb``: one vector; ``bn``: four vectors
+    """``tile``: F(4x4) unless the output is narrower than 7 or its transformed kernel
+    passes ``STREAM_KERNEL_BYTES`` (then F(2x2)).  A 7x7 output in 4x4 tiles computes 64
+    points for 49 and reads a transformed kernel 4x the size of the direct one.  Timed
+    alone (one thread, CPU time) ResNet's 512->512 @7 ran F(4x4) in 0.80x-0.82x the time
+    of F(2x2); in the model, where every call reads the kernel from memory (37.7 MB
+    against 16.7), F(2x2) ran it 1.29-1.32 ms against 1.34-1.44 (in place, one run), and
+    the whole ResNet-50 in 0.987x and 0.989x the time (two runs of 90 s, each round's
+    builds alternated, medians of the rounds' ratios); below 7 the padding waste grows
+    fast and nothing was measured; ``cb``: one vector; ``bn``: four vectors
     when K holds them (else the fewest vectors covering K); ``mr``: the tile rows
     the accumulator budget allows (4 x 4 zmm with AVX-512, 3 x 4 ymm with AVX2);
     ``rows``: see :func:`fused_rows`."""
@@ -137,7 +146,7 @@ def winograd_rule(workload: tuple, target) -> dict:
     ow = min(oh, dshape[3] + pads[1] + pads[3] - 2)
     k = kshape[0]
     blocks = min(4, -(-k // vec))
-    tile = 4 if ow >= 7 else 2
+    tile = 4 if ow >= 7 and kernel_bytes(kshape, 4, blocks * vec, vec) <= STREAM_KERNEL_BYTES else 2
     return {"tile": tile, "cb": vec, "bn": blocks * vec,
             "mr": min(8, max(1, max_accumulators(target) // blocks)), "ku": 1,
             "rows": fused_rows(-(-oh // tile), kernel_bytes(kshape, tile, blocks * vec, vec))}
