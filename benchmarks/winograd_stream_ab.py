@@ -1,0 +1,97 @@
+"""The Winograd rule's streaming tile, paired: a model built as the rule stands against the same
+model built with F(4x4) wherever the output allows it (``STREAM_KERNEL_BYTES`` lifted).
+
+Where F(4x4)'s transformed kernel passes ``topi.x86.conv2d_winograd.STREAM_KERNEL_BYTES`` the
+rule takes F(2x2) (ResNet-50's 512->512 @7: 16.7 against 37.7 MB, which no call finds in the
+caches).  Both builds live in this process; each round times both (the fastest of 3 runs each,
+2 threads), the vCPUs' state read first (``tune/autotvm/measure/vcpus.py``), and the figure is
+the median over the near-state rounds of (rule / F(4x4)), with its interquartile range: the
+machine's drift, which moves both builds of one round alike, cancels.
+
+    python benchmarks/winograd_stream_ab.py [MODEL] [--seconds 90]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from unittest import mock
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+from graph_models import model_path, seeded_feed  # noqa: E402
+
+import graph  # noqa: E402
+import topi.x86.conv2d_winograd as winograd  # noqa: E402
+from tune.autotvm.measure import vcpus  # noqa: E402
+
+
+def executor(g, params, stream_limit: float):
+    """An executor of ``g`` built with the Winograd rule's streaming limit at ``stream_limit``,
+    and the tiles its Winograd convs took."""
+    with mock.patch.object(winograd, "STREAM_KERNEL_BYTES", stream_limit):
+        lib = graph.build(g, target="llvm", params=params)
+    tiles = [cfg["tile"] for cfg in configs(lib.graph.nodes) if cfg.template == winograd.TEMPLATE]
+    m = lib.create_executor()
+    m.set_input(**seeded_feed(lib))
+    m.run()
+    return m, tiles
+
+
+def configs(nodes) -> list:
+    """The configs of ``nodes``, fused groups' bodies included, in order."""
+    out = []
+    for n in nodes:
+        if n.op == "fused":
+            out += configs(n.attrs["body"].nodes)
+        elif n.attrs.get("config") is not None:
+            out.append(n.attrs["config"])
+    return out
+
+
+def fastest(run, times: int = 3) -> float:
+    best = float("inf")
+    for _ in range(times):
+        t0 = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(argv: list | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("model", nargs="?", default="resnet50")
+    p.add_argument("--seconds", type=float, default=90.0)
+    a = p.parse_args(argv)
+    g, params = graph.from_onnx(model_path(a.model))
+    rule, rule_tiles = executor(g, params, winograd.STREAM_KERNEL_BYTES)
+    wide, wide_tiles = executor(g, params, float("inf"))
+    if rule_tiles == wide_tiles:
+        print(f"{a.model}: no Winograd conv passes the streaming limit; both builds are the same")
+        return {}
+    diff = float(np.max(np.abs(rule.get_output(0) - wide.get_output(0))))
+    print(f"{a.model}: Winograd tiles {rule_tiles} (rule) against {wide_tiles}; outputs differ by {diff:.2e}")
+    ratios, times = [], {"rule": [], "f4x4": []}
+    end = time.perf_counter() + a.seconds
+    while time.perf_counter() < end:
+        near = vcpus.reading()[1]
+        t_rule, t_wide = fastest(rule.run), fastest(wide.run)
+        times["rule"].append(t_rule)
+        times["f4x4"].append(t_wide)
+        if near is not False:
+            ratios.append(t_rule / t_wide)
+    q = np.percentile(ratios, [25, 50, 75]) if ratios else [float("nan")] * 3
+    for k, v in times.items():
+        print(f"{k:5s} median {1e3 * float(np.median(v)):.2f} ms over {len(v)} rounds")
+    print(f"rule / F(4x4): median {q[1]:.3f} (IQR {q[0]:.3f}-{q[2]:.3f}) over {len(ratios)} near-state rounds")
+    return {"ratio": float(q[1]), "rounds": len(ratios)}
+
+
+if __name__ == "__main__":
+    main()
