@@ -173,7 +173,8 @@ class _BudgetSpent(Exception):
 # a speed the deployed model never sees.  Then the best-ranked config still measured once (the
 # leader when the confirmed ones read slower: a 512 @7 log was won by a single reading) is measured
 # CONFIRM_TIMES more too.  The CONFIRM_TRIALS come out of the task's trials (a task planned fewer
-# than 4x as many, or stopped by the budget, is not confirmed).
+# than 4x as many is not confirmed); under a budget they come out of the task's time: its search
+# stops when what is left would not fit them at its seconds per trial so far.
 CONFIRM_TOP, CONFIRM_TIMES = 3, 2
 CONFIRM_TRIALS = (CONFIRM_TOP + 1) * CONFIRM_TIMES
 # Seconds a task's confirmation waits in all for the vCPUs to be near (``tune.autotvm.measure.vcpus``)
@@ -224,16 +225,25 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
                records: list = (), measure_option=None, stream=None, seed: int = 0) -> dict:
     """Tune each task to its planned trials (records already in the log count as done).
     With ``budget_s``, a task may spend the rest of the budget times its share of the flops
-    left (what an earlier task left unspent goes to the later ones); a task stops at the
-    first batch boundary past its time.  Returns workload -> trials measured now."""
+    left (what an earlier task left unspent goes to the later ones); a task's search stops at
+    the first batch boundary where the rest of its time would not fit its confirmation (at its
+    seconds per trial so far), and the confirmation runs.  Returns workload -> trials measured now."""
     measure_option = measure_option or autotvm.measure_option(
         builder="local", runner=autotvm.LocalRunner(**RUNNER_OPTIONS))
     end = None if budget_s is None else time.monotonic() + budget_s
     deadline = [None]
+    clock = {"start": 0.0, "trials": 0, "reserve": 0}  # this task's search so far; trials kept for confirming
     done: dict = {}
 
-    def stop_at_deadline(_tuner, _inputs, _results) -> None:
-        if deadline[0] is not None and time.monotonic() > deadline[0]:
+    def stop_at_deadline(_tuner, inputs, _results) -> None:
+        # the search stops early enough that the confirmation still fits the task's time, at the
+        # seconds per trial the task has taken so far
+        if deadline[0] is None:
+            return
+        clock["trials"] += len(inputs)
+        now = time.monotonic()
+        per_trial = (now - clock["start"]) / max(clock["trials"], 1)
+        if now + clock["reserve"] * per_trial > deadline[0]:
             raise _BudgetSpent
 
     share_left = sum(t.share for t, n in zip(tasks, plan) if n > len(measured(records, t))) or 1.0
@@ -258,10 +268,13 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
         callbacks.append(stop_at_deadline)
         mon = autotvm.callback.Monitor()
         confirm = CONFIRM_TRIALS if left >= 4 * CONFIRM_TRIALS else 0
+        clock.update(start=time.monotonic(), trials=0, reserve=confirm)
         try:
             t.tune(n_trial=left - confirm, measure_option=measure_option, callbacks=[mon, *callbacks])
         except _BudgetSpent:
-            confirm = 0  # its time is up: the budget holds, the records stay unconfirmed
+            # its search time is up; the confirmation had its time kept, once there is something
+            # to confirm (a task cut after 82 trials, each read once, deployed at 1.98x its record)
+            confirm = confirm if len(mon.records) >= confirm else 0
             if stream is not None:
                 stream.write("\n")
         if confirm:

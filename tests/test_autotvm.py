@@ -288,6 +288,29 @@ def test_tune_tasks_confirms_the_fastest_configs(measure, tmp_path):
     assert len({inp.config.index for inp, _ in short}) == len(short) == extra * 4 - 1
 
 
+def test_a_task_cut_by_its_budget_keeps_time_to_confirm_its_fastest_configs(measure, tmp_path, monkeypatch):
+    """Under ``--budget`` a task's search stops while its confirmation still fits the task's time
+    (at its seconds per trial so far), and the confirmation runs: a budget no longer leaves the
+    records of a cut task read once each."""
+    import types
+
+    import graph.tuning as tuning
+
+    ticks = iter(range(1, 10_000))  # a clock that moves one second a reading
+    monkeypatch.setattr(tuning, "time", types.SimpleNamespace(monotonic=lambda: float(next(ticks))))
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    task.share = 1.0
+    log = str(tmp_path / "cut.jsonl")
+    planned = 4 * tuning.CONFIRM_TRIALS
+    tuning.tune_tasks([task], [planned], log, tuner="random", measure_option=measure, budget_s=12.0)
+    rows = list(record.load_from_file(log))
+    search, again = rows[:-tuning.CONFIRM_TRIALS], rows[-tuning.CONFIRM_TRIALS:]
+    assert tuning.CONFIRM_TRIALS <= len(search) < planned - tuning.CONFIRM_TRIALS  # cut, with something to confirm
+    assert len({inp.config.index for inp, _ in search}) == len(search)
+    seen = {inp.config.index for inp, _ in search}
+    assert all(inp.config.index in seen for inp, _ in again)  # re-measurements of the search's configs
+
+
 def test_confirmation_measures_the_leader_a_slower_confirmed_config_hands_the_lead_to(measure):
     """Configs whose one reading was lucky (fabricated far below the real cost): the first round
     confirms the fastest, which then ranks at its real cost; the lead passes to the next lucky
