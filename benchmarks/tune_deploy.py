@@ -9,7 +9,7 @@ state: this VM drifts between speed states for seconds at a time) is set against
 record's cost (the runner's settled scale, also a fast-state figure).  A workload the model
 calls several times reports the median of its calls.  It also checks that the build chose the
 recorded config: the best record, or the rule's config where no record beat it by more than
-``graph.passes.tune_layouts.RECORD_MARGIN`` (then that config's own record is the reference).
+``graph.passes.choose_configs.RECORD_MARGIN`` (then that config's own record is the reference).
 
 A second figure cancels the machine's drift: each deployed call alternates, 5 ms windows at a
 time, with the recorded config built alone from its template (the kernel the runner timed); the

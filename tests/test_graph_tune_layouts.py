@@ -115,7 +115,7 @@ def test_ranked_lookup_orders_by_cost(tmp_path):
 
 
 def test_a_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_path):
-    from graph.passes.tune_layouts import RECORD_MARGIN
+    from graph.passes.choose_configs import RECORD_MARGIN
 
     g = two_convs()
     (task,) = autotvm.task.extract_from_program(g, target="llvm")
@@ -180,7 +180,7 @@ def test_a_winograd_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_pa
     # as a direct conv's: a tuned ResNet-50 that ran its Winograd records as they came took 0.912x
     # onnxruntime's time, 0.884x and 0.867x with them held to the margin (the rule build 0.862x, 0.867x)
     from graph.passes.choose_configs import CONV_TEMPLATE, choose_winograd
-    from graph.passes.tune_layouts import RECORD_MARGIN
+    from graph.passes.choose_configs import RECORD_MARGIN
     from topi.x86.conv2d_winograd import TEMPLATE
 
     rng = np.random.default_rng(0)

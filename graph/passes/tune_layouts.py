@@ -32,15 +32,18 @@ nothing.
 from __future__ import annotations
 
 from graph.ir import Graph, make_node, rebuild
-from graph.passes.choose_configs import CONV_TEMPLATE, _keeps_channels, choose_winograd, node_workload, rule_values
+from graph.passes.choose_configs import (
+    CONV_TEMPLATE,
+    RECORD_MARGIN,
+    _keeps_channels,
+    choose_winograd,
+    node_workload,
+    rule_values,
+)
 
 # Effective speed of a standalone layout transform (read + write) on this class of machine.
 TRANSFORM_BYTES_PER_S = 8e9
 MAX_SWEEPS = 20
-# A record must beat the rule's config by this much to replace it: re-measuring one config varies
-# by up to ~4% here, and within that margin a ResNet-50 tune's "bests" (blocks of 1 or 64 channels
-# for 1x1 convs the rule blocks by 16) ran no faster in the graph and cost 15 layout transforms.
-RECORD_MARGIN = 0.05
 
 
 def _candidates(key) -> list:
