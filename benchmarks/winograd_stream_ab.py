@@ -26,6 +26,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from graph_models import model_path, seeded_feed  # noqa: E402
+from tune_deploy import node_configs  # noqa: E402
 
 import graph  # noqa: E402
 import topi.x86.conv2d_winograd as winograd  # noqa: E402
@@ -37,22 +38,11 @@ def executor(g, params, stream_limit: float):
     and the tiles its Winograd convs took."""
     with mock.patch.object(winograd, "STREAM_KERNEL_BYTES", stream_limit):
         lib = graph.build(g, target="llvm", params=params)
-    tiles = [cfg["tile"] for cfg in configs(lib.graph.nodes) if cfg.template == winograd.TEMPLATE]
+    tiles = [cfg["tile"] for n in lib.graph.nodes for _, cfg in node_configs(n) if cfg.template == winograd.TEMPLATE]
     m = lib.create_executor()
     m.set_input(**seeded_feed(lib))
     m.run()
     return m, tiles
-
-
-def configs(nodes) -> list:
-    """The configs of ``nodes``, fused groups' bodies included, in order."""
-    out = []
-    for n in nodes:
-        if n.op == "fused":
-            out += configs(n.attrs["body"].nodes)
-        elif n.attrs.get("config") is not None:
-            out.append(n.attrs["config"])
-    return out
 
 
 def fastest(run, times: int = 3) -> float:

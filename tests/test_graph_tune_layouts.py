@@ -179,8 +179,7 @@ def test_the_rules_config_chosen_from_the_records_takes_its_input_in_the_datas_b
 def test_a_winograd_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_path):
     # as a direct conv's: a tuned ResNet-50 that ran its Winograd records as they came took 0.912x
     # onnxruntime's time, 0.884x and 0.867x with them held to the margin (the rule build 0.862x, 0.867x)
-    from graph.passes.choose_configs import CONV_TEMPLATE, choose_winograd
-    from graph.passes.choose_configs import RECORD_MARGIN
+    from graph.passes.choose_configs import CONV_TEMPLATE, RECORD_MARGIN, choose_winograd
     from topi.x86.conv2d_winograd import TEMPLATE
 
     rng = np.random.default_rng(0)

@@ -66,9 +66,11 @@ def _holds(cfg, key: tuple) -> bool:
 def choose_winograd(key: tuple, data_block: int | None = None):
     """The Winograd config of a conv ``key`` when it should run that way, else None.
 
-    Chosen by the rule (no record, no dispatch context), its input block ``cb`` follows
-    the block its data already has (``data_block``) where that is a legal ``cb``: the
-    input stage then only pads the blocks instead of gathering channels across them."""
+    Its records hold to :func:`record_candidates` (the rule's config unless a record beats it
+    by more than ``RECORD_MARGIN``).  The rule's config (no record, no dispatch context, or kept
+    by the margin) takes its input block ``cb`` from the block its data already has
+    (``data_block``) where that is a legal ``cb``: the input stage then only pads the blocks
+    instead of gathering channels across them."""
     from topi.config import dispatched, make_config
     from topi.x86.conv2d_winograd import choose_conv2d_algorithm, winograd_applicable
     from tune.autotvm import lookup_values
@@ -82,11 +84,13 @@ def choose_winograd(key: tuple, data_block: int | None = None):
     cfg = choose_conv2d_algorithm(key)  # the records of both templates, else the rule
     if cfg.template != WINOGRAD_TEMPLATE:
         return None
-    rule = rule_values(wkey)
-    if lookup_values(wkey) is not None and cfg.values != rule and not _beats_rule(wkey, rule):
-        cfg = make_config(wkey, rule)
+    recorded = lookup_values(wkey) is not None
+    if recorded:  # the best record beyond the margin, else the rule's config (as a direct conv's)
+        rows = record_candidates(wkey)
+        if rows and rows[0][0] != cfg.values:
+            cfg = make_config(wkey, rows[0][0])
     if (data_block and cfg["cb"] != data_block and data_block in cfg.space["cb"]
-            and key[1][1] % data_block == 0 and (lookup_values(wkey) is None or cfg.values == rule)):
+            and key[1][1] % data_block == 0 and (not recorded or cfg.values == rule_values(wkey))):
         cfg = make_config(wkey, {**cfg.values, "cb": data_block})
     return cfg
 
@@ -97,18 +101,24 @@ def choose_winograd(key: tuple, data_block: int | None = None):
 RECORD_MARGIN = 0.05
 
 
-def _beats_rule(wkey: tuple, rule: dict) -> bool:
-    """Whether the best record of a Winograd workload beats the rule's config by more than
-    ``RECORD_MARGIN`` (true where the rule's config was not measured), as a direct
-    conv's record must.  A tuned ResNet-50 that ran its Winograd records as they came took
-    0.912x onnxruntime's time against 0.885x with the same log's direct records alone; held to
-    the margin, 0.884x and 0.867x (two runs; the rule build 0.862x and 0.867x; paired rounds).
-    Timed alone, those records had beaten the rule's configs by a few percent."""
+def record_candidates(key: tuple) -> list:
+    """``[(knob values, seconds), ...]`` measured for ``key`` (fastest first), or []: where the rule's
+    config was measured, only it and the records faster than it by more than ``RECORD_MARGIN``.
+
+    Direct convs (``tune_layouts``) and Winograd convs (:func:`choose_winograd`) alike: a tuned
+    ResNet-50 that ran its Winograd records as they came took 0.912x onnxruntime's time against
+    0.885x with the same log's direct records alone; held to the margin, 0.884x and 0.867x (two
+    runs; the rule build 0.862x and 0.867x; paired rounds).  Timed alone, those records had beaten
+    the rule's configs by a few percent."""
     from tune.autotvm import lookup_ranked
 
-    rows = lookup_ranked(wkey)
+    rows = lookup_ranked(key)
+    rule = rule_values(key)
     measured = [seconds for values, seconds in rows if values == rule]
-    return not measured or not rows or rows[0][1] < measured[0] * (1 - RECORD_MARGIN)
+    if not measured:
+        return rows
+    limit = measured[0] * (1 - RECORD_MARGIN)
+    return [(values, seconds) for values, seconds in rows if seconds < limit or values == rule]
 
 
 def _out_block(cfg, key: tuple) -> int:

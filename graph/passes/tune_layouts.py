@@ -38,26 +38,13 @@ from graph.passes.choose_configs import (
     _keeps_channels,
     choose_winograd,
     node_workload,
+    record_candidates,
     rule_values,
 )
 
 # Effective speed of a standalone layout transform (read + write) on this class of machine.
 TRANSFORM_BYTES_PER_S = 8e9
 MAX_SWEEPS = 20
-
-
-def _candidates(key) -> list:
-    """``[(knob values, seconds), ...]`` measured for ``key`` (fastest first), or []: where the rule's
-    config was measured, only it and the records faster than it by more than ``RECORD_MARGIN``."""
-    from tune.autotvm import lookup_ranked
-
-    rows = lookup_ranked(key)
-    rule = rule_values(key)
-    measured = [seconds for values, seconds in rows if values == rule]
-    if not measured:
-        return rows
-    limit = measured[0] * (1 - RECORD_MARGIN)
-    return [(values, seconds) for values, seconds in rows if seconds < limit or values == rule]
 
 
 def _blocks(values: dict) -> tuple:
@@ -107,7 +94,7 @@ def tune_layouts(graph: Graph) -> Graph:
             continue
         if choose_winograd(key) is not None:
             continue  # its records (or the rule) make it a Winograd conv: no direct config to weigh
-        rows = _candidates(key)
+        rows = record_candidates(key)
         if len(rows) > 0:
             keys[node.name], options[node.name] = key, rows
     if not options:
