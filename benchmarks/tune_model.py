@@ -22,9 +22,15 @@ import numpy as np
 
 import graph
 from graph import tuning
-from graph.cli import RTOL, interleaved, ort_session, random_inputs, set_threads
+from graph.cli import RTOL, ort_session, near_rounds, paired, paired_ratio, random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
 from tune import autotvm
+
+
+def layout_transforms(lib) -> int:
+    """``layout_transform`` nodes in a built model, inside its fused groups or alone."""
+    return sum(n.op == "layout_transform" for group in lib.graph.nodes
+               for n in (group.attrs["body"].nodes if "body" in group.attrs else (group,)))
 
 
 def main(argv: list | None = None) -> dict:
@@ -34,7 +40,7 @@ def main(argv: list | None = None) -> dict:
     p.add_argument("--budget", type=float, default=None, help="minutes of tuning at most")
     p.add_argument("--log", required=True)
     p.add_argument("--tuner", default="xgb")
-    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--seconds", type=float, default=90.0, help="seconds of paired timing rounds")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--template", action="append", default=[],
                    help="tune only the tasks of this template (repeatable), e.g. conv2d_winograd.x86")
@@ -74,8 +80,9 @@ def main(argv: list | None = None) -> dict:
     before = tuning.build_with_records(g, params, target, None)
     after = tuning.build_with_records(g, params, target, args.log)
     feed = random_inputs({v.name: (tuple(v.shape), v.dtype) for v in before.graph.inputs}, 0)
-    fns, outs = {}, {}
+    fns, outs, transforms = {}, {}, {}
     for name, lib in (("default", before), ("tuned", after)):
+        transforms[name] = layout_transforms(lib)
         m = lib.create_executor()
         m.set_input(**feed)
         m.run()
@@ -91,12 +98,20 @@ def main(argv: list | None = None) -> dict:
     scale = float(np.abs(outs["default"]).max()) or 1.0
     for name, y in outs.items():
         assert np.allclose(y, outs["default"], rtol=RTOL, atol=1e-4 * scale), f"{name} disagrees with default"
-    med = {k: statistics.median(v) for k, v in interleaved(fns, args.repeat).items()}
+    rounds = paired(fns, args.seconds)
+    near = near_rounds(rounds)
+    med = {k: statistics.median(rounds[k][i] for i in near) for k in fns}
     print(f"{args.model}: {len(tasks)} tasks, {sum(done.values())} trials measured in {tune_s:.0f} s "
-          f"(log {args.log}: {len(tuning.read_log(args.log, target))} records)")
+          f"(log {args.log}: {len(tuning.read_log(args.log, target))} records); "
+          f"{len(near)} of {len(rounds['near'])} paired rounds in the near state")
+    base = "onnxruntime" if "onnxruntime" in fns else "default"
     for k, v in med.items():
-        ratio = f"  ({v / med['onnxruntime']:.2f}x onnxruntime's time)" if "onnxruntime" in med else ""
-        print(f"  {k:12} {v * 1e3:8.2f} ms{ratio}")
+        ratio = ""
+        if k != base:
+            r, lo, hi, _ = paired_ratio(rounds, k, base)
+            ratio = f"  ({r:.3f}x {base}'s time, IQR {lo:.3f}-{hi:.3f})"
+        shuffles = f", {transforms[k]} layout transforms" if k in transforms else ""
+        print(f"  {k:12} {v * 1e3:8.2f} ms{ratio}{shuffles}")
     return med
 
 

@@ -3,9 +3,9 @@ model built with F(4x4) wherever the output allows it (``STREAM_KERNEL_BYTES`` l
 
 Where F(4x4)'s transformed kernel passes ``topi.x86.conv2d_winograd.STREAM_KERNEL_BYTES`` the
 rule takes F(2x2) (ResNet-50's 512->512 @7: 16.7 against 37.7 MB, which no call finds in the
-caches).  Both builds live in this process; each round times both (the fastest of 3 runs each,
-2 threads), the vCPUs' state read first (``tune/autotvm/measure/vcpus.py``), and the figure is
-the median over the near-state rounds of (rule / F(4x4)), with its interquartile range: the
+caches).  Both builds live in this process; each round times both (``graph.cli.paired``: the fastest
+of 3 runs each, 2 threads, the vCPUs' state read first), and the figure is the median over the
+near-state rounds of (rule / F(4x4)), with its interquartile range: the
 machine's drift, which moves both builds of one round alike, cancels.
 
     python benchmarks/winograd_stream_ab.py [MODEL] [--seconds 90]
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from unittest import mock
 
 import numpy as np
@@ -29,8 +28,8 @@ from graph_models import model_path, seeded_feed  # noqa: E402
 from tune_deploy import node_configs  # noqa: E402
 
 import graph  # noqa: E402
+from graph.cli import paired, paired_ratio  # noqa: E402
 import topi.x86.conv2d_winograd as winograd  # noqa: E402
-from tune.autotvm.measure import vcpus  # noqa: E402
 
 
 def executor(g, params, stream_limit: float):
@@ -43,15 +42,6 @@ def executor(g, params, stream_limit: float):
     m.set_input(**seeded_feed(lib))
     m.run()
     return m, tiles
-
-
-def fastest(run, times: int = 3) -> float:
-    best = float("inf")
-    for _ in range(times):
-        t0 = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main(argv: list | None = None) -> dict:
@@ -67,20 +57,12 @@ def main(argv: list | None = None) -> dict:
         return {}
     diff = float(np.max(np.abs(rule.get_output(0) - wide.get_output(0))))
     print(f"{a.model}: Winograd tiles {rule_tiles} (rule) against {wide_tiles}; outputs differ by {diff:.2e}")
-    ratios, times = [], {"rule": [], "f4x4": []}
-    end = time.perf_counter() + a.seconds
-    while time.perf_counter() < end:
-        near = vcpus.reading()[1]
-        t_rule, t_wide = fastest(rule.run), fastest(wide.run)
-        times["rule"].append(t_rule)
-        times["f4x4"].append(t_wide)
-        if near is not False:
-            ratios.append(t_rule / t_wide)
-    q = np.percentile(ratios, [25, 50, 75]) if ratios else [float("nan")] * 3
-    for k, v in times.items():
-        print(f"{k:5s} median {1e3 * float(np.median(v)):.2f} ms over {len(v)} rounds")
-    print(f"rule / F(4x4): median {q[1]:.3f} (IQR {q[0]:.3f}-{q[2]:.3f}) over {len(ratios)} near-state rounds")
-    return {"ratio": float(q[1]), "rounds": len(ratios)}
+    rounds = paired({"rule": rule.run, "f4x4": wide.run}, a.seconds)
+    for k in ("rule", "f4x4"):
+        print(f"{k:5s} median {1e3 * float(np.median(rounds[k])):.2f} ms over {len(rounds[k])} rounds")
+    q = paired_ratio(rounds, "rule", "f4x4")
+    print(f"rule / F(4x4): median {q[0]:.3f} (IQR {q[1]:.3f}-{q[2]:.3f}) over {q[3]} near-state rounds")
+    return {"ratio": q[0], "rounds": q[3]}
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import numpy as np
 EXIT_ERROR = 2
 EXIT_MISMATCH = 1
 SETTLE_S = 0.25
+PAIR_SETTLE_S = 0.05  # the pause before each function in a paired round
 RTOL = 1e-3
 ATOL = 1e-5  # times the largest magnitude of the reference output
 
@@ -376,6 +377,45 @@ def interleaved(
                 fn()
             samples[name].append((time.perf_counter() - t0) / counts[name])
     return samples
+
+
+def paired(fns: dict, seconds: float, times: int = 3, settle: float = PAIR_SETTLE_S) -> dict:
+    """Paired rounds for ``seconds``: each round reads the vCPUs' state, then times every function
+    as the fastest of ``times`` calls, each function after a ``settle`` pause (onnxruntime's
+    threads spin after a call).  Returns ``{"near": [bool per round], name: [seconds per round]}``.
+
+    A ratio taken within one round cancels the machine's drift, which on this VM moves every
+    system alike by 20-80% over minutes; see ``paired_ratio``."""
+    from tune.autotvm.measure import vcpus
+
+    for fn in fns.values():
+        fn()  # warm-up
+    rounds: dict = {"near": [], **{name: [] for name in fns}}
+    end = time.perf_counter() + seconds
+    while not rounds["near"] or time.perf_counter() < end:
+        rounds["near"].append(vcpus.reading()[1] is not False)
+        for name, fn in fns.items():
+            time.sleep(settle)
+            best = float("inf")
+            for _ in range(times):
+                t0 = time.perf_counter()
+                fn()
+                best = min(best, time.perf_counter() - t0)
+            rounds[name].append(best)
+    return rounds
+
+
+def near_rounds(rounds: dict) -> list:
+    """The indices of ``paired``'s rounds in the near state (all of them when none was)."""
+    return [i for i, n in enumerate(rounds["near"]) if n] or list(range(len(rounds["near"])))
+
+
+def paired_ratio(rounds: dict, name: str, base: str) -> tuple:
+    """``(median, 25th, 75th percentile, rounds)`` of ``name``'s time over ``base``'s, per round of
+    ``paired``, over the rounds in the near state (all of them when none was)."""
+    r = [rounds[name][i] / rounds[base][i] for i in near_rounds(rounds)]
+    q = np.percentile(r, [50, 25, 75])
+    return float(q[0]), float(q[1]), float(q[2]), len(r)
 
 
 def format_time(seconds: float) -> str:

@@ -262,3 +262,35 @@ def test_python_dash_m_graph():
         [sys.executable, "-m", "graph", "--help"], check=False, capture_output=True, text=True, timeout=120
     )
     assert res.returncode == 0 and "usage: tessera" in res.stdout and "compile" in res.stdout
+
+
+def test_paired_ratios_are_taken_per_round_over_the_near_state(monkeypatch):
+    """``paired`` times every function in each round; ``paired_ratio`` divides within a round
+    (the machine's drift, which moves both alike, cancels) and leaves out the rounds read in the
+    apart state (where here ``a`` alone runs 4x slower)."""
+    from tune.autotvm.measure import vcpus
+
+    drift = [1.0, 3.0, 2.0, 0.5]
+    state = {"round": -1, "t": 0.0}
+
+    def reading():
+        state["round"] += 1
+        return 60.0, state["round"] % 4 != 1  # the second round of every four apart
+
+    def timed(cost, apart_cost):
+        def fn():
+            r = max(state["round"], 0)
+            state["t"] += (cost if r % 4 != 1 else apart_cost) * drift[r % 4]
+        return fn
+
+    monkeypatch.setattr(vcpus, "reading", reading)
+    monkeypatch.setattr(cli.time, "perf_counter", lambda: state["t"])
+    monkeypatch.setattr(cli.time, "sleep", lambda s: None)
+    rounds = cli.paired({"a": timed(1.0, 4.0), "b": timed(2.0, 2.0)}, seconds=100.0, times=3)
+    n_rounds = len(rounds["near"])
+    assert n_rounds >= 6 and len(rounds["a"]) == len(rounds["b"]) == n_rounds
+    assert rounds["near"] == [r % 4 != 1 for r in range(n_rounds)]
+    assert rounds["a"][:3] == [1.0, 12.0, 2.0]  # the fastest of 3 calls, the round's drift on it
+    median, lo, hi, n = cli.paired_ratio(rounds, "a", "b")
+    assert (median, lo, hi) == pytest.approx((0.5, 0.5, 0.5))
+    assert n == sum(rounds["near"]) == len(cli.near_rounds(rounds))
