@@ -200,3 +200,97 @@ def test_a_winograd_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_pa
             chosen[name] = choose_winograd((CONV_TEMPLATE, *task.workload[1:])).values
     assert chosen["within"] == rule_values  # a gain inside the noise: the rule stays
     assert chosen["beyond"] == other_values
+
+
+def _residual(first_kernel: int, channels: int):
+    """P (``first_kernel`` x ``first_kernel``, stride 1) -> relu -> X (1x1/2) and Q (3x3/2) -> add:
+    a ResNet downsampling block, P's output read by both branches, theirs meeting in the add."""
+    rng = np.random.default_rng(0)
+    b = GraphBuilder("residual")
+    x = b.input("x", (1, channels, 14, 14))
+
+    def weight(o, i, k):
+        return b.const((rng.standard_normal((o, i, k, k)) * 0.1).astype("float32"), "w")
+
+    pad = (first_kernel // 2,) * 4
+    p = b.op("relu", b.op("conv2d", x, weight(channels, channels, first_kernel), padding=pad))
+    xs = b.op("conv2d", p, weight(2 * channels, channels, 1), strides=(2, 2))
+    q = b.op("conv2d", p, weight(2 * channels, channels, 3), strides=(2, 2), padding=(1, 1, 1, 1))
+    return b.finish([b.op("relu", b.op("add", xs, q))])
+
+
+def _tasks_by_kernel_and_stride(g) -> dict:
+    return {(t.args[1][2], t.args[2][0]): t for t in autotvm.task.extract_from_program(g, target="llvm")
+            if t.name == "conv2d_NCHWc.x86"}
+
+
+def _transform_seconds(shape) -> float:
+    from graph.passes.tune_layouts import TRANSFORM_BYTES_PER_S
+
+    return 2.0 * 4 * int(np.prod(shape)) / TRANSFORM_BYTES_PER_S
+
+
+def test_a_consumer_on_the_rules_config_pays_nothing_for_its_producers_block(tmp_path):
+    # The rule's config reads its data in whatever legal block it comes in (choose_configs).  The
+    # pass had charged it a transform wherever its own ic_bn differed from its producer's oc_bn, so
+    # a record that matched the producer looked cheaper than it was and was taken against a real
+    # transform where its output met another's: the tuned ResNet-50's 256->512 1x1/2 conv blocked
+    # its output by 32 against its residual's 16, a 1.6 MB transform in front of the add.
+    from topi.config import default_config
+
+    g = _residual(1, C)
+    tasks = _tasks_by_kernel_and_stride(g)
+    p, x, q = tasks[(1, 1)], tasks[(1, 2)], tasks[(3, 2)]
+    rule = default_config(x.workload).values
+    block = next(bl for bl in (16, 8, 32, 4) if bl != rule["ic_bn"])
+    out = next(bl for bl in (32, 16, 8) if bl != rule["oc_bn"])
+    meet = _transform_seconds((1, 2 * C, 7, 7))
+    t = 2.0 * meet  # X's rule config; the other 20% faster (beyond the margin) and worth less than the meet
+    log = tmp_path / "r.jsonl"
+    write_log(log, [
+        (p, config_with(p, oc_bn=block), 1.0e-3),  # P's only record blocks its output by ``block``
+        (q, config_with(q, ic_bn=block, oc_bn=rule["oc_bn"]), 1.0e-3),  # Q's output blocked as X's rule's
+        (x, config_with(x, **rule), t),
+        (x, config_with(x, ic_bn=block, oc_bn=out), 0.8 * t),
+    ])
+    with autotvm.apply_history_best(str(log)):
+        chosen = tune_layouts(g)
+        built = optimize(g, exclude=("fuse_ops",))
+    configs = {n.attrs["config"].workload: n.attrs["config"] for n in chosen.nodes if n.op == "conv2d"}
+    assert configs[x.workload].values == rule  # 0.2 t saved is less than the transform at the add
+    assert count_transforms(built) <= count_transforms(optimize(g, exclude=("fuse_ops",)))
+
+
+def test_a_winograd_convs_output_block_is_weighed_by_its_tuned_consumers(tmp_path):
+    # A Winograd conv's output block is fixed (its config is chosen apart); its tuned consumers
+    # were weighed as if their data had no block, so a record reading another block cost a
+    # transform the pass never counted (the tuned ResNet-50's 512->2048 1x1 convs @7: ic_bn=2
+    # after the Winograd 512 @7 blocked by 8).
+    from graph.passes.choose_configs import CONV_TEMPLATE, _out_block, choose_winograd
+    from topi.config import default_config
+
+    rng = np.random.default_rng(0)
+    b = GraphBuilder("winograd_then_1x1")
+    x = b.input("x", (1, 64, 8, 8))
+    w1 = b.const((rng.standard_normal((64, 64, 3, 3)) * 0.1).astype("float32"), "w1")
+    w2 = b.const((rng.standard_normal((128, 64, 1, 1)) * 0.1).astype("float32"), "w2")
+    g = b.finish([b.op("conv2d", b.op("relu", b.op("conv2d", x, w1, padding=(1, 1, 1, 1))), w2)])
+    tasks = _tasks_by_kernel_and_stride(g)
+    w, x1 = tasks[(3, 1)], tasks[(1, 1)]
+    rule = default_config(x1.workload).values
+    log = tmp_path / "r.jsonl"
+    write_log(log, [(x1, config_with(x1, **rule), 1.0e-3)])
+    with autotvm.apply_history_best(str(log)):
+        winograd = choose_winograd(w.workload)
+        assert winograd is not None
+        block = _out_block(winograd, (CONV_TEMPLATE, *w.workload[1:]))
+    assert block
+    other = next(bl for bl in (2, 4, 8, 16, 32) if bl != block)
+    t = 2.0 * _transform_seconds((1, 64, 8, 8))  # the other config 20% faster: less than the transform
+    write_log(log, [(x1, config_with(x1, **rule), t), (x1, config_with(x1, ic_bn=other), 0.8 * t)])
+    with autotvm.apply_history_best(str(log)):
+        chosen = tune_layouts(g)
+        built = optimize(g, exclude=("fuse_ops",))
+    configs = {n.attrs["config"].workload: n.attrs["config"] for n in chosen.nodes if n.attrs.get("config")}
+    assert configs[x1.workload].values == rule
+    assert count_transforms(built) <= count_transforms(optimize(g, exclude=("fuse_ops",)))

@@ -36,6 +36,7 @@ from graph.passes.choose_configs import (
     CONV_TEMPLATE,
     RECORD_MARGIN,
     _keeps_channels,
+    _out_block,
     choose_winograd,
     node_workload,
     record_candidates,
@@ -86,21 +87,25 @@ def tune_layouts(graph: Graph) -> Graph:
     """Store the graph-best record config on every tuned convolution (see the module doc)."""
     keys: dict = {}
     options: dict = {}  # node name -> [(values, seconds), ...]
+    fixed: dict = {}  # Winograd convs: their output block, which no choice here moves
     for node in graph.nodes:
         if node.op != "conv2d" or node.attrs.get("config") is not None:
             continue
         key = node_workload(node)
         if key is None or key[0] != CONV_TEMPLATE:
             continue
-        if choose_winograd(key) is not None:
-            continue  # its records (or the rule) make it a Winograd conv: no direct config to weigh
+        winograd = choose_winograd(key)
+        if winograd is not None:  # its input block follows the data's; its output's is fixed
+            fixed[node.name] = [({"oc_bn": _out_block(winograd, key)}, 0.0)]
+            continue
         rows = record_candidates(key)
         if len(rows) > 0:
             keys[node.name], options[node.name] = key, rows
     if not options:
         return graph
-    sources, meets = _sources(graph, options)
-    edges: dict = {name: [] for name in options}  # name -> [(other, my side, other side, seconds)]
+    everyone = {**options, **fixed}
+    sources, meets = _sources(graph, everyone)
+    edges: dict = {name: [] for name in everyone}  # name -> [(other, my side, other side, seconds)]
     for node in graph.nodes:
         if node.name not in options:
             continue
@@ -116,23 +121,29 @@ def tune_layouts(graph: Graph) -> Graph:
 
     from topi.config import default_config
 
-    choice = {name: 0 for name in options}
+    choice = {name: 0 for name in everyone}
     # the rule's config takes its input in whatever legal block its data has (choose_configs)
     follows = {name: [values == rule_values(keys[name]) for values, _ in options[name]] for name in options}
     legal_in = {name: set(default_config(keys[name]).space["ic_bn"]) for name in options}
 
-    def agree(name: str, k: int, side: int, block) -> bool:
-        mine = _blocks(options[name][k][0])[side]
-        return mine == block or (side == 0 and follows[name][k] and block in legal_in[name])
+    def takes(name: str, k: int, block) -> bool:
+        """Whether config ``k`` of the tuned conv ``name`` reads data blocked by ``block`` as it is."""
+        return _blocks(options[name][k][0])[0] == block or (follows[name][k] and block in legal_in[name])
+
+    def free(name: str, k: int, side: int, other: str, other_side: int) -> bool:
+        """Whether the value between ``name`` (config ``k``) and ``other`` needs no transform: the
+        consumer takes the producer's block, or two producers meeting block alike."""
+        mine = _blocks(everyone[name][k][0])[side]
+        theirs = _blocks(everyone[other][choice[other]][0])[other_side]
+        if side == 0:
+            return takes(name, k, theirs)
+        if other_side == 0:
+            return takes(other, choice[other], mine)
+        return mine == theirs
 
     def local_cost(name: str, k: int) -> float:
-        total = options[name][k][1]
-        for other, side, other_side, cost in edges[name]:
-            j = choice[other]
-            if not (agree(name, k, side, _blocks(options[other][j][0])[other_side])
-                    and agree(other, j, other_side, _blocks(options[name][k][0])[side])):
-                total += cost
-        return total
+        return options[name][k][1] + sum(cost for other, side, other_side, cost in edges[name]
+                                         if not free(name, k, side, other, other_side))
 
     for _ in range(MAX_SWEEPS):
         changed = False
