@@ -112,6 +112,8 @@ def main(argv: list | None = None) -> dict:
             ratio = f"  ({r:.3f}x {base}'s time, IQR {lo:.3f}-{hi:.3f})"
         shuffles = f", {transforms[k]} layout transforms" if k in transforms else ""
         print(f"  {k:12} {v * 1e3:8.2f} ms{ratio}{shuffles}")
+    r, lo, hi, _ = paired_ratio(rounds, "tuned", "default")
+    print(f"  tuned / default: {r:.3f} (IQR {lo:.3f}-{hi:.3f})")
     return med
 
 

@@ -374,6 +374,25 @@ def test_tutorial_flow(name, measure, tmp_path, capsys):
     _check_matmul(codegen.build(s, args))
 
 
+def test_measure_first_configs_follow_the_default_before_any_search(measure, tmp_path):
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    space = task.config_space
+    default = task.default_config()
+    first = [space.get(i) for i in range(len(space)) if i != default.index][:3]
+    tuner = autotvm.tuner.get_tuner("random", task, seed=0)
+    log = str(tmp_path / "first.log")
+    tuner.measure_first = [first[0], default, first[1]]  # the default in it is measured once
+    tuner.tune(n_trial=5, measure_option=measure, callbacks=[autotvm.callback.log_to_file(log)])
+    order = [inp.config.index for inp, _ in record.load_from_file(log)]
+    assert order[:3] == [default.index, first[0].index, first[1].index] and len(set(order)) == 5
+
+    again = autotvm.tuner.get_tuner("random", task, seed=1)  # resumed: what the log holds is not measured again
+    again.load_history(list(record.load_from_file(log)))
+    again.measure_first = [first[1], first[2]]
+    again.tune(n_trial=1, measure_option=measure, callbacks=[autotvm.callback.log_to_file(log)])
+    assert [inp.config.index for inp, _ in record.load_from_file(log)][5:] == [first[2].index]
+
+
 def test_resume_skips_measured_configs(measure, tmp_path):
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     log = str(tmp_path / "resume.log")

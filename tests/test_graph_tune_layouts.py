@@ -261,6 +261,19 @@ def test_a_consumer_on_the_rules_config_pays_nothing_for_its_producers_block(tmp
     assert count_transforms(built) <= count_transforms(optimize(g, exclude=("fuse_ops",)))
 
 
+def _chain_of_two(first: tuple, second: tuple):
+    """x [1, 64, 8, 8] -> conv -> relu -> conv, each conv ``(out channels, kernel size)``, padded
+    to keep 8x8."""
+    rng = np.random.default_rng(0)
+    b = GraphBuilder("chain")
+    y = b.input("x", (1, 64, 8, 8))
+    for k, (out, size) in enumerate((first, second)):
+        w = b.const((rng.standard_normal((out, y.shape[1], size, size)) * 0.1).astype("float32"), "w")
+        y = b.op("conv2d", y, w, padding=(size // 2,) * 4)
+        y = b.op("relu", y) if k == 0 else y
+    return b.finish([y])
+
+
 def test_a_winograd_convs_output_block_is_weighed_by_its_tuned_consumers(tmp_path):
     # A Winograd conv's output block is fixed (its config is chosen apart); its tuned consumers
     # were weighed as if their data had no block, so a record reading another block cost a
@@ -269,12 +282,7 @@ def test_a_winograd_convs_output_block_is_weighed_by_its_tuned_consumers(tmp_pat
     from graph.passes.choose_configs import CONV_TEMPLATE, _out_block, choose_winograd
     from topi.config import default_config
 
-    rng = np.random.default_rng(0)
-    b = GraphBuilder("winograd_then_1x1")
-    x = b.input("x", (1, 64, 8, 8))
-    w1 = b.const((rng.standard_normal((64, 64, 3, 3)) * 0.1).astype("float32"), "w1")
-    w2 = b.const((rng.standard_normal((128, 64, 1, 1)) * 0.1).astype("float32"), "w2")
-    g = b.finish([b.op("conv2d", b.op("relu", b.op("conv2d", x, w1, padding=(1, 1, 1, 1))), w2)])
+    g = _chain_of_two((64, 3), (128, 1))
     tasks = _tasks_by_kernel_and_stride(g)
     w, x1 = tasks[(3, 1)], tasks[(1, 1)]
     rule = default_config(x1.workload).values
@@ -294,3 +302,69 @@ def test_a_winograd_convs_output_block_is_weighed_by_its_tuned_consumers(tmp_pat
     configs = {n.attrs["config"].workload: n.attrs["config"] for n in chosen.nodes if n.attrs.get("config")}
     assert configs[x1.workload].values == rule
     assert count_transforms(built) <= count_transforms(optimize(g, exclude=("fuse_ops",)))
+
+
+def test_a_winograd_record_is_weighed_with_the_transform_its_input_block_costs(tmp_path):
+    # Timed alone, a Winograd record reads its input in its own block ``cb``; in the graph its data
+    # comes in its producer's block.  ResNet-50's tuned 256 @14 Winograd (cb=16 on data blocked by
+    # 32, its output unblocked) ran 0.95 ms in place against the rule's 0.86.  Its records are now
+    # weighed like a direct conv's: the rule's config takes the data's block at no cost.
+    from graph.passes.choose_configs import CONV_TEMPLATE, choose_winograd
+    from topi.config import default_config
+    from topi.x86.conv2d_winograd import TEMPLATE
+
+    rng = np.random.default_rng(1)
+    g = _chain_of_two((64, 1), (64, 3))
+    tasks = autotvm.task.extract_from_program(g, target="llvm")
+    p = next(t for t in tasks if t.name == CONV_TEMPLATE and t.args[1][2] == 1)
+    w = next(t for t in tasks if t.name == TEMPLATE)
+    rule = default_config(w.workload).values
+    block = next(bl for bl in (16, 8, 32) if bl != rule["cb"])  # P blocks its output by this
+    other = config_with(w, **{**rule, "ku": 2 if rule["ku"] != 2 else 1})
+    other_ku = getattr(other["ku"], "val", other["ku"])
+    t = 2.0 * _transform_seconds((1, 64, 8, 8))  # the other config 20% faster: less than a transform
+    log = tmp_path / "r.jsonl"
+    write_log(log, [(p, config_with(p, oc_bn=block), 1.0e-3), (w, config_with(w, **rule), t), (w, other, 0.8 * t)])
+    with autotvm.apply_history_best(str(log)):
+        assert choose_winograd((CONV_TEMPLATE, *w.workload[1:]))["ku"] == other_ku  # alone, it wins
+        out = optimize(g, exclude=("fuse_ops",))
+        lib = graph.build(g, target="llvm")
+    held = [c for c in (n.attrs.get("config") for n in out.nodes) if c is not None and c.template == TEMPLATE]
+    assert [(c["cb"], c["ku"]) for c in held] == [(block, rule["ku"])]  # the rule's, in the data's block
+
+    data = rng.standard_normal((1, 64, 8, 8)).astype("float32")
+    m = graph.GraphModule(lib)
+    m.set_input(x=data)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0), interpret(g, {"x": data})[0], rtol=1e-3, atol=1e-3)
+
+
+def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clear(tmp_path):
+    # In a graph the rule's config reads its data's block; measured in its own block alone it can
+    # read slower than it runs there (ResNet-50's 256 @14 Winograd rule: 0.612 ms with cb=8,
+    # 0.531 with cb=16, the block its data has), and a record that beat it (0.529) ran 0.95 ms in
+    # place against the rule's 0.86.  Whole-model tuning measures the rule in every input block
+    # (graph.tuning.rule_variants) and a record must beat the fastest of them by the margin.
+    from graph.passes.choose_configs import RECORD_MARGIN, is_rule_variant, record_candidates
+    from graph.tuning import rule_variants
+    from topi.config import default_config
+
+    g = two_convs()
+    (task,) = autotvm.task.extract_from_program(g, target="llvm")
+    rule = default_config(task.workload).values
+    variants = rule_variants(task)
+    values = [{k: getattr(e, "val", e) for k, e in v._entity_map.items()} for v in variants]
+    assert values and all(C % v["ic_bn"] == 0 and v["ic_bn"] != rule["ic_bn"] for v in values)
+    assert all(is_rule_variant(task.workload, v) and v == {**rule, "ic_bn": v["ic_bn"]} for v in values)
+    variant = variants[0]
+    other = config_with(task, ic_bn=rule["ic_bn"], oc_bn=rule["oc_bn"], unroll_kw=not rule["unroll_kw"])
+    log = tmp_path / "r.jsonl"
+    write_log(log, [
+        (task, config_with(task, **rule), 1.0e-3),
+        (task, variant, 0.8e-3),  # the rule, in another block: the bar
+        (task, other, 0.8e-3 * (1 - RECORD_MARGIN / 2)),  # beats the rule's own block, not the bar
+    ])
+    with autotvm.apply_history_best(str(log)):
+        rows = record_candidates(task.workload)
+    kept = [values for values, _ in rows]
+    assert len(kept) == 2 and all(is_rule_variant(task.workload, v) for v in kept)

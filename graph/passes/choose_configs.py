@@ -47,6 +47,8 @@ from graph.ir import Graph, make_node, rebuild
 
 CONV_TEMPLATE = "conv2d_NCHWc.x86"
 WINOGRAD_TEMPLATE = "conv2d_winograd.x86"
+# the knob that says in which channel block a conv template reads its input
+INPUT_BLOCK_KNOB = {CONV_TEMPLATE: "ic_bn", WINOGRAD_TEMPLATE: "cb"}
 
 
 def winograd_enabled() -> bool:
@@ -87,11 +89,22 @@ def choose_winograd(key: tuple, data_block: int | None = None):
     recorded = lookup_values(wkey) is not None
     if recorded:  # the best record beyond the margin, else the rule's config (as a direct conv's)
         rows = record_candidates(wkey)
-        if rows and rows[0][0] != cfg.values:
+        if rows and not is_rule_variant(wkey, rows[0][0]):
             cfg = make_config(wkey, rows[0][0])
-    if (data_block and cfg["cb"] != data_block and data_block in cfg.space["cb"]
-            and key[1][1] % data_block == 0 and (not recorded or cfg.values == rule_values(wkey))):
-        cfg = make_config(wkey, {**cfg.values, "cb": data_block})
+        elif rows:
+            cfg = make_config(wkey, rule_values(wkey))
+    if not recorded or cfg.values == rule_values(wkey):
+        cfg = winograd_input_block(cfg, key, data_block)
+    return cfg
+
+
+def winograd_input_block(cfg, key: tuple, data_block: int | None):
+    """A Winograd config taking its input in ``data_block`` (``cb``) where that is legal for the conv
+    ``key``, else ``cfg`` as it is."""
+    from topi.config import make_config
+
+    if data_block and cfg["cb"] != data_block and data_block in cfg.space["cb"] and key[1][1] % data_block == 0:
+        return make_config(cfg.workload, {**cfg.values, "cb": data_block})
     return cfg
 
 
@@ -103,22 +116,30 @@ RECORD_MARGIN = 0.05
 
 def record_candidates(key: tuple) -> list:
     """``[(knob values, seconds), ...]`` measured for ``key`` (fastest first), or []: where the rule's
-    config was measured, only it and the records faster than it by more than ``RECORD_MARGIN``.
+    config was measured, only its variants (:func:`is_rule_variant`) and the records faster than the
+    fastest of them by more than ``RECORD_MARGIN``.
 
-    Direct convs (``tune_layouts``) and Winograd convs (:func:`choose_winograd`) alike: a tuned
-    ResNet-50 that ran its Winograd records as they came took 0.912x onnxruntime's time against
-    0.885x with the same log's direct records alone; held to the margin, 0.884x and 0.867x (two
-    runs; the rule build 0.862x and 0.867x; paired rounds).  Timed alone, those records had beaten
-    the rule's configs by a few percent."""
+    Direct convs and Winograd convs alike (``tune_layouts`` weighs them): a tuned ResNet-50 that
+    ran its Winograd records as they came took 0.912x onnxruntime's time against 0.885x with the
+    same log's direct records alone; held to the margin, 0.884x and 0.867x (two runs; the rule
+    build 0.862x and 0.867x; paired rounds).  Timed alone, those records had beaten the rule's
+    configs by a few percent.  The bar is the rule's config in every input block measured
+    (``graph.tuning.rule_variants``), for in a graph it reads its data's block."""
     from tune.autotvm import lookup_ranked
 
     rows = lookup_ranked(key)
-    rule = rule_values(key)
-    measured = [seconds for values, seconds in rows if values == rule]
+    measured = [seconds for values, seconds in rows if is_rule_variant(key, values)]
     if not measured:
         return rows
-    limit = measured[0] * (1 - RECORD_MARGIN)
-    return [(values, seconds) for values, seconds in rows if seconds < limit or values == rule]
+    limit = min(measured) * (1 - RECORD_MARGIN)
+    return [(values, seconds) for values, seconds in rows if seconds < limit or is_rule_variant(key, values)]
+
+
+def is_rule_variant(key: tuple, values: dict) -> bool:
+    """Whether ``values`` are the rule's config of ``key``, its input block aside."""
+    knob = INPUT_BLOCK_KNOB.get(key[0])
+    rule = rule_values(key)
+    return all(v == values.get(k) for k, v in rule.items() if k != knob) and values.keys() == rule.keys()
 
 
 def _out_block(cfg, key: tuple) -> int:
@@ -194,7 +215,11 @@ def _held(old, key: tuple, data_block: int | None):
     """The config a node that holds ``old`` keeps: ``old``, but the rule's own config of a direct
     conv (as a record or ``tune_layouts`` may store it) takes its input in its data's block, as
     the rule does without records (kept as stored, it cost ResNet-50 27 layout transforms)."""
-    if key[0] != CONV_TEMPLATE or old.template != CONV_TEMPLATE or old.values != rule_values(key):
+    if key[0] != CONV_TEMPLATE or old.values != rule_values(old.workload):
+        return old
+    if old.template == WINOGRAD_TEMPLATE:
+        return winograd_input_block(old, key, data_block)
+    if old.template != CONV_TEMPLATE:
         return old
     cfg = rule_config(key, data_block)
     return old if cfg.values == old.values else cfg

@@ -25,8 +25,14 @@ until nothing changes (each step lowers the total, so it ends).  A record replac
 rule's config only when it is faster by more than :data:`RECORD_MARGIN` (the measurement
 noise; where the rule's config was measured, as tuning always does first).  Convs with
 no records keep the rule of ``choose_configs`` (their ``ic_bn`` follows the
-data) and are left out.  Outside ``apply_history_best`` the pass does
-nothing.
+data) and are left out.  A consumer on the rule's config takes its producer's
+block at no cost.  Whole-model tuning also measures the rule's config in every
+other input block (``graph.tuning.rule_variants``): those variants stand for it
+in their blocks at their own times, and a record must beat the fastest of them.
+Winograd convs are weighed the same way (their input block is ``cb``, their
+output block ``winograd_out_block``'s); one without records keeps the rule's
+config, whose output block its consumers still weigh.  Outside
+``apply_history_best`` the pass does nothing.
 """
 
 from __future__ import annotations
@@ -34,10 +40,12 @@ from __future__ import annotations
 from graph.ir import Graph, make_node, rebuild
 from graph.passes.choose_configs import (
     CONV_TEMPLATE,
+    INPUT_BLOCK_KNOB,
     RECORD_MARGIN,
     _keeps_channels,
     _out_block,
     choose_winograd,
+    is_rule_variant,
     node_workload,
     record_candidates,
     rule_values,
@@ -48,8 +56,13 @@ TRANSFORM_BYTES_PER_S = 8e9
 MAX_SWEEPS = 20
 
 
-def _blocks(values: dict) -> tuple:
-    return values.get("ic_bn"), values.get("oc_bn")
+def _blocks(cfg) -> tuple:
+    """``(input block, output block)`` of a conv config in the blocked layout (0: NCHW output)."""
+    return cfg[INPUT_BLOCK_KNOB[cfg.template]], _out_block(cfg, cfg.workload)
+
+
+def _legal_input_block(cfg, block) -> bool:
+    return block in cfg.space[INPUT_BLOCK_KNOB[cfg.template]]
 
 
 def _transform_seconds(value) -> float:
@@ -70,7 +83,7 @@ def _sources(graph: Graph, tuned: dict) -> tuple:
         if node.is_constant or not ins:
             continue
         merged = [sources[v.name] for v in ins if v.name in sources and len(v.shape) in (4, 5)
-                  and (node.op == "concatenate" or tuple(v.shape) == tuple(node.outputs[0].shape))]
+                  and (node.op in ("concatenate", "pool2d") or tuple(v.shape) == tuple(node.outputs[0].shape))]
         keeps = node.op == "concatenate" and node.attrs.get("axis") == 1 or _keeps_channels(node, ins)
         if not keeps or not merged:
             continue
@@ -85,56 +98,72 @@ def _sources(graph: Graph, tuned: dict) -> tuple:
 
 def tune_layouts(graph: Graph) -> Graph:
     """Store the graph-best record config on every tuned convolution (see the module doc)."""
-    keys: dict = {}
-    options: dict = {}  # node name -> [(values, seconds), ...]
-    fixed: dict = {}  # Winograd convs: their output block, which no choice here moves
+    from topi.config import make_config
+    from tune.autotvm import lookup_values
+
+    keys: dict = {}  # node name -> the workload key its configs are of (direct or Winograd)
+    options: dict = {}  # node name -> [(values, seconds), ...]: the configs to choose from
+    fixed: set = set()  # Winograd convs without records: the rule's config, which no choice here moves
     for node in graph.nodes:
         if node.op != "conv2d" or node.attrs.get("config") is not None:
             continue
         key = node_workload(node)
         if key is None or key[0] != CONV_TEMPLATE:
             continue
-        winograd = choose_winograd(key)
-        if winograd is not None:  # its input block follows the data's; its output's is fixed
-            fixed[node.name] = [({"oc_bn": _out_block(winograd, key)}, 0.0)]
+        winograd = choose_winograd(key)  # the records of both templates (or the rule) decide which
+        if winograd is not None:
+            rows = record_candidates(winograd.workload) if lookup_values(winograd.workload) else []
+            if not rows:
+                rows = [(winograd.values, 0.0)]
+                fixed.add(node.name)
+            keys[node.name], options[node.name] = winograd.workload, rows
             continue
         rows = record_candidates(key)
         if len(rows) > 0:
             keys[node.name], options[node.name] = key, rows
-    if not options:
+    if len(fixed) == len(options):
         return graph
-    everyone = {**options, **fixed}
-    sources, meets = _sources(graph, everyone)
-    edges: dict = {name: [] for name in everyone}  # name -> [(other, my side, other side, seconds)]
+    sources, meets = _sources(graph, options)
+    for node in graph.nodes:  # data no tuned conv blocks: only the rule's config follows its block
+        if node.name in options and not sources.get(node.inputs[0].name) and node.name not in fixed:
+            rows = [(values, seconds) for values, seconds in options[node.name]
+                    if values == rule_values(keys[node.name]) or not is_rule_variant(keys[node.name], values)]
+            options[node.name] = rows or options[node.name]
+    configs = {name: [make_config(keys[name], values) for values, _ in rows] for name, rows in options.items()}
+    blocks = {name: [_blocks(cfg) for cfg in cfgs] for name, cfgs in configs.items()}
+    edges: dict = {name: [] for name in options}  # name -> [(other, my side, other side, seconds)]
     for node in graph.nodes:
         if node.name not in options:
             continue
         data = node.inputs[0]
         for src in sources.get(data.name, ()):
             cost = _transform_seconds(data)
-            edges[node.name].append((src, 0, 1, cost))  # my ic_bn against its oc_bn
+            edges[node.name].append((src, 0, 1, cost))  # my input block against its output block
             edges[src].append((node.name, 1, 0, cost))
     for x, y, value in meets:
         cost = _transform_seconds(value)
         edges[x].append((y, 1, 1, cost))
         edges[y].append((x, 1, 1, cost))
 
-    from topi.config import default_config
-
-    choice = {name: 0 for name in everyone}
+    choice = {name: 0 for name in options}
     # the rule's config takes its input in whatever legal block its data has (choose_configs)
-    follows = {name: [values == rule_values(keys[name]) for values, _ in options[name]] for name in options}
-    legal_in = {name: set(default_config(keys[name]).space["ic_bn"]) for name in options}
+    follows = {name: [cfg.values == rule_values(keys[name]) or name in fixed for cfg in cfgs]
+               for name, cfgs in configs.items()}
+    channels = {name: keys[name][1][1] for name in options}
+    # the rule's variants measured in their own blocks stand for it there, at their own times
+    variants = {name: {blocks[name][k][0] for k, (values, _) in enumerate(options[name])
+                       if not follows[name][k] and is_rule_variant(keys[name], values)} for name in options}
 
     def takes(name: str, k: int, block) -> bool:
-        """Whether config ``k`` of the tuned conv ``name`` reads data blocked by ``block`` as it is."""
-        return _blocks(options[name][k][0])[0] == block or (follows[name][k] and block in legal_in[name])
+        """Whether config ``k`` of conv ``name`` reads data blocked by ``block`` as it is."""
+        return blocks[name][k][0] == block or (
+            follows[name][k] and block not in variants[name]
+            and _legal_input_block(configs[name][k], block) and channels[name] % block == 0)
 
     def free(name: str, k: int, side: int, other: str, other_side: int) -> bool:
         """Whether the value between ``name`` (config ``k``) and ``other`` needs no transform: the
         consumer takes the producer's block, or two producers meeting block alike."""
-        mine = _blocks(everyone[name][k][0])[side]
-        theirs = _blocks(everyone[other][choice[other]][0])[other_side]
+        mine, theirs = blocks[name][k][side], blocks[other][choice[other]][other_side]
         if side == 0:
             return takes(name, k, theirs)
         if other_side == 0:
@@ -147,19 +176,17 @@ def tune_layouts(graph: Graph) -> Graph:
 
     for _ in range(MAX_SWEEPS):
         changed = False
-        for name in options:
+        for name in options.keys() - fixed:
             best = min(range(len(options[name])), key=lambda k: (local_cost(name, k), k))
             if local_cost(name, best) < local_cost(name, choice[name]):
                 choice[name], changed = best, True
         if not changed:
             break
 
-    from topi.config import make_config
-
     def rewrite(node, ins):
-        if node.name not in options:
+        if node.name not in options or node.name in fixed:
             return None
-        cfg = make_config(keys[node.name], options[node.name][choice[node.name]][0])
+        cfg = configs[node.name][choice[node.name]]
         return make_node(node.op, ins, {**node.attrs, "config": cfg}, node.name,
                          [v.name for v in node.outputs]).outputs
 

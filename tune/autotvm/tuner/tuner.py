@@ -2,7 +2,8 @@
 
 ::
 
-    measure the default (fallback) config first, unless a loaded record has
+    measure the default (fallback) config first, then ``tuner.measure_first`` (the caller's
+    configs to read before any search), each unless a loaded record has
     while trials remain:
         configs = tuner.next_batch(n_parallel)      # never a config measured before
         results = measure_batch(configs)            # build in parallel, run one by one
@@ -43,6 +44,7 @@ class Tuner:
         self.task = task
         self.space = task.config_space
         self.visited: set = set()
+        self.measure_first: list = []  # configs measured right after the default, before the search
         self.best_config = None
         self.best_flops = 0.0
         self.best_measure_pair = None
@@ -80,7 +82,8 @@ class Tuner:
         early_stopping = early_stopping or 10**9
         self.n_trial, self.early_stopping = n_trial, early_stopping
         default = self.task.default_config()
-        pending = [] if config_key(default) in self.visited else [default]
+        pending = list({config_key(c): c for c in (default, *self.measure_first)
+                        if config_key(c) not in self.visited}.values())
         i = 0
         self.best_iter = 0
         while i < n_trial:
