@@ -128,18 +128,21 @@ def record_candidates(key: tuple) -> list:
     from tune.autotvm import lookup_ranked
 
     rows = lookup_ranked(key)
-    measured = [seconds for values, seconds in rows if is_rule_variant(key, values)]
+    rule = rule_values(key)
+    variant = [is_rule_variant(key, values, rule) for values, _ in rows]
+    measured = [seconds for (_, seconds), v in zip(rows, variant) if v]
     if not measured:
         return rows
     limit = min(measured) * (1 - RECORD_MARGIN)
-    return [(values, seconds) for values, seconds in rows if seconds < limit or is_rule_variant(key, values)]
+    return [row for row, v in zip(rows, variant) if row[1] < limit or v]
 
 
-def is_rule_variant(key: tuple, values: dict) -> bool:
-    """Whether ``values`` are the rule's config of ``key``, its input block aside."""
+def is_rule_variant(key: tuple, values: dict, rule: dict | None = None) -> bool:
+    """Whether ``values`` are the rule's config of ``key`` (``rule``: its values, when known), its
+    input block aside."""
     knob = INPUT_BLOCK_KNOB.get(key[0])
-    rule = rule_values(key)
-    return all(v == values.get(k) for k, v in rule.items() if k != knob) and values.keys() == rule.keys()
+    rule = rule_values(key) if rule is None else rule
+    return values.keys() == rule.keys() and all(v == values[k] for k, v in rule.items() if k != knob)
 
 
 def _out_block(cfg, key: tuple) -> int:

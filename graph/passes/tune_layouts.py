@@ -124,10 +124,11 @@ def tune_layouts(graph: Graph) -> Graph:
     if len(fixed) == len(options):
         return graph
     sources, meets = _sources(graph, options)
+    rules = {name: rule_values(key) for name, key in keys.items()}
     for node in graph.nodes:  # data no tuned conv blocks: only the rule's config follows its block
         if node.name in options and not sources.get(node.inputs[0].name) and node.name not in fixed:
-            rows = [(values, seconds) for values, seconds in options[node.name]
-                    if values == rule_values(keys[node.name]) or not is_rule_variant(keys[node.name], values)]
+            rule, key = rules[node.name], keys[node.name]
+            rows = [row for row in options[node.name] if row[0] == rule or not is_rule_variant(key, row[0], rule)]
             options[node.name] = rows or options[node.name]
     configs = {name: [make_config(keys[name], values) for values, _ in rows] for name, rows in options.items()}
     blocks = {name: [_blocks(cfg) for cfg in cfgs] for name, cfgs in configs.items()}
@@ -147,12 +148,12 @@ def tune_layouts(graph: Graph) -> Graph:
 
     choice = {name: 0 for name in options}
     # the rule's config takes its input in whatever legal block its data has (choose_configs)
-    follows = {name: [cfg.values == rule_values(keys[name]) or name in fixed for cfg in cfgs]
-               for name, cfgs in configs.items()}
+    follows = {name: [cfg.values == rules[name] or name in fixed for cfg in cfgs] for name, cfgs in configs.items()}
     channels = {name: keys[name][1][1] for name in options}
     # the rule's variants measured in their own blocks stand for it there, at their own times
     variants = {name: {blocks[name][k][0] for k, (values, _) in enumerate(options[name])
-                       if not follows[name][k] and is_rule_variant(keys[name], values)} for name in options}
+                       if not follows[name][k] and is_rule_variant(keys[name], values, rules[name])}
+                for name in options}
 
     def takes(name: str, k: int, block) -> bool:
         """Whether config ``k`` of conv ``name`` reads data blocked by ``block`` as it is."""
