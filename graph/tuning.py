@@ -184,25 +184,23 @@ CONFIRM_NEAR_WAIT_S = float(os.environ.get("TESSERA_CONFIRM_NEAR_WAIT_S", "15.0"
 
 
 def rule_variants(task) -> list:
-    """The rule's config of a conv task in each other input block its channels allow, as points of
-    the task's space.  In a graph the rule's config reads its data in the data's block
-    (``choose_configs``), so these are what the rule runs as there, and the bar a record must clear
-    (``choose_configs.record_candidates``): measured in its own block alone, ResNet-50's 256 @14
-    Winograd rule read 0.612 ms and a record 0.530, which then ran 0.95 ms in place against the
-    rule's 0.86 in the 16-channel block its data had."""
+    """The rule's config of a conv task in each other input block its channels allow
+    (``choose_configs.rule_variants``), as points of the task's space.  In a graph the rule's
+    config reads its data in the data's block, so these are what the rule runs as there, and the
+    bar a record must clear (``choose_configs.record_candidates``): measured in its own block
+    alone, ResNet-50's 256 @14 Winograd rule read 0.612 ms and a record 0.530, which then ran
+    0.95 ms in place against the rule's 0.86 in the 16-channel block its data had."""
     from graph.passes.choose_configs import INPUT_BLOCK_KNOB
+    from graph.passes.choose_configs import rule_variants as variants_of
 
-    knob = INPUT_BLOCK_KNOB.get(task.name)
-    if knob is None or knob not in task.config_space.space_map:
+    if task.name not in INPUT_BLOCK_KNOB:
         return []
-    space, default = task.config_space, task.default_config()
-    candidates = space.space_map[knob]
+    space = task.config_space
+    choices = {name: {getattr(e, "val", e): e for e in knob.entities} for name, knob in space.space_map.items()}
     out = []
-    for k in range(len(candidates)):
-        block = candidates[k]
-        if block == default[knob] or task.args[0][1] % getattr(block, "val", block):
-            continue
-        index = space.index_of({**default._entity_map, knob: block})
+    for values in variants_of(task.workload)[1:]:
+        entities = {name: choices[name].get(values.get(name)) for name in choices}
+        index = None if None in entities.values() else space.index_of(entities)
         if index is not None:
             out.append(space.get(index))
     return out

@@ -345,7 +345,8 @@ def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clea
     # 0.531 with cb=16, the block its data has), and a record that beat it (0.529) ran 0.95 ms in
     # place against the rule's 0.86.  Whole-model tuning measures the rule in every input block
     # (graph.tuning.rule_variants) and a record must beat the fastest of them by the margin.
-    from graph.passes.choose_configs import RECORD_MARGIN, is_rule_variant, record_candidates
+    from graph.passes.choose_configs import RECORD_MARGIN, record_candidates, rule_in_block
+    from graph.passes.choose_configs import rule_variants as variants_of
     from graph.tuning import rule_variants
     from topi.config import default_config
 
@@ -355,7 +356,8 @@ def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clea
     variants = rule_variants(task)
     values = [{k: getattr(e, "val", e) for k, e in v._entity_map.items()} for v in variants]
     assert values and all(C % v["ic_bn"] == 0 and v["ic_bn"] != rule["ic_bn"] for v in values)
-    assert all(is_rule_variant(task.workload, v) and v == {**rule, "ic_bn": v["ic_bn"]} for v in values)
+    assert all(v in variants_of(task.workload) and v == rule_in_block(task.workload, v["ic_bn"]).values
+               for v in values)
     variant = variants[0]
     other = config_with(task, ic_bn=rule["ic_bn"], oc_bn=rule["oc_bn"], unroll_kw=not rule["unroll_kw"])
     log = tmp_path / "r.jsonl"
@@ -367,4 +369,4 @@ def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clea
     with autotvm.apply_history_best(str(log)):
         rows = record_candidates(task.workload)
     kept = [values for values, _ in rows]
-    assert len(kept) == 2 and all(is_rule_variant(task.workload, v) for v in kept)
+    assert len(kept) == 2 and all(v in variants_of(task.workload) for v in kept)

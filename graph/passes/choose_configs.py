@@ -73,7 +73,7 @@ def choose_winograd(key: tuple, data_block: int | None = None):
     by the margin) takes its input block ``cb`` from the block its data already has
     (``data_block``) where that is a legal ``cb``: the input stage then only pads the blocks
     instead of gathering channels across them."""
-    from topi.config import dispatched, make_config
+    from topi.config import default_config, dispatched, make_config
     from topi.x86.conv2d_winograd import choose_conv2d_algorithm, winograd_applicable
     from tune.autotvm import lookup_values
 
@@ -86,26 +86,41 @@ def choose_winograd(key: tuple, data_block: int | None = None):
     cfg = choose_conv2d_algorithm(key)  # the records of both templates, else the rule
     if cfg.template != WINOGRAD_TEMPLATE:
         return None
-    recorded = lookup_values(wkey) is not None
-    if recorded:  # the best record beyond the margin, else the rule's config (as a direct conv's)
-        rows = record_candidates(wkey)
-        if rows and not is_rule_variant(wkey, rows[0][0]):
-            cfg = make_config(wkey, rows[0][0])
-        elif rows:
-            cfg = make_config(wkey, rule_values(wkey))
-    if not recorded or cfg.values == rule_values(wkey):
-        cfg = winograd_input_block(cfg, key, data_block)
-    return cfg
+    if lookup_values(wkey) is not None:  # the best record beyond the margin, else the rule's config
+        best = record_candidates(wkey)[0][0]
+        if best not in rule_variants(wkey):
+            return make_config(wkey, best)
+    return rule_in_block(wkey, data_block) or default_config(wkey)
 
 
-def winograd_input_block(cfg, key: tuple, data_block: int | None):
-    """A Winograd config taking its input in ``data_block`` (``cb``) where that is legal for the conv
-    ``key``, else ``cfg`` as it is."""
-    from topi.config import make_config
+def rule_in_block(key: tuple, block: int | None):
+    """The rule's config of the conv ``key`` reading its input in blocks of ``block``, as it runs on
+    data blocked so (a direct conv's rule re-chosen for that ``ic_bn``, a Winograd conv's ``cb``
+    set), or None where ``block`` is not a legal input block of ``key``."""
+    from topi.config import default_config, make_config
 
-    if data_block and cfg["cb"] != data_block and data_block in cfg.space["cb"] and key[1][1] % data_block == 0:
-        return make_config(cfg.workload, {**cfg.values, "cb": data_block})
-    return cfg
+    knob = INPUT_BLOCK_KNOB.get(key[0])
+    cfg = default_config(key)
+    if knob is None or not block or block not in cfg.space[knob] or key[1][1] % block:
+        return None
+    if block == cfg[knob]:
+        return cfg
+    if key[0] == CONV_TEMPLATE:
+        from topi.x86.conv2d import input_block_config
+
+        return input_block_config(key, block)
+    return make_config(key, {**cfg.values, knob: block})
+
+
+def rule_variants(key: tuple) -> list:
+    """The values of the rule's config of ``key`` in every legal input block, its own first
+    (:func:`rule_in_block`): what the rule runs as on data in each block."""
+    from topi.config import default_config
+
+    rule = default_config(key)
+    knob = INPUT_BLOCK_KNOB.get(key[0])
+    others = [] if knob is None else [rule_in_block(key, b) for b in rule.space[knob] if b != rule[knob]]
+    return [rule.values] + [c.values for c in others if c is not None]
 
 
 # A record must beat the rule's config by this much to replace it: re-measuring one config varies
@@ -116,7 +131,7 @@ RECORD_MARGIN = 0.05
 
 def record_candidates(key: tuple) -> list:
     """``[(knob values, seconds), ...]`` measured for ``key`` (fastest first), or []: where the rule's
-    config was measured, only its variants (:func:`is_rule_variant`) and the records faster than the
+    config was measured, only its variants (:func:`rule_variants`) and the records faster than the
     fastest of them by more than ``RECORD_MARGIN``.
 
     Direct convs and Winograd convs alike (``tune_layouts`` weighs them): a tuned ResNet-50 that
@@ -124,25 +139,17 @@ def record_candidates(key: tuple) -> list:
     same log's direct records alone; held to the margin, 0.884x and 0.867x (two runs; the rule
     build 0.862x and 0.867x; paired rounds).  Timed alone, those records had beaten the rule's
     configs by a few percent.  The bar is the rule's config in every input block measured
-    (``graph.tuning.rule_variants``), for in a graph it reads its data's block."""
+    (measured by whole-model tuning: ``graph.tuning.rule_variants``), for in a graph it reads
+    its data's block."""
     from tune.autotvm import lookup_ranked
 
     rows = lookup_ranked(key)
-    rule = rule_values(key)
-    variant = [is_rule_variant(key, values, rule) for values, _ in rows]
-    measured = [seconds for (_, seconds), v in zip(rows, variant) if v]
+    variants = rule_variants(key)
+    measured = [seconds for values, seconds in rows if values in variants]
     if not measured:
         return rows
     limit = min(measured) * (1 - RECORD_MARGIN)
-    return [row for row, v in zip(rows, variant) if row[1] < limit or v]
-
-
-def is_rule_variant(key: tuple, values: dict, rule: dict | None = None) -> bool:
-    """Whether ``values`` are the rule's config of ``key`` (``rule``: its values, when known), its
-    input block aside."""
-    knob = INPUT_BLOCK_KNOB.get(key[0])
-    rule = rule_values(key) if rule is None else rule
-    return values.keys() == rule.keys() and all(v == values[k] for k, v in rule.items() if k != knob)
+    return [(values, seconds) for values, seconds in rows if seconds < limit or values in variants]
 
 
 def _out_block(cfg, key: tuple) -> int:
@@ -199,12 +206,7 @@ def rule_config(key: tuple, data_block: int | None):
     """The rule's config of ``key``; a conv's ``ic_bn`` follows its data's block where that is legal."""
     from topi.config import default_config
 
-    cfg = default_config(key)
-    if key[0] == CONV_TEMPLATE and data_block and cfg["ic_bn"] != data_block and data_block in cfg.space["ic_bn"]:
-        from topi.x86.conv2d import input_block_config
-
-        cfg = input_block_config(key, data_block)
-    return cfg
+    return (key[0] == CONV_TEMPLATE and rule_in_block(key, data_block)) or default_config(key)
 
 
 def rule_values(key: tuple) -> dict:
@@ -220,12 +222,8 @@ def _held(old, key: tuple, data_block: int | None):
     the rule does without records (kept as stored, it cost ResNet-50 27 layout transforms)."""
     if key[0] != CONV_TEMPLATE or old.values != rule_values(old.workload):
         return old
-    if old.template == WINOGRAD_TEMPLATE:
-        return winograd_input_block(old, key, data_block)
-    if old.template != CONV_TEMPLATE:
-        return old
-    cfg = rule_config(key, data_block)
-    return old if cfg.values == old.values else cfg
+    cfg = rule_in_block(old.workload, data_block)
+    return old if cfg is None or cfg.values == old.values else cfg
 
 
 def choose_configs(graph: Graph) -> Graph:

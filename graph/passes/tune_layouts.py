@@ -45,10 +45,10 @@ from graph.passes.choose_configs import (
     _keeps_channels,
     _out_block,
     choose_winograd,
-    is_rule_variant,
     node_workload,
     record_candidates,
-    rule_values,
+    rule_in_block,
+    rule_variants,
 )
 
 # Effective speed of a standalone layout transform (read + write) on this class of machine.
@@ -59,10 +59,6 @@ MAX_SWEEPS = 20
 def _blocks(cfg) -> tuple:
     """``(input block, output block)`` of a conv config in the blocked layout (0: NCHW output)."""
     return cfg[INPUT_BLOCK_KNOB[cfg.template]], _out_block(cfg, cfg.workload)
-
-
-def _legal_input_block(cfg, block) -> bool:
-    return block in cfg.space[INPUT_BLOCK_KNOB[cfg.template]]
 
 
 def _transform_seconds(value) -> float:
@@ -124,11 +120,10 @@ def tune_layouts(graph: Graph) -> Graph:
     if len(fixed) == len(options):
         return graph
     sources, meets = _sources(graph, options)
-    rules = {name: rule_values(key) for name, key in keys.items()}
+    variants = {name: rule_variants(key) for name, key in keys.items()}  # the rule's own first
     for node in graph.nodes:  # data no tuned conv blocks: only the rule's config follows its block
         if node.name in options and not sources.get(node.inputs[0].name) and node.name not in fixed:
-            rule, key = rules[node.name], keys[node.name]
-            rows = [row for row in options[node.name] if row[0] == rule or not is_rule_variant(key, row[0], rule)]
+            rows = [row for row in options[node.name] if row[0] not in variants[node.name][1:]]
             options[node.name] = rows or options[node.name]
     configs = {name: [make_config(keys[name], values) for values, _ in rows] for name, rows in options.items()}
     blocks = {name: [_blocks(cfg) for cfg in cfgs] for name, cfgs in configs.items()}
@@ -148,18 +143,16 @@ def tune_layouts(graph: Graph) -> Graph:
 
     choice = {name: 0 for name in options}
     # the rule's config takes its input in whatever legal block its data has (choose_configs)
-    follows = {name: [cfg.values == rules[name] or name in fixed for cfg in cfgs] for name, cfgs in configs.items()}
-    channels = {name: keys[name][1][1] for name in options}
+    follows = {name: [cfg.values == variants[name][0] or name in fixed for cfg in cfgs]
+               for name, cfgs in configs.items()}
     # the rule's variants measured in their own blocks stand for it there, at their own times
-    variants = {name: {blocks[name][k][0] for k, (values, _) in enumerate(options[name])
-                       if not follows[name][k] and is_rule_variant(keys[name], values, rules[name])}
-                for name in options}
+    measured = {name: {blocks[name][k][0] for k, (values, _) in enumerate(options[name])
+                       if values in variants[name][1:]} for name in options}
 
     def takes(name: str, k: int, block) -> bool:
         """Whether config ``k`` of conv ``name`` reads data blocked by ``block`` as it is."""
         return blocks[name][k][0] == block or (
-            follows[name][k] and block not in variants[name]
-            and _legal_input_block(configs[name][k], block) and channels[name] % block == 0)
+            follows[name][k] and block not in measured[name] and rule_in_block(keys[name], block) is not None)
 
     def free(name: str, k: int, side: int, other: str, other_side: int) -> bool:
         """Whether the value between ``name`` (config ``k``) and ``other`` needs no transform: the
