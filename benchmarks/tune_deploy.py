@@ -32,8 +32,10 @@ That third figure counts only the chunks timed with the vCPUs near (``tune/autot
 vcpus.py``'s probe, a cache line bounced between the pool's two threads after every quarter second
 of alternation): the host moves the two vCPUs apart now and then, for seconds at a time, and a
 kernel whose threads hand data to each other pays it.  The records are near-state figures (the
-runner's reference probe and its confirmations wait for the near state); the apart-state figure is
-printed apart, to say what that state costs the deployed call.
+runner's reference probe and its confirmations wait for the near state), and so, as they do, a
+chunk that would start with the vCPUs apart first waits for them to be near (``--near-wait``
+seconds per conv in all); the apart-state figure is printed apart, to say what that state costs
+the deployed call.
 
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl
     python benchmarks/tune_deploy.py --log /tmp/resnet50.jsonl --limit 4 --seconds 2
@@ -132,12 +134,17 @@ CHUNK_S = 0.25  # alternation between two state readings
 PROBE_QUIET_S = 0.01  # after a chunk, before the probe: the workers' spin (~0.2 ms, the caller's 1.6 ms) is over
 
 
-def ratios_by_state(deployed_call, yard_call, seconds: float) -> list:
+def ratios_by_state(deployed_call, yard_call, seconds: float, near_wait: float = 0.0) -> list:
     """``[(near, median deployed/yardstick ratio)]`` per CHUNK_S of alternation, the vCPUs' state
-    read before and after each chunk (``vcpus.reading``): near only if both were."""
-    out = []
+    read before and after each chunk (``vcpus.reading``): near only if both were.  A chunk that
+    would start apart first waits for the near state, ``near_wait`` seconds in all."""
+    out, waited = [], 0.0
     near_before = vcpus.reading()[1]
     for _ in range(max(1, round(seconds / CHUNK_S))):
+        if not near_before and waited < near_wait:
+            t0 = time.perf_counter()
+            near_before = vcpus.wait_near(near_wait - waited)
+            waited += time.perf_counter() - t0
         ratio = interleaved_ratio(deployed_call, yard_call, CHUNK_S)
         time.sleep(PROBE_QUIET_S)  # the pool's workers spin after a launch: the probe would share their CPU
         near_after = vcpus.reading()[1]
@@ -201,6 +208,8 @@ def main(argv: list | None = None) -> list:
     p.add_argument("--limit", type=int, default=None, help="only the first N convs of the log")
     p.add_argument("--seconds", type=float, default=4.0, help="timing window per kernel call (default 4)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--near-wait", type=float, default=20.0,
+                   help="seconds per conv the records'-scale timing may wait for the vCPUs to be near (default 20)")
     a = p.parse_args(argv)
     set_threads(a.threads)
     records = record.load_records(a.log)
@@ -234,7 +243,8 @@ def main(argv: list | None = None) -> list:
         paired.append(inter)
         on_scale = ""
         if yard is not None:
-            chunks = [c for call, _ in mine for c in ratios_by_state(call, yard, a.seconds / len(mine))]
+            chunks = [c for call, _ in mine
+                      for c in ratios_by_state(call, yard, a.seconds / len(mine), a.near_wait / len(mine))]
             by_state.append((chunks, yard_s / cost))
             near, _apart = split_states(chunks)
             scaled.append(statistics.median(near or [r for _, r in chunks]) * yard_s / cost)

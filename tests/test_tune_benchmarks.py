@@ -72,6 +72,29 @@ def test_quality_then_transfer_with_two_trials(tmp_path, capsys):
     assert "transfer over 1 layers" in out
 
 
+def test_deployed_timing_waits_for_the_near_state_before_a_chunk(monkeypatch):
+    """A chunk that would start with the vCPUs apart waits for them (as the runner's probe and
+    confirmations do), within ``near_wait`` seconds in all; without it the chunk counts apart."""
+    states, waits = [], []
+
+    def wait_near(seconds):
+        waits.append(seconds)
+        states[:] = [True] * 8
+        return True
+
+    monkeypatch.setattr(tune_deploy.vcpus, "reading", lambda: (0.0, states.pop(0) if states else True))
+    monkeypatch.setattr(tune_deploy.vcpus, "wait_near", wait_near)
+    monkeypatch.setattr(tune_deploy, "CHUNK_S", 0.002)
+    monkeypatch.setattr(tune_deploy, "WINDOW_S", 0.0005)
+    call = lambda: None  # noqa: E731
+    states[:] = [False, False]
+    assert [near for near, _ in tune_deploy.ratios_by_state(call, call, 0.002)] == [False]
+    assert waits == []
+    states[:] = [False]
+    assert [near for near, _ in tune_deploy.ratios_by_state(call, call, 0.004, near_wait=5.0)] == [True, True]
+    assert len(waits) == 1 and waits[0] <= 5.0
+
+
 def test_transfer_history_is_a_sample_of_each_other_layer():
     """--transfer warms the tuner with --history records of each other workload (a tuning run's
     worth), none of the held-back layer's own."""
