@@ -7,6 +7,10 @@ The "Noise" figure (the best config re-measured 5 times varies by <= 3%):
     python benchmarks/tune_noise.py --log /tmp/resnet50.jsonl --limit 8
     python benchmarks/tune_noise.py --log /tmp/resnet50.jsonl --limit 8 --sessions   # across sessions
 
+Each re-measurement first waits for the vCPUs to be near (``--near-wait`` seconds per config in
+all), as ``tessera tune``'s confirmations of the best configs do (``graph.tuning.confirm_best``):
+the records are near-state figures, and one taken apart reads that state's cost (see the runner).
+
 ``--sessions``: every re-measurement in a new runner session (a new measuring process that takes
 the task reference's ratio to the yardstick anew, as a resumed ``tessera tune`` does): the spread a
 log gathered over several sessions has, and the scale its records share.
@@ -18,12 +22,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 
 import topi  # noqa: F401  (registers the templates)
 from graph.tuning import RUNNER_OPTIONS
 from tune import autotvm
 from tune.autotvm import record
-from tune.autotvm.measure import MeasureInput
+from tune.autotvm.measure import MeasureInput, vcpus
 from tune.autotvm.measure.option import create_measure_batch
 
 
@@ -46,6 +51,8 @@ def main(argv: list | None = None) -> list:
     p.add_argument("--min-repeat-ms", type=float, default=RUNNER_OPTIONS["min_repeat_ms"],
                    help=f"the runners' min_repeat_ms (default {RUNNER_OPTIONS['min_repeat_ms']}, as tessera tune's)")
     p.add_argument("--sessions", action="store_true", help="each re-measurement in a new runner session")
+    p.add_argument("--near-wait", type=float, default=20.0,
+                   help="seconds per config the re-measurements may wait for the vCPUs to be near (default 20)")
     a = p.parse_args(argv)
     kw = {**RUNNER_OPTIONS, "min_repeat_ms": a.min_repeat_ms}
     builder = autotvm.LocalBuilder(n_parallel=2)
@@ -56,12 +63,14 @@ def main(argv: list | None = None) -> list:
             task = autotvm.task.create(name, args=args, target=inp.target)
             cfg = task.config_space.get(inp.config.index)
             got: dict = {k: [] for k in runners}
+            wait_until = time.monotonic() + a.near_wait
             for _ in range(a.times):
                 if a.sessions:  # a new measuring process for each (the old one closed)
                     for k, r in list(runners.items()):
                         r.close()
                         runners[k] = autotvm.LocalRunner(normalize=k == "normalized", **kw)
                 for k, r in runners.items():
+                    vcpus.wait_near(max(0.0, wait_until - time.monotonic()))
                     batch = create_measure_batch(task, autotvm.measure_option(builder=builder, runner=r))
                     (res,) = batch([MeasureInput(task.target, task, cfg)])
                     if res.error_no != 0:
@@ -72,7 +81,8 @@ def main(argv: list | None = None) -> list:
             dshape, kshape, strides = args[0], args[1], args[2]
             print(f"{name:20s} {dshape[1]:4d}->{kshape[0]:4d} {kshape[2]}x{kshape[3]}/{strides[0]} @{dshape[2]:3d} "
                   f"recorded {recorded * 1e3:.3f} ms; re-measured normalized "
-                  f"{statistics.mean(got['normalized']) * 1e3:.3f} ms CV {100 * row['normalized']:.1f}%, "
+                  f"{statistics.mean(got['normalized']) * 1e3:.3f} ms CV {100 * row['normalized']:.1f}% "
+                  f"({' '.join(f'{c * 1e3:.3f}' for c in got['normalized'])}), "
                   f"raw {statistics.mean(got['raw']) * 1e3:.3f} ms CV {100 * row['raw']:.1f}%", flush=True)
     finally:
         builder.close()
