@@ -138,13 +138,11 @@ def ratios_by_state(deployed_call, yard_call, seconds: float, near_wait: float =
     """``[(near, median deployed/yardstick ratio)]`` per CHUNK_S of alternation, the vCPUs' state
     read before and after each chunk (``vcpus.reading``): near only if both were.  A chunk that
     would start apart first waits for the near state, ``near_wait`` seconds in all."""
-    out, waited = [], 0.0
+    out, wait_until = [], time.monotonic() + near_wait
     near_before = vcpus.reading()[1]
     for _ in range(max(1, round(seconds / CHUNK_S))):
-        if not near_before and waited < near_wait:
-            t0 = time.perf_counter()
-            near_before = vcpus.wait_near(near_wait - waited)
-            waited += time.perf_counter() - t0
+        if not near_before and time.monotonic() < wait_until:
+            near_before = vcpus.wait_near(wait_until - time.monotonic())
         ratio = interleaved_ratio(deployed_call, yard_call, CHUNK_S)
         time.sleep(PROBE_QUIET_S)  # the pool's workers spin after a launch: the probe would share their CPU
         near_after = vcpus.reading()[1]

@@ -144,6 +144,8 @@ def record_candidates(key: tuple) -> list:
     from tune.autotvm import lookup_ranked
 
     rows = lookup_ranked(key)
+    if not rows:
+        return rows
     variants = rule_variants(key)
     measured = [seconds for values, seconds in rows if values in variants]
     if not measured:

@@ -95,7 +95,6 @@ def _sources(graph: Graph, tuned: dict) -> tuple:
 def tune_layouts(graph: Graph) -> Graph:
     """Store the graph-best record config on every tuned convolution (see the module doc)."""
     from topi.config import make_config
-    from tune.autotvm import lookup_values
 
     keys: dict = {}  # node name -> the workload key its configs are of (direct or Winograd)
     options: dict = {}  # node name -> [(values, seconds), ...]: the configs to choose from
@@ -108,7 +107,7 @@ def tune_layouts(graph: Graph) -> Graph:
             continue
         winograd = choose_winograd(key)  # the records of both templates (or the rule) decide which
         if winograd is not None:
-            rows = record_candidates(winograd.workload) if lookup_values(winograd.workload) else []
+            rows = record_candidates(winograd.workload)
             if not rows:
                 rows = [(winograd.values, 0.0)]
                 fixed.add(node.name)
