@@ -181,6 +181,9 @@ CONFIRM_TRIALS = (CONFIRM_TOP + 1) * CONFIRM_TIMES
 # before its batches: the records it leaves are the ones deployment is compared with, and the runner
 # times a repeat taken with the vCPUs apart in that state's honest (slower) time.
 CONFIRM_NEAR_WAIT_S = float(os.environ.get("TESSERA_CONFIRM_NEAR_WAIT_S", "15.0"))  # tests shorten it
+# The runner's ``state_wait`` while confirming: a confirmation may wait this long for the machine's
+# good state (slow spells last a second or more), the search's trials only the runner's own.
+CONFIRM_STATE_WAIT_S = 1.5
 
 
 def rule_variants(task) -> list:
@@ -207,6 +210,18 @@ def rule_variants(task) -> list:
     return out
 
 
+def patient(runner, batch, inputs: list) -> list:
+    """``batch(inputs)`` with the runner's ``state_wait`` raised to ``CONFIRM_STATE_WAIT_S``."""
+    before = getattr(runner, "state_wait", None)
+    if before is None:
+        return batch(inputs)
+    runner.state_wait = max(before, CONFIRM_STATE_WAIT_S)
+    try:
+        return batch(inputs)
+    finally:
+        runner.state_wait = before
+
+
 def confirm_best(task, records: list, measure_option, callbacks=(), top: int = CONFIRM_TOP,
                  times: int = CONFIRM_TIMES, trials: int | None = None) -> list:
     """Measure the ``top`` fastest configs of ``task`` in ``records`` ``times`` more times each
@@ -214,7 +229,8 @@ def confirm_best(task, records: list, measure_option, callbacks=(), top: int = C
     ``trials`` (default ``top * times``) are left, the best-ranked config measured fewer than
     ``1 + times`` times, ``times`` more: a confirmed config that read slower hands the lead
     to the next, whose one reading must not stand unconfirmed.  Each batch waits for the vCPUs
-    to be near first (``CONFIRM_NEAR_WAIT_S`` in all).  Returns the new (input,
+    to be near first (``CONFIRM_NEAR_WAIT_S`` in all), and each measurement may wait longer than a
+    search's for the machine's good state (:func:`patient`).  Returns the new (input,
     result) pairs, each batch passed to ``callbacks`` as a tuner's would be."""
     from tune.autotvm.measure.measure import MeasureInput
     from tune.autotvm.measure.option import create_measure_batch
@@ -237,7 +253,7 @@ def confirm_best(task, records: list, measure_option, callbacks=(), top: int = C
         for _ in range(times):
             vcpus.wait_near(max(0.0, wait_until - time.monotonic()))
             inputs = [MeasureInput(task.target, task, inp.config) for inp in rows]
-            results = batch(inputs)
+            results = patient(measure_option["runner"], batch, inputs)
             for callback in callbacks:
                 callback(None, inputs, results)
             out += list(zip(inputs, results))

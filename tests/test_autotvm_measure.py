@@ -392,6 +392,44 @@ def test_a_reference_probe_counts_the_chunks_where_the_yardstick_ran_at_its_spee
     assert probe_ratio([([3.0], [], True)], settled) == 3.0  # a chunk without yardstick times
 
 
+def test_a_normalized_repeat_counts_the_ratios_timed_with_its_bracket_at_speed():
+    # in a slow state kernels do not slow alike (a conv's ratio to its reference moved 1.055 ->
+    # 0.93 with the reference 1.5x slower): a repeat keeps the ratios whose bracketing timings both
+    # ran at the bracket's settled speed, alternating longer to find them; when the state stays
+    # slow, every ratio counts
+    from tune.autotvm.measure.execute import FEW_FAST, REPEAT_PATIENCE, _fast_alternation, _Timed
+
+    def bracket(times):
+        it = iter(times)
+        b = _Timed(None, [], None, [], settled=1.3, fastest=1.0)  # the scale stored when the host was slower
+        b.time = lambda _ms: next(it)
+        return b
+
+    mine = iter([2.0, 1.5, 1.5, 2.0, 2.0, 2.0])
+    # bracket: fast, slow (1.5x), fast, fast, fast
+    ratios, last = _fast_alternation(lambda: next(mine), bracket([1.0, 1.5, 1.0, 1.0, 1.0, 9.0]), 5.0, 1.0, 3)
+    assert ratios == [2.0, 2.0, 2.0] and last == 1.0  # the 2 ratios next to the slow timing left out
+    mine = iter([3.0] * 20)
+    ratios, last = _fast_alternation(lambda: next(mine), bracket([1.5] * 20), 5.0, 1.5, 4)
+    assert ratios == [2.0] * (REPEAT_PATIENCE * 4)  # never fast: patience spent, every ratio counts
+    assert FEW_FAST == 3
+    mine = iter([2.0] * 40)
+    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.0, 1.0, 1.0] + [1.5] * 40), 5.0, 1.0, 8)
+    assert ratios == [2.0, 2.0, 2.0]  # a slow spell: the FEW_FAST fast ratios found count
+    mine = iter([2.0] * 40)
+    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.0, 1.0] + [1.5] * 40), 5.0, 1.0, 8)
+    assert len(ratios) == REPEAT_PATIENCE * 8 and ratios[:2] == [2.0, 2.0]  # two fast of 8: every ratio
+    # through a slow spell a repeat goes on alternating while the measurement's wait lasts
+    mine = iter([2.0] * 200)
+    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.5] * 100 + [1.0] * 100), 5.0, 1.5, 4,
+                                  until=time.perf_counter() + 60)
+    assert ratios == [2.0] * 4
+    # a timer's fastest timing is the fastest it took in this process
+    timer = _Timed(None, [], lambda: None, [])
+    times = [timer.time(0.05) for _ in range(5)]
+    assert timer.fastest == min(times) > 0
+
+
 def test_the_vcpu_probe_reads_a_round_trip_and_reports_none_on_one_thread():
     from codegen import get_num_threads as get_threads
     from codegen import set_num_threads as set_threads

@@ -257,3 +257,26 @@ def test_bad_inputs_are_named_errors(model, tmp_path, capsys, monkeypatch, case)
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     assert (log.read_text() if log.exists() else None) == before  # nothing recorded is lost
+
+
+def test_confirmations_wait_longer_for_the_machines_good_state_than_the_search():
+    # the confirmations' figures are the records: their measurements may wait longer for the vCPUs
+    # near and the reference at its fast speed than a search's trial, which must stay cheap
+    from graph.tuning import CONFIRM_STATE_WAIT_S, patient
+    from tune import autotvm
+
+    runner = autotvm.LocalRunner(state_wait=0.25)
+    try:
+        assert runner.payload({})["state_wait"] == 0.25
+        seen = []
+        out = patient(runner, lambda inputs: seen.append(runner.payload({})["state_wait"]) or ["ok"], [1])
+        assert out == ["ok"] and seen == [CONFIRM_STATE_WAIT_S] > [0.25] and runner.state_wait == 0.25
+
+        def fails(_inputs):
+            raise RuntimeError("lost")
+
+        with pytest.raises(RuntimeError):
+            patient(runner, fails, [1])
+        assert runner.state_wait == 0.25
+    finally:
+        runner.close()

@@ -31,7 +31,7 @@ SETTLE_S = float(os.environ.get("TESSERA_SETTLE_S", "4.0"))
 # and runner: 0.3 s left the ratio of a 3x3 conv 2-6% off between sessions); tests shorten it
 PROBE_S = float(os.environ.get("TESSERA_PROBE_S", "1.0"))
 # The probe runs in chunks of PROBE_CHUNK_S and keeps the chunks in which the yardstick ran within
-# FAST_STATE of its settled time (quiet chunks read 1.00-1.07 of it): in a slow state (the two
+# FAST_STATE of its fastest time in this process (quiet chunks read 1.00-1.07 of it): in a slow state (the two
 # vCPUs on one core) the compute-bound yardstick slows more than a conv, so a ratio taken then sets the task's scale low.  Two ResNet-50
 # 1x1 convs tuned in such a second recorded 0.52x and 0.69x of their time in every later session
 # (the ratios between their configs agreed across sessions; only the scale was off).  At most
@@ -47,6 +47,17 @@ PROBE_NEAR_WAIT_S = float(os.environ.get("TESSERA_PROBE_NEAR_WAIT_S", "30.0"))
 REF_MS = 2.0  # shortest bracketing reference timing, ms
 REJECT_FLOOR_S = 1e-3  # a first call shorter than this is never grounds to reject
 SUB_MS = 5.0  # a normalized repeat alternates candidate and reference timings this long, ms
+# A normalized repeat counts the ratios whose bracketing timings both ran within FAST_STATE of
+# the bracket's fastest time: in this VM's slow states the speed of kernels does not change alike
+# (a 64 @56 3x3 conv's best config read 1.055x its reference with the reference at speed and
+# 0.93-0.95x with it 1.3-1.6x slower), so repeats that mixed states spread 5-15% and a config
+# that suffers less in them could win on a lucky reading.  A repeat alternates up to
+# REPEAT_PATIENCE times its count to find them, and on through a slow spell while the
+# measurement's state wait lasts (the runner's ``state_wait``); one that found fewer than FEW_FAST
+# counts every ratio (slow spells of a second or more left 0 of 24 fast, and the median of all
+# read 10-16% low).
+REPEAT_PATIENCE = 3
+FEW_FAST = 3
 # with the cache flush, a kernel's inputs after the first (its weights) rotate through copies this
 # large in all, past the last-level cache (32 MiB on this host), so that every call reads them from
 # memory, as a call inside a model run does (every other layer's weights pass between two calls of
@@ -300,6 +311,24 @@ def _alternate(timing, ref_timing, r_prev: float, count: int = 0, until: float =
     return ratios, refs[1:]
 
 
+def _fast_alternation(timing, bracket: "_Timed", ref_ms: float, r_prev: float, count: int,
+                      until: float = 0.0) -> tuple:
+    """``(ratios, last bracket timing)``: ``timing()`` alternated with ``bracket``'s timings (each
+    ratio over the mean of the two either side, ``r_prev`` the one before the first) until
+    ``count`` ratios had both sides within ``FAST_STATE`` of the bracket's fastest time, or
+    ``REPEAT_PATIENCE`` x ``count`` alternations passed and ``until`` (perf_counter) too; the fast
+    ratios, or every ratio when fewer than ``FEW_FAST`` (or ``count``, if less) were fast."""
+    fast, every, before = [], [], r_prev
+    while len(fast) < count and (len(every) < REPEAT_PATIENCE * count or time.perf_counter() < until):
+        mine = timing()
+        after = bracket.time(ref_ms)
+        every.append(mine / (0.5 * (before + after)))
+        if max(before, after) <= FAST_STATE * bracket.fastest:
+            fast.append(every[-1])
+        before = after
+    return (fast if len(fast) >= min(count, FEW_FAST) else every), before
+
+
 def _settle(fn, raw) -> float:
     """A kernel's time on an undisturbed machine: the 10th percentile of ``SETTLE_S`` seconds of
     short timings (this VM's speed states last 1-3 s)."""
@@ -312,7 +341,12 @@ def _settle(fn, raw) -> float:
 @dataclasses.dataclass
 class _Timed:
     """A kernel timed in brackets around candidates: its module, ``fn(*raw)`` the call, the arrays
-    it points into (held), and its settled seconds once known."""
+    it points into (held), and its settled seconds once known.
+
+    ``settled`` is the records' scale (the yardstick's is stored per host and kept across sessions,
+    whatever the host's speed today); ``fastest``, its fastest timing in this process, is the
+    machine's fast state now, which the fast-state filters compare with (a host 27% faster than the
+    stored yardstick passed every state up to 1.4x its fast time against ``settled``)."""
 
     mod: object
     arrays: list
@@ -320,9 +354,12 @@ class _Timed:
     raw: list
     settled: float | None = None
     key: str = ""
+    fastest: float = float("inf")
 
     def time(self, min_ms: float = REF_MS) -> float:
-        return _timed(self.fn, self.raw, 1, min_ms)
+        t = _timed(self.fn, self.raw, 1, min_ms)
+        self.fastest = min(self.fastest, t)
+        return t
 
 
 def _timer(key: str, build: dict, flush: bool = False) -> _Timed:
@@ -401,7 +438,7 @@ def _reference_timer(ref: dict, settled: float | None, yard: float | None = None
         hit.settled = settled
     if hit.settled is None:
         yard_timer = _yardstick_timer(yard)
-        hit.settled = probe_ratio(_probe_chunks(hit, yard_timer), yard_timer.settled) * yard_timer.settled
+        hit.settled = probe_ratio(_probe_chunks(hit, yard_timer), yard_timer.fastest) * yard_timer.settled
     return hit
 
 
@@ -415,7 +452,7 @@ def _probe_chunks(hit: _Timed, yard_timer: _Timed) -> list:
     chunks, yard_times, waited = [], [yard_timer.time()], 0.0
     start = time.perf_counter()
     near_before = vcpus.reading()[1]
-    while (len(fast_chunks(chunks, yard_timer.settled)) * PROBE_CHUNK_S < PROBE_S
+    while (len(fast_chunks(chunks, yard_timer.fastest)) * PROBE_CHUNK_S < PROBE_S
            and time.perf_counter() - start - waited < PROBE_PATIENCE * PROBE_S):
         if not near_before and waited < PROBE_NEAR_WAIT_S:
             t0 = time.perf_counter()
@@ -430,16 +467,16 @@ def _probe_chunks(hit: _Timed, yard_timer: _Timed) -> list:
     return chunks
 
 
-def fast_chunks(chunks: list, yard_settled: float) -> list:
+def fast_chunks(chunks: list, yard_fast: float) -> list:
     """The probe chunks ``(ratios, yardstick times, near)`` timed with the vCPUs near and the
-    yardstick's median time within ``FAST_STATE`` of its settled time."""
-    return [c for c in chunks if c[2] and c[1] and float(np.median(c[1])) <= FAST_STATE * yard_settled]
+    yardstick's median time within ``FAST_STATE`` of ``yard_fast``, its fastest time here."""
+    return [c for c in chunks if c[2] and c[1] and float(np.median(c[1])) <= FAST_STATE * yard_fast]
 
 
-def probe_ratio(chunks: list, yard_settled: float) -> float:
+def probe_ratio(chunks: list, yard_fast: float) -> float:
     """A reference's ratio to the yardstick from probe chunks: the median ratio of the fast
     chunks, or of all of them when none was."""
-    kept = fast_chunks(chunks, yard_settled) or chunks
+    kept = fast_chunks(chunks, yard_fast) or chunks
     return float(np.median([x for c in kept for x in c[0]]))
 
 
@@ -484,7 +521,7 @@ def run_candidate(payload: dict) -> dict:
     if timer is None:
         costs = [_timed(fn, raw, number, min_ms) for _ in range(payload["repeat"])]
     else:
-        costs = _bracketed(fn, raw, number, min_ms, payload["repeat"], timer, yard)
+        costs = _bracketed(fn, raw, number, min_ms, payload["repeat"], timer, yard, payload.get("state_wait", 0.0))
     out = {"costs": costs, "wrong": ""}
     if timer is not None:
         out["ref_time"] = timer.settled
@@ -492,31 +529,38 @@ def run_candidate(payload: dict) -> dict:
     return out
 
 
-def _bracketed(fn, raw, number: int, min_ms: float, repeat: int, ref: _Timed, yard: _Timed) -> list:
+def _bracketed(fn, raw, number: int, min_ms: float, repeat: int, ref: _Timed, yard: _Timed,
+               state_wait: float = 0.0) -> list:
     """Seconds per call of ``repeat`` normalized repeats of ``fn(*raw)``: short candidate timings
     alternated with the reference's, each repeat's cost the median ratio times the reference's
-    settled time.
+    settled time, counting the ratios timed with the bracket at its settled speed
+    (:func:`_fast_alternation`).
 
     With the vCPUs apart (``vcpus``) the bracket is the yardstick instead: a reference that hands
     data between its threads runs up to 1.9x slower then, the yardstick not at all, so the cost
-    is the candidate's honest time in that state (never below its near time).  The state is read
-    between repeats (once: one repeat's after is the next one's before); a repeat across a change
-    of state is timed once more.  Each bracket's last timing opens its next alternation."""
+    is the candidate's honest time in that state (never below its near time); but first the
+    measurement waits for the near state, and a repeat for the fast one, ``state_wait`` seconds in
+    all (``LocalRunner``'s).  The state is read between
+    repeats (once: one repeat's after is the next one's before); a repeat across a change of state
+    is timed once more.  Each bracket's last timing opens its next alternation (none after a wait)."""
     from tune.autotvm.measure import vcpus
 
     sub_ms, ref_ms = min(min_ms, SUB_MS), max(min(min_ms, SUB_MS), REF_MS)
     count = max(1, round(min_ms / SUB_MS))
     last: dict = {}  # id(bracket) -> its latest timing
     near, costs = vcpus.reading()[1], []
+    wait_until = time.perf_counter() + state_wait
     for _ in range(repeat):
         for _ in range(2):
+            if not near and time.perf_counter() < wait_until:
+                near = vcpus.wait_near(wait_until - time.perf_counter())
+                last.clear()
             bracket = ref if near else yard
             key = id(bracket)
             if key not in last:
                 last[key] = bracket.time(ref_ms)
-            ratios, refs = _alternate(lambda: _timed(fn, raw, number, sub_ms), lambda: bracket.time(ref_ms),
-                                      last[key], count=count)
-            last[key] = refs[-1]
+            ratios, last[key] = _fast_alternation(lambda: _timed(fn, raw, number, sub_ms), bracket, ref_ms,
+                                                  last[key], count, wait_until)
             after = vcpus.reading()[1]
             changed, near = after != near, after
             if not changed:

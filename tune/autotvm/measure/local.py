@@ -144,8 +144,15 @@ class LocalRunner:
     a time this cuts the spread of re-measurements from 5-30% to a few
     percent.  A repeat timed while the host holds the two vCPUs apart
     (``measure.vcpus``) is bracketed by the yardstick instead (the reference
-    may slow up to 1.9x then, the yardstick not).  ``normalize=False``
-    reports raw seconds, as classic AutoTVM did.
+    may slow up to 1.9x then, the yardstick not).  ``state_wait``: seconds a
+    normalized measurement may wait in all for the machine's good state: for
+    the vCPUs to be near before a repeat, and within a repeat for the
+    reference to run at its fast speed (in a slow state kernels do not slow
+    alike: a conv's ratio to its reference read 10-16% low).  The search's
+    default keeps a trial cheap; ``tessera tune``'s confirmations of the best
+    configs, whose figures are the records, wait longer
+    (``graph.tuning.CONFIRM_STATE_WAIT_S``).  ``normalize=False`` reports raw
+    seconds, as classic AutoTVM did.
     """
 
     def __init__(
@@ -159,6 +166,7 @@ class LocalRunner:
         check_correctness: bool = True,
         reject_factor: float | None = 5.0,
         normalize: bool = True,
+        state_wait: float = 0.5,
     ):
         if number < 1 or repeat < 1:
             raise ValueError(f"LocalRunner: number and repeat must be >= 1, got {number}, {repeat}")
@@ -169,6 +177,7 @@ class LocalRunner:
         self.check_correctness = bool(check_correctness)
         self.reject_factor = reject_factor
         self.normalize = bool(normalize)
+        self.state_wait = float(state_wait)
         self.ref_time = None  # the reference kernel's settled seconds, fixed for the task
         self._ref_times: dict = {}  # reference key -> settled seconds, for the runner's life
         self.yardstick = None  # the yardstick's settled seconds (yardstick.py): the scale of every reference
@@ -191,6 +200,7 @@ class LocalRunner:
             "min_repeat_ms": self.min_repeat_ms,
             "flush": self.enable_cpu_cache_flush,
             "normalize": self.normalize,
+            "state_wait": self.state_wait,
             "ref_time": self.ref_time,
             "yardstick": self.yardstick,
             "reject_above": self.reject_factor * self.best_cost
