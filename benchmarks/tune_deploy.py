@@ -19,7 +19,10 @@ model's buffers), apart from the noise of the recorded figure itself (``tune_noi
 A third puts the deployed call on the records' own scale: alternated with the runner's yardstick
 (``tune/autotvm/measure/yardstick.py``, the fixed kernel whose settled time, stored once per host,
 scales every normalized reading), the median ratio times the yardstick's stored time is what the
-runner would have recorded for the deployed call, whatever speed state the machine is in now.
+runner would have recorded for the deployed call.  It counts the windows in which the deployed
+call ran at its fast speed (within the runner's ``FAST_STATE`` of its fastest window), as the
+runner counts the ratios timed with its reference at speed: in this VM's slow spells a conv slows
+and the compute-bound yardstick does not.
 Only records written with the yardstick scale (this host, since the yardstick) compare.
 
 A fourth times each deployed call in place, inside whole runs of the model (every other layer
@@ -121,13 +124,19 @@ def task_kernel(inp):
     return lambda: mod(*arrays)
 
 
+def interleaved(deployed_call, other_call, seconds: float) -> list:
+    """``[(deployed window, deployed / other)]`` over ``seconds`` of alternating windows (5 at least)."""
+    deployed_call(), other_call()
+    pairs, end = [], time.perf_counter() + seconds
+    while time.perf_counter() < end or len(pairs) < 5:
+        mine = window(deployed_call)
+        pairs.append((mine, mine / window(other_call)))
+    return pairs
+
+
 def interleaved_ratio(deployed_call, alone_call, seconds: float) -> float:
     """Median over alternating windows of (deployed / alone), the drift of the machine cancelled."""
-    deployed_call(), alone_call()
-    ratios, end = [], time.perf_counter() + seconds
-    while time.perf_counter() < end or len(ratios) < 5:
-        ratios.append(window(deployed_call) / window(alone_call))
-    return statistics.median(ratios)
+    return statistics.median(r for _, r in interleaved(deployed_call, alone_call, seconds))
 
 
 CHUNK_S = 0.25  # alternation between two state readings
@@ -135,25 +144,34 @@ PROBE_QUIET_S = 0.01  # after a chunk, before the probe: the workers' spin (~0.2
 
 
 def ratios_by_state(deployed_call, yard_call, seconds: float, near_wait: float = 0.0) -> list:
-    """``[(near, median deployed/yardstick ratio)]`` per CHUNK_S of alternation, the vCPUs' state
-    read before and after each chunk (``vcpus.reading``): near only if both were.  A chunk that
-    would start apart first waits for the near state, ``near_wait`` seconds in all."""
+    """``[(near, [(deployed window, deployed/yardstick ratio), ...])]`` per CHUNK_S of alternation,
+    the vCPUs' state read before and after each chunk (``vcpus.reading``): near only if both were.
+    A chunk that would start apart first waits for the near state, ``near_wait`` seconds in all."""
     out, wait_until = [], time.monotonic() + near_wait
     near_before = vcpus.reading()[1]
     for _ in range(max(1, round(seconds / CHUNK_S))):
         if not near_before and time.monotonic() < wait_until:
             near_before = vcpus.wait_near(wait_until - time.monotonic())
-        ratio = interleaved_ratio(deployed_call, yard_call, CHUNK_S)
+        pairs = interleaved(deployed_call, yard_call, CHUNK_S)
         time.sleep(PROBE_QUIET_S)  # the pool's workers spin after a launch: the probe would share their CPU
         near_after = vcpus.reading()[1]
-        out.append((near_before and near_after, ratio))
+        out.append((near_before and near_after, pairs))
         near_before = near_after
     return out
 
 
 def split_states(chunks: list) -> tuple:
-    """(near ratios, apart ratios) of ``ratios_by_state`` chunks."""
-    return [r for near, r in chunks if near], [r for near, r in chunks if not near]
+    """(near ratios, apart ratios) of ``ratios_by_state`` chunks: each chunk's median ratio over
+    the windows in which the deployed call ran within ``FAST_STATE`` of its fastest window, the
+    machine's fast state, as the runner's records are (a chunk with none counts nowhere).  In a
+    slow state a conv slows and the compute-bound yardstick does not, so the ratio reads high."""
+    fastest = min((w for _, pairs in chunks for w, _ in pairs), default=0.0)
+    out: tuple = ([], [])
+    for near, pairs in chunks:
+        kept = [r for w, r in pairs if w <= execute.FAST_STATE * fastest]
+        if kept:
+            out[0 if near else 1].append(statistics.median(kept))
+    return out
 
 
 def model_calls(model: str, log: str) -> tuple:
@@ -244,8 +262,8 @@ def main(argv: list | None = None) -> list:
             chunks = [c for call, _ in mine
                       for c in ratios_by_state(call, yard, a.seconds / len(mine), a.near_wait / len(mine))]
             by_state.append((chunks, yard_s / cost))
-            near, _apart = split_states(chunks)
-            scaled.append(statistics.median(near or [r for _, r in chunks]) * yard_s / cost)
+            near, apart = split_states(chunks)
+            scaled.append(statistics.median(near or apart) * yard_s / cost)
             on_scale = f"  on the records' scale {scaled[-1]:5.2f}x" + ("" if near else " (vCPUs apart throughout)")
         placed.append(statistics.median(in_place[id(call)] for call, _ in mine) / cost)
         on_scale += f"  in the model run {placed[-1]:5.2f}x"

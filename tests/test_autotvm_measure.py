@@ -395,34 +395,45 @@ def test_a_reference_probe_counts_the_chunks_where_the_yardstick_ran_at_its_spee
 def test_a_normalized_repeat_counts_the_ratios_timed_with_its_bracket_at_speed():
     # in a slow state kernels do not slow alike (a conv's ratio to its reference moved 1.055 ->
     # 0.93 with the reference 1.5x slower): a repeat keeps the ratios whose bracketing timings both
-    # ran at the bracket's settled speed, alternating longer to find them; when the state stays
-    # slow, every ratio counts
-    from tune.autotvm.measure.execute import FEW_FAST, REPEAT_PATIENCE, _fast_alternation, _Timed
+    # ran at the bracket's fastest speed beside this candidate (``base``: what this and earlier
+    # measurements of the config saw), alternating longer to find them; when the state stays slow,
+    # every ratio counts
+    from tune.autotvm.measure.execute import FEW_FAST, _fast_alternation, _Timed
 
     def bracket(times):
         it = iter(times)
-        b = _Timed(None, [], None, [], settled=1.3, fastest=1.0)  # the scale stored when the host was slower
+        b = _Timed(None, [], None, [], settled=1.3)  # the scale stored when the host was slower
         b.time = lambda _ms: next(it)
         return b
 
     mine = iter([2.0, 1.5, 1.5, 2.0, 2.0, 2.0])
     # bracket: fast, slow (1.5x), fast, fast, fast
-    ratios, last = _fast_alternation(lambda: next(mine), bracket([1.0, 1.5, 1.0, 1.0, 1.0, 9.0]), 5.0, 1.0, 3)
+    ratios, last = _fast_alternation(lambda: next(mine), bracket([1.0, 1.5, 1.0, 1.0, 1.0, 9.0]), 5.0, 1.0, 3,
+                                     until=time.perf_counter() + 60)
     assert ratios == [2.0, 2.0, 2.0] and last == 1.0  # the 2 ratios next to the slow timing left out
+    mine = iter([2.0, 1.5, 1.5])
+    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.0, 1.5, 1.0]), 5.0, 1.0, 3)
+    assert ratios == [2.0, 1.2, 1.2]  # no state wait: count alternations, one fast, so every ratio
     mine = iter([3.0] * 20)
-    ratios, last = _fast_alternation(lambda: next(mine), bracket([1.5] * 20), 5.0, 1.5, 4)
-    assert ratios == [2.0] * (REPEAT_PATIENCE * 4)  # never fast: patience spent, every ratio counts
+    base = [1.0]  # an earlier measurement of this config saw the bracket at 1.0
+    ratios, last = _fast_alternation(lambda: next(mine), bracket([1.5] * 20), 5.0, 1.5, 4, base=base)
+    assert ratios == [2.0] * 4  # never fast: every ratio counts
+    mine = iter([2.0] * 20)
+    base = [9.0]
+    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.5, 1.0, 1.0, 1.0, 1.0] + [1.0] * 9), 5.0, 1.5, 3,
+                                  until=time.perf_counter() + 60, base=base)
+    assert base == [1.0] and ratios == [2.0, 2.0, 2.0]  # the base follows the fastest timing seen
     assert FEW_FAST == 3
     mine = iter([2.0] * 40)
     ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.0, 1.0, 1.0] + [1.5] * 40), 5.0, 1.0, 8)
     assert ratios == [2.0, 2.0, 2.0]  # a slow spell: the FEW_FAST fast ratios found count
     mine = iter([2.0] * 40)
     ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.0, 1.0] + [1.5] * 40), 5.0, 1.0, 8)
-    assert len(ratios) == REPEAT_PATIENCE * 8 and ratios[:2] == [2.0, 2.0]  # two fast of 8: every ratio
+    assert len(ratios) == 8 and ratios[:2] == [2.0, 2.0]  # two fast of 8: every ratio
     # through a slow spell a repeat goes on alternating while the measurement's wait lasts
     mine = iter([2.0] * 200)
     ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.5] * 100 + [1.0] * 100), 5.0, 1.5, 4,
-                                  until=time.perf_counter() + 60)
+                                  until=time.perf_counter() + 60, base=[1.0])
     assert ratios == [2.0] * 4
     # a timer's fastest timing is the fastest it took in this process
     timer = _Timed(None, [], lambda: None, [])

@@ -95,6 +95,17 @@ def test_deployed_timing_waits_for_the_near_state_before_a_chunk(monkeypatch):
     assert len(waits) == 1 and waits[0] <= 5.0
 
 
+def test_deployed_timing_on_the_records_scale_counts_the_windows_at_the_calls_fast_speed():
+    # the records are fast-state figures (the runner counts the ratios timed with its reference at
+    # speed); in a slow spell the conv slows and the yardstick does not, so its ratio reads high
+    slow = 1.3e-3
+    chunks = [(True, [(1.00e-3, 20.0), (1.02e-3, 20.4), (slow, 26.0)]),
+              (True, [(slow, 26.0), (slow, 26.2)]),  # a chunk inside a slow spell counts nowhere
+              (False, [(1.05e-3, 21.0), (slow, 26.0)])]
+    near, apart = tune_deploy.split_states(chunks)
+    assert near == [20.2] and apart == [21.0]
+
+
 def test_transfer_history_is_a_sample_of_each_other_layer():
     """--transfer warms the tuner with --history records of each other workload (a tuning run's
     worth), none of the held-back layer's own."""

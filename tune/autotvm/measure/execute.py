@@ -48,15 +48,14 @@ REF_MS = 2.0  # shortest bracketing reference timing, ms
 REJECT_FLOOR_S = 1e-3  # a first call shorter than this is never grounds to reject
 SUB_MS = 5.0  # a normalized repeat alternates candidate and reference timings this long, ms
 # A normalized repeat counts the ratios whose bracketing timings both ran within FAST_STATE of
-# the bracket's fastest time: in this VM's slow states the speed of kernels does not change alike
-# (a 64 @56 3x3 conv's best config read 1.055x its reference with the reference at speed and
-# 0.93-0.95x with it 1.3-1.6x slower), so repeats that mixed states spread 5-15% and a config
-# that suffers less in them could win on a lucky reading.  A repeat alternates up to
-# REPEAT_PATIENCE times its count to find them, and on through a slow spell while the
-# measurement's state wait lasts (the runner's ``state_wait``); one that found fewer than FEW_FAST
-# counts every ratio (slow spells of a second or more left 0 of 24 fast, and the median of all
-# read 10-16% low).
-REPEAT_PATIENCE = 3
+# the bracket's fastest timing beside the same candidate, in this measurement and earlier ones of
+# the same config in this process (the bracket's speed depends on the candidate, whose data
+# evicts its own: a 256 @14 reference read 1.14 ms next to the yardstick and 1.4-2.0 ms between
+# random candidates).  In this VM's slow spells kernels do not slow alike (a 64 @56 3x3 conv's
+# best config read 1.055x its reference with the reference at speed and 0.93-0.95x with it
+# 1.3-1.6x slower), so repeats that mixed states spread 5-15%, and a config that suffers less in
+# them could win on a lucky reading.  While the runner's ``state_wait`` lasts a repeat alternates
+# on until it has its count of fast ratios; one that found fewer than FEW_FAST counts every ratio.
 FEW_FAST = 3
 # with the cache flush, a kernel's inputs after the first (its weights) rotate through copies this
 # large in all, past the last-level cache (32 MiB on this host), so that every call reads them from
@@ -312,21 +311,28 @@ def _alternate(timing, ref_timing, r_prev: float, count: int = 0, until: float =
 
 
 def _fast_alternation(timing, bracket: "_Timed", ref_ms: float, r_prev: float, count: int,
-                      until: float = 0.0) -> tuple:
+                      until: float = 0.0, base: list | None = None) -> tuple:
     """``(ratios, last bracket timing)``: ``timing()`` alternated with ``bracket``'s timings (each
     ratio over the mean of the two either side, ``r_prev`` the one before the first) until
-    ``count`` ratios had both sides within ``FAST_STATE`` of the bracket's fastest time, or
-    ``REPEAT_PATIENCE`` x ``count`` alternations passed and ``until`` (perf_counter) too; the fast
-    ratios, or every ratio when fewer than ``FEW_FAST`` (or ``count``, if less) were fast."""
-    fast, every, before = [], [], r_prev
-    while len(fast) < count and (len(every) < REPEAT_PATIENCE * count or time.perf_counter() < until):
+    ``count`` ratios had both sides within ``FAST_STATE`` of ``base[0]``, the bracket's fastest
+    timing beside this candidate (updated as it goes), or ``count`` alternations passed and
+    ``until`` (perf_counter) too; the fast ratios, or every ratio when fewer than ``FEW_FAST`` (or
+    ``count``, if less) were fast."""
+    base = [r_prev] if base is None else base
+    base[0] = min(base[0], r_prev)
+    pairs, before = [], r_prev
+
+    def fast() -> list:
+        return [r for r, slowest in pairs if slowest <= FAST_STATE * base[0]]
+
+    while len(fast()) < count and (len(pairs) < count or time.perf_counter() < until):
         mine = timing()
         after = bracket.time(ref_ms)
-        every.append(mine / (0.5 * (before + after)))
-        if max(before, after) <= FAST_STATE * bracket.fastest:
-            fast.append(every[-1])
+        pairs.append((mine / (0.5 * (before + after)), max(before, after)))
+        base[0] = min(base[0], after)
         before = after
-    return (fast if len(fast) >= min(count, FEW_FAST) else every), before
+    kept = fast()
+    return (kept if len(kept) >= min(count, FEW_FAST) else [r for r, _ in pairs]), before
 
 
 def _settle(fn, raw) -> float:
@@ -521,7 +527,8 @@ def run_candidate(payload: dict) -> dict:
     if timer is None:
         costs = [_timed(fn, raw, number, min_ms) for _ in range(payload["repeat"])]
     else:
-        costs = _bracketed(fn, raw, number, min_ms, payload["repeat"], timer, yard, payload.get("state_wait", 0.0))
+        costs = _bracketed(fn, raw, number, min_ms, payload["repeat"], timer, yard, payload.get("state_wait", 0.0),
+                           f"{build['symbol']}{build['specs']!r}")
     out = {"costs": costs, "wrong": ""}
     if timer is not None:
         out["ref_time"] = timer.settled
@@ -529,12 +536,16 @@ def run_candidate(payload: dict) -> dict:
     return out
 
 
+_beside: dict = {}  # (candidate key, id(bracket)) -> [the bracket's fastest timing beside it]
+
+
 def _bracketed(fn, raw, number: int, min_ms: float, repeat: int, ref: _Timed, yard: _Timed,
-               state_wait: float = 0.0) -> list:
+               state_wait: float = 0.0, key: str = "") -> list:
     """Seconds per call of ``repeat`` normalized repeats of ``fn(*raw)``: short candidate timings
     alternated with the reference's, each repeat's cost the median ratio times the reference's
-    settled time, counting the ratios timed with the bracket at its settled speed
-    (:func:`_fast_alternation`).
+    settled time, counting the ratios timed with the bracket at its fast speed beside this
+    candidate (``key``: the same config measured again in this process starts from what its
+    earlier measurements saw; :func:`_fast_alternation`).
 
     With the vCPUs apart (``vcpus``) the bracket is the yardstick instead: a reference that hands
     data between its threads runs up to 1.9x slower then, the yardstick not at all, so the cost
@@ -556,11 +567,14 @@ def _bracketed(fn, raw, number: int, min_ms: float, repeat: int, ref: _Timed, ya
                 near = vcpus.wait_near(wait_until - time.perf_counter())
                 last.clear()
             bracket = ref if near else yard
-            key = id(bracket)
-            if key not in last:
-                last[key] = bracket.time(ref_ms)
-            ratios, last[key] = _fast_alternation(lambda: _timed(fn, raw, number, sub_ms), bracket, ref_ms,
-                                                  last[key], count, wait_until)
+            bid = id(bracket)
+            if bid not in last:
+                last[bid] = bracket.time(ref_ms)
+            if len(_beside) > 4096:
+                _beside.clear()
+            base = _beside.setdefault((key, bid), [last[bid]])
+            ratios, last[bid] = _fast_alternation(lambda: _timed(fn, raw, number, sub_ms), bracket, ref_ms,
+                                                  last[bid], count, wait_until, base)
             after = vcpus.reading()[1]
             changed, near = after != near, after
             if not changed:

@@ -147,11 +147,11 @@ class LocalRunner:
     may slow up to 1.9x then, the yardstick not).  ``state_wait``: seconds a
     normalized measurement may wait in all for the machine's good state: for
     the vCPUs to be near before a repeat, and within a repeat for the
-    reference to run at its fast speed (in a slow state kernels do not slow
+    reference to run at its fast speed (in a slow spell kernels do not slow
     alike: a conv's ratio to its reference read 10-16% low).  The search's
-    default keeps a trial cheap; ``tessera tune``'s confirmations of the best
-    configs, whose figures are the records, wait longer
-    (``graph.tuning.CONFIRM_STATE_WAIT_S``).  ``normalize=False`` reports raw
+    default, none, keeps a trial cheap (its repeats still count only their
+    fast ratios); ``tessera tune``'s confirmations of the best configs, whose
+    figures are the records, wait (``graph.tuning.CONFIRM_STATE_WAIT_S``).  ``normalize=False`` reports raw
     seconds, as classic AutoTVM did.
     """
 
@@ -166,7 +166,7 @@ class LocalRunner:
         check_correctness: bool = True,
         reject_factor: float | None = 5.0,
         normalize: bool = True,
-        state_wait: float = 0.5,
+        state_wait: float = 0.0,
     ):
         if number < 1 or repeat < 1:
             raise ValueError(f"LocalRunner: number and repeat must be >= 1, got {number}, {repeat}")
