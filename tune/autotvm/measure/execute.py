@@ -298,41 +298,46 @@ def _timed(fn, raw, number: int, min_ms: float) -> float:
     return calls_lasting(fn, raw, number, min_ms)[0]
 
 
-def _alternate(timing, ref_timing, r_prev: float, count: int = 0, until: float = 0.0) -> tuple:
-    """``(ratios, reference timings)``: ``timing()`` alternated with ``ref_timing()``, each
-    over the mean of the reference timings either side of it (``r_prev`` the one before the
-    first); ``count`` of them, or as many as end by ``until`` (perf_counter), at least 5."""
-    ratios, refs = [], [r_prev]
-    while len(ratios) < count or (until and (time.perf_counter() < until or len(ratios) < 5)):
+def _alternations(timing, ref_timing, r_prev: float):
+    """``(ratio, reference before, reference after)`` without end: ``timing()`` alternated with
+    ``ref_timing()``, each over the mean of the reference timings either side of it (``r_prev``
+    the one before the first)."""
+    before = r_prev
+    while True:
         mine = timing()
-        refs.append(ref_timing())
-        ratios.append(mine / (0.5 * (refs[-2] + refs[-1])))
-    return ratios, refs[1:]
+        after = ref_timing()
+        yield mine / (0.5 * (before + after)), before, after
+        before = after
+
+
+def _alternate(timing, ref_timing, r_prev: float, until: float) -> tuple:
+    """``(ratios, reference timings)`` of :func:`_alternations`, as many as end by ``until``
+    (perf_counter), at least 5."""
+    ratios, refs = [], []
+    for ratio, _, after in _alternations(timing, ref_timing, r_prev):
+        ratios.append(ratio)
+        refs.append(after)
+        if len(ratios) >= 5 and time.perf_counter() >= until:
+            return ratios, refs
 
 
 def _fast_alternation(timing, bracket: "_Timed", ref_ms: float, r_prev: float, count: int,
                       until: float = 0.0, base: list | None = None) -> tuple:
-    """``(ratios, last bracket timing)``: ``timing()`` alternated with ``bracket``'s timings (each
-    ratio over the mean of the two either side, ``r_prev`` the one before the first) until
+    """``(ratios, last bracket timing)`` of :func:`_alternations` with ``bracket``'s timings, until
     ``count`` ratios had both sides within ``FAST_STATE`` of ``base[0]``, the bracket's fastest
     timing beside this candidate (updated as it goes), or ``count`` alternations passed and
     ``until`` (perf_counter) too; the fast ratios, or every ratio when fewer than ``FEW_FAST`` (or
     ``count``, if less) were fast."""
     base = [r_prev] if base is None else base
     base[0] = min(base[0], r_prev)
-    pairs, before = [], r_prev
-
-    def fast() -> list:
-        return [r for r, slowest in pairs if slowest <= FAST_STATE * base[0]]
-
-    while len(fast()) < count and (len(pairs) < count or time.perf_counter() < until):
-        mine = timing()
-        after = bracket.time(ref_ms)
-        pairs.append((mine / (0.5 * (before + after)), max(before, after)))
+    pairs = []  # (ratio, its slower bracketing timing)
+    for ratio, before, after in _alternations(timing, lambda: bracket.time(ref_ms), r_prev):
+        pairs.append((ratio, max(before, after)))
         base[0] = min(base[0], after)
-        before = after
-    kept = fast()
-    return (kept if len(kept) >= min(count, FEW_FAST) else [r for r, _ in pairs]), before
+        fast = [r for r, slowest in pairs if slowest <= FAST_STATE * base[0]]
+        if len(fast) >= count or (len(pairs) >= count and time.perf_counter() >= until):
+            break
+    return (fast if len(fast) >= min(count, FEW_FAST) else [r for r, _ in pairs]), after
 
 
 def _settle(fn, raw) -> float:
@@ -351,8 +356,8 @@ class _Timed:
 
     ``settled`` is the records' scale (the yardstick's is stored per host and kept across sessions,
     whatever the host's speed today); ``fastest``, its fastest timing in this process, is the
-    machine's fast state now, which the fast-state filters compare with (a host 27% faster than the
-    stored yardstick passed every state up to 1.4x its fast time against ``settled``)."""
+    machine's fast state now, which the probe's fast chunks compare with (a host 27% faster than
+    the stored yardstick passed every state up to 1.4x its fast time against ``settled``)."""
 
     mod: object
     arrays: list
@@ -551,9 +556,8 @@ def _bracketed(fn, raw, number: int, min_ms: float, repeat: int, ref: _Timed, ya
     data between its threads runs up to 1.9x slower then, the yardstick not at all, so the cost
     is the candidate's honest time in that state (never below its near time); but first the
     measurement waits for the near state, and a repeat for the fast one, ``state_wait`` seconds in
-    all (``LocalRunner``'s).  The state is read between
-    repeats (once: one repeat's after is the next one's before); a repeat across a change of state
-    is timed once more.  Each bracket's last timing opens its next alternation (none after a wait)."""
+    all (``LocalRunner``'s).  The state is read between repeats (once: one repeat's after is the
+    next one's before); a repeat across a change of state is timed once more.  Each bracket's last timing opens its next alternation (none after a wait)."""
     from tune.autotvm.measure import vcpus
 
     sub_ms, ref_ms = min(min_ms, SUB_MS), max(min(min_ms, SUB_MS), REF_MS)

@@ -151,8 +151,8 @@ class LocalRunner:
     alike: a conv's ratio to its reference read 10-16% low).  The search's
     default, none, keeps a trial cheap (its repeats still count only their
     fast ratios); ``tessera tune``'s confirmations of the best configs, whose
-    figures are the records, wait (``graph.tuning.CONFIRM_STATE_WAIT_S``).  ``normalize=False`` reports raw
-    seconds, as classic AutoTVM did.
+    figures are the records, wait (``graph.tuning.CONFIRM_STATE_WAIT_S``).
+    ``normalize=False`` reports raw seconds, as classic AutoTVM did.
     """
 
     def __init__(
