@@ -261,6 +261,19 @@ def confirm_best(task, records: list, measure_option, callbacks=(), top: int = C
     return out
 
 
+def calibrate(measure_option, tasks: list) -> None:
+    """Settle the scale of every task to tune before the first (``LocalRunner.calibrate``):
+    each reference probed in rounds over all of them, not once at its task's first measurement."""
+    builder, runner = measure_option["builder"], measure_option["runner"]
+    if not (hasattr(runner, "calibrate") and getattr(runner, "check_correctness", False)):
+        return
+    refs = []
+    for task in tasks:
+        builder.set_task(task)
+        refs.append(builder.build_reference(task))
+    runner.calibrate(refs)
+
+
 def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budget_s: float | None = None,
                records: list = (), measure_option=None, stream=None, seed: int = 0) -> dict:
     """Tune each task to its planned trials (records already in the log count as done).
@@ -287,6 +300,7 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
             raise _BudgetSpent
 
     share_left = sum(t.share for t, n in zip(tasks, plan) if n > len(measured(records, t))) or 1.0
+    calibrate(measure_option, [t for t, n in zip(tasks, plan) if n > len(measured(records, t))])
     for k, (task, n) in enumerate(zip(tasks, plan)):
         old = measured(records, task)
         left = n - len(old)

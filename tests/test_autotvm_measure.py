@@ -234,7 +234,7 @@ def test_yardstick_scale_is_stored_once_per_host(tmp_path, monkeypatch):
         seen.append(runner.yardstick)
     assert seen[0] is not None and seen[0] == seen[1]
     stored = json.loads((tmp_path / "tune_scale.json").read_text())
-    (key, entry), = [(k, e) for k, e in stored.items() if "yardstick:" in k]
+    (key, entry), = [(k, e) for k, e in stored.items() if "yardstick:" in k and " reference:" not in k]
     assert entry["seconds"] == seen[0]
     # beside it, the fastest round trip between the vCPUs the runner's state probe has read
     assert all(e["value"] > 0 for k, e in stored.items() if k.endswith("round trip ns"))
@@ -372,6 +372,65 @@ def test_measured_arguments_are_64_byte_aligned():
         args = random_arguments(specs, seed)
         assert [a.ctypes.data % 64 for a in args] == [0, 0, 0]
         assert args[0].shape == (3, 5) and np.isnan(args[2]).all()
+
+
+def test_task_scales_are_calibrated_together_and_stored_per_host(tmp_path, monkeypatch):
+    """``LocalRunner.calibrate`` settles several tasks' references in one call, before any
+    measurement; the ratios are stored beside the yardstick, so a second runner session (a resumed
+    tune) reads every task's scale instead of probing it anew, and its records share the scale."""
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    tasks = [autotvm.task.create("test/slowknob", args=(n,), target="llvm") for n in (8192, 4096)]
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    seen = []
+    try:
+        refs = []
+        for task in tasks:
+            builder.set_task(task)
+            refs.append(builder.build_reference(task))
+        for _ in range(2):
+            runner = autotvm.LocalRunner(number=2, repeat=1, min_repeat_ms=5, reject_factor=None)
+            try:
+                runner.calibrate(refs + [None, refs[0]], passes=2)  # None (a failed build) and repeats skipped
+                seen.append((dict(runner._ref_times), runner.yardstick))
+                mon = autotvm.callback.Monitor()
+                autotvm.tuner.GridSearchTuner(tasks[1]).tune(1, autotvm.measure_option(builder, runner),
+                                                             callbacks=[mon])
+                assert runner.ref_time == runner._ref_times[refs[1]["key"]]  # the task's calibrated scale
+                assert mon.records[0][1].error_no == 0
+            finally:
+                runner.close()
+    finally:
+        builder.close()
+    (first, yard), (second, yard2) = seen
+    assert set(first) == {r["key"] for r in refs} and all(v > 0 for v in first.values())
+    assert first == second and yard == yard2  # read back, not probed again
+    stored = json.loads((tmp_path / "tune_scale.json").read_text())
+    ratios = sorted(e["seconds"] for k, e in stored.items() if " reference:" in k)
+    assert ratios == sorted(v / yard for v in first.values())
+
+
+def test_calibration_probes_every_reference_in_rounds(monkeypatch):
+    # the ratio of two kernels drifts between moments: each reference's probe is split over
+    # ``passes`` rounds over all of them (a part of PROBE_S each), its ratio the median of its
+    # fast chunks from every round; a ratio stored for this host is used as it is
+    from tune.autotvm.measure import execute, yardstick
+
+    calls, store = [], {"Y reference:" + __import__("hashlib").sha1(b"c").hexdigest()[:16]: 3.0}
+    ratios = {"a": iter([2.0, 2.2, 2.1]), "b": iter([5.0, 4.0, 4.4])}
+
+    def probe(hit, yard_timer, seconds, near_wait):
+        calls.append((hit.key, seconds))
+        return [([next(ratios[hit.key])], [1.0], True)]
+
+    monkeypatch.setattr(execute, "_probe_chunks", probe)
+    monkeypatch.setattr(yardstick, "stored", lambda key, probe_s: store.get(key))
+    monkeypatch.setattr(yardstick, "store", lambda key, value, probe_s: store.__setitem__(key, value))
+    yard = execute._Timed(None, [], None, [], settled=1e-4, key="Y", fastest=1.0)
+    timers = {k: execute._Timed(None, [], None, [], key=k) for k in "abc"}
+    execute._scale([({"obj": k.encode()}, timers[k]) for k in "abc"], yard, passes=3)
+    assert calls == [(k, execute.PROBE_S / 3) for _ in range(3) for k in "ab"]  # c was stored
+    assert [timers[k].settled for k in "abc"] == pytest.approx([2.1e-4, 4.4e-4, 3e-4])
+    assert sorted(store.values()) == pytest.approx([2.1, 3.0, 4.4])
 
 
 def test_a_reference_probe_counts_the_chunks_where_the_yardstick_ran_at_its_speed_and_the_vcpus_were_near():

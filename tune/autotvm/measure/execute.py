@@ -15,6 +15,7 @@ Both halves run in children (``Worker``), never in the tuner's process:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import os
 import time
@@ -439,35 +440,81 @@ def _reference_timer(ref: dict, settled: float | None, yard: float | None = None
 
     The settled time is the reference's time on an undisturbed machine: ``settled`` when the
     runner knows it already, else the yardstick's settled time (``yard`` or the host's stored
-    one) times the ratio of the two kernels timed alternately for ``PROBE_S`` (a ratio the drift
-    cancels out of), in chunks taken while the yardstick runs at its speed (:func:`probe_ratio`).
-    The runner keeps each figure for its life, across worker restarts, and the yardstick's is
-    stored per host: records of every session share one scale.
+    one) times the ratio of the two kernels: stored for this host, or timed alternately for
+    ``PROBE_S`` (a ratio the drift cancels out of), in chunks taken while the yardstick runs at
+    its speed (:func:`probe_ratio`), and stored (:func:`_scale`).  The runner keeps each figure
+    for its life, across worker restarts, and both are stored per host: records of every
+    session share one scale.
     """
     hit = _timer(ref["key"], ref)
     if settled:
         hit.settled = settled
     if hit.settled is None:
-        yard_timer = _yardstick_timer(yard)
-        hit.settled = probe_ratio(_probe_chunks(hit, yard_timer), yard_timer.fastest) * yard_timer.settled
+        _scale([(ref, hit)], _yardstick_timer(yard), passes=1)
     return hit
 
 
-def _probe_chunks(hit: _Timed, yard_timer: _Timed) -> list:
+def _scale_key(ref: dict, yard_timer: _Timed) -> str:
+    """The key of a reference's stored ratio to the yardstick: the yardstick's key (host and its
+    code) and a hash of the reference's object code."""
+    return f"{yard_timer.key} reference:{hashlib.sha1(ref['obj']).hexdigest()[:16]}"
+
+
+def _scale(pairs: list, yard_timer: _Timed, passes: int) -> None:
+    """Set the settled seconds of each ``(ref, timer)`` of ``pairs``: its ratio to the yardstick
+    (stored per host, or probed and stored) times the yardstick's settled time.
+
+    The ratio between two kernels drifts on this VM by ~3% from one moment to the next (tens of
+    seconds apart; a Winograd reference's read 9.0-17.8 in eight sessions), so one probe of
+    ``PROBE_S`` sets a task's scale ~3% off, and every record of the task with it.  Probed
+    ``passes`` times over all of ``pairs`` in turn (``PROBE_S / passes`` of fast chunks each),
+    the chunks of a reference span as many moments.  Stored (``yardstick.store``, with
+    ``PROBE_S``), the ratio is every later session's on this host: a resumed tune, a re-measure,
+    share the scale of the records already written (probed per session, a task's scale moved by
+    ~3%, up to 1.8x).  A ratio probed for less than the current ``PROBE_S`` is not trusted."""
+    from tune.autotvm.measure import yardstick
+
+    todo = []
+    for ref, hit in pairs:
+        ratio = yardstick.stored(_scale_key(ref, yard_timer), PROBE_S)
+        if ratio is None:
+            todo.append((ref, hit, []))
+        else:
+            hit.settled = ratio * yard_timer.settled
+    for _ in range(passes if todo else 0):
+        for _, hit, chunks in todo:
+            chunks += _probe_chunks(hit, yard_timer, PROBE_S / passes, PROBE_NEAR_WAIT_S / passes)
+    for ref, hit, chunks in todo:
+        ratio = probe_ratio(chunks, yard_timer.fastest)
+        yardstick.store(_scale_key(ref, yard_timer), ratio, PROBE_S)
+        hit.settled = ratio * yard_timer.settled
+
+
+def calibrate(payload: dict) -> dict:
+    """Settle the scale of several references at once (``LocalRunner.calibrate``): ``payload``'s
+    ``refs`` probed in ``passes`` rounds (:func:`_scale`); ``{"ref_times": {reference key:
+    settled seconds}, "yardstick": its settled seconds}``."""
+    yard_timer = _yardstick_timer(payload.get("yardstick"))
+    pairs = [(ref, _timer(ref["key"], ref)) for ref in payload["refs"]]
+    _scale([(ref, hit) for ref, hit in pairs if hit.settled is None], yard_timer, payload.get("passes", 1))
+    return {"ref_times": {ref["key"]: hit.settled for ref, hit in pairs}, "yardstick": yard_timer.settled}
+
+
+def _probe_chunks(hit: _Timed, yard_timer: _Timed, seconds: float = PROBE_S,
+                  near_wait: float = PROBE_NEAR_WAIT_S) -> list:
     """Chunks ``(ratios, yardstick times, near)`` of ``hit`` alternated with the yardstick, until
-    ``PROBE_S`` of them are fast (:func:`fast_chunks`) or ``PROBE_PATIENCE`` x ``PROBE_S`` of
-    timing has passed; while the vCPUs are apart it first waits for them (``PROBE_NEAR_WAIT_S``
-    in all)."""
+    ``seconds`` of them are fast (:func:`fast_chunks`) or ``PROBE_PATIENCE`` x ``seconds`` of
+    timing has passed; while the vCPUs are apart it first waits for them (``near_wait`` in all)."""
     from tune.autotvm.measure import vcpus
 
     chunks, yard_times, waited = [], [yard_timer.time()], 0.0
     start = time.perf_counter()
     near_before = vcpus.reading()[1]
-    while (len(fast_chunks(chunks, yard_timer.fastest)) * PROBE_CHUNK_S < PROBE_S
-           and time.perf_counter() - start - waited < PROBE_PATIENCE * PROBE_S):
-        if not near_before and waited < PROBE_NEAR_WAIT_S:
+    while (len(fast_chunks(chunks, yard_timer.fastest)) * PROBE_CHUNK_S < seconds
+           and time.perf_counter() - start - waited < PROBE_PATIENCE * seconds):
+        if not near_before and waited < near_wait:
             t0 = time.perf_counter()
-            near_before = vcpus.wait_near(PROBE_NEAR_WAIT_S - waited)
+            near_before = vcpus.wait_near(near_wait - waited)
             waited += time.perf_counter() - t0
             yard_times = [yard_timer.time()]
         ratios, yard_times = _alternate(hit.time, yard_timer.time, yard_times[-1],
@@ -590,6 +637,7 @@ def _bracketed(fn, raw, number: int, min_ms: float, repeat: int, ref: _Timed, ya
 __all__ = [
     "build_candidate",
     "build_yardstick",
+    "calibrate",
     "check_output",
     "compile_object",
     "load_object",

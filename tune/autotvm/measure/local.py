@@ -17,6 +17,9 @@ from tune.autotvm.measure.measure import BuildResult, MeasureErrorNo, MeasureRes
 from tune.autotvm.measure.worker import STARTUP_TIMEOUT, Worker
 
 _EXEC = "tune.autotvm.measure.execute"
+# rounds over all tasks' references in which ``LocalRunner.calibrate`` probes their scale (the
+# ratio of two kernels drifts ~3% between moments tens of seconds apart; four moments halve that)
+CALIBRATE_PASSES = 4
 
 
 class LocalBuilder:
@@ -190,6 +193,29 @@ class LocalRunner:
         self.task, self.ref = task, reference
         self.best_cost = float("inf")
         self.ref_time = self._ref_times.get(reference["key"]) if reference else None
+
+    def calibrate(self, references: list, passes: int = CALIBRATE_PASSES) -> None:
+        """Settle the scale of several tasks at once, before their tuning (``tessera tune``):
+        each reference's ratio to the yardstick probed in ``passes`` rounds over all of them, so
+        that its chunks span as many moments of this VM's drift, or read from the host's store
+        (``execute._scale``).  ``references``: ``LocalBuilder.build_reference`` of each task
+        (None skipped).  A failure here leaves the tasks to settle at their first measurement."""
+        from tune.autotvm.measure import execute
+
+        todo = list({r["key"]: r for r in references if r and r["key"] not in self._ref_times}.values())
+        if not (self.normalize and self.check_correctness and todo):
+            return
+        try:
+            self.worker.start()
+        except RuntimeError:
+            return
+        per_ref = execute.PROBE_PATIENCE * execute.PROBE_S + execute.PROBE_NEAR_WAIT_S + 5 * self.timeout
+        status, value = self.worker.call(f"{_EXEC}:calibrate",
+                                         {"refs": todo, "yardstick": self.yardstick, "passes": passes},
+                                         60 + len(todo) * per_ref)
+        if status == "ok":
+            self._ref_times.update(value["ref_times"])
+            self.yardstick = self.yardstick or value["yardstick"]
 
     def payload(self, build: dict) -> dict:
         return {

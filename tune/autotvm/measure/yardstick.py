@@ -10,6 +10,9 @@ instead of settling its own: records of two sessions, a resumed tune, a table me
 processes share one scale.  (Settled per session, two sessions' readings of the same configs
 were up to 30% apart.)
 
+Beside it each task reference's ratio to the yardstick is stored the same way (``store`` with
+the probe's seconds; ``execute._scale``), so a task keeps its scale across sessions too.
+
 A stored figure settled for fewer seconds than the current ``SETTLE_S`` (the tests settle for
 0.2 s) is not trusted: the yardstick settles again and a longer settle replaces it.
 ``TESSERA_SETTLE_S`` larger than the stored settle forces a new one.
