@@ -22,7 +22,9 @@ scales every normalized reading), the median ratio times the yardstick's stored 
 runner would have recorded for the deployed call.  It counts the windows in which the deployed
 call ran at its fast speed (within the runner's ``FAST_STATE`` of its fastest window), as the
 runner counts the ratios timed with its reference at speed: in this VM's slow spells a conv slows
-and the compute-bound yardstick does not.
+and the compute-bound yardstick does not.  The ratio of two kernels also drifts by ~3% between
+moments tens of seconds apart, so it is taken in ``--passes`` rounds over all the convs, as the
+runner takes its tasks' scales (``LocalRunner.calibrate``).
 Only records written with the yardstick scale (this host, since the yardstick) compare.
 
 A fourth times each deployed call in place, inside whole runs of the model (every other layer
@@ -223,6 +225,8 @@ def main(argv: list | None = None) -> list:
     p.add_argument("--model", default="resnet50", help="the model the log was tuned for (light zoo name or .onnx)")
     p.add_argument("--limit", type=int, default=None, help="only the first N convs of the log")
     p.add_argument("--seconds", type=float, default=4.0, help="timing window per kernel call (default 4)")
+    p.add_argument("--passes", type=int, default=3,
+                   help="rounds over the convs in which the records'-scale timing is taken (default 3)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--near-wait", type=float, default=20.0,
                    help="seconds per conv the records'-scale timing may wait for the vCPUs to be near (default 20)")
@@ -233,7 +237,7 @@ def main(argv: list | None = None) -> list:
     m, calls = model_calls(a.model, a.log)
     in_place = dict(zip(map(id, m._calls), in_place_times(m, a.seconds)))  # kernel call -> seconds in place
     yard, yard_s = execute.yardstick_call()
-    rows, paired, scaled, by_state, placed = [], [], [], [], []
+    rows, paired, scaled, by_state, placed, pending = [], [], [], [], [], []
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
             break
@@ -257,21 +261,30 @@ def main(argv: list | None = None) -> list:
         inter = statistics.median(interleaved_ratio(call, alone, a.seconds / len(mine)) for call, _ in mine)
         rows.append(ratio)
         paired.append(inter)
-        on_scale = ""
         if yard is not None:
-            chunks = [c for call, _ in mine
-                      for c in ratios_by_state(call, yard, a.seconds / len(mine), a.near_wait / len(mine))]
-            by_state.append((chunks, yard_s / cost))
-            near, apart = split_states(chunks)
-            scaled.append(statistics.median(near or apart) * yard_s / cost)
-            on_scale = f"  on the records' scale {scaled[-1]:5.2f}x" + ("" if near else " (vCPUs apart throughout)")
+            pending.append((label, mine, cost, []))
         placed.append(statistics.median(in_place[id(call)] for call, _ in mine) / cost)
-        on_scale += f"  in the model run {placed[-1]:5.2f}x"
         same = all(same_config(cfgs, knob_values(inp.config)) for _, cfgs in mine)
         print(f"{label} recorded {cost * 1e3:7.3f} ms  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
               f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x"
-              f"{on_scale}  {'recorded config' if same else 'OTHER config ' + str([c for _, c in mine[0][1]])}",
+              f"  in the model run {placed[-1]:5.2f}x  "
+              f"{'recorded config' if same else 'OTHER config ' + str([c for _, c in mine[0][1]])}",
               flush=True)
+    # on the records' scale: every conv's chunks gathered in --passes rounds over all of them (the
+    # ratio of two kernels drifts ~3% between moments tens of seconds apart; the runner calibrates
+    # its scales the same way, ``LocalRunner.calibrate``)
+    share = a.seconds / a.passes
+    for _ in range(a.passes):
+        for _, mine, _, chunks in pending:
+            chunks += [c for call, _ in mine for c in
+                       ratios_by_state(call, yard, share / len(mine), a.near_wait / a.passes / len(mine))]
+    if pending:
+        print(f"on the records' scale (alternated with the yardstick, {a.passes} rounds over the convs):")
+    for label, _, cost, chunks in pending:
+        by_state.append((chunks, yard_s / cost))
+        near, apart = split_states(chunks)
+        scaled.append(statistics.median(near or apart) * yard_s / cost)
+        print(f"{label} {scaled[-1]:5.2f}x" + ("" if near else " (vCPUs apart throughout)"), flush=True)
     if rows:
         within = sum(abs(r - 1) <= 0.05 for r in rows)
         print(f"deployed/recorded: median {statistics.median(rows):.3f}, range {min(rows):.3f}-{max(rows):.3f}, "

@@ -142,8 +142,9 @@ class LocalRunner:
     ``normalize`` (with ``check_correctness``): each repeat is bracketed by
     timings of the fallback kernel and reported as ``candidate / reference x
     the reference's settled time`` (its time on an undisturbed machine: the
-    reference's ratio to the yardstick, taken with the vCPUs near, times the
-    yardstick's settled time).  On a VM that drifts between speed states for seconds at
+    reference's ratio to the yardstick, taken with the vCPUs near and stored
+    per host, times the yardstick's settled time; ``calibrate`` takes several
+    tasks' ratios at once, before their tuning).  On a VM that drifts between speed states for seconds at
     a time this cuts the spread of re-measurements from 5-30% to a few
     percent.  A repeat timed while the host holds the two vCPUs apart
     (``measure.vcpus``) is bracketed by the yardstick instead (the reference
