@@ -12,9 +12,10 @@ all), and its runner waits for the machine's good state as long as ``tessera tun
 of the best configs do (``graph.tuning.confirm_best``, ``CONFIRM_STATE_WAIT_S``): the records are
 the confirmations' figures, near- and fast-state ones.
 
-``--sessions``: every re-measurement in a new runner session (a new measuring process that takes
-the task reference's ratio to the yardstick anew, as a resumed ``tessera tune`` does): the spread a
-log gathered over several sessions has, and the scale its records share.
+``--sessions``: every re-measurement in a new runner session (a new measuring process, as a
+resumed ``tessera tune`` has): the spread a log gathered over several sessions has.  Each session
+reads the task reference's ratio to the yardstick stored on this host (``execute._scale``), the
+scale the records were written with; a ratio not stored yet (another host's log) is probed anew.
 
 Timings share the machine with whatever else runs on it; run it on a quiet one.
 """
