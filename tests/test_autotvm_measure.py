@@ -406,7 +406,7 @@ def test_task_scales_are_calibrated_together_and_stored_per_host(tmp_path, monke
     assert first == second and yard == yard2  # read back, not probed again
     stored = json.loads((tmp_path / "tune_scale.json").read_text())
     ratios = sorted(e["seconds"] for k, e in stored.items() if " reference:" in k)
-    assert ratios == sorted(v / yard for v in first.values())
+    assert ratios == pytest.approx(sorted(v / yard for v in first.values()))
 
 
 def test_calibration_probes_every_reference_in_rounds(monkeypatch):
