@@ -299,8 +299,9 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
         if now + clock["reserve"] * per_trial > deadline[0]:
             raise _BudgetSpent
 
-    share_left = sum(t.share for t, n in zip(tasks, plan) if n > len(measured(records, t))) or 1.0
-    calibrate(measure_option, [t for t, n in zip(tasks, plan) if n > len(measured(records, t))])
+    pending = [t for t, n in zip(tasks, plan) if n > len(measured(records, t))]
+    share_left = sum(t.share for t in pending) or 1.0
+    calibrate(measure_option, pending)
     for k, (task, n) in enumerate(zip(tasks, plan)):
         old = measured(records, task)
         left = n - len(old)

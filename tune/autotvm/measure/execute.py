@@ -15,7 +15,6 @@ Both halves run in children (``Worker``), never in the tuner's process:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import os
 import time
@@ -457,7 +456,9 @@ def _reference_timer(ref: dict, settled: float | None, yard: float | None = None
 def _scale_key(ref: dict, yard_timer: _Timed) -> str:
     """The key of a reference's stored ratio to the yardstick: the yardstick's key (host and its
     code) and a hash of the reference's object code."""
-    return f"{yard_timer.key} reference:{hashlib.sha1(ref['obj']).hexdigest()[:16]}"
+    from tune.autotvm.measure import yardstick
+
+    return f"{yard_timer.key} reference:{yardstick.code_hash(ref['obj'])}"
 
 
 def _scale(pairs: list, yard_timer: _Timed, passes: int) -> None:

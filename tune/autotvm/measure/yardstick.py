@@ -66,7 +66,12 @@ def key(built: dict) -> str:
     """The host target and a hash of the yardstick's object code (``built``: its build dict)."""
     from codegen import target as targets
 
-    return f"{targets.host()} yardstick:{hashlib.sha1(built['obj']).hexdigest()[:16]}"
+    return f"{targets.host()} yardstick:{code_hash(built['obj'])}"
+
+
+def code_hash(obj: bytes) -> str:
+    """A short hash of a kernel's object code (the yardstick's, a task reference's)."""
+    return hashlib.sha1(obj).hexdigest()[:16]
 
 
 def path() -> str:
@@ -130,4 +135,4 @@ def _write(data: dict) -> None:
     os.replace(tmp, path())
 
 
-__all__ = ["key", "path", "schedule", "store", "store_value", "stored", "stored_value"]
+__all__ = ["code_hash", "key", "path", "schedule", "store", "store_value", "stored", "stored_value"]
