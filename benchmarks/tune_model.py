@@ -69,16 +69,17 @@ def main(argv: list | None = None) -> dict:
     t0 = time.perf_counter()
     done = {}
     if args.trials > 0 or args.per_task:
-        option = None
-        if args.flush:
-            option = autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(
-                **tuning.RUNNER_OPTIONS, enable_cpu_cache_flush=True))
+        option = autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(
+            **tuning.RUNNER_OPTIONS, enable_cpu_cache_flush=args.flush))
         done = tuning.tune_tasks(tuned, plan, args.log, args.tuner,
                                  None if args.budget is None else 60 * args.budget, records,
                                  measure_option=option, stream=sys.stderr)
+        after, done["deployed"] = tuning.confirm_deployed(g, params, target, args.log, tuned, option,
+                                                          stream=sys.stderr)
+    else:
+        after = tuning.build_with_records(g, params, target, args.log)
     tune_s = time.perf_counter() - t0
     before = tuning.build_with_records(g, params, target, None)
-    after = tuning.build_with_records(g, params, target, args.log)
     feed = random_inputs({v.name: (tuple(v.shape), v.dtype) for v in before.graph.inputs}, 0)
     fns, outs, transforms = {}, {}, {}
     for name, lib in (("default", before), ("tuned", after)):

@@ -610,12 +610,16 @@ def cmd_tune(args, log: Log) -> int:
     log("building with the rule defaults ...")
     before = tuning.build_with_records(g, params, target, None)
     start = time.perf_counter()
+    stream = None if args.quiet else sys.stderr
+    option = autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(**tuning.RUNNER_OPTIONS))
     done = tuning.tune_tasks(tasks, plan, args.log, args.tuner.lower(),
                              None if args.budget is None else 60 * args.budget, records,
-                             stream=None if args.quiet else sys.stderr, seed=args.seed)
-    print(f"tuned {len(tasks)} tasks: {sum(done.values())} trials measured now in "
-          f"{time.perf_counter() - start:.1f} s, log {args.log}")
-    after = tuning.build_with_records(g, params, target, args.log) if os.path.exists(args.log) else before
+                             measure_option=option, stream=stream, seed=args.seed)
+    after, again = before, 0
+    if os.path.exists(args.log):
+        after, again = tuning.confirm_deployed(g, params, target, args.log, tasks, option, stream=stream)
+    print(f"tuned {len(tasks)} tasks: {sum(done.values()) + again} trials measured now "
+          f"({again} re-measuring the configs the model deploys) in {time.perf_counter() - start:.1f} s, log {args.log}")
     log("timing the model before and after ...")
     lat = model_latency({"before": before, "after": after}, args.seed)
     print(f"latency before (rule defaults): {format_time(lat['before'])}")

@@ -170,11 +170,12 @@ class _BudgetSpent(Exception):
 # and count at their median (``record.ranked_by_workload``): the fastest of a few hundred noisy
 # measurements is biased low (a ResNet-50 Winograd task's best record read 0.489 ms; its config
 # re-measured 5 times read 0.738 on average), so a lucky reading would win the records and promise
-# a speed the deployed model never sees.  Then the best-ranked config still measured once (the
-# leader when the confirmed ones read slower: a 512 @7 log was won by a single reading) is measured
-# CONFIRM_TIMES more too.  The CONFIRM_TRIALS come out of the task's trials (a task planned fewer
-# than 4x as many is not confirmed); under a budget they come out of the task's time: its search
-# stops when what is left would not fit them at its seconds per trial so far.
+# a speed the deployed model never sees.  A confirmed config that read slower hands its place in
+# the top to the next, measured CONFIRM_TIMES more too (a 512 @7 log was won by a single reading).
+# The CONFIRM_TRIALS come out of the task's trials (a task planned fewer than 4x as many is not
+# confirmed); under a budget they come out of the task's time: its search stops when what is left
+# would not fit them at its seconds per trial so far.  The configs the model then deploys are
+# measured again in rounds over all of them (:func:`confirm_deployed`).
 CONFIRM_TOP, CONFIRM_TIMES = 3, 2
 CONFIRM_TRIALS = (CONFIRM_TOP + 1) * CONFIRM_TIMES
 # Seconds a task's confirmation waits in all for the vCPUs to be near (``tune.autotvm.measure.vcpus``)
@@ -224,29 +225,30 @@ def patient(runner, batch, inputs: list) -> list:
 
 def confirm_best(task, records: list, measure_option, callbacks=(), top: int = CONFIRM_TOP,
                  times: int = CONFIRM_TIMES, trials: int | None = None) -> list:
-    """Measure the ``top`` fastest configs of ``task`` in ``records`` ``times`` more times each
-    (in turn, so a spell of the machine's noise does not fall on one config), then, while
-    ``trials`` (default ``top * times``) are left, the best-ranked config measured fewer than
-    ``1 + times`` times, ``times`` more: a confirmed config that read slower hands the lead
-    to the next, whose one reading must not stand unconfirmed.  Each batch waits for the vCPUs
-    to be near first (``CONFIRM_NEAR_WAIT_S`` in all), and each measurement may wait longer than a
-    search's for the machine's good state (:func:`patient`).  Returns the new (input,
-    result) pairs, each batch passed to ``callbacks`` as a tuner's would be."""
+    """Measure ``times`` more times each of the ``top`` fastest configs of ``task`` in
+    ``records`` measured fewer than ``1 + times`` times, in turn, so a spell of the machine's
+    noise does not fall on one config; again while ``trials`` are left (default: ``2 * top *
+    times``): a confirmed config that read slower hands its place in the top to the next, whose
+    one reading must not stand unconfirmed.  A task with all of those confirmed measures nothing (a
+    resumed tune confirms what an older one left unconfirmed, and nothing twice).  Each batch
+    waits for the vCPUs to be near first (``CONFIRM_NEAR_WAIT_S`` in all), and each measurement
+    may wait longer than a search's for the machine's good state (:func:`patient`).  Returns the
+    new (input, result) pairs, each batch passed to ``callbacks`` as a tuner's would be."""
     from tune.autotvm.measure.measure import MeasureInput
     from tune.autotvm.measure.option import create_measure_batch
     from tune.autotvm.record import ranked_by_workload
+    from tune.autotvm.tuner.tuner import config_key
 
     from tune.autotvm.measure import vcpus
 
-    left = top * times if trials is None else trials
+    left = 2 * top * times if trials is None else trials
     mine = measured(records, task)
     batch, out = None, []
     wait_until = time.monotonic() + CONFIRM_NEAR_WAIT_S
     while left >= times:
-        counts = Counter(inp.config.index for inp, res in mine + out if res.error_no == 0)
-        ranked = next(iter(ranked_by_workload(mine + out).values()), [])
-        unconfirmed = [inp for inp, _ in ranked if counts[inp.config.index] < 1 + times]
-        rows = unconfirmed[:min(1 if out else top, left // times)]  # the top first, then the leader
+        counts = Counter(config_key(inp.config) for inp, res in mine + out if res.error_no == 0)
+        ranked = [inp for inp, _ in next(iter(ranked_by_workload(mine + out).values()), [])]
+        rows = [inp for inp in ranked[:top] if counts[config_key(inp.config)] < 1 + times][:left // times]
         if not rows:
             break
         batch = batch or create_measure_batch(task, measure_option)
@@ -280,7 +282,9 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
     With ``budget_s``, a task may spend the rest of the budget times its share of the flops
     left (what an earlier task left unspent goes to the later ones); a task's search stops at
     the first batch boundary where the rest of its time would not fit its confirmation (at its
-    seconds per trial so far), and the confirmation runs.  Returns workload -> trials measured now."""
+    seconds per trial so far), and the confirmation runs.  A task tuned already (a resumed
+    tune) only has what its records leave unconfirmed confirmed (:func:`confirm_best`).
+    Returns workload -> trials measured now."""
     measure_option = measure_option or autotvm.measure_option(
         builder="local", runner=autotvm.LocalRunner(**RUNNER_OPTIONS))
     end = None if budget_s is None else time.monotonic() + budget_s
@@ -306,7 +310,13 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
         old = measured(records, task)
         left = n - len(old)
         done[task.workload] = 0
-        if left <= 0:
+        prefix = f"[Task {k + 1:2d}/{len(tasks)}] {task.name} x{task.count} ({100 * task.share:.0f}%)"
+        if left <= 0:  # tuned already: confirm what an older tune left unconfirmed
+            if len(old) >= 4 * CONFIRM_TRIALS:
+                done[task.workload] = len(confirm_best(task, old, measure_option,
+                                                       [autotvm.callback.log_to_file(log_path)]))
+            if stream is not None and done[task.workload]:
+                stream.write(f"{prefix} tuned already; {done[task.workload]} confirming measurements\n")
             continue
         if end is not None:
             now = time.monotonic()
@@ -319,7 +329,6 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
         t.measure_first = rule_variants(task)
         callbacks = [autotvm.callback.log_to_file(log_path)]
         if stream is not None:
-            prefix = f"[Task {k + 1:2d}/{len(tasks)}] {task.name} x{task.count} ({100 * task.share:.0f}%)"
             callbacks.append(autotvm.callback.progress_bar(left, prefix=prefix, stream=stream))
         callbacks.append(stop_at_deadline)
         mon = autotvm.callback.Monitor()
@@ -339,6 +348,92 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
             mon.records += again
         done[task.workload] = len(mon.records)
     return done
+
+
+# The configs a model deploys are measured DEPLOYED_ROUNDS more times, in rounds over all of them
+# (:func:`confirm_deployed`).  A task's confirmations come from one moment, and on this VM the
+# speed of one kernel against another moves ~3% between moments tens of seconds apart and up to
+# ~15% in a noisy minute (a 256->1024 1x1 config confirmed at 0.59-0.63 ms read 0.53-0.57 ms in
+# four runner sessions a quarter of an hour later).  And a build deploys configs no task
+# confirmed: the rule's in its data's block, or a slower record whose output block spares a
+# layout transform (``tune_layouts``), each read once (512->2048 1x1: recorded 0.553 ms, its
+# config re-measured 0.61-0.72).
+DEPLOYED_ROUNDS = 3
+
+
+def _graph_configs(graph) -> list:
+    """The config of every node of ``graph`` that holds one, inside fused groups too."""
+    out = []
+    for node in graph.nodes:
+        if "body" in node.attrs:
+            out += _graph_configs(node.attrs["body"])
+        elif node.attrs.get("config") is not None:
+            out.append(node.attrs["config"])
+    return out
+
+
+def deployed(lib, tasks: list) -> list:
+    """``[(task, config)]``: each distinct config of ``tasks`` that the built model ``lib`` runs,
+    as a point of its task's space."""
+    from tune.autotvm.space import FallbackConfigEntity
+
+    by_args = {(t.name, tuple(t.args)): t for t in tasks}
+    out: dict = {}
+    for cfg in _graph_configs(lib.graph):
+        task = by_args.get((cfg.template, tuple(cfg.workload[1:])))
+        if task is None:
+            continue
+        point = FallbackConfigEntity()
+        for name, value in cfg.values.items():
+            point[name] = value
+        index = point.to_entity(task.config_space).index
+        if index >= 0:
+            out[(task.workload, index)] = (task, task.config_space.get(index))
+    return list(out.values())
+
+
+def confirm_deployed(g, params, target, log_path: str, tasks: list, measure_option=None,
+                     rounds: int = DEPLOYED_ROUNDS, stream=None) -> tuple:
+    """Measure every config of ``tasks`` that the model ``g`` built with the records of
+    ``log_path`` runs ``rounds`` more times, in rounds over all of them, so that each config's
+    readings span as many moments (each round may wait ``CONFIRM_NEAR_WAIT_S`` in all for the
+    vCPUs to be near, each measurement for the machine's good state, as :func:`confirm_best`'s
+    do).  Only tasks with ``4 * CONFIRM_TRIALS`` records or more (tuned far enough to be
+    confirmed, as :func:`tune_tasks` confirms them); a config read ``1 + rounds`` times
+    already is left alone: a resumed tune measures nothing twice.  The new medians may move the build to other configs; built
+    again, those are measured the same way (once more at most).  Returns ``(the model built
+    with the records, measurements taken)``."""
+    from tune.autotvm.measure import vcpus
+    from tune.autotvm.measure.measure import MeasureInput
+    from tune.autotvm.measure.option import create_measure_batch
+    from tune.autotvm.tuner.tuner import config_key
+
+    measure_option = measure_option or autotvm.measure_option(
+        builder="local", runner=autotvm.LocalRunner(**RUNNER_OPTIONS))
+    records = read_log(log_path, target)
+    counts = Counter((inp.task.workload, config_key(inp.config)) for inp, res in records if res.error_no == 0)
+    tasks = [task for task in tasks if len(measured(records, task)) >= 4 * CONFIRM_TRIALS]
+    log = autotvm.callback.log_to_file(log_path)
+    taken, seen = 0, set()
+    for _ in range(2):
+        lib = build_with_records(g, params, target, log_path)
+        todo = [(task, cfg) for task, cfg in deployed(lib, tasks) if (task.workload, config_key(cfg)) not in seen
+                and counts[(task.workload, config_key(cfg))] < 1 + rounds]
+        seen |= {(task.workload, config_key(cfg)) for task, cfg in todo}
+        if not todo:
+            return lib, taken
+        if stream is not None:
+            stream.write(f"measuring the {len(todo)} configs the model deploys {rounds} more times, in rounds\n")
+        for _ in range(rounds):
+            wait_until = time.monotonic() + CONFIRM_NEAR_WAIT_S
+            for task, cfg in todo:
+                vcpus.wait_near(max(0.0, wait_until - time.monotonic()))
+                inputs = [MeasureInput(task.target, task, cfg)]
+                results = patient(measure_option["runner"], create_measure_batch(task, measure_option), inputs)
+                log(None, inputs, results)
+                counts[(task.workload, config_key(cfg))] += results[0].error_no == 0
+                taken += 1
+    return build_with_records(g, params, target, log_path), taken
 
 
 # ---------------------------------------------------------------- builds ---

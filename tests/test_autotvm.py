@@ -1,5 +1,6 @@
 """Classic AutoTVM: config spaces, templates, tasks, records, dispatch, and the tutorial flow per tuner."""
 
+from collections import Counter
 import json
 import math
 import os
@@ -257,37 +258,70 @@ def measure():
     runner.close()
 
 
-def test_tune_tasks_confirms_the_fastest_configs(measure, tmp_path):
-    """``tessera tune``'s loop ends a task by measuring its 3 fastest configs twice more, then the
-    best-ranked config measured once (out of its trials); the records rank a config at its median."""
-    from graph.tuning import CONFIRM_TIMES, CONFIRM_TOP, CONFIRM_TRIALS, tune_tasks
+def _unconfirmed(rows: list, task, top: int, times: int) -> list:
+    """Config keys among the ``top`` fastest of ``rows`` or ``task``'s deployable configs read
+    fewer than ``1 + times`` times."""
+    from graph.tuning import deployable
+    from tune.autotvm.tuner.tuner import config_key
+
+    counts = Counter(config_key(inp.config) for inp, res in rows if res.error_no == 0)
+    (ranked,) = record.ranked_by_workload(rows).values()
+    wanted = [config_key(inp.config) for inp, _ in ranked[:top]]
+    wanted += [config_key(c) for c in deployable(task) if counts[config_key(c)]]
+    return [k for k in dict.fromkeys(wanted) if counts[k] < 1 + times]
+
+
+def test_tune_tasks_confirms_the_fastest_and_the_deployable_configs(measure, tmp_path):
+    """``tessera tune``'s loop ends a task by measuring its 3 fastest configs and the configs a
+    build may deploy in place of the records (the rule's, ``deployable``) twice more each, in
+    turn, then any config a slower confirmed one let into the top 3 (out of its trials); the
+    records rank a config at its median.  Resumed, a tuned task confirms only what its records
+    left unconfirmed, and nothing twice."""
+    from graph.tuning import CONFIRM_TIMES, CONFIRM_TOP, CONFIRM_TRIALS, deployable, tune_tasks
+    from tune.autotvm.tuner.tuner import config_key
 
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     task.share = 1.0
+    default = config_key(task.default_config())
+    assert [config_key(c) for c in deployable(task)] == [default]  # no input blocks: the rule alone
     log = str(tmp_path / "confirm.jsonl")
-    done = tune_tasks([task], [4 * CONFIRM_TRIALS], log, tuner="random", measure_option=measure)
+    planned = 4 * CONFIRM_TRIALS
+    reserve = CONFIRM_TRIALS + CONFIRM_TIMES
+    done = tune_tasks([task], [planned], log, tuner="random", measure_option=measure)
     rows = list(record.load_from_file(log))
-    extra = CONFIRM_TRIALS
-    assert done[task.workload] == len(rows) == 4 * extra
-    search, again = rows[:-extra], rows[-extra:]
-    assert len({inp.config.index for inp, _ in search}) == len(search)  # the search: new configs only
+    assert done[task.workload] == len(rows) <= planned
+    search, again = rows[:planned - reserve], rows[planned - reserve:]
+    assert len({config_key(inp.config) for inp, _ in search}) == len(search)  # the search: new configs only
     (ranked,) = record.ranked_by_workload(search).values()
-    top = [inp.config.index for inp, _ in ranked[:CONFIRM_TOP]]
-    first = CONFIRM_TOP * CONFIRM_TIMES
-    assert [inp.config.index for inp, _ in again[:first]] == top * CONFIRM_TIMES  # in turn, fastest first
-    (ranked,) = record.ranked_by_workload(rows[:-(extra - first)]).values()
-    once = next(inp.config.index for inp, _ in ranked if inp.config.index not in top)
-    assert [inp.config.index for inp, _ in again[first:]] == [once] * CONFIRM_TIMES  # then the best unconfirmed
+    first = list(dict.fromkeys([config_key(inp.config) for inp, _ in ranked[:CONFIRM_TOP]] + [default]))
+    assert [config_key(inp.config) for inp, _ in again[:len(first) * CONFIRM_TIMES]] == first * CONFIRM_TIMES
+    assert _unconfirmed(rows, task, CONFIRM_TOP, CONFIRM_TIMES) == [] or len(again) == reserve
     (best,) = record.best_by_workload(rows).values()
     mine = sorted(r.cost for inp, r in rows if inp.config.index == best[0].config.index)
     # counted at its median (the confirmed configs' medians may read slower than a lucky single
     # search reading of another config, which then ranks first with its one reading)
     assert len(mine) in (1, 1 + CONFIRM_TIMES) and best[1].cost == mine[(len(mine) - 1) // 2]
+    # an older tune's log, its configs read once each: resumed, only the top and the rule are confirmed
+    log2 = str(tmp_path / "older.jsonl")
+    autotvm.tuner.RandomTuner(task, seed=1).tune(n_trial=planned, measure_option=measure,
+                                                 callbacks=[autotvm.callback.log_to_file(log2)])
+    search = list(record.load_from_file(log2))
+    (ranked,) = record.ranked_by_workload(search).values()
+    first = list(dict.fromkeys([config_key(inp.config) for inp, _ in ranked[:CONFIRM_TOP]] + [default]))
+    done = tune_tasks([task], [len(search)], log2, tuner="random", measure_option=measure, records=search)
+    resumed = list(record.load_from_file(log2))
+    assert done[task.workload] == len(resumed) - len(search) >= len(first) * CONFIRM_TIMES
+    assert {config_key(inp.config) for inp, _ in resumed[len(search):]} <= {config_key(inp.config) for inp, _ in search}
+    cap = CONFIRM_TIMES * (2 * CONFIRM_TOP + 1)  # confirm_best's default trials
+    assert _unconfirmed(resumed, task, CONFIRM_TOP, CONFIRM_TIMES) == [] or done[task.workload] == cap
+    tune_tasks([task], [len(search)], log2, tuner="random", measure_option=measure, records=resumed)
+    counts = Counter(config_key(inp.config) for inp, _ in record.load_from_file(log2))
+    assert max(counts.values()) == 1 + CONFIRM_TIMES  # nothing confirmed twice
     # a task planned fewer than 4x the confirmations is not confirmed
-    log2 = str(tmp_path / "short.jsonl")
-    tune_tasks([task], [extra * 4 - 1], log2, tuner="random", measure_option=measure)
-    short = list(record.load_from_file(log2))
-    assert len({inp.config.index for inp, _ in short}) == len(short) == extra * 4 - 1
+    log3 = str(tmp_path / "short.jsonl")
+    tune_tasks([task], [planned - 1], log3, tuner="random", measure_option=measure)
+    short = list(record.load_from_file(log3))
+    assert len({inp.config.index for inp, _ in short}) == len(short) == planned - 1
 
 
 def test_a_task_cut_by_its_budget_keeps_time_to_confirm_its_fastest_configs(measure, tmp_path, monkeypatch):

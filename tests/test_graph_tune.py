@@ -259,6 +259,51 @@ def test_bad_inputs_are_named_errors(model, tmp_path, capsys, monkeypatch, case)
     assert (log.read_text() if log.exists() else None) == before  # nothing recorded is lost
 
 
+def test_the_configs_the_model_deploys_are_measured_again_in_rounds(model, tmp_path):
+    """``confirm_deployed``: every config the model built with the records runs (the fastest
+    record here, the rule's where a task's records say nothing better) is measured
+    ``DEPLOYED_ROUNDS`` more times, in rounds over all of them, and counts at its median; tasks
+    with too few records to be confirmed are left out; run again, nothing is measured twice."""
+    from collections import Counter
+
+    from graph.tuning import CONFIRM_TRIALS, DEPLOYED_ROUNDS, confirm_deployed, deployed
+    from tune.autotvm.record import ranked_by_workload
+
+    _, m = model
+    g, params = graph.from_onnx(m)
+    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    log = tmp_path / "deployed.jsonl"
+    rows = []
+    for k, task in enumerate(tasks[:2]):  # the third task has one record: not confirmed
+        legal = [c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
+                 if c.index != task.default_config().index][:4 * CONFIRM_TRIALS - 1]
+        rows += [(task, task.default_config(), 1.0), (task, legal[0], 2e-9)]  # the rule; a lucky reading
+        rows += [(task, cfg, 2.0 + j) for j, cfg in enumerate(legal[1:])]
+    rows.append((tasks[2], tasks[2].default_config(), 1.0))
+    write_records(log, rows)
+    builder, runner = autotvm.LocalBuilder(n_parallel=1), autotvm.LocalRunner(number=1, repeat=1, min_repeat_ms=1)
+    try:
+        option = autotvm.measure_option(builder=builder, runner=runner)
+        lib, taken = confirm_deployed(g, params, "llvm", str(log), tasks, option)
+        again = list(read_log(str(log), "llvm"))[len(rows):]
+        assert taken == len(again) > 0 and all(res.error_no == 0 for _, res in again)
+        assert {inp.task.workload for inp, _ in again} == {t.workload for t in tasks[:2]}
+        # in rounds: every config of the round once before any of them again
+        per_round = len(again) // DEPLOYED_ROUNDS
+        order = [(inp.task.workload, inp.config.index) for inp, _ in again]
+        assert all(order[r * per_round:(r + 1) * per_round] == order[:per_round] for r in range(DEPLOYED_ROUNDS))
+        # the lucky reading (2 ns) is outvoted: the configs count at their median
+        for rows_of in ranked_by_workload(read_log(str(log), "llvm")).values():
+            assert rows_of[0][1].cost > 1e-7
+        assert set(order) == {(t.workload, c.index) for t, c in deployed(lib, tasks[:2])}
+        assert set(Counter(order).values()) == {DEPLOYED_ROUNDS}
+        # resumed: nothing measured twice
+        assert confirm_deployed(g, params, "llvm", str(log), tasks, option)[1] == 0
+    finally:
+        builder.close()
+        runner.close()
+
+
 def test_confirmations_wait_longer_for_the_machines_good_state_than_the_search():
     # the confirmations' figures are the records: their measurements may wait longer for the vCPUs
     # near and the reference at its fast speed than a search's trial, which must stay cheap
