@@ -310,7 +310,8 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
         old = measured(records, task)
         left = n - len(old)
         done[task.workload] = 0
-        prefix = f"[Task {k + 1:2d}/{len(tasks)}] {task.name} x{task.count} ({100 * task.share:.0f}%)"
+        prefix = ("" if stream is None else  # tasks made by hand have no count
+                  f"[Task {k + 1:2d}/{len(tasks)}] {task.name} x{task.count} ({100 * task.share:.0f}%)")
         if left <= 0:  # tuned already: confirm what an older tune left unconfirmed
             if len(old) >= 4 * CONFIRM_TRIALS:
                 done[task.workload] = len(confirm_best(task, old, measure_option,

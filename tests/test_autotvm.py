@@ -258,62 +258,54 @@ def measure():
     runner.close()
 
 
-def _unconfirmed(rows: list, task, top: int, times: int) -> list:
-    """Config keys among the ``top`` fastest of ``rows`` or ``task``'s deployable configs read
-    fewer than ``1 + times`` times."""
-    from graph.tuning import deployable
+def _unconfirmed(rows: list, top: int, times: int) -> list:
+    """Config keys among the ``top`` fastest of ``rows`` read fewer than ``1 + times`` times."""
     from tune.autotvm.tuner.tuner import config_key
 
     counts = Counter(config_key(inp.config) for inp, res in rows if res.error_no == 0)
     (ranked,) = record.ranked_by_workload(rows).values()
-    wanted = [config_key(inp.config) for inp, _ in ranked[:top]]
-    wanted += [config_key(c) for c in deployable(task) if counts[config_key(c)]]
-    return [k for k in dict.fromkeys(wanted) if counts[k] < 1 + times]
+    return [k for k in (config_key(inp.config) for inp, _ in ranked[:top]) if counts[k] < 1 + times]
 
 
-def test_tune_tasks_confirms_the_fastest_and_the_deployable_configs(measure, tmp_path):
-    """``tessera tune``'s loop ends a task by measuring its 3 fastest configs and the configs a
-    build may deploy in place of the records (the rule's, ``deployable``) twice more each, in
+def test_tune_tasks_confirms_the_fastest_configs(measure, tmp_path):
+    """``tessera tune``'s loop ends a task by measuring its 3 fastest configs twice more each, in
     turn, then any config a slower confirmed one let into the top 3 (out of its trials); the
     records rank a config at its median.  Resumed, a tuned task confirms only what its records
-    left unconfirmed, and nothing twice."""
-    from graph.tuning import CONFIRM_TIMES, CONFIRM_TOP, CONFIRM_TRIALS, deployable, tune_tasks
+    left unconfirmed (an older tune's log), and nothing twice."""
+    from graph.tuning import CONFIRM_TIMES, CONFIRM_TOP, CONFIRM_TRIALS, tune_tasks
     from tune.autotvm.tuner.tuner import config_key
 
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     task.share = 1.0
-    default = config_key(task.default_config())
-    assert [config_key(c) for c in deployable(task)] == [default]  # no input blocks: the rule alone
     log = str(tmp_path / "confirm.jsonl")
     planned = 4 * CONFIRM_TRIALS
-    reserve = CONFIRM_TRIALS + CONFIRM_TIMES
     done = tune_tasks([task], [planned], log, tuner="random", measure_option=measure)
     rows = list(record.load_from_file(log))
     assert done[task.workload] == len(rows) <= planned
-    search, again = rows[:planned - reserve], rows[planned - reserve:]
+    search, again = rows[:planned - CONFIRM_TRIALS], rows[planned - CONFIRM_TRIALS:]
     assert len({config_key(inp.config) for inp, _ in search}) == len(search)  # the search: new configs only
     (ranked,) = record.ranked_by_workload(search).values()
-    first = list(dict.fromkeys([config_key(inp.config) for inp, _ in ranked[:CONFIRM_TOP]] + [default]))
+    first = [config_key(inp.config) for inp, _ in ranked[:CONFIRM_TOP]]
     assert [config_key(inp.config) for inp, _ in again[:len(first) * CONFIRM_TIMES]] == first * CONFIRM_TIMES
-    assert _unconfirmed(rows, task, CONFIRM_TOP, CONFIRM_TIMES) == [] or len(again) == reserve
+    assert _unconfirmed(rows, CONFIRM_TOP, CONFIRM_TIMES) == [] or len(again) == CONFIRM_TRIALS
     (best,) = record.best_by_workload(rows).values()
     mine = sorted(r.cost for inp, r in rows if inp.config.index == best[0].config.index)
     # counted at its median (the confirmed configs' medians may read slower than a lucky single
     # search reading of another config, which then ranks first with its one reading)
     assert len(mine) in (1, 1 + CONFIRM_TIMES) and best[1].cost == mine[(len(mine) - 1) // 2]
-    # an older tune's log, its configs read once each: resumed, only the top and the rule are confirmed
+    # an older tune's log, its configs read once each: resumed, only its top is confirmed
     log2 = str(tmp_path / "older.jsonl")
     autotvm.tuner.RandomTuner(task, seed=1).tune(n_trial=planned, measure_option=measure,
                                                  callbacks=[autotvm.callback.log_to_file(log2)])
     search = list(record.load_from_file(log2))
     (ranked,) = record.ranked_by_workload(search).values()
-    first = list(dict.fromkeys([config_key(inp.config) for inp, _ in ranked[:CONFIRM_TOP]] + [default]))
+    first = [config_key(inp.config) for inp, _ in ranked[:CONFIRM_TOP]]
     done = tune_tasks([task], [len(search)], log2, tuner="random", measure_option=measure, records=search)
     resumed = list(record.load_from_file(log2))
     assert done[task.workload] == len(resumed) - len(search) >= len(first) * CONFIRM_TIMES
-    assert {config_key(inp.config) for inp, _ in resumed[len(search):]} <= {config_key(inp.config) for inp, _ in search}
-    cap = CONFIRM_TIMES * (2 * CONFIRM_TOP + 1)  # confirm_best's default trials
-    assert _unconfirmed(resumed, task, CONFIRM_TOP, CONFIRM_TIMES) == [] or done[task.workload] == cap
+    assert [config_key(inp.config) for inp, _ in resumed[len(search):][:len(first) * CONFIRM_TIMES]] == first * CONFIRM_TIMES
+    cap = 2 * CONFIRM_TOP * CONFIRM_TIMES  # confirm_best's default trials
+    assert _unconfirmed(resumed, CONFIRM_TOP, CONFIRM_TIMES) == [] or done[task.workload] == cap
     tune_tasks([task], [len(search)], log2, tuner="random", measure_option=measure, records=resumed)
     counts = Counter(config_key(inp.config) for inp, _ in record.load_from_file(log2))
     assert max(counts.values()) == 1 + CONFIRM_TIMES  # nothing confirmed twice
@@ -340,9 +332,14 @@ def test_a_task_cut_by_its_budget_keeps_time_to_confirm_its_fastest_configs(meas
     planned = 4 * tuning.CONFIRM_TRIALS
     tuning.tune_tasks([task], [planned], log, tuner="random", measure_option=measure, budget_s=12.0)
     rows = list(record.load_from_file(log))
-    search, again = rows[:-tuning.CONFIRM_TRIALS], rows[-tuning.CONFIRM_TRIALS:]
+    first = {}  # config -> its first row: the search's rows are the configs' first readings
+    for k, (inp, _) in enumerate(rows):
+        first.setdefault(inp.config.index, k)
+    search = rows[:max(first.values()) + 1]
+    again = rows[len(search):]
     assert tuning.CONFIRM_TRIALS <= len(search) < planned - tuning.CONFIRM_TRIALS  # cut, with something to confirm
     assert len({inp.config.index for inp, _ in search}) == len(search)
+    assert tuning.CONFIRM_TOP * tuning.CONFIRM_TIMES <= len(again) <= tuning.CONFIRM_TRIALS
     seen = {inp.config.index for inp, _ in search}
     assert all(inp.config.index in seen for inp, _ in again)  # re-measurements of the search's configs
 
