@@ -58,6 +58,7 @@ import numpy as np
 
 import graph
 from graph.cli import random_inputs, set_threads
+from graph.tuning import node_configs
 from graph.onnx.zoo import light_model_path
 from tune import autotvm
 from tune.autotvm import record
@@ -89,7 +90,7 @@ def measured_configs(records) -> dict:
 
 def deployed_record(cfgs: list, args: tuple, measured: dict):
     """The log's (MeasureInput, cost) of the conv config a call deployed, or None."""
-    for _, cfg in cfgs:
+    for cfg in cfgs:
         if cfg.template in CONV_TEMPLATES and tuple(cfg.workload[1:]) == args:
             return measured.get((cfg.template, args, tuple(sorted(cfg.values.items()))))
     return None
@@ -202,21 +203,13 @@ def in_place_times(m, seconds: float) -> list:
     return list(np.median(np.array(samples), axis=0))
 
 
-def node_configs(node) -> list:
-    """(op, config) of ``node`` and, for a fused group, of the nodes inside."""
-    if node.op == "fused":
-        return [c for n in node.attrs["body"].nodes for c in node_configs(n)]
-    cfg = node.attrs.get("config")
-    return [] if cfg is None else [(node.op, cfg)]
-
-
 def knob_values(cfg) -> dict:
     return {k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}
 
 
 def same_config(chosen: list, want: dict) -> bool:
     """Whether a built node carries the recorded knob values."""
-    return any(all(cfg.values.get(k) == v for k, v in want.items()) for _, cfg in chosen)
+    return any(all(cfg.values.get(k) == v for k, v in want.items()) for cfg in chosen)
 
 
 def main(argv: list | None = None) -> list:
@@ -242,8 +235,8 @@ def main(argv: list | None = None) -> list:
         if a.limit is not None and k >= a.limit:
             break
         convs = [(call, cfgs) for call, cfgs in calls
-                 if any(cfg.template in CONV_TEMPLATES and tuple(cfg.workload[1:]) == args for _, cfg in cfgs)]
-        mine = [(call, cfgs) for call, cfgs in convs if any(cfg.template == name for _, cfg in cfgs)]
+                 if any(cfg.template in CONV_TEMPLATES and tuple(cfg.workload[1:]) == args for cfg in cfgs)]
+        mine = [(call, cfgs) for call, cfgs in convs if any(cfg.template == name for cfg in cfgs)]
         dshape, kshape, strides = args[0], args[1], args[2]
         label = f"{dshape[1]:4d}->{kshape[0]:4d} {kshape[2]}x{kshape[3]}/{strides[0]} @{dshape[2]:3d} {name:20s}"
         if not mine:
@@ -268,7 +261,7 @@ def main(argv: list | None = None) -> list:
         print(f"{label} recorded {cost * 1e3:7.3f} ms  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
               f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x"
               f"  in the model run {placed[-1]:5.2f}x  "
-              f"{'recorded config' if same else 'OTHER config ' + str([c for _, c in mine[0][1]])}",
+              f"{'recorded config' if same else 'OTHER config ' + str(mine[0][1])}",
               flush=True)
     # on the records' scale: every conv's chunks gathered in --passes rounds over all of them (the
     # ratio of two kernels drifts ~3% between moments tens of seconds apart; the runner calibrates

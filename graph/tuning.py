@@ -362,15 +362,13 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
 DEPLOYED_ROUNDS = 3
 
 
-def _graph_configs(graph) -> list:
-    """The config of every node of ``graph`` that holds one, inside fused groups too."""
-    out = []
-    for node in graph.nodes:
-        if "body" in node.attrs:
-            out += _graph_configs(node.attrs["body"])
-        elif node.attrs.get("config") is not None:
-            out.append(node.attrs["config"])
-    return out
+def node_configs(node) -> list:
+    """The configs ``node`` holds: its own, or those of the nodes inside a fused group."""
+    body = node.attrs.get("body")
+    if body is not None and hasattr(body, "nodes"):
+        return [cfg for n in body.nodes for cfg in node_configs(n)]
+    cfg = node.attrs.get("config")
+    return [] if cfg is None else [cfg]
 
 
 def deployed(lib, tasks: list) -> list:
@@ -380,7 +378,7 @@ def deployed(lib, tasks: list) -> list:
 
     by_args = {(t.name, tuple(t.args)): t for t in tasks}
     out: dict = {}
-    for cfg in _graph_configs(lib.graph):
+    for cfg in (cfg for node in lib.graph.nodes for cfg in node_configs(node)):
         task = by_args.get((cfg.template, tuple(cfg.workload[1:])))
         if task is None:
             continue
@@ -401,9 +399,9 @@ def confirm_deployed(g, params, target, log_path: str, tasks: list, measure_opti
     vCPUs to be near, each measurement for the machine's good state, as :func:`confirm_best`'s
     do).  Only tasks with ``4 * CONFIRM_TRIALS`` records or more (tuned far enough to be
     confirmed, as :func:`tune_tasks` confirms them); a config read ``1 + rounds`` times
-    already is left alone: a resumed tune measures nothing twice.  The new medians may move the build to other configs; built
-    again, those are measured the same way (once more at most).  Returns ``(the model built
-    with the records, measurements taken)``."""
+    already is left alone: a resumed tune measures nothing twice.  The new medians may move the
+    build to other configs; built again, those are measured the same way (once more at most).
+    Returns ``(the model built with the records, measurements taken)``."""
     from tune.autotvm.measure import vcpus
     from tune.autotvm.measure.measure import MeasureInput
     from tune.autotvm.measure.option import create_measure_batch
