@@ -58,8 +58,8 @@ import numpy as np
 
 import graph
 from graph.cli import random_inputs, set_threads
-from graph.tuning import node_configs
 from graph.onnx.zoo import light_model_path
+from graph.tuning import node_configs
 from tune import autotvm
 from tune.autotvm import record
 from tune.autotvm.measure import execute, vcpus

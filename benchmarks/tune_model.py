@@ -67,15 +67,14 @@ def main(argv: list | None = None) -> dict:
     for line in tuning.tune_plan(tuned, plan, records):
         print(line, file=sys.stderr)
     t0 = time.perf_counter()
-    done = {}
+    done, again = {}, 0
     if args.trials > 0 or args.per_task:
         option = autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(
             **tuning.RUNNER_OPTIONS, enable_cpu_cache_flush=args.flush))
         done = tuning.tune_tasks(tuned, plan, args.log, args.tuner,
                                  None if args.budget is None else 60 * args.budget, records,
                                  measure_option=option, stream=sys.stderr)
-        after, done["deployed"] = tuning.confirm_deployed(g, params, target, args.log, tuned, option,
-                                                          stream=sys.stderr)
+        after, again = tuning.confirm_deployed(g, params, target, args.log, tuned, option, stream=sys.stderr)
     else:
         after = tuning.build_with_records(g, params, target, args.log)
     tune_s = time.perf_counter() - t0
@@ -102,7 +101,7 @@ def main(argv: list | None = None) -> dict:
     rounds = paired(fns, args.seconds)
     near = near_rounds(rounds)
     med = {k: statistics.median(rounds[k][i] for i in near) for k in fns}
-    print(f"{args.model}: {len(tasks)} tasks, {sum(done.values())} trials measured in {tune_s:.0f} s "
+    print(f"{args.model}: {len(tasks)} tasks, {sum(done.values()) + again} trials measured in {tune_s:.0f} s "
           f"(log {args.log}: {len(tuning.read_log(args.log, target))} records); "
           f"{len(near)} of {len(rounds['near'])} paired rounds in the near state")
     base = "onnxruntime" if "onnxruntime" in fns else "default"

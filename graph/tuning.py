@@ -178,6 +178,7 @@ class _BudgetSpent(Exception):
 # measured again in rounds over all of them (:func:`confirm_deployed`).
 CONFIRM_TOP, CONFIRM_TIMES = 3, 2
 CONFIRM_TRIALS = (CONFIRM_TOP + 1) * CONFIRM_TIMES
+CONFIRMED_FROM = 4 * CONFIRM_TRIALS  # a task with fewer trials (planned, or recorded) is not confirmed
 # Seconds a task's confirmation waits in all for the vCPUs to be near (``tune.autotvm.measure.vcpus``)
 # before its batches: the records it leaves are the ones deployment is compared with, and the runner
 # times a repeat taken with the vCPUs apart in that state's honest (slower) time.
@@ -196,19 +197,22 @@ def rule_variants(task) -> list:
     0.95 ms in place against the rule's 0.86 in the 16-channel block its data had."""
     from graph.passes.choose_configs import INPUT_BLOCK_KNOB
     from graph.passes.choose_configs import rule_variants as variants_of
-    from tune.autotvm.space import FallbackConfigEntity
 
     if task.name not in INPUT_BLOCK_KNOB:
         return []
-    out = []
-    for values in variants_of(task.workload)[1:]:
-        point = FallbackConfigEntity()
-        for name, value in values.items():
-            point[name] = value
-        cfg = point.to_entity(task.config_space)  # index -1 where a value is outside the space
-        if cfg.index >= 0:
-            out.append(task.config_space.get(cfg.index))
-    return out
+    points = (space_point(task, values) for values in variants_of(task.workload)[1:])
+    return [cfg for cfg in points if cfg is not None]
+
+
+def space_point(task, values: dict):
+    """The point of ``task``'s space with the knob ``values``, or None where one is outside it."""
+    from tune.autotvm.space import FallbackConfigEntity
+
+    point = FallbackConfigEntity()
+    for name, value in values.items():
+        point[name] = value
+    index = point.to_entity(task.config_space).index
+    return task.config_space.get(index) if index >= 0 else None
 
 
 def patient(runner, batch, inputs: list) -> list:
@@ -223,6 +227,23 @@ def patient(runner, batch, inputs: list) -> list:
         runner.state_wait = before
 
 
+def measure_again(task, configs: list, measure_option, callbacks, wait_until: float, batch=None) -> list:
+    """One batch of ``configs`` of ``task`` measured again, as a confirmation measures: after
+    waiting for the vCPUs to be near (until ``wait_until``, monotonic), each measurement patient
+    for the machine's good state (:func:`patient`); the (input, result) pairs, passed to
+    ``callbacks`` as a tuner's batch would be."""
+    from tune.autotvm.measure import vcpus
+    from tune.autotvm.measure.measure import MeasureInput
+    from tune.autotvm.measure.option import create_measure_batch
+
+    vcpus.wait_near(max(0.0, wait_until - time.monotonic()))
+    inputs = [MeasureInput(task.target, task, cfg) for cfg in configs]
+    results = patient(measure_option["runner"], batch or create_measure_batch(task, measure_option), inputs)
+    for callback in callbacks:
+        callback(None, inputs, results)
+    return list(zip(inputs, results))
+
+
 def confirm_best(task, records: list, measure_option, callbacks=(), top: int = CONFIRM_TOP,
                  times: int = CONFIRM_TIMES, trials: int | None = None) -> list:
     """Measure ``times`` more times each of the ``top`` fastest configs of ``task`` in
@@ -234,12 +255,9 @@ def confirm_best(task, records: list, measure_option, callbacks=(), top: int = C
     waits for the vCPUs to be near first (``CONFIRM_NEAR_WAIT_S`` in all), and each measurement
     may wait longer than a search's for the machine's good state (:func:`patient`).  Returns the
     new (input, result) pairs, each batch passed to ``callbacks`` as a tuner's would be."""
-    from tune.autotvm.measure.measure import MeasureInput
     from tune.autotvm.measure.option import create_measure_batch
     from tune.autotvm.record import ranked_by_workload
     from tune.autotvm.tuner.tuner import config_key
-
-    from tune.autotvm.measure import vcpus
 
     left = 2 * top * times if trials is None else trials
     mine = measured(records, task)
@@ -253,12 +271,7 @@ def confirm_best(task, records: list, measure_option, callbacks=(), top: int = C
             break
         batch = batch or create_measure_batch(task, measure_option)
         for _ in range(times):
-            vcpus.wait_near(max(0.0, wait_until - time.monotonic()))
-            inputs = [MeasureInput(task.target, task, inp.config) for inp in rows]
-            results = patient(measure_option["runner"], batch, inputs)
-            for callback in callbacks:
-                callback(None, inputs, results)
-            out += list(zip(inputs, results))
+            out += measure_again(task, [inp.config for inp in rows], measure_option, callbacks, wait_until, batch)
         left -= times * len(rows)
     return out
 
@@ -313,7 +326,7 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
         prefix = ("" if stream is None else  # tasks made by hand have no count
                   f"[Task {k + 1:2d}/{len(tasks)}] {task.name} x{task.count} ({100 * task.share:.0f}%)")
         if left <= 0:  # tuned already: confirm what an older tune left unconfirmed
-            if len(old) >= 4 * CONFIRM_TRIALS:
+            if len(old) >= CONFIRMED_FROM:
                 done[task.workload] = len(confirm_best(task, old, measure_option,
                                                        [autotvm.callback.log_to_file(log_path)]))
             if stream is not None and done[task.workload]:
@@ -333,7 +346,7 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
             callbacks.append(autotvm.callback.progress_bar(left, prefix=prefix, stream=stream))
         callbacks.append(stop_at_deadline)
         mon = autotvm.callback.Monitor()
-        confirm = CONFIRM_TRIALS if left >= 4 * CONFIRM_TRIALS else 0
+        confirm = CONFIRM_TRIALS if left >= CONFIRMED_FROM else 0
         clock.update(start=time.monotonic(), trials=0, reserve=confirm)
         try:
             t.tune(n_trial=left - confirm, measure_option=measure_option, callbacks=[mon, *callbacks])
@@ -374,20 +387,13 @@ def node_configs(node) -> list:
 def deployed(lib, tasks: list) -> list:
     """``[(task, config)]``: each distinct config of ``tasks`` that the built model ``lib`` runs,
     as a point of its task's space."""
-    from tune.autotvm.space import FallbackConfigEntity
-
     by_args = {(t.name, tuple(t.args)): t for t in tasks}
     out: dict = {}
     for cfg in (cfg for node in lib.graph.nodes for cfg in node_configs(node)):
         task = by_args.get((cfg.template, tuple(cfg.workload[1:])))
-        if task is None:
-            continue
-        point = FallbackConfigEntity()
-        for name, value in cfg.values.items():
-            point[name] = value
-        index = point.to_entity(task.config_space).index
-        if index >= 0:
-            out[(task.workload, index)] = (task, task.config_space.get(index))
+        point = None if task is None else space_point(task, cfg.values)
+        if point is not None:
+            out[(task.workload, point.index)] = (task, point)
     return list(out.values())
 
 
@@ -397,21 +403,18 @@ def confirm_deployed(g, params, target, log_path: str, tasks: list, measure_opti
     ``log_path`` runs ``rounds`` more times, in rounds over all of them, so that each config's
     readings span as many moments (each round may wait ``CONFIRM_NEAR_WAIT_S`` in all for the
     vCPUs to be near, each measurement for the machine's good state, as :func:`confirm_best`'s
-    do).  Only tasks with ``4 * CONFIRM_TRIALS`` records or more (tuned far enough to be
+    do).  Only tasks with ``CONFIRMED_FROM`` records or more (tuned far enough to be
     confirmed, as :func:`tune_tasks` confirms them); a config read ``1 + rounds`` times
     already is left alone: a resumed tune measures nothing twice.  The new medians may move the
     build to other configs; built again, those are measured the same way (once more at most).
     Returns ``(the model built with the records, measurements taken)``."""
-    from tune.autotvm.measure import vcpus
-    from tune.autotvm.measure.measure import MeasureInput
-    from tune.autotvm.measure.option import create_measure_batch
     from tune.autotvm.tuner.tuner import config_key
 
     measure_option = measure_option or autotvm.measure_option(
         builder="local", runner=autotvm.LocalRunner(**RUNNER_OPTIONS))
     records = read_log(log_path, target)
     counts = Counter((inp.task.workload, config_key(inp.config)) for inp, res in records if res.error_no == 0)
-    tasks = [task for task in tasks if len(measured(records, task)) >= 4 * CONFIRM_TRIALS]
+    tasks = [task for task in tasks if len(measured(records, task)) >= CONFIRMED_FROM]
     log = autotvm.callback.log_to_file(log_path)
     taken, seen = 0, set()
     for _ in range(2):
@@ -426,11 +429,8 @@ def confirm_deployed(g, params, target, log_path: str, tasks: list, measure_opti
         for _ in range(rounds):
             wait_until = time.monotonic() + CONFIRM_NEAR_WAIT_S
             for task, cfg in todo:
-                vcpus.wait_near(max(0.0, wait_until - time.monotonic()))
-                inputs = [MeasureInput(task.target, task, cfg)]
-                results = patient(measure_option["runner"], create_measure_batch(task, measure_option), inputs)
-                log(None, inputs, results)
-                counts[(task.workload, config_key(cfg))] += results[0].error_no == 0
+                ((_, res),) = measure_again(task, [cfg], measure_option, [log], wait_until)
+                counts[(task.workload, config_key(cfg))] += res.error_no == 0
                 taken += 1
     return build_with_records(g, params, target, log_path), taken
 
