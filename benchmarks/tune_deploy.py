@@ -191,16 +191,12 @@ def model_calls(model: str, log: str) -> tuple:
 
 
 def in_place_times(m, seconds: float) -> list:
-    """Median seconds of each kernel call of executor ``m``, timed in place over ``seconds`` of
-    whole runs of the model."""
-    pc, samples, end = time.perf_counter, [], time.perf_counter() + seconds
-    while pc() < end or len(samples) < 5:
-        ts = [pc()]
-        for call in m._calls:
-            call()
-            ts.append(pc())
-        samples.append(np.diff(ts))
-    return list(np.median(np.array(samples), axis=0))
+    """Median seconds of each kernel call of executor ``m``, timed in place over about ``seconds``
+    of whole runs of the model (5 at least)."""
+    t0 = time.perf_counter()
+    m.run()
+    runs = max(5, round(seconds / max(time.perf_counter() - t0, 1e-6)))
+    return [s for _, s in m.profile_kernels(runs, in_place=True)]
 
 
 def knob_values(cfg) -> dict:

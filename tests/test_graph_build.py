@@ -162,6 +162,20 @@ def test_run_time_errors_name_the_input():
         m.get_output(3)
 
 
+def test_kernel_profile_in_a_row_and_in_place():
+    lib = graph.build(small_net())
+    m = lib.create_executor()
+    x = rand(1, 3, 17, 13)
+    m.run(data=x)
+    want = m.get_output(0)
+    labels = [spec["label"] for spec in m.plan["calls"]]
+    for in_place in (False, True):
+        prof = m.profile_kernels(3, in_place=in_place)
+        assert [label for label, _ in prof] == labels
+        assert all(seconds > 0 for _, seconds in prof)
+        np.testing.assert_array_equal(m.get_output(0), want)  # profiling runs the same model
+
+
 def test_params_bind_as_constants():
     b = GraphBuilder()
     x = b.input("x", (4, 5))

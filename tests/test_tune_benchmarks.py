@@ -186,3 +186,30 @@ def test_table_runner_refuses_a_config_outside_its_table():
     runner = tune_quality.TableRunner({})
     with pytest.raises(KeyError, match="not in the measured table"):
         runner.run([MeasureInput(task.target, task, task.config_space.get(3))], [None])
+
+
+def test_model_layers_sets_each_conv_beside_onnxruntimes(tmp_path, capsys):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    import model_layers
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array((rng.standard_normal(s) * 0.2).astype("float32"), n)
+             for n, s in (("w1", (16, 3, 3, 3)), ("w2", (16, 16, 3, 3)), ("w3", (32, 16, 1, 1)))]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("Conv", ["r2", "w3"], ["y"])]
+    g = helper.make_graph(nodes, "three_convs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 15, 15])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 8, 8])], inits)
+    path = str(tmp_path / "three_convs.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    got = model_layers.main([path, "--seconds", "0.2", "--window", "0.05"])
+    keys = {key: (len(calls), n) for _, key, calls, _, _, n in got["rows"]}
+    assert keys == {((3, 15, 15), (16, 3, 3), (15, 15)): (1, 1), ((16, 15, 15), (16, 3, 3), (8, 8)): (1, 1),
+                    ((16, 8, 8), (32, 1, 1), (8, 8)): (1, 1)}  # each conv found on both sides, the stride kept
+    assert all(t > 0 and o > 0 for _, _, _, t, o, _ in got["rows"])
+    assert "all convs" in capsys.readouterr().out
