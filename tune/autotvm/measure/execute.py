@@ -434,8 +434,11 @@ def yardstick_call() -> tuple:
     return (lambda: hit.fn(*hit.raw)), settled
 
 
-def _reference_timer(ref: dict, settled: float | None, yard: float | None = None, flush: bool = False) -> _Timed:
-    """The reference kernel, timed in brackets around candidates, and its settled seconds.
+def _reference_timer(ref: dict, settled: float | None, yard: float | None = None) -> _Timed:
+    """The reference kernel, timed in brackets around candidates, and its settled seconds.  It
+    runs with its weights warm even when the candidates' rotate out of the caches (the flush):
+    a cold candidate over a warm bracket, times the bracket's settled time, is the candidate's
+    cold time on the records' scale.
 
     The settled time is the reference's time on an undisturbed machine: ``settled`` when the
     runner knows it already, else the yardstick's settled time (``yard`` or the host's stored
@@ -575,7 +578,7 @@ def run_candidate(payload: dict) -> dict:
     number, min_ms = payload["number"], payload["min_repeat_ms"]
     timer = yard = None
     if payload.get("normalize") and ref is not None:
-        timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"), flush)
+        timer = _reference_timer(ref, payload.get("ref_time"), payload.get("yardstick"))
         yard = _yardstick_timer(payload.get("yardstick"))
     if timer is None:
         costs = [_timed(fn, raw, number, min_ms) for _ in range(payload["repeat"])]
