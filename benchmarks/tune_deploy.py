@@ -223,6 +223,7 @@ def main(argv: list | None = None) -> list:
     set_threads(a.threads)
     records = record.load_records(a.log)
     best, measured = best_per_conv(records), measured_configs(records)
+    state = execute.host_note("before")
     m, calls = model_calls(a.model, a.log)
     in_place = dict(zip(map(id, m._calls), in_place_times(m, a.seconds)))  # kernel call -> seconds in place
     yard, yard_s = execute.yardstick_call()
@@ -306,6 +307,7 @@ def main(argv: list | None = None) -> list:
                 print(f"  {name:5s}: {len(vals)} convs ({chunks_in} chunks of {CHUNK_S} s), on the records' scale/"
                       f"recorded median {statistics.median(vals):.3f}, range {min(vals):.3f}-{max(vals):.3f}, "
                       f"{within}/{len(vals)} within 5%: " + " ".join(f"{v:.2f}" for v in vals))
+    print(f"{state}\n{execute.host_note('after')}")
     return rows
 
 

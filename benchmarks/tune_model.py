@@ -25,6 +25,7 @@ from graph import tuning
 from graph.cli import RTOL, ort_session, near_rounds, paired, paired_ratio, random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
 from tune import autotvm
+from tune.autotvm.measure.execute import host_note
 
 
 def layout_transforms(lib) -> int:
@@ -98,7 +99,9 @@ def main(argv: list | None = None) -> dict:
     scale = float(np.abs(outs["default"]).max()) or 1.0
     for name, y in outs.items():
         assert np.allclose(y, outs["default"], rtol=RTOL, atol=1e-4 * scale), f"{name} disagrees with default"
+    state = host_note("before")
     rounds = paired(fns, args.seconds)
+    after = host_note("after")
     near = near_rounds(rounds)
     med = {k: statistics.median(rounds[k][i] for i in near) for k in fns}
     print(f"{args.model}: {len(tasks)} tasks, {sum(done.values()) + again} trials measured in {tune_s:.0f} s "
@@ -114,6 +117,7 @@ def main(argv: list | None = None) -> dict:
         print(f"  {k:12} {v * 1e3:8.2f} ms{ratio}{shuffles}")
     r, lo, hi, _ = paired_ratio(rounds, "tuned", "default")
     print(f"  tuned / default: {r:.3f} (IQR {lo:.3f}-{hi:.3f})")
+    print(f"  {state}\n  {after}")
     return med
 
 

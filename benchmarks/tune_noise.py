@@ -31,6 +31,7 @@ from graph.tuning import CONFIRM_STATE_WAIT_S, RUNNER_OPTIONS
 from tune import autotvm
 from tune.autotvm import record
 from tune.autotvm.measure import MeasureInput, vcpus
+from tune.autotvm.measure.execute import host_note
 from tune.autotvm.measure.option import create_measure_batch
 
 
@@ -59,7 +60,7 @@ def main(argv: list | None = None) -> list:
     kw = {**RUNNER_OPTIONS, "min_repeat_ms": a.min_repeat_ms, "state_wait": CONFIRM_STATE_WAIT_S}
     builder = autotvm.LocalBuilder(n_parallel=2)
     runners = {"normalized": autotvm.LocalRunner(**kw), "raw": autotvm.LocalRunner(normalize=False, **kw)}
-    rows = []
+    rows, state = [], host_note("before")
     try:
         for (name, args), (recorded, inp) in list(best_per_task(a.log).items())[: a.limit]:
             task = autotvm.task.create(name, args=args, target=inp.target)
@@ -95,6 +96,7 @@ def main(argv: list | None = None) -> list:
         print(f"CV normalized{' across sessions' if a.sessions else ''}: median {100 * statistics.median(norm):.1f}%, max {100 * max(norm):.1f}%, "
               f"<= 3% on {sum(c <= 0.03 for c in norm)}/{len(norm)}; raw median "
               f"{100 * statistics.median(r['raw'] for r in rows):.1f}%")
+    print(f"{state}\n{host_note('after')}")
     return rows
 
 

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -244,8 +245,16 @@ def test_yardstick_scale_is_stored_once_per_host(tmp_path, monkeypatch):
     assert yardstick.stored(key, 0) == seen[0]
     yardstick.store(key, 1.0, entry["settle_s"] + 1)
     assert yardstick.stored(key, entry["settle_s"] + 1) == 1.0
+    # the line benchmarks print beside a figure: the yardstick now against the stored settle
+    from tune.autotvm.measure.execute import host_note
+
+    assert re.fullmatch(r"host before: the yardstick ran 0\.00x its settled time \(quiet; quiet <= 1\.15x\), "
+                        r"the vCPUs (near|apart)", host_note("before", 0.01))  # 1 s stored: far below it
+    yardstick.store(key, 1e-9, entry["settle_s"] + 2)
+    assert "its settled time (busy;" in host_note("after", 0.01)
     (tmp_path / "tune_scale.json").write_text("{not json")
     assert yardstick.stored(key, 0) is None  # unreadable: settle again
+    assert host_note("now", 0.01) == "host now: unknown (no runner has settled the yardstick here)"
 
 
 def test_tutorial_script_without_main_guard(tmp_path):

@@ -434,6 +434,29 @@ def yardstick_call() -> tuple:
     return (lambda: hit.fn(*hit.raw)), settled
 
 
+QUIET_HOST = 1.15  # the yardstick's median over its settled time on a quiet host reads 1.00-1.10
+
+
+def host_note(when: str = "now", seconds: float = 0.5) -> str:
+    """One line on the host's state ``when``, to print beside a figure: the yardstick's median time
+    over ``seconds`` of calls against its stored settled time (on this VM 1.0-1.1 when quiet, 2x
+    and more for hours when other tenants take the cores' time, onnxruntime's ResNet-50 then 59
+    against 46 ms), and the vCPUs' state (``vcpus``)."""
+    from tune.autotvm.measure import vcpus
+
+    call, settled = yardstick_call()
+    if call is None:
+        return f"host {when}: unknown (no runner has settled the yardstick here)"
+    call()
+    samples, end = [], time.perf_counter() + seconds
+    while time.perf_counter() < end or len(samples) < 5:
+        samples.append(_timed(call, [], 1, REF_MS))
+    ratio = float(np.median(samples)) / settled
+    near = vcpus.reading()[1]
+    return (f"host {when}: the yardstick ran {ratio:.2f}x its settled time ({'quiet' if ratio <= QUIET_HOST else 'busy'}; "
+            f"quiet <= {QUIET_HOST}x), the vCPUs {'near' if near else 'apart'}")
+
+
 def _reference_timer(ref: dict, settled: float | None, yard: float | None = None) -> _Timed:
     """The reference kernel, timed in brackets around candidates, and its settled seconds.  It
     runs with its weights warm even when the candidates' rotate out of the caches (the flush):
@@ -649,5 +672,6 @@ __all__ = [
     "run_candidate",
     "warm_builder",
     "warm_runner",
+    "host_note",
     "yardstick_call",
 ]
