@@ -439,9 +439,10 @@ QUIET_HOST = 1.15  # the yardstick's median over its settled time on a quiet hos
 
 def host_note(when: str = "now", seconds: float = 0.5) -> str:
     """One line on the host's state ``when``, to print beside a figure: the yardstick's median time
-    over ``seconds`` of calls against its stored settled time (on this VM 1.0-1.1 when quiet, 2x
-    and more for hours when other tenants take the cores' time, onnxruntime's ResNet-50 then 59
-    against 46 ms), and the vCPUs' state (``vcpus``)."""
+    over ``seconds`` of calls, timed as it was settled (2 ms batches back to back), against its
+    stored settled time (on this VM 1.0-1.1 when quiet, 1.3-1.4 for hours when other tenants
+    take the cores' time, onnxruntime's ResNet-50 then 59 against 46 ms; single calls after a
+    pause read 2x that, the pool's wake-up included), and the vCPUs' state (``vcpus``)."""
     from tune.autotvm.measure import vcpus
 
     call, settled = yardstick_call()
