@@ -57,6 +57,7 @@ def test_quality_then_transfer_with_two_trials(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "2048-> 512 1x1/1 @  7" in out and "recorded config" in out and "deployed/recorded" in out
     assert "deployed on the records' scale (yardstick)/recorded" in out  # the runner settled it here
+    assert "deployed on the records' scale (task reference)/recorded" in out  # and the task's reference scale
     assert "deployed in place in the model run/recorded" in out
     # its best config re-measured twice by both runners, in one session and in two
     (row,) = tune_noise.main(["--log", log, "--limit", "1", "--times", "2"])

@@ -434,6 +434,19 @@ def yardstick_call() -> tuple:
     return (lambda: hit.fn(*hit.raw)), settled
 
 
+def reference_call(ref: dict) -> tuple:
+    """``(call, settled seconds)`` of a task's reference (``LocalBuilder.build_reference``): the
+    kernel a runner brackets the task's candidates with, and its time on the records' scale (its
+    ratio to the yardstick stored on this host times the yardstick's stored time), so that another
+    kernel alternated with it is timed as the runner times a candidate; the seconds are None where
+    no runner has stored that scale here."""
+    from tune.autotvm.measure import yardstick
+
+    hit, yard = _timer(ref["key"], ref), _yardstick()
+    ratio, yard_s = yardstick.stored(_scale_key(ref, yard), 0.0), yardstick.stored(yard.key, 0.0)
+    return (lambda: hit.fn(*hit.raw)), (ratio * yard_s if ratio and yard_s else None)
+
+
 QUIET_HOST = 1.15  # the yardstick's median over its settled time on a quiet host reads 1.00-1.10
 
 
@@ -674,5 +687,6 @@ __all__ = [
     "warm_builder",
     "warm_runner",
     "host_note",
+    "reference_call",
     "yardstick_call",
 ]
