@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import json
 import os
 import statistics
@@ -30,14 +29,15 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import numpy as np  # noqa: E402
 
-import graph  # noqa: E402
-from graph.cli import ort_session, random_inputs, set_threads  # noqa: E402
+from tune_deploy import model_nodes  # noqa: E402
+
+from graph.cli import ort_session, set_threads  # noqa: E402
 from graph.onnx.zoo import light_model_path  # noqa: E402
 from graph.tuning import node_configs  # noqa: E402
-from tune import autotvm  # noqa: E402
 from tune.autotvm.measure.execute import host_note  # noqa: E402
 
 PAUSE_S = 0.25  # before each window: the other runtime's threads spin after a call
@@ -49,15 +49,12 @@ def conv_key(dshape, kshape, oshape) -> tuple:
     return tuple(dshape[1:4]), (kshape[0], *kshape[2:4]), tuple(oshape[2:4])
 
 
-def tessera_calls(path: str, records: str | None) -> tuple:
-    """``(executor, [conv key or kernel label per call])`` of the model built with ``records``."""
-    g, params = graph.from_onnx(path)
-    with autotvm.apply_history_best(records) if records else contextlib.nullcontext():
-        lib = graph.build(g, target="llvm", params=params)
-    m = lib.create_executor()
-    m.set_input(**random_inputs({v.name: (tuple(v.shape), v.dtype) for v in lib.graph.inputs}, 0))
+def tessera_calls(model: str, records: str | None) -> tuple:
+    """``(executor, [(conv key, template) or (kernel label, None) per call])`` of the model built
+    with ``records``."""
+    m, nodes = model_nodes(model, records)
     keys = []
-    for (node, key), spec in zip([s for s in lib.steps if s[1] is not None], m.plan["calls"]):
+    for (_, node), spec in zip(nodes, m.plan["calls"]):
         convs = [c for c in node_configs(node) if c.template.startswith("conv2d")]
         if convs:
             wl = convs[0].workload  # (name, data shape, kernel shape, strides, pads, ...)
@@ -98,16 +95,9 @@ def main(argv: list | None = None) -> dict:
     path = a.model if a.model.endswith(".onnx") else light_model_path(a.model)
     state = host_note("before")
     m, keys = tessera_calls(path, a.records)
-    import onnxruntime as ort
-
-    sess, why = ort_session(path, a.threads)
+    sess, why = ort_session(path, a.threads, profile=os.path.join(tempfile.mkdtemp(prefix="model_layers_"), "ort"))
     if sess is None:
         raise SystemExit(f"model_layers: {why}")
-    prefix = os.path.join(tempfile.mkdtemp(prefix="model_layers_"), "ort")
-    options = ort.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = a.threads, 1
-    options.log_severity_level, options.enable_profiling, options.profile_file_prefix = 3, True, prefix
-    sess = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(0)
     feed = {i.name: rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape]).astype(np.float32)
             for i in sess.get_inputs()}

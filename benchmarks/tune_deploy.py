@@ -64,7 +64,7 @@ import numpy as np
 import graph
 from graph.cli import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
-from graph.tuning import node_configs
+from graph.tuning import build_with_records, node_configs
 from tune import autotvm
 from tune.autotvm import record
 from tune.autotvm.measure import LocalBuilder, execute, vcpus
@@ -182,17 +182,22 @@ def split_states(chunks: list) -> tuple:
     return out
 
 
-def model_calls(model: str, log: str) -> tuple:
-    """``(executor, [(kernel call, [(op, config), ...]), ...])`` of ``model`` built with ``log``."""
+def model_nodes(model: str, log: str | None) -> tuple:
+    """``(executor, [(kernel call, its graph node), ...])`` of ``model`` (light zoo name or .onnx)
+    built with the records of ``log`` (None: the rule defaults), inputs set, run once."""
     path = model if model.endswith(".onnx") else light_model_path(model)
     g, params = graph.from_onnx(path)
-    with autotvm.apply_history_best(log):
-        lib = graph.build(g, target="llvm", params=params)
+    lib = build_with_records(g, params, "llvm", log)
     m = lib.create_executor()
     m.set_input(**random_inputs({v.name: (tuple(v.shape), v.dtype) for v in lib.graph.inputs}, 0))
     m.run()
-    nodes = [node for node, key in lib.steps if key is not None]
-    return m, [(call, node_configs(node)) for call, node in zip(m._calls, nodes)]
+    return m, list(zip(m._calls, [node for node, key in lib.steps if key is not None]))
+
+
+def model_calls(model: str, log: str) -> tuple:
+    """``(executor, [(kernel call, [config, ...]), ...])`` of ``model`` built with ``log``."""
+    m, nodes = model_nodes(model, log)
+    return m, [(call, node_configs(node)) for call, node in nodes]
 
 
 def in_place_times(m, seconds: float) -> list:

@@ -514,8 +514,9 @@ def cmd_run(args, log: Log) -> int:
     return 0
 
 
-def ort_session(path: str | None, threads: int) -> tuple:
-    """(an onnxruntime session with ``threads`` intra-op threads, None) or (None, why not)."""
+def ort_session(path: str | None, threads: int, profile: str | None = None) -> tuple:
+    """(an onnxruntime session with ``threads`` intra-op threads, None) or (None, why not);
+    ``profile``: its profiler on, writing to files of that prefix (``end_profiling`` names one)."""
     if path is None:
         return None, "a compiled library carries no ONNX model"
     try:
@@ -526,6 +527,8 @@ def ort_session(path: str | None, threads: int) -> tuple:
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only: no warnings about unused initializers
+    if profile is not None:
+        options.enable_profiling, options.profile_file_prefix = True, profile
     try:
         return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]), None
     except Exception as err:  # noqa: BLE001 - onnxruntime raises its own exception types
