@@ -20,6 +20,7 @@ from schedule import stmt as S
 from schedule.schedule_ops import schedule_ops
 from schedule.passes.storage_flatten import storage_flatten, arg_buffers
 from schedule.passes.simplify_stmt import simplify_stmt
+from schedule.passes.guard_zero_terms import guard_zero_terms
 from schedule.passes.partition_loops import partition_loops
 from schedule.passes.unroll_loops import unroll_loops
 from schedule.passes.vectorize_loops import vectorize_loops
@@ -28,6 +29,7 @@ from schedule.passes.remove_no_op import remove_no_op
 PIPELINE = [
     ("storage_flatten", storage_flatten),
     ("simplify", simplify_stmt),
+    ("guard_zero_terms", guard_zero_terms),
     ("partition_loops", partition_loops),
     ("simplify", simplify_stmt),
     ("unroll_loops", unroll_loops),

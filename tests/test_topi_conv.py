@@ -64,7 +64,7 @@ def test_conv2d_nchw_x86_blocked(case):
 def test_conv2d_nchw_x86_prepacked_kernel_and_padded_width():
     A = _ph((1, 8, 13, 13), "A")
     key = x86conv.conv2d_workload((1, 8, 13, 13), (32, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
-    cfg = x86conv.default_conv2d_config(key).with_values(ow_bn=4)  # 13 columns padded to 16
+    cfg = x86conv.default_conv2d_config(key).with_values(ow_bn=4)  # 13 columns: 3 tiles of 4, a tail of 1
     Wp = _ph((32 // cfg["oc_bn"], 8 // cfg["ic_bn"], 3, 3, cfg["ic_bn"], cfg["oc_bn"]), "Wp")
     C = topi.x86.conv2d_nchw_x86(A, Wp, 1, 1, 1, cfg=cfg)
     a, wt = _np((1, 8, 13, 13), 3), _np((32, 8, 3, 3), 4)
@@ -83,6 +83,33 @@ def test_conv2d_bias_relu_epilogue_is_fused():
     a, wt, b = _np((1, 6, 9, 9), 5), _np((20, 6, 3, 3), 6), _np((20, 1, 1), 7)
     ref = np.maximum(T.conv2d_nchw_python(a, wt, 1, 1) + b, 0)
     _run(s, [A, W, B, out], ref, [a, wt, b])
+
+
+@pytest.mark.parametrize("stride,pads,size,ow_bn,unroll_kw", [
+    (2, (1, 1, 1, 1), 14, 4, False),  # ResNet's stride-2 3x3: 7 columns, 4 + a tail of 3
+    (2, (1, 1, 1, 1), 13, 3, True),
+    (1, (1, 1, 1, 1), 9, 4, False),  # both borders in every row of tiles: 4 + 4 + 1
+    (1, (2, 1, 0, 2), 11, 5, True),  # uneven padding
+    (2, (3, 3, 3, 3), 12, 2, False),  # a border wider than a tile
+])
+def test_conv2d_NCHWc_inline_padding_skips_border_taps(stride, pads, size, ow_bn, unroll_kw):
+    """Blocked data is padded inline, not copied: output rows at the border run fewer kernel
+    rows, the border column tiles are peeled from the unguarded inner ones, and the
+    result matches numpy on tiles that do not divide the row."""
+    ic_bn, oc_bn = 4, 8
+    A = _ph((1, 2, size, size, ic_bn), "A")
+    W = _ph((2, 2, 3, 3, ic_bn, oc_bn), "W")
+    C = topi.nn.conv2d_NCHWc(A, W, stride, pads, 1, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c")
+    cfg = x86conv.default_conv2d_config(C.op.attrs["workload"]).with_values(
+        ic_bn=ic_bn, oc_bn=oc_bn, ow_bn=ow_bn, unroll_kw=unroll_kw)
+    s = topi.x86.schedule_conv2d_NCHWc(C, cfg)
+    text = str(schedule.lower(s, [A, W, C]))
+    assert "data_pad" not in text  # no padded copy of the input
+    assert "for (kh, max(" in text  # a border row skips the kernel rows over the padding
+    body = text[text.index("produce conv2d_NCHWc.local"):]
+    assert body.count("produce conv2d_NCHWc.local") >= 2  # border tiles peeled
+    a, wt = _np(tuple(int(d) for d in A.shape), 10), _np(tuple(int(d) for d in W.shape), 11)
+    _run(s, [A, W, C], T.conv2d_NCHWc_python(a, wt, stride, pads), [a, wt])
 
 
 @pytest.mark.parametrize("ic_bn,oc_bn,ow_bn", [(4, 16, 5), (3, 8, 7)])

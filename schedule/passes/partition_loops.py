@@ -103,8 +103,10 @@ def _likely_atoms(s: S.Stmt, inner: dict) -> list:
 _RANK = {S.VECTORIZED: 2, S.UNROLLED: 1}
 
 
-def _upper_split(atom: E.Expr, v: E.Var, inner: dict, ranges: dict):
-    """If ``atom`` holds exactly for ``v < point`` (all inner values), return point."""
+def _cut(atom: E.Expr, v: E.Var, inner: dict, ranges: dict):
+    """``(side, point, exact)`` if ``atom`` holds for every inner value exactly where
+    ``v < point`` (side ``"hi"``) or ``v >= point`` (side ``"lo"``); ``exact``: no inner
+    loop takes part, so the atom fails everywhere else."""
     if isinstance(atom, E.LT):
         lin = linear(E.Sub(E.Sub(atom.b, atom.a, "int32"), E.const(1), "int32"))
     elif isinstance(atom, E.LE):
@@ -129,18 +131,26 @@ def _upper_split(atom: E.Expr, v: E.Var, inner: dict, ranges: dict):
         if v in used:
             return None
         if isinstance(t, E.Var) and t in inner:
-            lo, hi = inner[t]
-            rest.add(lo if c > 0 else hi, c)
+            worst = inner[t][0 if c > 0 else 1]  # the inner value that makes the atom hardest
+            if v in collect_vars(worst):  # an inner extent that depends on v: its loosest constant
+                worst = const_bounds(worst, ranges)[0 if c > 0 else 1]
+                if worst is None:
+                    return None
+                worst = E.const(worst)
+            rest.add(worst, c)
             exact = False
         elif any(u in inner for u in used):
             return None
         else:
             rest.add(t, c)
-    if coef >= 0:
+    if coef == 0:
         return None
-    # atom <=> coef*v + rest >= 0 <=> v <= rest // -coef
-    point = simplify(E.FloorDiv(rest.to_expr(), E.const(-coef), "int32") + 1, ranges)
-    return point, exact
+    # atom <=> coef*v + rest >= 0
+    if coef < 0:  # v <= rest // -coef
+        return "hi", simplify(E.FloorDiv(rest.to_expr(), E.const(-coef), "int32") + 1, ranges), exact
+    # v >= ceil(-rest / coef)
+    neg = E.Sub(E.const(coef - 1), rest.to_expr(), "int32")
+    return "lo", simplify(E.FloorDiv(neg, E.const(coef), "int32"), ranges), exact
 
 
 def _is_int(e: E.Expr) -> bool:
@@ -159,7 +169,7 @@ class _Partition:
 
     def __init__(self, ranges: dict):
         self.ranges = ranges
-        self.in_tail = False
+        self.in_tail = False  # inside a head or tail: "one" (of one iteration) or "many"
         self.enclosing: set = set()  # loop variables around the loop being visited
 
     def visit_in(self, v: E.Var, s: S.Stmt) -> S.Stmt:
@@ -181,7 +191,7 @@ class _Partition:
 
     def try_split(self, s: S.For):
         v = s.loop_var
-        points, true_atoms, false_atoms = [], set(), set()
+        cuts = {"lo": [], "hi": []}  # side -> [(point, atom, exact)]
         const_loop = isinstance(s.extent, E.IntImm)
         any_pays = deeper_pays = 0
         for atom, inner, pays in _likely_atoms(s.body, {}):
@@ -192,47 +202,68 @@ class _Partition:
                 continue
             if not (pays or const_loop):
                 continue
-            r = _upper_split(atom, v, inner, self.ranges)
-            if r is None or not (pays or None not in const_bounds(r[0], self.ranges)):
+            r = _cut(atom, v, inner, self.ranges)
+            if r is None or not (pays or None not in const_bounds(r[1], self.ranges)):
                 continue  # a cut at a symbolic extent in a plain loop: keep the guard, one nest
             any_pays = max(any_pays, pays)
-            points.append(r[0])
-            true_atoms.add(atom)
-            if r[1]:
-                false_atoms.add(atom)
-        if not points:
+            cuts[r[0]].append((r[1], atom, r[2]))
+        if not cuts["lo"] and not cuts["hi"]:
             return None
-        point = points[0]
-        for p in points[1:]:
-            point = simplify(E.Min(point, p, "int32"), self.ranges)
-        m = simplify(E.Min(E.Max(point - s.min, E.const(0), "int32"), s.extent, "int32"), self.ranges)
-        if s.kind == S.UNROLLED and not isinstance(m, E.IntImm):
+        end = simplify(s.min + s.extent, self.ranges)
+        # the main part [lo, hi): every cut atom holds there
+        lo = self.clamp(self.bound(cuts["lo"], E.Max), s.min, end) if cuts["lo"] else s.min
+        hi = self.clamp(self.bound(cuts["hi"], E.Min), lo, end) if cuts["hi"] else end
+        main_ext = simplify(hi - lo, self.ranges)
+        if s.kind == S.UNROLLED and not (isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm)):
             return None  # an unrolled loop keeps its constant extent: the guard stays in each copy
-        if s.kind == S.PARALLEL and isinstance(m, E.IntImm) and m.value < MIN_PARALLEL_MAIN:
-            return None  # the tail, a second launch, would run after a main part too short to share
-        main_body = _replace_atoms(s.body, true_atoms, True)
-        # with a single guard that no inner loop affects, the tail is exactly where it fails
-        tail_body = _replace_atoms(s.body, false_atoms, False) if len(points) == 1 else s.body
-        main = S.For(v, s.min, m, s.kind, self.visit_in(v, main_body), s.pragmas)
-        tail_ext = simplify(s.extent - m, self.ranges)
-        if isinstance(tail_ext, E.IntImm) and tail_ext.value <= 0:
-            return main
-        tail_var = E.Var(v.name, v.dtype)
-        tail_min = simplify(s.min + m, self.ranges)
-        self.ranges[tail_var] = (const_bounds(tail_min, self.ranges)[0],
-                                 const_bounds(simplify(s.min + s.extent - 1, self.ranges), self.ranges)[1])
-        tail_body = S.map_stmt_exprs(tail_body, lambda e: _subst(e, v, tail_var))
-        if _is_dead(tail_body, self.ranges):
-            return main  # every loop of the tail is empty
-        if self.in_tail or (deeper_pays and deeper_pays >= any_pays):
-            # no second copy inside a tail, and a cut above one that pays as much
-            # would copy that peel into its tail: keep the guard
+        if s.kind == S.PARALLEL and isinstance(main_ext, E.IntImm) and main_ext.value < MIN_PARALLEL_MAIN:
+            return None  # a head or tail, a second launch, would run beside a main part too short to share
+        atoms = {a for side in cuts.values() for _, a, _ in side}
+        main = S.For(v, lo, main_ext, s.kind, self.visit_in(v, _replace_atoms(s.body, atoms, True)), s.pragmas)
+        # with a single guard on a side that no inner loop affects, that side is exactly where it fails
+        edges = []
+        for side, start, stop in (("lo", s.min, lo), ("hi", hi, end)):
+            ext = simplify(stop - start, self.ranges)
+            if not cuts[side] or (isinstance(ext, E.IntImm) and ext.value <= 0):
+                continue
+            only = cuts[side][0] if len(cuts[side]) == 1 else None
+            body = _replace_atoms(s.body, {only[1]} if only and only[2] else set(), False)
+            var = E.Var(v.name, v.dtype)
+            self.ranges[var] = (const_bounds(start, self.ranges)[0],
+                                const_bounds(simplify(stop - 1, self.ranges), self.ranges)[1])
+            body = S.map_stmt_exprs(body, lambda e, var=var: _subst(e, v, var))
+            if not _is_dead(body, self.ranges):
+                edges.append((side, var, start, ext, body))
+        if not edges:
+            return main  # the loop only shrank: its head and tail do nothing
+        if self.in_tail == "many" or (self.in_tail and not any_pays) or (deeper_pays and deeper_pays >= any_pays):
+            # no second copy inside a head or tail, and a cut above one that pays as much
+            # would copy that peel into its edges: keep the guard
             return None
-        was, self.in_tail = self.in_tail, True
-        tail = S.For(tail_var, tail_min, tail_ext, s.kind,
-                     self.visit_in(tail_var, tail_body), s.pragmas)
-        self.in_tail = was
-        return S.seq(main, tail)
+        parts = {side: self.edge(S.For(var, start, ext, s.kind, body, s.pragmas))
+                 for side, var, start, ext, body in edges}
+        return S.seq(*[x for x in (parts.get("lo"), main, parts.get("hi")) if x is not None])
+
+    def edge(self, s: S.For) -> S.For:
+        """A head or tail, visited: no cut inside copies it again, unless it is one iteration
+        (a border tile) and the cut pays (its guard sits in an unrolled or vectorized loop, as
+        the taps of an inlined padding do): that splits the one iteration, not every one."""
+        was = self.in_tail
+        one = isinstance(s.extent, E.IntImm) and s.extent.value == 1
+        self.in_tail = "many" if was == "many" or not one else "one"
+        try:
+            return S.For(s.loop_var, s.min, s.extent, s.kind, self.visit_in(s.loop_var, s.body), s.pragmas)
+        finally:
+            self.in_tail = was
+
+    def bound(self, cuts: list, op) -> E.Expr:
+        point = cuts[0][0]
+        for p, _, _ in cuts[1:]:
+            point = simplify(op(point, p, "int32"), self.ranges)
+        return point
+
+    def clamp(self, x: E.Expr, lo: E.Expr, hi: E.Expr) -> E.Expr:
+        return simplify(E.Min(E.Max(x, lo, "int32"), hi, "int32"), self.ranges)
 
 
 def _is_dead(s: S.Stmt, ranges: dict) -> bool:

@@ -106,8 +106,9 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
       OC, whole vectors or a divisor of one first (one group: one vector, OC
       zero-padded up to it);
     * ``ow_bn``: the widest divisor of OW whose ``ow_bn * oc_bn / lanes`` vector
-      accumulators fit in :func:`max_accumulators`; OW is padded up to 8 (or
-      the budget) columns when only a divisor below 4 exists;
+      accumulators fit in :func:`max_accumulators`; 8 columns (or the budget),
+      with a narrower tail tile at the end of each row, when only a divisor
+      below 4 exists;
     * ``unroll_kw``: unroll the kernel columns when KW <= 3 and ``ic_bn`` is at most one
       vector (an ``ic_bn`` of two AVX2 vectors, given by the producer, makes a 16 x 3 x 7
       body that spills: 512->512 3x3/2 @14 1.12x slower unrolled than rolled);
@@ -116,11 +117,13 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
     * on a target of 16 vector registers (AVX2), ``ic_bn`` is at most one vector
       (8: half the unrolled body, 512->512 @7 0.90x -> 0.99x of AVX-512), and a
       two-vector block takes the wide tile of :func:`wide_tile_columns` (6 or 5
-      columns, 12 or 10 accumulators, kernel columns rolled) where padding OW to it
-      costs at most 1/8 (3x3 128->128 @28: 0.92x -> 0.98x of the AVX-512 build, per-thread CPU time);
-      a conv without padding (1x1) takes a dividing tile of 4 or more columns instead where
-      one exists (no pad stage: ResNet-50's 1x1 convs at 56 and 28 wide, 8 layers, ran
-      1-26% faster with the vCPUs near, up to 2.3x apart).
+      columns, 12 or 10 accumulators, kernel columns rolled) where its tail leaves at
+      most 1/8 of the row's tile slots empty (3x3 128->128 @28: 0.92x -> 0.98x of the
+      AVX-512 build, per-thread CPU time); a conv without padding (1x1) takes a dividing
+      tile of 4 or more columns instead where one exists (ResNet-50's 1x1 convs at 56 and
+      28 wide, 8 layers, ran 1-26% faster when the wide tile padded the columns through
+      a copy of the input; with a tail tile instead, 16 x 4 still ran 8% faster than
+      16 x 6 on 64->256 @56, and 7% slower on 512->128 @28, a busy host).
     """
     icg, ocg, ow, kw, _, dtype = _geometry(workload)
     vec, max_acc = target.lanes(dtype), max_accumulators(target)
@@ -132,12 +135,10 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
         ic_bn = largest_divisor(icg, min(16, vec))
     if max_acc >= 16 and ocg % vec == 0:
         return {"ic_bn": ic_bn, "oc_bn": vec, **_row_tile_rule(ow, max_acc)}
-    wide = [c for c in wide_tile_columns(target) if 8 * (_ceil(ow, c) * c - ow) <= ow]  # padding <= 1/8
-    wide = min(wide, key=lambda c: _ceil(ow, c)) if wide else None  # least padding, the wider on a tie
+    wide = [c for c in wide_tile_columns(target) if 8 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/8
+    wide = min(wide, key=lambda c: _ceil(ow, c)) if wide else None  # fewest tiles, the wider on a tie
     if wide and not any(workload[4]) and ow % wide:
-        # a conv without padding has no pad stage, unless its tile pads the columns: then it copies
-        # its whole input first, in a parallel stage whose rows the other thread reads (a 1.9x
-        # slowdown while the host holds the vCPUs apart); a dividing tile of 4 or more instead
+        # a conv without padding (1x1): a dividing tile of 4 or more instead of a tail
         exact = largest_divisor(ow, max(wide_tile_columns(target)))
         wide = exact if exact >= 4 else wide
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
@@ -184,7 +185,7 @@ def _row_tile_rule(ow: int, max_acc: int) -> dict:
     """
     ow_bn = largest_divisor(ow, max_acc)
     if ow_bn < 4 and ow > 4:
-        ow_bn = min(max_acc, 8)  # pad the columns up to a tile of 8
+        ow_bn = min(max_acc, 8)  # a tile of 8, and a tail
     return {"ow_bn": ow_bn, "unroll_kw": False}
 
 
@@ -196,7 +197,7 @@ def wide_tile_columns(target) -> tuple:
     plus kernel vectors and a broadcast fit AVX2's 16 registers: the ResNet
     128->128 @28 kernel made 38 stack references, where the same tile with
     ``unroll_kw`` made 583 (and 16x7 with 14 accumulators about 100, at half speed).
-    5 columns pad OW 14 to 15 (256->256 @14: 0.90x -> 0.99x of AVX-512).
+    5 columns tile OW 14 as 5 + 5 + 4 (256->256 @14: 0.90x -> 0.99x of AVX-512).
     """
     return (6, 5) if max_accumulators(target) < 16 else ()
 
@@ -216,17 +217,17 @@ def default_conv2d_config(workload, target=None) -> Config:
 
 
 # ------------------------------------------------------------- computes ---
-def pack_data(data, ic_bn: int, pads: tuple, width: int):
+def pack_data(data, ic_bn: int, pads: tuple):
     """``data_vec[n, c/ic_bn, y, x, c%ic_bn]``: NCHW -> padded NCHW[ic_bn]c in one stage."""
     n, ic, h, w = get_const_tuple(data.shape)
-    top, left, bottom, _ = pads
+    top, left, bottom, right = pads
     zero = te.const(0.0, data.dtype)
 
     def body(b, cc, y, x, ci):
         inside = te.all(y >= top, y < top + h, x >= left, x < left + w)
         return te.if_then_else(inside, data[b, cc * ic_bn + ci, y - top, x - left], zero)
 
-    return te.compute((n, ic // ic_bn, h + top + bottom, width, ic_bn), body, name="data_vec", tag=PACK)
+    return te.compute((n, ic // ic_bn, h + top + bottom, w + left + right, ic_bn), body, name="data_vec", tag=PACK)
 
 
 def pack_kernel(kernel, ic_bn: int, oc_bn: int):
@@ -303,13 +304,9 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
     cfg = _config_for(key, cfg, kshape)
     st, pads, dil = key[3], key[4], key[5]
     _, _, oh, ow = get_const_tuple(probe.shape)
-    ow_bn = cfg["ow_bn"]
-    owp = _ceil(ow, ow_bn) * ow_bn
-    kh, kw = plain[2], plain[3]
-    width = max(dshape[3] + pads[1] + pads[3], (owp - 1) * st[1] + (kw - 1) * dil[1] + 1)
     kvec = kernel if len(kshape) == 6 else pack_kernel(kernel, cfg["ic_bn"], cfg["oc_bn"])
-    dvec = pack_data(data, cfg["ic_bn"], pads, width)
-    conv = nchwc_conv(dvec, kvec, (oh, owp), st, dil, out_dtype or data.dtype,
+    dvec = pack_data(data, cfg["ic_bn"], pads)
+    conv = nchwc_conv(dvec, kvec, (oh, ow), st, dil, out_dtype or data.dtype,
                       attrs={"workload": key, "config": cfg}, groups=groups)
     ocb = cfg["oc_bn"]
     return te.compute((dshape[0], oc, oh, ow), lambda n, c, y, x: conv[n, c // ocb, y, x, c % ocb],
@@ -360,13 +357,15 @@ def _reads_in_place(conv_op, data_vec_op) -> bool:
 
 
 def _schedule_inputs(s, conv_op, vec: int) -> None:
-    """Compute padding and packing stages at the root, parallel and vectorized
-    (or inline the data packing where the conv reads the data in place)."""
+    """Compute packing stages at the root, parallel and vectorized; inline the data packing
+    where the conv reads the data in place, and the zero padding of blocked data (the
+    lowering then skips the taps that read it: stride-2 3x3 convs of ResNet-50 5-9% faster
+    than over a padded copy, stride-1 ones 1-12%, measured alternately)."""
     for t in conv_op.input_tensors:
         op = t.op
         if not isinstance(op, te.ComputeOp):
             continue
-        if _reads_in_place(conv_op, op):
+        if _reads_in_place(conv_op, op) or op.name == "data_pad":
             s[op].compute_inline()
             continue
         axes = list(s[op].op.axis)

@@ -14,46 +14,46 @@ returns the blocked output ``[N, OC/oc_bn, OH, OW, oc_bn]``::
 Its schedule is :func:`topi.x86.conv2d.schedule_conv2d_NCHWc` (the register
 tile of ``ow_bn`` columns x ``oc_bn`` channels, epilogue fused into the
 output loop; a 4-D epilogue that unpacks to NCHW is fused the same way).
+A tile that does not divide OW leaves a narrower tail tile at the end of
+each row (``schedule.passes.partition_loops``), not padded columns.  The
+schedule computes ``data_pad`` inline: the reduction's border taps are
+guarded instead of read from a padded copy, and the lowering trims the
+kernel rows a border output row would read from the padding and peels the
+border column tiles (``guard_zero_terms``, then ``partition_loops``), so the
+inner tiles run unguarded and nothing is copied first::
+
+    for (kh, max(1 - y*2, 0), min(y*2 + 2, 3))   // 3x3/2, pad 1: row 0 skips kh = 0
 """
 
 from __future__ import annotations
 
 import te
-from topi import tag
 from topi.config import Config
 from topi.nn.conv2d import group_conv2d_nchw, nchwc_conv
 from topi.utils import get_const_tuple
 from topi.x86.conv2d import PACK, default_conv2d_config, pack_data
 
 
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def pad_blocked(data, pads: tuple, width: int):
-    """``data_pad[n, cc, y, x, ci]``: the blocked data zero-padded in H and W (to ``width`` columns)."""
+def pad_blocked(data, pads: tuple):
+    """``data_pad[n, cc, y, x, ci]``: the blocked data zero-padded in H and W."""
     n, icc, h, w, ic_bn = get_const_tuple(data.shape)
-    top, left, bottom, _ = pads
+    top, left, bottom, right = pads
     zero = te.const(0.0, data.dtype)
 
     def body(b, cc, y, x, ci):
         inside = te.all(y >= top, y < top + h, x >= left, x < left + w)
         return te.if_then_else(inside, data[b, cc, y - top, x - left, ci], zero)
 
-    return te.compute((n, icc, h + top + bottom, width, ic_bn), body, name="data_pad", tag=PACK)
+    return te.compute((n, icc, h + top + bottom, w + left + right, ic_bn), body, name="data_pad", tag=PACK)
 
 
-def padded_input(data, ic_bn: int, pads: tuple, owp: int, geometry: tuple):
-    """The blocked, zero-padded data a row of ``owp`` output columns reads: NCHW data packed,
-    blocked data padded (or ``data`` itself when nothing pads); ``geometry``: (strides, dilation, kw)."""
-    st, dil, kw = geometry
-    dshape = get_const_tuple(data.shape)
-    width = max(dshape[3] + pads[1] + pads[3], (owp - 1) * st[1] + (kw - 1) * dil[1] + 1)
-    if len(dshape) == 4:
-        return pack_data(data, ic_bn, pads, width)
-    if any(pads) or width > dshape[3]:
-        return pad_blocked(data, pads, width)
-    return data
+def padded_input(data, ic_bn: int, pads: tuple):
+    """The blocked, zero-padded data the conv reads: NCHW data packed (and padded), blocked
+    data padded (``data`` itself when nothing pads).  The blocked schedule computes the
+    padding of blocked data inline, so that the conv skips the taps that read it."""
+    if len(get_const_tuple(data.shape)) == 4:
+        return pack_data(data, ic_bn, pads)
+    return pad_blocked(data, pads) if any(pads) else data
 
 
 def plain_shapes(dshape: tuple, kshape: tuple) -> tuple:
@@ -81,7 +81,7 @@ def conv2d_NCHWc_x86(
     stride, padding, dilation
         As in :func:`topi.nn.conv2d_nchw`.
     cfg : Config, optional
-        ``ow_bn``, ``pad_ow``, ``unroll_kw`` (default: the NCHW workload's
+        ``ow_bn``, ``unroll_kw`` (default: the NCHW workload's
         :func:`topi.x86.conv2d.default_conv2d_config`); the blocks are the kernel's.
     groups : int
         Grouped convolution; a group's channels must be whole blocks.
@@ -89,9 +89,7 @@ def conv2d_NCHWc_x86(
     Returns
     -------
     te.Tensor
-        ``[N, OC/oc_bn, OH, OW, oc_bn]``: the ``conv2d_NCHWc`` stage, or a
-        crop of it (tag ``injective``) when the columns were padded up to
-        a multiple of ``ow_bn``.
+        ``[N, OC/oc_bn, OH, OW, oc_bn]``: the ``conv2d_NCHWc`` stage.
     """
     dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
     if len(kshape) != 6 or len(dshape) not in (4, 5):
@@ -115,24 +113,14 @@ def conv2d_NCHWc_x86(
     wl = probe.op.attrs["workload"]
     cfg = (cfg or default_conv2d_config(wl)).with_values(ic_bn=ic_bn, oc_bn=oc_bn)
     st, pads, dil = wl[3], wl[4], wl[5]
-    n, _, oh, ow = get_const_tuple(probe.shape)
-    owp = _ceil(ow, cfg["ow_bn"]) * cfg["ow_bn"]
-    dvec = padded_input(data, ic_bn, pads, owp, (st, dil, kw))
-    conv = nchwc_conv(
-        dvec,
+    _, _, oh, ow = get_const_tuple(probe.shape)
+    return nchwc_conv(
+        padded_input(data, ic_bn, pads),
         kernel,
-        (oh, owp),
+        (oh, ow),
         st,
         dil,
         out_dtype or data.dtype,
         attrs={"workload": wl, "config": cfg},
         groups=groups,
-    )
-    if owp == ow:
-        return conv
-    return te.compute(
-        (n, occ, oh, ow, oc_bn),
-        lambda b, c, y, x, cb: conv[b, c, y, x, cb],
-        name="conv2d_NCHWc_crop",
-        tag=tag.INJECTIVE,
     )

@@ -215,17 +215,13 @@ def group_conv2d_NCHWc_x86(data, kernel, stride, padding, dilation, groups: int,
         raise ValueError(f"group_conv2d_NCHWc_x86: config blocks ({cfg['ic_bn']}, {cfg['oc_bn']}) differ from "
                          f"the kernel's ({ic_bn}, {oc_bn})")
     n, _, oh, ow = get_const_tuple(probe.shape)
-    owp = _ceil(ow, cfg["ow_bn"]) * cfg["ow_bn"]
-    dvec = padded_input(data, ic_bn, pads, owp, (st, dil, kw))
-    geo = (ic, oc, groups, (oh, owp), st, dil)
+    dvec = padded_input(data, ic_bn, pads)
+    geo = (ic, oc, groups, (oh, ow), st, dil)
     conv = _rows_conv(dvec, kernel, geo, 0, oc // oc_bn, "conv2d_NCHWc", tag.CONV2D_NCHWC,
                       {"workload": key, "config": cfg})
     if lay.fix:
         fix = _rows_conv(dvec, kernel, geo, oc // oc_bn, lay.fix, "conv2d_NCHWc_fix", FIX_TAG, {})
         conv = _add_boundaries(conv, fix, oc // groups, oc_bn, ow)
-    elif owp != ow:
-        conv = te.compute((n, oc // oc_bn, oh, ow, oc_bn), lambda b, c, y, x, cb: conv[b, c, y, x, cb],
-                          name="conv2d_NCHWc_crop", tag=tag.INJECTIVE)
     return conv
 
 
