@@ -101,3 +101,29 @@ def test_unrolled_and_vectorized_guards_peel_once():
     assert "if (likely((((j.outer * 4) + 3) < 41))) {" in text
     assert ", 1, 16)]" in text and ", 1, 11)]" in text
     check_build(s, [A, C], lambda a: a + 1)
+
+
+@pytest.mark.parametrize("n", [19, 16, 5])
+def test_inline_zero_padding_taps_are_skipped(n):
+    # a 1-D correlation over a zero padding computed inline, tiles of 4 unrolled under the
+    # tap loop: guard_zero_terms guards the padding taps, partition_loops peels the border
+    # tiles (a head by the lower guard, a tail by the upper one) and cuts the tap loop
+    # inside them, so no guard and no select is left and only border tiles are copies
+    import numpy as np
+
+    A = te.placeholder((n,), name="A")
+    W = te.placeholder((3,), name="W")
+    P = te.compute((n + 2,), lambda i: te.if_then_else(te.all(i >= 1, i < n + 1), A[i - 1], 0.0), name="P")
+    r = te.reduce_axis((0, 3), name="r")
+    B = te.compute((n,), lambda i: te.sum(P[i + r] * W[r], axis=r), name="B")
+    s = te.create_schedule(B.op)
+    s[P].compute_inline()
+    acc = s.cache_write(B, "local")
+    io, _ = s[B].split(B.op.axis[0], factor=4)
+    s[acc].compute_at(s[B], io)
+    s[acc].reorder(s[acc].op.reduce_axis[0], s[acc].op.axis[0])
+    s[acc].unroll(s[acc].op.axis[0])
+    text = lowered(s, [A, W, B])
+    assert "likely" not in text and "select" not in text, text
+    assert text.count("produce B.local") <= 3, text  # head, main, tail
+    check_build(s, [A, W, B], lambda a, w: np.correlate(np.pad(a, 1), w, "valid"))

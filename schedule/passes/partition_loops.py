@@ -1,8 +1,9 @@
-"""partition_loops: peel the tail of a loop so the main part carries no guard.
+"""partition_loops: cut a loop where its guards start or stop holding, so the main part carries none.
 
 A non-dividing split leaves ``if (likely(x.outer*32 + x.inner < 100))``
 around the body.  The loop whose variable decides the guard is cut where the
-guard stops holding for every inner iteration::
+guard stops holding for every inner iteration (an upper cut: a tail; a guard
+such as ``x*2 + kw >= 1``, a conv's left padding, makes a lower cut: a head)::
 
     for (x.outer, 0, 4) {                   for (x.outer, 0, 3) {
       for (x.inner, 0, 32) {                  for (x.inner, 0, 32) {
@@ -15,6 +16,12 @@ guard stops holding for every inner iteration::
 
 Halide does the same (``loop partitioning``); TVM calls it ``LoopPartition``.
 
+A head or tail whose guards fail everywhere does nothing and is dropped: the
+loop is only trimmed.  So the kernel-row loop of a conv over an inlined zero
+padding (``guard_zero_terms``) runs only the rows inside the input::
+
+    for (kh, 0, 3) { if (likely(y*2 + kh >= 1)) {..} }  ->  for (kh, max(1 - y*2, 0), ..) {..}
+
 Peeling happens only where it pays: at a constant cut of a loop of constant
 extent, and for a guard inside a vectorized or unrolled loop (a symbolic
 cut: the main loop ends at ``floordiv(m, 32)``).  A guard against a symbolic
@@ -24,7 +31,9 @@ extent in plain loops stays, so the nest prints once, as TVM's::
       for (i.inner, 0, 10) {
         if (likely((((i.outer * 10) + i.inner) < m))) { ... }
 
-A tail is never peeled again, and a cut is not taken above a guard, cut at
+A tail is never peeled again (nor a head, except a head or tail of one
+iteration whose inner guard pays: a conv's border tile, whose first kernel
+column reads the padding in its unrolled tile), and a cut is not taken above a guard, cut at
 an inner loop, that pays as much (vectorized > unrolled > plain): the outer
 guard stays, as a ``min`` extent of a plain loop or an ``if (likely(...))``
 in each copy of an unrolled one (whose extent stays constant), instead of
