@@ -227,8 +227,6 @@ class _Partition:
             return None  # an unrolled loop keeps its constant extent: the guard stays in each copy
         if s.kind == S.PARALLEL and isinstance(main_ext, E.IntImm) and main_ext.value < MIN_PARALLEL_MAIN:
             return None  # a head or tail, a second launch, would run beside a main part too short to share
-        atoms = {a for side in cuts.values() for _, a, _ in side}
-        main = S.For(v, lo, main_ext, s.kind, self.visit_in(v, _replace_atoms(s.body, atoms, True)), s.pragmas)
         # with a single guard on a side that no inner loop affects, that side is exactly where it fails
         edges = []
         for side, start, stop in (("lo", s.min, lo), ("hi", hi, end)):
@@ -243,12 +241,15 @@ class _Partition:
             body = S.map_stmt_exprs(body, lambda e, var=var: _subst(e, v, var))
             if not _is_dead(body, self.ranges):
                 edges.append((side, var, start, ext, body))
-        if not edges:
-            return main  # the loop only shrank: its head and tail do nothing
-        if self.in_tail == "many" or (self.in_tail and not any_pays) or (deeper_pays and deeper_pays >= any_pays):
+        if edges and (self.in_tail == "many" or (self.in_tail and not any_pays)
+                      or (deeper_pays and deeper_pays >= any_pays)):
             # no second copy inside a head or tail, and a cut above one that pays as much
             # would copy that peel into its edges: keep the guard
             return None
+        atoms = {a for side in cuts.values() for _, a, _ in side}
+        main = S.For(v, lo, main_ext, s.kind, self.visit_in(v, _replace_atoms(s.body, atoms, True)), s.pragmas)
+        if not edges:
+            return main  # the loop only shrank: its head and tail do nothing
         parts = {side: self.edge(S.For(var, start, ext, s.kind, body, s.pragmas))
                  for side, var, start, ext, body in edges}
         return S.seq(*[x for x in (parts.get("lo"), main, parts.get("hi")) if x is not None])

@@ -30,21 +30,9 @@ from __future__ import annotations
 import te
 from topi.config import Config
 from topi.nn.conv2d import group_conv2d_nchw, nchwc_conv
+from topi.nn.pad import pad_spatial
 from topi.utils import get_const_tuple
-from topi.x86.conv2d import PACK, default_conv2d_config, pack_data
-
-
-def pad_blocked(data, pads: tuple):
-    """``data_pad[n, cc, y, x, ci]``: the blocked data zero-padded in H and W."""
-    n, icc, h, w, ic_bn = get_const_tuple(data.shape)
-    top, left, bottom, right = pads
-    zero = te.const(0.0, data.dtype)
-
-    def body(b, cc, y, x, ci):
-        inside = te.all(y >= top, y < top + h, x >= left, x < left + w)
-        return te.if_then_else(inside, data[b, cc, y - top, x - left, ci], zero)
-
-    return te.compute((n, icc, h + top + bottom, w + left + right, ic_bn), body, name="data_pad", tag=PACK)
+from topi.x86.conv2d import default_conv2d_config, pack_data
 
 
 def padded_input(data, ic_bn: int, pads: tuple):
@@ -53,7 +41,7 @@ def padded_input(data, ic_bn: int, pads: tuple):
     padding of blocked data inline, so that the conv skips the taps that read it."""
     if len(get_const_tuple(data.shape)) == 4:
         return pack_data(data, ic_bn, pads)
-    return pad_blocked(data, pads) if any(pads) else data
+    return pad_spatial(data, pads, "NCHWc", name="data_pad")
 
 
 def plain_shapes(dshape: tuple, kshape: tuple) -> tuple:

@@ -214,7 +214,7 @@ def group_conv2d_NCHWc_x86(data, kernel, stride, padding, dilation, groups: int,
     if (cfg["ic_bn"], cfg["oc_bn"]) != (ic_bn, oc_bn):
         raise ValueError(f"group_conv2d_NCHWc_x86: config blocks ({cfg['ic_bn']}, {cfg['oc_bn']}) differ from "
                          f"the kernel's ({ic_bn}, {oc_bn})")
-    n, _, oh, ow = get_const_tuple(probe.shape)
+    _, _, oh, ow = get_const_tuple(probe.shape)
     dvec = padded_input(data, ic_bn, pads)
     geo = (ic, oc, groups, (oh, ow), st, dil)
     conv = _rows_conv(dvec, kernel, geo, 0, oc // oc_bn, "conv2d_NCHWc", tag.CONV2D_NCHWC,
