@@ -318,18 +318,27 @@ def test_defaults_read_the_target():
         assert default_config(softmax_workload(64, 1000))["vec"] == 16
 
 
-def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_instead_of_a_pad_stage():
-    # the wide tile pads the columns (56 -> 60): a 1x1 conv, which pads nothing otherwise, would copy
-    # its input in a stage of its own (ResNet-50's 1x1 convs at 56 and 28: 1-26% slower, up to 2.3x
-    # with the vCPUs apart); a 3x3 conv pads anyway and keeps the wide tile
-    one = x86conv.conv2d_workload((1, 256, 56, 56), (64, 256, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1))
-    three = x86conv.conv2d_workload((1, 128, 28, 28), (128, 128, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
-    narrow = x86conv.conv2d_workload((1, 1024, 14, 14), (256, 1024, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1))
-    with Target(AVX2):
-        assert default_config(one)["ow_bn"] == 4 and default_config(one)["oc_bn"] == 16
-        assert default_config(three)["ow_bn"] == 6
-        assert default_config(narrow)["ow_bn"] == 5  # 14 has no divisor from 4 to 6: the padded tile stays
+def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_vector_tile():
+    # a 1x1 conv takes a dividing tile of 4 to 6 columns where one exists (ResNet-50's 1x1 convs at
+    # 56 and 28), else the two-vector tile of 6, 5 or 4 columns with the fewest tiles, then the
+    # fewest empty columns (7 wide: 4 + 3; 13 wide: 5 + 5 + 3; 14 wide: 5 + 5 + 4), where the rule
+    # took one vector by 7 or 8 columns (0.70-0.85x the time per layer); a 3x3 conv keeps the wide
+    # tile, and one with no tile within 1/6 of its row keeps one vector by the row
+    def rule(dshape, kshape, stride=1, pad=0):
+        key = x86conv.conv2d_workload(dshape, kshape, (stride, stride), (pad,) * 4, (1, 1))
+        cfg = default_config(key)
+        return cfg["oc_bn"], cfg["ow_bn"]
 
+    with Target(AVX2):
+        assert rule((1, 256, 56, 56), (64, 256, 1, 1)) == (16, 4)
+        assert rule((1, 128, 28, 28), (128, 128, 3, 3), pad=1) == (16, 6)
+        assert rule((1, 1024, 14, 14), (256, 1024, 1, 1)) == (16, 5)
+        assert rule((1, 2048, 7, 7), (512, 2048, 1, 1)) == (16, 4)
+        assert rule((1, 1024, 14, 14), (2048, 1024, 1, 1), stride=2) == (16, 4)
+        assert rule((1, 512, 13, 13), (64, 512, 1, 1)) == (16, 5)
+        assert rule((1, 512, 7, 7), (512, 512, 3, 3), pad=1) == (8, 7)  # 16 x 4 + 3: 0.96-1.18x slower
+        assert rule((1, 64, 13, 13), (256, 64, 3, 3), pad=1) == (16, 5)  # a tail gap of 2/15 <= 1/6
+        assert rule((1, 1024, 1, 1), (1000, 1024, 1, 1)) == (8, 1)  # a plane of one column
 
 
 def test_input_block_config_rolls_the_kernel_columns_past_one_vector():

@@ -118,12 +118,18 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
       (8: half the unrolled body, 512->512 @7 0.90x -> 0.99x of AVX-512), and a
       two-vector block takes the wide tile of :func:`wide_tile_columns` (6 or 5
       columns, 12 or 10 accumulators, kernel columns rolled) where its tail leaves at
-      most 1/8 of the row's tile slots empty (3x3 128->128 @28: 0.92x -> 0.98x of the
-      AVX-512 build, per-thread CPU time); a conv without padding (1x1) takes a dividing
+      most 1/6 of the row's tile slots empty (3x3 128->128 @28: 0.92x -> 0.98x of the
+      AVX-512 build, per-thread CPU time; SqueezeNet's 3x3 convs at 13 wide, 5 + 5 + 3,
+      0.87-0.94x the time of one vector by 8 + 5); a conv without padding (1x1) takes a dividing
       tile of 4 or more columns instead where one exists (ResNet-50's 1x1 convs at 56 and
       28 wide, 8 layers, ran 1-26% faster when the wide tile padded the columns through
       a copy of the input; with a tail tile instead, 16 x 4 still ran 8% faster than
-      16 x 6 on 64->256 @56, and 7% slower on 512->128 @28, a busy host).
+      16 x 6 on 64->256 @56, and 7% slower on 512->128 @28, a busy host), else the
+      two-vector tile of 6, 5 or 4 columns that leaves the fewest tiles, then the fewest
+      empty columns: 4 + 3 on a 7-wide plane, 5 + 5 + 3 on 13 (against one vector by 7
+      or 8 columns: ResNet-50's 1x1 convs at 7 wide 0.71-0.85x the time, DenseNet's
+      800->128 @7 0.83x, SqueezeNet's @13 0.70x; 16 x 5 and 16 x 6 on 7 wide 1.04-1.08x
+      and 1.12-1.19x of 16 x 4).
     """
     icg, ocg, ow, kw, _, dtype = _geometry(workload)
     vec, max_acc = target.lanes(dtype), max_accumulators(target)
@@ -135,12 +141,13 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
         ic_bn = largest_divisor(icg, min(16, vec))
     if max_acc >= 16 and ocg % vec == 0:
         return {"ic_bn": ic_bn, "oc_bn": vec, **_row_tile_rule(ow, max_acc)}
-    wide = [c for c in wide_tile_columns(target) if 8 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/8
+    cols = wide_tile_columns(target)
+    wide = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
     wide = min(wide, key=lambda c: _ceil(ow, c)) if wide else None  # fewest tiles, the wider on a tie
-    if wide and not any(workload[4]) and ow % wide:
-        # a conv without padding (1x1): a dividing tile of 4 or more instead of a tail
-        exact = largest_divisor(ow, max(wide_tile_columns(target)))
-        wide = exact if exact >= 4 else wide
+    if cols and not any(workload[4]) and ow > 4:
+        # a conv without padding (1x1): a dividing tile of 4 or more, else the fewest tiles, the fullest
+        exact = largest_divisor(ow, max(cols))
+        wide = exact if exact >= 4 else min((*cols, 4), key=lambda c: (_ceil(ow, c), _ceil(ow, c) * c - ow))
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
         oc_bn = 2 * vec
     elif vec in cands and ocg % vec == 0:
