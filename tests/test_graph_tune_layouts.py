@@ -370,3 +370,30 @@ def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clea
         rows = record_candidates(task.workload)
     kept = [values for values, _ in rows]
     assert len(kept) == 2 and all(v in variants_of(task.workload) for v in kept)
+
+
+def test_a_record_whose_block_pads_the_channels_is_not_deployed_as_another(tmp_path):
+    """The template measures output blocks that zero-pad the channels (40 by 16); the blocked
+    layout keeps no padded channels and would run such a record by 8 with its other knobs, a
+    config never measured.  The graph takes the fastest record it runs as measured instead."""
+    rng = np.random.default_rng(0)
+    b = GraphBuilder("forty")
+    x = b.input("x", (1, 16, 13, 13))
+    w = b.const((rng.standard_normal((40, 16, 1, 1)) * 0.1).astype("float32"), "w")
+    g = b.finish([b.op("relu", b.op("conv2d", x, w))])
+    (task,) = autotvm.task.extract_from_program(g, target="llvm")
+    padded = config_with(task, ic_bn=16, oc_bn=16, ow_bn=5)
+    dividing = config_with(task, ic_bn=16, oc_bn=8, ow_bn=7)
+    log = tmp_path / "r.jsonl"
+    write_log(log, [(task, padded, 1.0e-3), (task, dividing, 2.0e-3), (task, task.default_config(), 3.0e-3)])
+    for passes in ((), ("tune_layouts",)):  # chosen by tune_layouts, or per node by choose_configs
+        with autotvm.apply_history_best(str(log)):
+            out = optimize(g, exclude=("fuse_ops", *passes))
+        (cfg,) = [n.attrs["config"] for n in out.nodes if n.op.startswith("conv2d")]
+        assert (cfg["oc_bn"], cfg["ow_bn"]) == (8, 7), passes
+    xv = rng.standard_normal((1, 16, 13, 13)).astype("float32")
+    with autotvm.apply_history_best(str(log)):
+        m = graph.GraphModule(graph.build(g, target="llvm"))
+    m.set_input("x", xv)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0), interpret(g, {"x": xv})[0], rtol=1e-4, atol=1e-4)

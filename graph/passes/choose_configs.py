@@ -129,8 +129,17 @@ def rule_variants(key: tuple) -> list:
 RECORD_MARGIN = 0.05
 
 
+def deployable(key: tuple, values: dict) -> bool:
+    """Whether the graph runs a config of ``key`` as it was measured.  The blocked layout keeps no
+    zero-padded channels, so a direct conv's output block must divide each group's output channels:
+    the template also measures blocks that pad them (1000 channels by 16), which
+    ``alter_conv_layout`` would lower to a divisor, running the other knobs unmeasured."""
+    return key[0] != CONV_TEMPLATE or (key[2][0] // key[6]) % values["oc_bn"] == 0
+
+
 def record_candidates(key: tuple) -> list:
-    """``[(knob values, seconds), ...]`` measured for ``key`` (fastest first), or []: where the rule's
+    """``[(knob values, seconds), ...]`` measured for ``key`` (fastest first) that the graph runs as
+    measured (:func:`deployable`), or []: where the rule's
     config was measured, only its variants (:func:`rule_variants`) and the records faster than the
     fastest of them by more than ``RECORD_MARGIN``.
 
@@ -143,7 +152,7 @@ def record_candidates(key: tuple) -> list:
     its data's block."""
     from tune.autotvm import lookup_ranked
 
-    rows = lookup_ranked(key)
+    rows = [(values, seconds) for values, seconds in lookup_ranked(key) if deployable(key, values)]
     if not rows:
         return rows
     variants = rule_variants(key)
@@ -199,6 +208,11 @@ def _choose(key: tuple, data_block: int | None):
         if cfg is not None:
             return cfg
     cfg = recorded_config(key)  # the best record of ``with autotvm.apply_history_best(log):``
+    if cfg is not None and not deployable(key, cfg.values):
+        from topi.config import make_config
+
+        rows = record_candidates(key)  # the fastest the graph runs as measured
+        cfg = make_config(key, rows[0][0]) if rows else None
     if cfg is not None:
         return cfg
     return rule_config(key, data_block)
