@@ -218,6 +218,22 @@ def same_config(chosen: list, want: dict) -> bool:
     return any(all(cfg.values.get(k) == v for k, v in want.items()) for cfg in chosen)
 
 
+def config_note(mine: list, inp) -> str:
+    """What the calls deployed against the record ``inp``: its config, the rule's config read in
+    its data's block (the record being the rule's own: ``choose_configs.rule_in_block``, which a
+    log of single layers holds no record of), or another config."""
+    from graph.passes.choose_configs import rule_variants
+
+    want = knob_values(inp.config)
+    if all(same_config(cfgs, want) for _, cfgs in mine):
+        return "recorded config"
+    variants = rule_variants(tuple(inp.task.workload))
+    chosen = [cfg for _, cfgs in mine for cfg in cfgs if cfg.template == inp.task.name]
+    if want == variants[0] and chosen and all(cfg.values in variants[1:] for cfg in chosen):
+        return f"the rule's config in its data's block ({chosen[0].values})"
+    return "OTHER config " + str(mine[0][1])
+
+
 def main(argv: list | None = None) -> list:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--log", required=True, help="records of a tuning run (tessera tune / tune_model.py)")
@@ -267,11 +283,10 @@ def main(argv: list | None = None) -> list:
             ref_call, ref_s = execute.reference_call(ref) if ref is not None else (None, None)
             pending.append((label, mine, cost, [], (ref_call, ref_s, []) if ref_s else None))
         placed.append(statistics.median(in_place[id(call)] for call, _ in mine) / cost)
-        same = all(same_config(cfgs, knob_values(inp.config)) for _, cfgs in mine)
         print(f"{label} recorded {cost * 1e3:7.3f} ms  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
               f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x"
               f"  in the model run {placed[-1]:5.2f}x  "
-              f"{'recorded config' if same else 'OTHER config ' + str(mine[0][1])}",
+              f"{config_note(mine, inp)}",
               flush=True)
     # on the records' scale: every conv's chunks gathered in --passes rounds over all of them (the
     # ratio of two kernels drifts ~3% between moments tens of seconds apart; the runner calibrates
