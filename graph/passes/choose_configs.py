@@ -166,7 +166,7 @@ def record_candidates(key: tuple) -> list:
 def _out_block(cfg, key: tuple) -> int:
     """The channel block of a conv's output in the blocked layout (0: none)."""
     if cfg.template == CONV_TEMPLATE:
-        return cfg["oc_bn"] if key[2][0] % cfg["oc_bn"] == 0 else 0
+        return cfg["oc_bn"] if deployable(key, cfg.values) else 0
     if cfg.template == WINOGRAD_TEMPLATE:
         from topi.x86.conv2d_winograd import winograd_out_block
 

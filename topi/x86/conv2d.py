@@ -142,12 +142,13 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
     if max_acc >= 16 and ocg % vec == 0:
         return {"ic_bn": ic_bn, "oc_bn": vec, **_row_tile_rule(ow, max_acc)}
     cols = wide_tile_columns(target)
-    wide = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
-    wide = min(wide, key=lambda c: _ceil(ow, c)) if wide else None  # fewest tiles, the wider on a tie
     if cols and not any(workload[4]) and ow > 4:
         # a conv without padding (1x1): a dividing tile of 4 or more, else the fewest tiles, the fullest
         exact = largest_divisor(ow, max(cols))
         wide = exact if exact >= 4 else min((*cols, 4), key=lambda c: (_ceil(ow, c), _ceil(ow, c) * c - ow))
+    else:
+        fits = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
+        wide = min(fits, key=lambda c: _ceil(ow, c)) if fits else None  # fewest tiles, the wider on a tie
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
         oc_bn = 2 * vec
     elif vec in cands and ocg % vec == 0:
