@@ -368,6 +368,27 @@ def test_the_stages_apart_form_is_refused_where_fusing_is_legal(monkeypatch):
     assert default_winograd_config(key)["rows"] == 0
 
 
+def test_a_task_is_defined_on_the_rules_values_where_the_knobs_first_choices_are_refused(monkeypatch):
+    """VGG's 256->512 3x3 @28 offers rows=0 (its F(4x4) kernels pass the fusing limit) beside
+    fused blocks, and the knobs' first choices (F(2x2), rows=0) are refused there.  Defining a
+    task's space builds the template on the rule's values, not those first choices
+    (``extract_from_program`` raised on VGG-19, AlexNet and ZFNet)."""
+    import topi.x86.conv2d_winograd as W
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from topi.config import config_space
+    from tune import autotvm
+
+    monkeypatch.setattr(W, "_threads", lambda: 2)
+    key = winograd_workload((1, 256, 28, 28), (512, 256, 3, 3), (1, 1), (1,) * 4, (1, 1))
+    space = config_space(key)
+    assert 0 in space["rows"] and max(space["rows"]) > 0
+    with pytest.raises(ValueError, match="rows=0 runs the stages apart"):
+        make_config(key, {knob: cands[0] for knob, cands in space.items()})
+    task = autotvm.task.create(TEMPLATE, key[1:], target="llvm")
+    fallback = task.default_config()
+    assert {knob: fallback[knob].val for knob in space} == default_winograd_config(key).values
+
+
 def test_a_record_whose_choice_is_no_longer_legal_is_skipped_with_a_warning(tmp_path):
     """512 @7 may no longer fuse (its transformed kernel is too large): an older record that
     did falls back to the rule, with a warning naming the workload and the knob."""

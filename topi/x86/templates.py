@@ -35,6 +35,8 @@ def template_config(workload: tuple) -> Config:
         values = default_config(workload).values
         for knob, value in values.items():
             cfg[knob] = value
+    elif type(cfg) is autotvm.ConfigSpace:  # the space being defined: built on the rule's values,
+        values = default_config(workload).values  # legal where the knobs' first choices may not be
     else:  # a record (from before a knob existed: its legacy value)
         values = recorded_values(workload, {knob: cfg[knob].val for knob in space if knob in cfg})
     t = get_template(workload[0])
