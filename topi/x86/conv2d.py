@@ -76,6 +76,14 @@ def _geometry(workload: tuple) -> tuple:
     return kshape[1], kshape[0] // groups, ow, kshape[3], groups, dtype
 
 
+def conv2d_flop(workload: tuple) -> float:
+    """Multiply-adds of a conv2d key, twice (the direct convolution's, whatever computes it: the
+    GFLOP/s of a blocked config that pads its channels and of a Winograd config read alike)."""
+    _, dshape, kshape, stride, pads, dilation, _, _, _ = workload
+    oh, ow = _spatial(TEMPLATE, dshape, kshape, dshape[2:4], kshape[2:4], stride, pads, dilation)[3]
+    return 2.0 * dshape[0] * kshape[0] * oh * ow * kshape[1] * kshape[2] * kshape[3]
+
+
 def oc_block_candidates(workload: tuple, target) -> list:
     """Legal ``oc_bn``: blocks that divide the (per group) output channels; with one group
     also one and two vectors, the output channels then zero-padded to a whole block."""

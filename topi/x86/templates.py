@@ -24,8 +24,11 @@ from topi.config import Config, config_space, default_config, get_template, reco
 from tune import autotvm
 
 
-def template_config(workload: tuple) -> Config:
-    """The topi ``Config`` of ``workload`` that the running AutoTVM template is asked for."""
+def template_config(workload: tuple, flop: float | None = None) -> Config:
+    """The topi ``Config`` of ``workload`` that the running AutoTVM template is asked for.
+
+    ``flop``: the operation's own count (``cfg.add_flop``), so that a task's GFLOP/s does not
+    count the padding of the config its space was defined on (default: counted on the compute)."""
     workload = tuple(workload)
     space = config_space(workload)
     cfg = autotvm.get_config()
@@ -37,6 +40,8 @@ def template_config(workload: tuple) -> Config:
             cfg[knob] = value
     elif type(cfg) is autotvm.ConfigSpace:  # the space being defined: built on the rule's values,
         values = default_config(workload).values  # legal where the knobs' first choices may not be
+        if flop is not None:
+            cfg.add_flop(flop)
     else:  # a record (from before a knob existed: its legacy value)
         values = recorded_values(workload, {knob: cfg[knob].val for knob in space if knob in cfg})
     t = get_template(workload[0])
@@ -53,11 +58,11 @@ def conv2d_nchwc(dshape, kshape, strides, pads, dilation, groups=1, dtype="float
     (:func:`topi.x86.conv2d_nchwc.conv2d_NCHWc_x86`); the blocks are the config's, so what is
     timed is the kernel a graph built with that config calls (no packing or unpacking inside).
     The arguments are the NCHW workload's; each tensor declares the logical one it stores."""
-    from topi.x86.conv2d import conv2d_workload, kernel_layout, schedule_conv2d_NCHWc
+    from topi.x86.conv2d import conv2d_flop, conv2d_workload, kernel_layout, schedule_conv2d_NCHWc
     from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86
 
     workload = conv2d_workload(dshape, kshape, strides, pads, dilation, groups, dtype, out_dtype)
-    cfg = template_config(workload)
+    cfg = template_config(workload, conv2d_flop(workload))
     ic_bn, oc_bn = cfg["ic_bn"], cfg["oc_bn"]
     data = autotvm.layout.placeholder(dshape, f"NCHW{ic_bn}c", "data", dtype)
     kernel = autotvm.layout.placeholder(kshape, kernel_layout(ic_bn, oc_bn), "kernel", dtype)
@@ -72,7 +77,7 @@ def dense_pack(M, N, K, dtype="float32"):
     from topi.x86.dense import PACK_TEMPLATE, dense_workload, schedule_dense_pack
     from topi.x86.dense import dense_pack as dense_pack_compute
 
-    cfg = template_config(dense_workload(M, N, K, dtype, PACK_TEMPLATE))
+    cfg = template_config(dense_workload(M, N, K, dtype, PACK_TEMPLATE), 2.0 * M * N * K)
     data = te.placeholder((M, K), name="data", dtype=dtype)
     weight = te.placeholder((N, K), name="weight", dtype=dtype)
     out = dense_pack_compute(data, weight, cfg=cfg)
@@ -85,7 +90,7 @@ def dense(M, N, K, dtype="float32"):
     from topi.nn.dense import dense as dense_compute
     from topi.x86.dense import dense_workload, schedule_dense
 
-    cfg = template_config(dense_workload(M, N, K, dtype))
+    cfg = template_config(dense_workload(M, N, K, dtype), 2.0 * M * N * K)
     data = te.placeholder((M, K), name="data", dtype=dtype)
     weight = te.placeholder((N, K), name="weight", dtype=dtype)
     out = dense_compute(data, weight)
@@ -112,6 +117,7 @@ def conv2d_winograd(dshape, kshape, strides, pads, dilation, groups=1, dtype="fl
     :func:`topi.x86.conv2d_winograd.winograd_out_block` says, and the kernel arriving transformed
     (``topi.nn.winograd.winograd_kernel_transform_numpy``), as a graph folds it."""
     from topi.nn.winograd import winograd_kernel_shape
+    from topi.x86.conv2d import conv2d_flop
     from topi.x86.conv2d_winograd import (
         conv2d_winograd_x86,
         schedule_conv2d_winograd,
@@ -120,7 +126,7 @@ def conv2d_winograd(dshape, kshape, strides, pads, dilation, groups=1, dtype="fl
     )
 
     workload = winograd_workload(dshape, kshape, strides, pads, dilation, groups, dtype, out_dtype)
-    cfg = template_config(workload)
+    cfg = template_config(workload, conv2d_flop(workload))  # the direct conv's: GFLOP/s compare
     data_layout = f"NCHW{cfg['cb']}c" if dshape[1] % cfg["cb"] == 0 else "NCHW"
     data = autotvm.layout.placeholder(dshape, data_layout, "data", dtype)
     ushape = winograd_kernel_shape(kshape, cfg["tile"], cfg["bn"], cfg["cb"])
