@@ -323,7 +323,8 @@ def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_v
     # 56 and 28), else the two-vector tile of 6, 5 or 4 columns with the fewest tiles, then the
     # fewest empty columns (7 wide: 4 + 3; 13 wide: 5 + 5 + 3; 14 wide: 5 + 5 + 4), where the rule
     # took one vector by 7 or 8 columns (0.70-0.85x the time per layer); a 3x3 conv keeps the wide
-    # tile, and one with no tile within 1/6 of its row keeps one vector by the row
+    # tile, and one with no tile within 1/6 of its row keeps one vector by the row unless it is
+    # strided (then it takes the 1x1 conv's narrow tile)
     def rule(dshape, kshape, stride=1, pad=0):
         key = x86conv.conv2d_workload(dshape, kshape, (stride, stride), (pad,) * 4, (1, 1))
         cfg = default_config(key)
@@ -337,6 +338,8 @@ def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_v
         assert rule((1, 1024, 14, 14), (2048, 1024, 1, 1), stride=2) == (16, 4)
         assert rule((1, 512, 13, 13), (64, 512, 1, 1)) == (16, 5)
         assert rule((1, 512, 7, 7), (512, 512, 3, 3), pad=1) == (8, 7)  # 16 x 4 + 3: 0.96-1.18x slower
+        assert rule((1, 512, 14, 14), (512, 512, 3, 3), 2, 1) == (16, 4)  # strided: 0.87-0.89x of 8 x 7
+        assert rule((1, 256, 28, 28), (256, 256, 3, 3), 2, 1) == (16, 5)  # a wide tile fits: kept
         assert rule((1, 64, 13, 13), (256, 64, 3, 3), pad=1) == (16, 5)  # a tail gap of 2/15 <= 1/6
         assert rule((1, 1024, 1, 1), (1000, 1024, 1, 1)) == (8, 1)  # a plane of one column
 
@@ -344,7 +347,7 @@ def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_v
 def test_input_block_config_rolls_the_kernel_columns_past_one_vector():
     """A conv whose producer writes wider blocks than its rule reads (AVX2: 16 channels, the rule
     8) takes the producer's block, with the kernel columns rolled; the rest stays the rule's."""
-    key = x86conv.conv2d_workload((1, 512, 14, 14), (512, 512, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1))
+    key = x86conv.conv2d_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     with Target(AVX2):
         rule = default_config(key)
         wide = x86conv.input_block_config(key, 16)
@@ -358,17 +361,17 @@ def test_input_block_config_rolls_the_kernel_columns_past_one_vector():
         x86conv.input_block_config(key, 24)  # not a divisor of 512: refused, not repaired
 
 
-def test_choose_configs_reads_the_producers_block_with_the_rules_other_knobs():
-    """AVX2: a 1x1 conv writes 16-channel blocks; the 3x3/2 conv after it reads them as they are
-    (ic_bn=16, no layout transform), its kernel columns rolled (input_block_config)."""
+def test_choose_configs_reads_the_producers_block_with_the_rules_other_knobs(monkeypatch):
+    """AVX2: a 1x1 conv writes 16-channel blocks; the direct 3x3 conv after it reads them as they
+    are (ic_bn=16, no layout transform), its kernel columns rolled (input_block_config)."""
     from graph import GraphBuilder
     from graph.passes.choose_configs import choose_configs, node_workload
 
+    monkeypatch.setenv("TESSERA_WINOGRAD", "0")  # the 3x3 conv direct
     b = GraphBuilder()
-    x = b.input("x", (1, 256, 14, 14))
+    x = b.input("x", (1, 256, 7, 7))
     mid = b.op("relu", b.op("conv2d", x, b.const(_np((512, 256, 1, 1), 27), "w1")))
-    g = b.finish(b.op("conv2d", mid, b.const(_np((512, 512, 3, 3), 28), "w2"), strides=(2, 2),
-                      padding=(1, 1, 1, 1)))
+    g = b.finish(b.op("conv2d", mid, b.const(_np((512, 512, 3, 3), 28), "w2"), padding=(1, 1, 1, 1)))
     with Target(AVX2):
         first, second = [n for n in choose_configs(g).nodes if n.op == "conv2d"]
         rule = default_config(node_workload(second))

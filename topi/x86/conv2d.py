@@ -137,7 +137,12 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
       empty columns: 4 + 3 on a 7-wide plane, 5 + 5 + 3 on 13 (against one vector by 7
       or 8 columns: ResNet-50's 1x1 convs at 7 wide 0.71-0.85x the time, DenseNet's
       800->128 @7 0.83x, SqueezeNet's @13 0.70x; 16 x 5 and 16 x 6 on 7 wide 1.04-1.08x
-      and 1.12-1.19x of 16 x 4).
+      and 1.12-1.19x of 16 x 4).  A strided padded conv with no wide tile takes that
+      two-vector tile too, where a stride-1 one keeps one vector by the row (ResNet-50's
+      512->512 3x3/2 @14->7 0.87-0.89x the time of 8 x 7, Inception-v2's 256->256 and
+      128->192 3x3/2 @7 0.90x and 0.87x; on the 16-channel blocks the graph gives them,
+      0.68-0.76x, and 0.87x in place in ResNet-50's run; stride-1 3x3 convs at 7 wide ran
+      16 x 4 + 3 0.96-1.18x slower).
     """
     icg, ocg, ow, kw, _, dtype = _geometry(workload)
     vec, max_acc = target.lanes(dtype), max_accumulators(target)
@@ -151,12 +156,14 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
         return {"ic_bn": ic_bn, "oc_bn": vec, **_row_tile_rule(ow, max_acc)}
     cols = wide_tile_columns(target)
     if cols and not any(workload[4]) and ow > 4:
-        # a conv without padding (1x1): a dividing tile of 4 or more, else the fewest tiles, the fullest
+        # a conv without padding (1x1): a dividing tile of 4 or more, else the narrow plane's tile
         exact = largest_divisor(ow, max(cols))
-        wide = exact if exact >= 4 else min((*cols, 4), key=lambda c: (_ceil(ow, c), _ceil(ow, c) * c - ow))
+        wide = exact if exact >= 4 else _fullest_tile(ow, (*cols, 4))
     else:
         fits = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
         wide = min(fits, key=lambda c: _ceil(ow, c)) if fits else None  # fewest tiles, the wider on a tie
+        if wide is None and cols and ow > 4 and max(workload[3]) > 1:
+            wide = _fullest_tile(ow, (*cols, 4))  # a strided padded conv's narrow plane, as a 1x1 conv's
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
         oc_bn = 2 * vec
     elif vec in cands and ocg % vec == 0:
@@ -173,6 +180,12 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
     if oc_bn == 2 * vec and wide:
         ow_bn, unroll_kw = wide, False
     return {"ic_bn": ic_bn, "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": unroll_kw}
+
+
+def _fullest_tile(ow: int, cols: tuple) -> int:
+    """The column count of ``cols`` that tiles a row of ``ow`` in the fewest tiles, then the
+    fewest empty columns (7 wide: 4 + 3; 13 wide: 5 + 5 + 3)."""
+    return min(cols, key=lambda c: (_ceil(ow, c), _ceil(ow, c) * c - ow))
 
 
 def input_block_config(workload: tuple, ic_bn: int, target=None) -> Config:
