@@ -155,15 +155,15 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
     if max_acc >= 16 and ocg % vec == 0:
         return {"ic_bn": ic_bn, "oc_bn": vec, **_row_tile_rule(ow, max_acc)}
     cols = wide_tile_columns(target)
-    if cols and not any(workload[4]) and ow > 4:
+    narrow = _fullest_tile(ow, (*cols, 4)) if cols and ow > 4 else None  # a narrow plane's two-vector tile
+    if narrow and not any(workload[4]):
         # a conv without padding (1x1): a dividing tile of 4 or more, else the narrow plane's tile
         exact = largest_divisor(ow, max(cols))
-        wide = exact if exact >= 4 else _fullest_tile(ow, (*cols, 4))
+        wide = exact if exact >= 4 else narrow
     else:
         fits = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
-        wide = min(fits, key=lambda c: _ceil(ow, c)) if fits else None  # fewest tiles, the wider on a tie
-        if wide is None and cols and ow > 4 and max(workload[3]) > 1:
-            wide = _fullest_tile(ow, (*cols, 4))  # a strided padded conv's narrow plane, as a 1x1 conv's
+        # fewest tiles, the wider on a tie; else a strided conv's narrow plane, as a 1x1 conv's
+        wide = min(fits, key=lambda c: _ceil(ow, c)) if fits else narrow if max(workload[3]) > 1 else None
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
         oc_bn = 2 * vec
     elif vec in cands and ocg % vec == 0:

@@ -34,16 +34,16 @@ def template_config(workload: tuple, flop: float | None = None) -> Config:
     cfg = autotvm.get_config()
     for knob, cands in space.items():
         cfg.define_knob(knob, cands)
-    if cfg.is_fallback:
+    defining = type(cfg) is autotvm.ConfigSpace  # the space itself, built on the rule's values too:
+    if cfg.is_fallback or defining:              # the knobs' first choices may be refused
         values = default_config(workload).values
-        for knob, value in values.items():
-            cfg[knob] = value
-    elif type(cfg) is autotvm.ConfigSpace:  # the space being defined: built on the rule's values,
-        values = default_config(workload).values  # legal where the knobs' first choices may not be
-        if flop is not None:
-            cfg.add_flop(flop)
     else:  # a record (from before a knob existed: its legacy value)
         values = recorded_values(workload, {knob: cfg[knob].val for knob in space if knob in cfg})
+    if cfg.is_fallback:
+        for knob, value in values.items():
+            cfg[knob] = value
+    if defining and flop is not None:
+        cfg.add_flop(flop)
     t = get_template(workload[0])
     reason = t.constraint(workload, values) if t.constraint else None
     if reason:
