@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from te import expr as E
 from te.simplify import can_prove, const_bounds, simplify, upper_key
-from te.visitor import collect_reads
+from te.visitor import collect_reads, substitute
 from schedule.errors import ScheduleError
 from schedule.interval import interval_of, union
 from schedule.opaque_ops import SCAN_INIT, SCAN_STEP, scan_region
@@ -169,10 +169,38 @@ def _required_region(sch, stage, bodies, infos, ranges) -> list:
         actual = {}
         for iv in list(reader.op.axis) + list(reader.op.reduce_axis):
             actual[iv.var] = _relax(cinfo.root_min[iv] + cinfo.value[iv], ranged, ranges)
+        exact = _axis_values(reader, cinfo, ranges)
         for read in _reads_of(bodies[reader], stage, sch):
             box = [_index_interval(idx, actual, ranges) for idx in read.indices]
+            if exact is not None:
+                box = [_tighter(iv, _relax(simplify(substitute(idx, exact), ranges), ranged, ranges), ranges)
+                       for idx, iv in zip(read.indices, box)]
             region = box if region is None else [union(a, b, ranges) for a, b in zip(region, box)]
     return _clamped(stage, region, ranges)
+
+
+def _axis_values(reader, cinfo: LoopInfo, ranges: dict) -> dict | None:
+    """Where ``reader`` fused axes: each of its axes as an expression of its loop variables
+    (None otherwise).  A fused loop gives its parts as ``f // W`` and ``f % W``, whose
+    intervals taken apart are a box of whole rows; a read of ``y * W + x``, substituted
+    and simplified, is ``f`` again, and its interval is the tile's (a 1x1 conv computed
+    over the flattened plane reads ``ow_bn`` points per tile, not two rows)."""
+    if not any(isinstance(rel, Fuse) for rel in reader.relations):
+        return None
+    return {iv.var: simplify(cinfo.root_min[iv] + cinfo.value[iv], ranges)
+            for iv in list(reader.op.axis) + list(reader.op.reduce_axis)}
+
+
+def _tighter(box, exact, ranges: dict):
+    """Of two sound intervals of one index, ``exact`` where its extent is a constant no
+    larger than ``box``'s bound; else ``box`` (a fused loop's parts, taken apart)."""
+    if box is None or exact is None:
+        return box or exact
+    ext = simplify(exact[1] - exact[0] + 1, ranges)
+    if not isinstance(ext, E.IntImm):
+        return box
+    hi = const_bounds(simplify(box[1] - box[0] + 1, ranges), ranges)[1]
+    return exact if hi is None or ext.value < hi else box
 
 
 def _clamped(stage, region: list, ranges: dict) -> list:

@@ -752,6 +752,20 @@ def test_infer_bound_stencil():
     assert int(bounds[s[B].op.axis[0]].extent) == 66  # 64 + halo of 2
 
 
+def test_infer_bound_of_a_flat_read_under_fused_axes():
+    """A consumer that fuses its axes and reads a flat producer at ``y * W + x`` needs the tile's
+    points, not the whole rows its fused loop's parts span (a box of 2 rows, 74 points)."""
+    A = te.placeholder((M2 * N2,), name="A")
+    B = te.compute((M2 * N2,), lambda i: A[i] * 2.0 + 1.0, name="B")
+    C = te.compute((M2, N2), lambda i, j: B[i * N2 + j] - 3.0, name="C")
+    s = te.create_schedule(C.op)
+    fo, fi = s[C].split(s[C].fuse(*C.op.axis), factor=5)
+    s[B].compute_at(s[C], fo)
+    bounds = schedule.InferBound(s)
+    assert int(bounds[s[B].op.axis[0]].extent) == 5
+    check_build(s, [A, C], lambda a: (a * 2 + 1 - 3).reshape(M2, N2))
+
+
 # annotations combined with later primitives, odd placements --------------------------------
 def pc2d():
     A = te.placeholder((M2, N2), name="A")
