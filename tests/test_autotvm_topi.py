@@ -4,17 +4,20 @@ import numpy as np
 import pytest
 
 import codegen
+import schedule
 import topi.testing
 import topi.x86.templates  # noqa: F401  (registers the templates)
 from topi.config import default_config
 from topi.x86.conv2d import conv2d_workload
 from topi.x86.dense import PACK_TEMPLATE, dense_workload
 from tune import autotvm
+from graph.tuning import space_point
 from tune.autotvm import record
 
-CONVS = [  # shapes that do not divide the blocks: OW 10 / 7, IC 12, OC 24, stride 2
+CONVS = [  # shapes that do not divide the blocks: OW 10 / 7 / 9, IC 12 / 20, OC 24, stride 2, a 1x1 conv
     ((1, 16, 10, 10), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1)),
     ((1, 12, 13, 13), (24, 12, 3, 3), (2, 2), (1, 1, 1, 1)),
+    ((1, 20, 7, 9), (24, 20, 1, 1), (1, 1), (0, 0, 0, 0)),
 ]
 
 
@@ -56,6 +59,26 @@ def test_conv2d_template_space_sampled(shape):
             continue  # a combination the template refuses
         assert layouts[0][0] == f"NCHW{cfg['ic_bn'].val}c" and layouts[2][0] == f"NCHW{cfg['oc_bn'].val}c"
         _check_conv(codegen.build(s, args), *shape, layouts)
+
+
+@pytest.mark.parametrize("ow_bn", [1, 4, 5, 8])
+def test_conv2d_flat_plane_matches_numpy(ow_bn):
+    """``flat``: a 1x1 conv over its 7x9 plane as one row of 63 columns, tiles of ``ow_bn`` (a
+    tail tile where they do not divide), against numpy; the accumulator holds one tile."""
+    shape = ((1, 20, 7, 9), (24, 20, 1, 1), (1, 1), (0, 0, 0, 0))
+    wl, task = _conv_task(*shape)
+    assert [e.val for e in task.config_space.space_map["flat"].entities] == [False, True]
+    cfg = space_point(task, {**default_config(wl).values, "ic_bn": 4, "oc_bn": 8, "ow_bn": ow_bn, "flat": True})
+    s, args, layouts = task.instantiate_with_layouts(cfg)
+    assert f"allocate conv2d_NCHWc[float32 * {8 * ow_bn}]" in str(schedule.lower(s, args))
+    _check_conv(codegen.build(s, args), *shape, layouts)
+
+
+def test_conv2d_flat_only_for_pointwise_convs():
+    wl, task = _conv_task(*CONVS[0])
+    assert [e.val for e in task.config_space.space_map["flat"].entities] == [False]
+    with pytest.raises(ValueError, match="flat=True is not allowed|knob flat=True"):
+        default_config(wl).with_values(flat=True)
 
 
 def test_dense_pack_template_space_sampled():

@@ -185,7 +185,7 @@ def test_check_refuses_a_config_for_another_workload():
 
 def test_check_refuses_missing_or_unknown_knobs():
     with pytest.raises(ValueError, match=r"do not match the template's knobs .*missing \['unroll_kw'\]"):
-        Config(KEY, {"ic_bn": 16, "oc_bn": 32, "ow_bn": 7}).check()
+        Config(KEY, {"ic_bn": 16, "oc_bn": 32, "ow_bn": 7, "flat": False}).check()
     with pytest.raises(KeyError, match="has no knob 'tile'"):
         default_config(KEY).with_values(tile=4)
 
@@ -228,7 +228,7 @@ def test_config_is_immutable_and_compares_by_value():
             cfg.values = {}
         assert cfg == default_config(KEY) and hash(cfg) == hash(default_config(KEY))
         assert cfg != cfg.with_values(ow_bn=3)
-        assert str(cfg).startswith("config<conv2d_NCHWc.x86 ic_bn=16 oc_bn=")
+        assert str(cfg).startswith("config<conv2d_NCHWc.x86 flat=False ic_bn=16 oc_bn=")
 
 
 # ----------------------------------------------------- workload keys ---
@@ -322,21 +322,23 @@ def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_v
     # a 1x1 conv takes a dividing tile of 4 to 6 columns where one exists (ResNet-50's 1x1 convs at
     # 56 and 28), else the two-vector tile of 6, 5 or 4 columns with the fewest tiles, then the
     # fewest empty columns (7 wide: 4 + 3; 13 wide: 5 + 5 + 3; 14 wide: 5 + 5 + 4), where the rule
-    # took one vector by 7 or 8 columns (0.70-0.85x the time per layer); a 3x3 conv keeps the wide
+    # took one vector by 7 or 8 columns (0.70-0.85x the time per layer); a pointwise conv's plane
+    # whose rows tile that badly (7 and 13 wide, not 14) runs flattened, in tiles of 5; a 3x3 conv keeps the wide
     # tile, and one with no tile within 1/6 of its row keeps one vector by the row unless it is
     # strided (then it takes the 1x1 conv's narrow tile)
-    def rule(dshape, kshape, stride=1, pad=0):
+    def rule(dshape, kshape, stride=1, pad=0, flat=False):
         key = x86conv.conv2d_workload(dshape, kshape, (stride, stride), (pad,) * 4, (1, 1))
         cfg = default_config(key)
+        assert cfg["flat"] == flat, (dshape, kshape)
         return cfg["oc_bn"], cfg["ow_bn"]
 
     with Target(AVX2):
         assert rule((1, 256, 56, 56), (64, 256, 1, 1)) == (16, 4)
         assert rule((1, 128, 28, 28), (128, 128, 3, 3), pad=1) == (16, 6)
         assert rule((1, 1024, 14, 14), (256, 1024, 1, 1)) == (16, 5)
-        assert rule((1, 2048, 7, 7), (512, 2048, 1, 1)) == (16, 4)
+        assert rule((1, 2048, 7, 7), (512, 2048, 1, 1), flat=True) == (16, 5)  # 49 in 5s, not rows of 4 + 3
         assert rule((1, 1024, 14, 14), (2048, 1024, 1, 1), stride=2) == (16, 4)
-        assert rule((1, 512, 13, 13), (64, 512, 1, 1)) == (16, 5)
+        assert rule((1, 512, 13, 13), (64, 512, 1, 1), flat=True) == (16, 5)  # 169 in 5s, not 5 + 5 + 3
         assert rule((1, 512, 7, 7), (512, 512, 3, 3), pad=1) == (8, 7)  # 16 x 4 + 3: 0.96-1.18x slower
         assert rule((1, 512, 14, 14), (512, 512, 3, 3), 2, 1) == (16, 4)  # strided: 0.87-0.89x of 8 x 7
         assert rule((1, 256, 28, 28), (256, 256, 3, 3), 2, 1) == (16, 5)  # a wide tile fits: kept
@@ -352,7 +354,7 @@ def test_input_block_config_rolls_the_kernel_columns_past_one_vector():
         rule = default_config(key)
         wide = x86conv.input_block_config(key, 16)
         same = x86conv.input_block_config(key, 8)
-    assert rule.values == {"ic_bn": 8, "oc_bn": 8, "ow_bn": 7, "unroll_kw": True}
+    assert rule.values == {"ic_bn": 8, "oc_bn": 8, "ow_bn": 7, "unroll_kw": True, "flat": False}
     assert wide.values == {**rule.values, "ic_bn": 16, "unroll_kw": False}
     assert same.values == rule.values
     with Target(AVX512):  # one vector of 16 lanes: the row tile, already rolled

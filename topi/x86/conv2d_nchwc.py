@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import te
 from topi.config import Config
-from topi.nn.conv2d import group_conv2d_nchw, nchwc_conv
+from topi.nn.conv2d import group_conv2d_nchw
 from topi.nn.pad import pad_spatial
 from topi.utils import get_const_tuple
-from topi.x86.conv2d import default_conv2d_config, pack_data
+from topi.x86.conv2d import blocked_conv, default_conv2d_config, pack_data
 
 
 def padded_input(data, ic_bn: int, pads: tuple):
@@ -102,13 +102,5 @@ def conv2d_NCHWc_x86(
     cfg = (cfg or default_conv2d_config(wl)).with_values(ic_bn=ic_bn, oc_bn=oc_bn)
     st, pads, dil = wl[3], wl[4], wl[5]
     _, _, oh, ow = get_const_tuple(probe.shape)
-    return nchwc_conv(
-        padded_input(data, ic_bn, pads),
-        kernel,
-        (oh, ow),
-        st,
-        dil,
-        out_dtype or data.dtype,
-        attrs={"workload": wl, "config": cfg},
-        groups=groups,
-    )
+    return blocked_conv(padded_input(data, ic_bn, pads), kernel, (oh, ow), st, dil, out_dtype or data.dtype, cfg,
+                        {"workload": wl, "config": cfg}, groups)
