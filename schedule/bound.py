@@ -192,8 +192,8 @@ def _axis_values(reader, cinfo: LoopInfo, ranges: dict) -> dict | None:
 
 
 def _tighter(box, exact, ranges: dict):
-    """Of two sound intervals of one index, ``exact`` where its extent is a constant no
-    larger than ``box``'s bound; else ``box`` (a fused loop's parts, taken apart)."""
+    """Of two sound intervals of one index, ``exact`` where its extent is a constant smaller
+    than ``box``'s bound (or ``box`` has none); else ``box``."""
     if box is None or exact is None:
         return box or exact
     ext = simplify(exact[1] - exact[0] + 1, ranges)

@@ -74,6 +74,28 @@ def test_conv2d_flat_plane_matches_numpy(ow_bn):
     _check_conv(codegen.build(s, args), *shape, layouts)
 
 
+def test_conv2d_flat_plane_nchw_with_an_epilogue_matches_numpy():
+    """The NCHW path: the flattened conv's output unpacked to NCHW and a relu fused in its loop."""
+    import te
+    import topi
+    from codegen.target import Target
+    from topi.x86 import conv2d as x86conv
+
+    shape = ((1, 20, 7, 9), (24, 20, 1, 1), (1, 1), (0, 0, 0, 0))
+    wl, _ = _conv_task(*shape)
+    cfg = default_config(wl).with_values(ic_bn=4, oc_bn=8, ow_bn=5, flat=True)
+    A, W = te.placeholder(shape[0], name="A"), te.placeholder(shape[1], name="W")
+    with Target("llvm"):
+        out = topi.nn.relu(x86conv.conv2d_nchw_x86(A, W, 1, 0, 1, cfg=cfg))
+        f = codegen.build(x86conv.schedule_conv2d_nchw(out), [A, W, out])
+    rng = np.random.default_rng(0)
+    a, k = rng.uniform(-1, 1, shape[0]).astype("float32"), rng.uniform(-1, 1, shape[1]).astype("float32")
+    got = np.empty((1, 24, 7, 9), "float32")
+    f(a, k, got)
+    np.testing.assert_allclose(got, np.maximum(topi.testing.conv2d_nchw_python(a, k, (1, 1), (0, 0)), 0),
+                               rtol=1e-4, atol=1e-4)
+
+
 def test_conv2d_flat_only_for_pointwise_convs():
     wl, task = _conv_task(*CONVS[0])
     assert [e.val for e in task.config_space.space_map["flat"].entities] == [False]

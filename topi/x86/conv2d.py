@@ -177,7 +177,8 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
         # a conv without padding (1x1): a dividing tile of 4 or more, else the narrow plane's
         # tile, or a pointwise conv's plane flattened to one row where its tiles fill better
         exact = largest_divisor(ow, max(cols))
-        flat = exact < 4 and pointwise(workload) and _flat_fills(workload[1][2] * ow, ow, narrow, min(cols))
+        plane = workload[1][2] * ow  # OH = H where pointwise
+        flat = exact < 4 and pointwise(workload) and _flat_fills(plane, ow, narrow, min(cols))
         wide = exact if exact >= 4 else min(cols) if flat else narrow
     else:
         fits = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
