@@ -106,6 +106,21 @@ def test_pool2d(case, pool_type, layout):
     check(schedule_pool, pool2d(X, **kw), [X], lambda x: ref.pool2d_python(x, **kw))
 
 
+@pytest.mark.parametrize("case", range(len(POOL_CASES)))
+@pytest.mark.parametrize("pool_type", ["max", "avg"])
+def test_pool2d_blocked(case, pool_type):
+    """The graph's NCHW[8]c layout: the x86 schedule's chain per output row."""
+    kw = dict(POOL_CASES[case], pool_type=pool_type)
+    X = te.placeholder((2, 3, 13, 11, 8), name="X")
+
+    def want(x):
+        n, cb, h, w, c = x.shape
+        y = ref.pool2d_python(x.transpose(0, 1, 4, 2, 3).reshape(n, cb * c, h, w), **kw)
+        return y.reshape(n, cb, c, *y.shape[2:]).transpose(0, 1, 3, 4, 2)
+
+    check(schedule_pool, pool2d(X, **kw, layout="NCHWc"), [X], want)
+
+
 @pytest.mark.parametrize("pool_type", ["max", "avg"])
 def test_pool2d_generic(pool_type):
     kw = dict(POOL_CASES[3], pool_type=pool_type)
