@@ -40,6 +40,7 @@ PACK = "conv2d_NCHWc_pack"  # tag of the layout-packing stages (not injective: n
 TEMPLATE = "conv2d_NCHWc.x86"
 OC_BLOCKS = (8, 16, 24, 32, 48, 64)  # output-channel blocks that divide a channel count (any target)
 IN_PLACE_MIN_PLANE = 14 * 14
+FLAT_INPUT = "data_flat"  # the flattened plane's view of a pointwise conv's input (knob ``flat``)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -197,11 +198,10 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
     if ow_bn < 4 and ow > 4:
         ow_bn = min(max_w, 8)
     unroll_kw = kw <= 3 and ic_bn <= vec
-    if oc_bn == 2 * vec and wide:
+    two_vectors = oc_bn == 2 * vec and bool(wide)  # the wide or narrow two-vector tile (flat: over the plane)
+    if two_vectors:
         ow_bn, unroll_kw = wide, False
-    else:
-        flat = False
-    return {"ic_bn": ic_bn, "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": unroll_kw, "flat": flat}
+    return {"ic_bn": ic_bn, "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": unroll_kw, "flat": flat and two_vectors}
 
 
 def _flat_fills(plane: int, ow: int, row_tile: int, flat_tile: int) -> bool:
@@ -310,7 +310,7 @@ def blocked_conv(data_pad, kernel, out_hw: tuple, stride, dilation, out_dtype: s
         raise ValueError(f"{TEMPLATE}: flat=True needs a pointwise conv (1x1, stride 1, unpadded, one group); "
                          f"got a {h}x{w} input for a {out_hw[0]}x{out_hw[1]} output, groups={groups}")
     flat = te.compute((n, icc, 1, h * w, icb), lambda b, c, _, f, i: data_pad[b, c, f // w, f % w, i],
-                      name="data_flat")
+                      name=FLAT_INPUT)
     conv = nchwc_conv(flat, kernel, (1, h * w), stride, dilation, out_dtype, attrs=attrs)
     return te.compute((n, conv.shape[1], h, w, conv.shape[4]), lambda b, c, y, x, o: conv[b, c, 0, y * w + x, o],
                       name="conv2d_NCHWc_plane", tag=tag.INJECTIVE)
@@ -453,7 +453,7 @@ def _schedule_inputs(s, conv_op, vec: int) -> None:
         op = t.op
         if not isinstance(op, te.ComputeOp):
             continue
-        if op.name == "data_flat":  # the flattened plane's view: its input is the conv's
+        if op.name == FLAT_INPUT:  # the flattened plane's view: its input is the conv's
             s[op].compute_inline()
             stack.extend(op.input_tensors)
             continue
@@ -519,7 +519,7 @@ def conv_config(conv_op, cfg: Config | None = None) -> Config:
     key = conv2d_key(conv_op.attrs["workload"])
     kernel = next(t for t in conv_op.input_tensors if len(t.shape) == 6)
     ic_bn, oc_bn = get_const_tuple(kernel.shape)[4:]
-    flat = any(t.op.name == "data_flat" for t in conv_op.input_tensors)
+    flat = any(t.op.name == FLAT_INPUT for t in conv_op.input_tensors)
     if cfg is None:
         cfg = conv_op.attrs.get("config") or default_conv2d_config(key)
         if (cfg["ic_bn"], cfg["oc_bn"], cfg.get("flat", False)) != (ic_bn, oc_bn, flat):
