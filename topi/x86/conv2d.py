@@ -155,11 +155,12 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
       128->192 3x3/2 @7 0.90x and 0.87x; on the 16-channel blocks the graph gives them,
       0.68-0.76x, and 0.87x in place in ResNet-50's run; stride-1 3x3 convs at 7 wide ran
       16 x 4 + 3 0.96-1.18x slower);
-    * ``flat``: a pointwise conv (:func:`pointwise`) whose rows take no dividing tile runs
-      over its plane flattened to one row, in two-vector tiles of 5 columns, where those
-      hold 10% more columns on average than the rows' tiles (:func:`_flat_fills`: 7 and 13
-      wide, not 14); with 32 vector registers never (not measured: the row tile holds
-      7 columns of a 7-wide row already).
+    * ``flat``: a pointwise conv (:func:`pointwise`) runs over its plane flattened to one
+      row, in two-vector tiles of 5 columns, where those hold 10% more columns on average
+      than the rows' tiles (:func:`_flat_fills`: 7 and 13 wide, and rows in dividing tiles
+      of 4 such as 28, 56 and 112 wide; not 14, nor rows that divide by 5 or 6); with 32
+      vector registers never (not measured: the row tile holds 7 columns of a 7-wide row
+      already).
     """
     icg, ocg, ow, kw, _, dtype = _geometry(workload)
     vec, max_acc = target.lanes(dtype), max_accumulators(target)
@@ -178,9 +179,10 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
         # a conv without padding (1x1): a dividing tile of 4 or more, else the narrow plane's
         # tile, or a pointwise conv's plane flattened to one row where its tiles fill better
         exact = largest_divisor(ow, max(cols))
+        rows = exact if exact >= 4 else narrow
         plane = workload[1][2] * ow  # OH = H where pointwise
-        flat = exact < 4 and pointwise(workload) and _flat_fills(plane, ow, narrow, min(cols))
-        wide = exact if exact >= 4 else min(cols) if flat else narrow
+        flat = pointwise(workload) and _flat_fills(plane, ow, rows, min(cols))
+        wide = min(cols) if flat else rows
     else:
         fits = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
         # fewest tiles, the wider on a tie; else a strided conv's narrow plane, as a 1x1 conv's
@@ -209,7 +211,11 @@ def _flat_fills(plane: int, ow: int, row_tile: int, flat_tile: int) -> bool:
     10% more columns on average than tiles of ``row_tile`` over its rows of ``ow``.  7 wide
     (4 + 3: 3.5 a tile; 49 in 5s: 4.9) ResNet-50's 2048->512 and 512->2048 1x1 convs ran
     flattened in 0.88-0.91x the time; 13 wide (5 + 5 + 3: 4.3; 169 in 5s: 5.0) SqueezeNet's
-    0.92-0.94x; 14 wide (5 + 5 + 4: 4.7; 4.9) 0.99-1.03x, so rows stay (2 threads, interleaved)."""
+    0.92-0.94x; 14 wide (5 + 5 + 4: 4.7; 4.9) 0.99-1.03x, so rows stay (2 threads, interleaved).
+    Rows of 56 and 28 in dividing tiles of 4 (8 accumulators, too few to hide the FMAs'
+    latency) against 5s over the plane (10 accumulators), on 16-channel input blocks:
+    ResNet-50's and MobileNet's 1x1 convs at 56 and 28 wide ran in 0.91-0.99x the time
+    (ten layers, median 0.96x), 32->64 @112 0.975x; tiles of 6 over the plane 0.95-1.02x."""
     return plane / _ceil(plane, flat_tile) >= 1.1 * ow / _ceil(ow, row_tile)
 
 
