@@ -50,7 +50,8 @@ from topi.config import (
     recorded_config,
     register_template,
 )
-from topi.nn.winograd import TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw, winograd_kernel_shape
+from topi.nn.winograd import (TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw, winograd_kernel_shape,
+                               winograd_slots)
 from topi.utils import find_anchor, get_const_tuple
 
 TEMPLATE = "conv2d_winograd.x86"
@@ -136,20 +137,52 @@ def winograd_rule(workload: tuple, target) -> dict:
     against 16.7), F(2x2) ran it 1.29-1.32 ms against 1.34-1.44 (in place, one run), and
     the whole ResNet-50 in 0.987x and 0.989x the time (two runs of 90 s, each round's
     builds alternated, medians of the rounds' ratios); below 7 the padding waste grows
-    fast and nothing was measured; ``cb``: one vector; ``bn``: four vectors
-    when K holds them (else the fewest vectors covering K); ``mr``: the tile rows
-    the accumulator budget allows (4 x 4 zmm with AVX-512, 3 x 4 ymm with AVX2);
-    ``rows``: see :func:`fused_rows`."""
+    fast and nothing was measured; ``cb``: one vector; ``rows``: see :func:`fused_rows`;
+    the register tile (``bn`` x ``mr``, ``ku``):
+
+    * 32 vector registers (AVX-512): ``bn`` four vectors when K holds them (else the
+      fewest vectors covering K), ``mr`` the rows 16 accumulators allow, ``ku`` 1;
+    * 16 (AVX2): :func:`ymm_tile`, 12 accumulators, ``ku`` 4."""
     _, dshape, kshape, _, pads, _, _, dtype, _ = workload
     vec = target.lanes(dtype)
     oh = dshape[2] + pads[0] + pads[2] - 2
-    ow = min(oh, dshape[3] + pads[1] + pads[3] - 2)
+    width = dshape[3] + pads[1] + pads[3] - 2
+    ow = min(oh, width)
     k = kshape[0]
     blocks = min(4, -(-k // vec))
     tile = 4 if ow >= 7 and kernel_bytes(kshape, 4, blocks * vec, vec) <= STREAM_KERNEL_BYTES else 2
-    return {"tile": tile, "cb": vec, "bn": blocks * vec,
-            "mr": min(8, max(1, max_accumulators(target) // blocks)), "ku": 1,
-            "rows": fused_rows(-(-oh // tile), kernel_bytes(kshape, tile, blocks * vec, vec))}
+    rows = fused_rows(-(-oh // tile), kernel_bytes(kshape, tile, blocks * vec, vec))
+    if max_accumulators(target) >= 16 or k <= vec:
+        bn, mr, ku = blocks * vec, min(8, max(1, max_accumulators(target) // blocks)), 1
+    else:
+        bn, mr = ymm_tile(k, (dshape[0], k, -(-oh // tile), -(-width // tile)), rows, vec)
+        ku = 4
+    return {"tile": tile, "cb": vec, "bn": bn, "mr": mr, "ku": ku, "rows": rows}
+
+
+YMM_TILES = ((2, 6), (3, 4))  # (vectors of bn, mr): 12 accumulators, 2-3 kernel vectors, a broadcast
+
+
+def ymm_tile(k: int, tiles: tuple, rows: int, vec: int) -> tuple:
+    """``(bn, mr)`` of the products' register tile with 16 vector registers: 12
+    accumulators, ``2v x 6`` or ``3v x 4`` (``v`` lanes), whichever pads the least work,
+    the output channels up to ``bn`` times the tile slots up to ``mr``
+    (:func:`topi.nn.winograd.winograd_slots`; ``tiles``: ``(N, K, nH, nW)``); the
+    narrower on a tie.  Four vectors by three spill (17 registers).
+
+    Against the former ``4v x 2`` (8 accumulators, ``ku`` 1), ResNet-50's layers alone
+    (2 threads, interleaved): ``ku`` 4 alone 0.92-0.94x the time on all four; 64 @56
+    ``16 x 6`` 0.89x (``24 x 4``, K padded 64 -> 72: 1.02x); 128 @28 0.92x (0.95x);
+    256 @14, 8 slots a block, 0.94x (``24 x 4``: 0.82x); 512 @7, 16 slots, 0.85x
+    (0.82x); ``32 x 3`` 0.88-1.03x."""
+    n, _, nh, nw = tiles
+
+    def padded(c):
+        bn, mr = c[0] * vec, c[1]
+        return -(-k // bn) * bn * winograd_slots((n, k, nh, nw, n * nh * nw), mr, rows)[0]
+
+    bv, mr = min(YMM_TILES, key=lambda c: (padded(c), c[0]))
+    return bv * vec, mr
 
 
 def fused_rows(tile_rows: int, kernel_size: int, threads: int | None = None) -> int:
@@ -256,7 +289,9 @@ def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
     """The channel block of a Winograd conv's blocked output in a graph: the ``oc_bn`` the
     direct template's rule gives the same layer (so its neighbours see the layout they
     would see without Winograd) when it divides ``bn`` and K, else ``bn`` when it divides
-    K, else 0 (NCHW output)."""
+    K, else their largest common divisor when it is whole vectors (``bn`` 24 on K 256: 8,
+    where NCHW output made ResNet-50's next 1x1 conv pack its input in the kernel, 1.08x
+    slower in place), else 0 (NCHW output)."""
     from topi.x86.conv2d import TEMPLATE as DIRECT
 
     k = workload[2][0]
@@ -264,7 +299,9 @@ def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
         direct = choose_config((DIRECT, *tuple(workload)[1:]), target)["oc_bn"]
     except ValueError:
         direct = 0
-    for ob in (direct, cfg["bn"]):
+    common = math.gcd(k, cfg["bn"])
+    whole = common if common % (target or current_target()).lanes(workload[7]) == 0 else 0
+    for ob in (direct, cfg["bn"], whole):
         if ob and k % ob == 0 and cfg["bn"] % ob == 0:
             return ob
     return 0
