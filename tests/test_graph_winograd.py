@@ -161,9 +161,9 @@ def test_input_block_follows_the_data_block():
 @pytest.mark.parametrize("c, k, shape", [(80, 104, (1, 80, 9, 13)), (64, 76, (1, 64, 15, 7))])
 def test_channels_that_do_not_divide_the_blocks_and_an_output_exit(c, k, shape):
     """K not a multiple of bn (the product pads it), odd H and W; the conv's blocked output
-    leaves as the graph output (the exit transform fused into its kernel).  bn is 16 or 24
-    with AVX2 (``ymm_tile``), 64 with AVX-512: K of no multiple of 8 pads on either host,
-    104 by whole AVX2 vectors, 76 by part of one."""
+    leaves as the graph output (the exit transform fused into its kernel).  bn is 16 with
+    AVX2 (``ymm_tile``), 64 with AVX-512: K 104 pads on either host by whole AVX2 vectors,
+    76 by part of one."""
     b = GraphBuilder()
     x = b.input("x", shape)
     h = b.op("relu", conv(b, x, c, k=1, name="c0"))

@@ -454,12 +454,12 @@ def _out_block_follows_the_direct_rule(conv2d_workload, default_conv2d_config, w
     assert winograd_out_block(key, cfg.with_values(bn=16)) == 16  # the direct block does not divide bn: bn
 
 
-def test_avx2_rule_takes_the_register_tile_that_pads_the_least():
-    """With 16 vector registers the products take 12 accumulators, 16 x 6 or 24 x 4, whichever
-    pads the least work (K up to bn, a block's tile slots up to mr), and unroll 4 channels;
-    a bn of 24 on K 256 writes blocks of 8 (their common divisor) rather than NCHW."""
+def test_avx2_rule_takes_two_vectors_by_six_slots_unless_that_pads_a_sixth():
+    """With 16 vector registers the products take two vectors of output channels (the direct
+    convs' block, so the output keeps it) by 6 tile slots (12 accumulators), by 4 where 6s pad
+    a block's slots by more than a sixth, and unroll 4 channels.  A record's bn of 24 on K 256
+    writes blocks of 8 (their largest common divisor in whole vectors) rather than NCHW."""
     from codegen.target import Target
-    from topi.x86.conv2d import conv2d_workload
     from topi.x86.conv2d_winograd import winograd_out_block, ymm_tile
 
     def rule(c, h):
@@ -468,14 +468,14 @@ def test_avx2_rule_takes_the_register_tile_that_pads_the_least():
         return key, cfg, (cfg["tile"], cfg["bn"], cfg["mr"], cfg["ku"], cfg["rows"])
 
     with Target("llvm -mcpu=x86-64-v3"):
-        assert rule(64, 56)[2] == (4, 16, 6, 4, 7)  # 98 tiles a block: 102 slots in 6s, K 64 -> 72 in 24s
-        assert rule(128, 28)[2] == (4, 16, 6, 4, 4)  # 28 tiles: 30 slots; K 128 -> 144 in 24s
+        assert rule(64, 56)[2] == (4, 16, 6, 4, 7)  # 98 tiles a block: 102 slots in 6s
+        assert rule(128, 28)[2] == (4, 16, 6, 4, 4)  # 28 tiles: 30 slots
         key, cfg, values = rule(256, 14)
-        assert values == (4, 24, 4, 4, 2)  # 8 tiles a block: 12 slots in 6s; K 256 -> 264 in 24s
-        assert rule(512, 7)[2] == (2, 24, 4, 4, 0)  # 16 tiles, apart
-        assert winograd_out_block(key, cfg) == 8
-        assert ymm_tile(256, (1, 256, 4, 4), 2, 8) == (24, 4)
-        assert ymm_tile(96, (1, 96, 4, 4), 2, 8) == (24, 4)  # K whole either way; 8 slots in 4s, 12 in 6s
-        assert ymm_tile(96, (1, 96, 3, 3), 0, 8) == (16, 6)  # 12 slots in 6s or 4s, K whole: a tie, the narrower
+        assert values == (4, 16, 4, 4, 2)  # 8 tiles a block: 12 slots in 6s, 8 in 4s
+        assert rule(512, 7)[2] == (2, 16, 6, 4, 0)  # 16 tiles, apart: 18 slots in 6s
+        assert winograd_out_block(key, cfg) == 16
+        assert winograd_out_block(key, cfg.with_values(bn=24)) == 8
+        assert ymm_tile((1, 96, 3, 3), 0, 8) == (16, 4)  # 9 tiles: 12 slots in 6s
+        assert ymm_tile((2, 96, 3, 3), 0, 8) == (16, 6)  # 18 tiles
     with Target("llvm -mcpu=x86-64-v4"):  # 32 registers: four vectors by the rows 16 accumulators allow
         assert rule(256, 14)[2][1:4] == (64, 4, 1)

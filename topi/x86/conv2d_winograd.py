@@ -142,7 +142,7 @@ def winograd_rule(workload: tuple, target) -> dict:
 
     * 32 vector registers (AVX-512): ``bn`` four vectors when K holds them (else the
       fewest vectors covering K), ``mr`` the rows 16 accumulators allow, ``ku`` 1;
-    * 16 (AVX2): :func:`ymm_tile`, 12 accumulators, ``ku`` 4."""
+    * 16 (AVX2): :func:`ymm_tile` (two vectors by 6 or 4 slots), ``ku`` 4."""
     _, dshape, kshape, _, pads, _, _, dtype, _ = workload
     vec = target.lanes(dtype)
     oh = dshape[2] + pads[0] + pads[2] - 2
@@ -155,34 +155,30 @@ def winograd_rule(workload: tuple, target) -> dict:
     if max_accumulators(target) >= 16 or k <= vec:
         bn, mr, ku = blocks * vec, min(8, max(1, max_accumulators(target) // blocks)), 1
     else:
-        bn, mr = ymm_tile(k, (dshape[0], k, -(-oh // tile), -(-width // tile)), rows, vec)
+        bn, mr = ymm_tile((dshape[0], k, -(-oh // tile), -(-width // tile)), rows, vec)
         ku = 4
     return {"tile": tile, "cb": vec, "bn": bn, "mr": mr, "ku": ku, "rows": rows}
 
 
-YMM_TILES = ((2, 6), (3, 4))  # (vectors of bn, mr): 12 accumulators, 2-3 kernel vectors, a broadcast
-
-
-def ymm_tile(k: int, tiles: tuple, rows: int, vec: int) -> tuple:
-    """``(bn, mr)`` of the products' register tile with 16 vector registers: 12
-    accumulators, ``2v x 6`` or ``3v x 4`` (``v`` lanes), whichever pads the least work,
-    the output channels up to ``bn`` times the tile slots up to ``mr``
-    (:func:`topi.nn.winograd.winograd_slots`; ``tiles``: ``(N, K, nH, nW)``); the
-    narrower on a tie.  Four vectors by three spill (17 registers).
+def ymm_tile(tiles: tuple, rows: int, vec: int) -> tuple:
+    """``(bn, mr)`` of the products' register tile with 16 vector registers: two vectors of
+    output channels (the block the graph's direct convs write, so that the output keeps
+    it) by 6 tile slots, 12 accumulators; by 4 where padding a block's slots
+    (:func:`topi.nn.winograd.winograd_slots`; ``tiles``: ``(N, K, nH, nW)``) up to 6s
+    wastes more than a sixth of them.
 
     Against the former ``4v x 2`` (8 accumulators, ``ku`` 1), ResNet-50's layers alone
     (2 threads, interleaved): ``ku`` 4 alone 0.92-0.94x the time on all four; 64 @56
-    ``16 x 6`` 0.89x (``24 x 4``, K padded 64 -> 72: 1.02x); 128 @28 0.92x (0.95x);
-    256 @14, 8 slots a block, 0.94x (``24 x 4``: 0.82x); 512 @7, 16 slots, 0.85x
-    (0.82x); ``32 x 3`` 0.88-1.03x."""
-    n, _, nh, nw = tiles
-
-    def padded(c):
-        bn, mr = c[0] * vec, c[1]
-        return -(-k // bn) * bn * winograd_slots((n, k, nh, nw, n * nh * nw), mr, rows)[0]
-
-    bv, mr = min(YMM_TILES, key=lambda c: (padded(c), c[0]))
-    return bv * vec, mr
+    ``16 x 6`` 0.89x; 128 @28 0.92x; 256 @14 (8 slots a fused block: 12 in 6s) ``16 x 4``
+    about 0.88x, ``16 x 6`` 0.94x; 512 @7 (16 slots) ``16 x 6`` 0.85x, ``16 x 4`` the same.
+    Three vectors by 4 ran 256 @14 and 512 @7 faster still (0.82x), but its output
+    blocks (24, or 8 where 24 does not divide K) are not the direct convs': Inception-v2
+    then made 16 layout transforms and SqueezeNet 2.  Four vectors by 3 needs 17
+    registers (0.88-1.25x)."""
+    n, k, nh, nw = tiles
+    shape = (n, k, nh, nw, n * nh * nw)
+    slots, base = winograd_slots(shape, 6, rows)[0], winograd_slots(shape, 1, rows)[0]
+    return 2 * vec, 6 if 6 * (slots - base) <= base else 4
 
 
 def fused_rows(tile_rows: int, kernel_size: int, threads: int | None = None) -> int:
