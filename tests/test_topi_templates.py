@@ -314,7 +314,7 @@ def test_defaults_read_the_target():
     assert (pool512["vec"], pool2["vec"]) == (16, 8)
     with Target(AVX2):
         assert default_config(x86dense.dense_workload(64, 1000, 2048, template="dense_pack.x86")).values == \
-            {"bn": 32, "mr": 2, "ku": 1}
+            {"bn": 16, "mr": 6, "ku": 4}
         assert default_config(softmax_workload(64, 1000))["vec"] == 16
 
 
