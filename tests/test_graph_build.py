@@ -273,7 +273,13 @@ def test_dense_weights_are_packed_and_fused_with_their_epilogue(m, k, n):
     g = b.finish(b.op("relu", b.op("add", b.op("dense", x, w), bias)))
     lib = graph.build(g)
     (node,) = [n for n in lib.graph.nodes if n.op == "fused"]
-    assert [v.shape for v in node.inputs][1][2] == 4 * vector_lanes()  # [N/bn, K, bn]: bn is 4 host vectors
+    from topi.config import choose_config
+    from topi.x86.dense import dense_workload
+
+    # [N/bn, K, bn]: the rule's bn, 4 host vectors (2 with AVX2 past 2 rows: 12 accumulators of 2 x 6)
+    bn = [v.shape for v in node.inputs][1][2]
+    assert bn == choose_config(dense_workload(m, n, k, template="dense_pack.x86"))["bn"]
+    assert bn == (2 if m > 2 and vector_lanes() == 8 else 4) * vector_lanes()
     mod = lib.create_executor()
     xv = rand(m, k)
     mod.run(x=xv)
