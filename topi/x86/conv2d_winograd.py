@@ -43,6 +43,7 @@ import math
 
 import te
 from topi.config import (
+    YMM_GEMM_TILE,
     Config,
     choose_config,
     current_target,
@@ -151,18 +152,19 @@ def winograd_rule(workload: tuple, target) -> dict:
     k = kshape[0]
     blocks = min(4, -(-k // vec))
     tile = 4 if ow >= 7 and kernel_bytes(kshape, 4, blocks * vec, vec) <= STREAM_KERNEL_BYTES else 2
-    rows = fused_rows(-(-oh // tile), kernel_bytes(kshape, tile, blocks * vec, vec))
+    nh = -(-oh // tile)
+    rows = fused_rows(nh, kernel_bytes(kshape, tile, blocks * vec, vec))
     if max_accumulators(target) >= 16 or k <= vec:
         bn, mr, ku = blocks * vec, min(8, max(1, max_accumulators(target) // blocks)), 1
     else:
-        bn, mr = ymm_tile((dshape[0], k, -(-oh // tile), -(-width // tile)), rows, vec)
-        ku = 4
+        bn, mr = ymm_tile((dshape[0], k, nh, -(-width // tile)), rows, vec)
+        ku = YMM_GEMM_TILE[2]
     return {"tile": tile, "cb": vec, "bn": bn, "mr": mr, "ku": ku, "rows": rows}
 
 
 def ymm_tile(tiles: tuple, rows: int, vec: int) -> tuple:
-    """``(bn, mr)`` of the products' register tile with 16 vector registers: two vectors of
-    output channels (the block the graph's direct convs write, so that the output keeps
+    """``(bn, mr)`` of the products' register tile with 16 vector registers, ``YMM_GEMM_TILE``'s
+    (:mod:`topi.config`): two vectors of output channels (the block the graph's direct convs write, so that the output keeps
     it) by 6 tile slots, 12 accumulators; by 4 where padding a block's slots
     (:func:`topi.nn.winograd.winograd_slots`; ``tiles``: ``(N, K, nH, nW)``) up to 6s
     wastes more than a sixth of them.
@@ -175,10 +177,11 @@ def ymm_tile(tiles: tuple, rows: int, vec: int) -> tuple:
     blocks (24, or 8 where 24 does not divide K) are not the direct convs': Inception-v2
     then made 16 layout transforms and SqueezeNet 2.  Four vectors by 3 needs 17
     registers (0.88-1.25x)."""
+    vectors, mr, _ = YMM_GEMM_TILE
     n, k, nh, nw = tiles
     shape = (n, k, nh, nw, n * nh * nw)
-    slots, base = winograd_slots(shape, 6, rows)[0], winograd_slots(shape, 1, rows)[0]
-    return 2 * vec, 6 if 6 * (slots - base) <= base else 4
+    slots, base = winograd_slots(shape, mr, rows)[0], winograd_slots(shape, 1, rows)[0]
+    return vectors * vec, mr if mr * (slots - base) <= base else 4
 
 
 def fused_rows(tile_rows: int, kernel_size: int, threads: int | None = None) -> int:

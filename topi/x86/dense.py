@@ -39,7 +39,7 @@ import te
 from te import expr as E
 from topi import tag as tags
 from topi.accumulate import accumulate_dtype, key_dtype
-from topi.config import Config, choose_config, current_target, max_accumulators, register_template
+from topi.config import Config, choose_config, current_target, gemm_tile, register_template
 from topi.generic.nn import default_schedule
 from topi.utils import find_anchor, get_const_int, shape_str
 
@@ -217,19 +217,17 @@ def dense_pack_rule(workload: tuple, target) -> dict:
     of it) and 64x2048->1000 runs ~150-165 GFLOP/s (peak ~182).  Blocks of 128
     were slower for the GEMV, 32 no better.
 
-    With 16 vector registers (AVX2) and ``M > 2`` the tile is two vectors by 6 rows (12
-    accumulators), 4 reduction steps unrolled: on a Zen 3 host (2 threads, interleaved)
+    With 16 vector registers (AVX2) and ``M > 2`` the tile is :func:`topi.config.gemm_tile`'s,
+    two vectors by 6 rows (12 accumulators), 4 reduction steps unrolled: on a Zen 3 host (2 threads, interleaved)
     64x2048->1000, 128x768->768, 128x768->3072 and 256x1024->1024 ran in 0.89, 0.87,
     0.79 and 0.75x the time of 4 x 2 (``ku`` 4 alone: 0.98-0.99x; 3 x 4: 0.80-0.91x).
     """
     M, dtype = workload[1], workload[4]
     lanes = target.lanes(accumulate_dtype(dtype))
-    bn = 4 * lanes
     if M <= 2:
-        return {"bn": bn, "mr": max(M, 1), "ku": 4}
-    if max_accumulators(target) < 16:
-        return {"bn": 2 * lanes, "mr": 6, "ku": 4}
-    return {"bn": bn, "mr": max_accumulators(target) // 4, "ku": 1}
+        return {"bn": 4 * lanes, "mr": max(M, 1), "ku": 4}
+    vectors, mr, ku = gemm_tile(target)
+    return {"bn": vectors * lanes, "mr": mr, "ku": ku}
 
 
 register_template(PACK_TEMPLATE, dense_pack_space, dense_pack_rule, doc="dense over a block-packed weight")

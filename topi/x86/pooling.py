@@ -98,7 +98,12 @@ def _parallel_outer(st, parallel: bool):
     """Fuse the two outer axes (batch and channel/row), with a blocked NCHW[x]c output the
     rows too; parallelize them if asked."""
     axes = st.op.axis
-    outer = st.fuse(*axes[:3]) if len(axes) == 5 else st.fuse(axes[0], axes[1]) if len(axes) >= 3 else axes[0]
+    if len(axes) == 5:
+        outer = st.fuse(*axes[:3])
+    elif len(axes) >= 3:
+        outer = st.fuse(axes[0], axes[1])
+    else:
+        outer = axes[0]
     if parallel:
         st.parallel(outer)
     return outer
