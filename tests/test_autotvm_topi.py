@@ -96,8 +96,41 @@ def test_conv2d_flat_plane_nchw_with_an_epilogue_matches_numpy():
                                rtol=1e-4, atol=1e-4)
 
 
-def test_conv2d_flat_only_for_pointwise_convs():
-    wl, task = _conv_task(*CONVS[0])
+@pytest.mark.parametrize("shape", CONVS[:2])
+@pytest.mark.parametrize("ow_bn", [3, 5, 6])
+def test_conv2d_flat_plane_of_a_padded_conv_matches_numpy(shape, ow_bn):
+    """``flat`` on padded 3x3 convs (stride 1 at 10 wide, stride 2 at 13 -> 7 wide): the column
+    tiles cross rows, so the conv reads a padded copy of its blocked input (not the inlined
+    padding, whose taps the lowering would skip by row); against numpy, the NaN-filled output
+    fully written."""
+    wl, task = _conv_task(*shape)
+    assert [e.val for e in task.config_space.space_map["flat"].entities] == [False, True]
+    cfg = space_point(task, {**default_config(wl).values, "ic_bn": 4, "oc_bn": 8, "ow_bn": ow_bn, "flat": True})
+    s, args, layouts = task.instantiate_with_layouts(cfg)
+    lowered = str(schedule.lower(s, args))
+    assert "produce data_pad" in lowered and f"allocate conv2d_NCHWc[float32 * {8 * ow_bn}]" in lowered
+    _check_conv(codegen.build(s, args), *shape, layouts)
+
+
+def test_conv2d_flat_plane_of_a_strided_nchw_conv_matches_numpy():
+    """The NCHW path of a strided padded conv flattened: packing pads the input already."""
+    import te
+    from codegen.target import Target
+    from topi.x86 import conv2d as x86conv
+
+    shape = CONVS[1]
+    wl, _ = _conv_task(*shape)
+    cfg = default_config(wl).with_values(ic_bn=4, oc_bn=8, ow_bn=5, flat=True)
+    A, W = te.placeholder(shape[0], name="A"), te.placeholder(shape[1], name="W")
+    with Target("llvm"):
+        out = x86conv.conv2d_nchw_x86(A, W, 2, 1, 1, cfg=cfg)
+        f = codegen.build(x86conv.schedule_conv2d_nchw(out), [A, W, out])
+    _check_conv(f, *shape)
+
+
+def test_conv2d_flat_only_for_ungrouped_convs():
+    wl = conv2d_workload((1, 32, 10, 10), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), groups=2)
+    task = autotvm.task.create(wl[0], wl[1:], target="llvm")
     assert [e.val for e in task.config_space.space_map["flat"].entities] == [False]
     with pytest.raises(ValueError, match="flat=True is not allowed|knob flat=True"):
         default_config(wl).with_values(flat=True)

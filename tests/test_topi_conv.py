@@ -101,7 +101,7 @@ def test_conv2d_NCHWc_inline_padding_skips_border_taps(stride, pads, size, ow_bn
     W = _ph((2, 2, 3, 3, ic_bn, oc_bn), "W")
     C = topi.nn.conv2d_NCHWc(A, W, stride, pads, 1, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c")
     cfg = x86conv.default_conv2d_config(C.op.attrs["workload"]).with_values(
-        ic_bn=ic_bn, oc_bn=oc_bn, ow_bn=ow_bn, unroll_kw=unroll_kw)
+        ic_bn=ic_bn, oc_bn=oc_bn, ow_bn=ow_bn, unroll_kw=unroll_kw, flat=False)  # rows, as computed
     s = topi.x86.schedule_conv2d_NCHWc(C, cfg)
     text = str(schedule.lower(s, [A, W, C]))
     assert "data_pad" not in text  # no padded copy of the input

@@ -322,11 +322,11 @@ def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_v
     # a 1x1 conv takes a dividing tile of 4 to 6 columns where one exists (ResNet-50's strided 1x1
     # convs at 28), else the two-vector tile of 6, 5 or 4 columns with the fewest tiles, then the
     # fewest empty columns (7 wide: 4 + 3; 13 wide: 5 + 5 + 3; 14 wide: 5 + 5 + 4), where the rule
-    # took one vector by 7 or 8 columns (0.70-0.85x the time per layer); a pointwise conv's plane
-    # whose rows tile that badly (7 and 13 wide, not 14), or in dividing tiles of 4 (56, 28), runs
-    # flattened, in tiles of 5; a 3x3 conv keeps the wide
-    # tile, and one with no tile within 1/6 of its row keeps one vector by the row unless it is
-    # strided (then it takes the 1x1 conv's narrow tile)
+    # took one vector by 7 or 8 columns (0.70-0.85x the time per layer); a 1x1 conv's plane
+    # (strided too) whose rows tile that badly (7 and 13 wide, not 14), or in dividing tiles of 4
+    # (56, 28), runs flattened, in tiles of 5; a 3x3 conv keeps the wide tile, and one with no
+    # tile within 1/6 of its row keeps one vector by the row unless it is strided (then its plane
+    # runs flattened where that fills better, else it takes the 1x1 conv's narrow tile)
     def rule(dshape, kshape, stride=1, pad=0, flat=False):
         key = x86conv.conv2d_workload(dshape, kshape, (stride, stride), (pad,) * 4, (1, 1))
         cfg = default_config(key)
@@ -337,14 +337,17 @@ def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_v
         assert rule((1, 256, 56, 56), (64, 256, 1, 1), flat=True) == (16, 5)  # 5s over the plane, not rows of 4s
         assert rule((1, 512, 28, 28), (128, 512, 1, 1), flat=True) == (16, 5)
         assert rule((1, 256, 12, 12), (64, 256, 1, 1)) == (16, 6)  # rows of 6 hold more than 5s
-        assert rule((1, 256, 56, 56), (64, 256, 1, 1), stride=2) == (16, 4)  # strided: not pointwise
+        assert rule((1, 256, 56, 56), (64, 256, 1, 1), stride=2, flat=True) == (16, 5)  # 784 in 5s, not 4s
         assert rule((1, 128, 28, 28), (128, 128, 3, 3), pad=1) == (16, 6)
         assert rule((1, 1024, 14, 14), (256, 1024, 1, 1)) == (16, 5)
         assert rule((1, 2048, 7, 7), (512, 2048, 1, 1), flat=True) == (16, 5)  # 49 in 5s, not rows of 4 + 3
-        assert rule((1, 1024, 14, 14), (2048, 1024, 1, 1), stride=2) == (16, 4)
+        assert rule((1, 1024, 14, 14), (2048, 1024, 1, 1), stride=2, flat=True) == (16, 5)
+        assert rule((1, 512, 28, 28), (1024, 512, 1, 1), stride=2) == (16, 5)  # 5 + 5 + 4: rows stay
         assert rule((1, 512, 13, 13), (64, 512, 1, 1), flat=True) == (16, 5)  # 169 in 5s, not 5 + 5 + 3
         assert rule((1, 512, 7, 7), (512, 512, 3, 3), pad=1) == (8, 7)  # 16 x 4 + 3: 0.96-1.18x slower
-        assert rule((1, 512, 14, 14), (512, 512, 3, 3), 2, 1) == (16, 4)  # strided: 0.87-0.89x of 8 x 7
+        # strided, no wide tile fits its rows: 49 in 5s over a padded copy, not 4 + 3 a row
+        assert rule((1, 512, 14, 14), (512, 512, 3, 3), 2, 1, flat=True) == (16, 5)
+        assert rule((1, 512, 12, 12), (512, 512, 3, 3), 2, 1) == (16, 6)  # 6 wide: one tile a row
         assert rule((1, 256, 28, 28), (256, 256, 3, 3), 2, 1) == (16, 5)  # a wide tile fits: kept
         assert rule((1, 64, 13, 13), (256, 64, 3, 3), pad=1) == (16, 5)  # a tail gap of 2/15 <= 1/6
         assert rule((1, 1024, 1, 1), (1000, 1024, 1, 1)) == (8, 1)  # a plane of one column

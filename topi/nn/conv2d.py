@@ -204,7 +204,7 @@ def conv2d(data, kernel, strides, padding, dilation, layout: str = "NCHW", out_d
 
 
 def nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, name="conv2d_NCHWc", attrs=None,
-               groups: int = 1):
+               groups: int = 1, flat: bool = False):
     """The blocked conv over an already padded ``[N, ICc, Hp, Wp, ic_bn]`` input.
 
     The reduction runs over ``(ic_outer, kh, kw, ic_inner)``, four separate
@@ -216,6 +216,9 @@ def nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, name="conv
     With ``groups`` > 1 the kernel holds one group's input blocks
     (``ICc / groups``) and output block ``oc`` reads the blocks of its group,
     ``oc // (OCc / groups) * ICc / groups + ico`` (the blocks must not straddle groups).
+
+    ``flat``: the output plane as one row of ``OH*OW`` columns, ``[N, OCc, 1, OH*OW, oc_bn]``,
+    column ``f`` reading the window of output point ``(f // OW, f % OW)``.
     """
     n = get_const_tuple(data_pad.shape)[0]
     occ, icc, kh, kw, ic_bn, oc_bn = get_const_tuple(kernel.shape)
@@ -229,13 +232,15 @@ def nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, name="conv
     def block(oc):
         return ico if groups == 1 else oc // occ_group * icc + ico
 
-    return te.compute(
-        (n, occ, out_hw[0], out_hw[1], oc_bn),
-        lambda b, oc, y, x, ob: te.sum(
-            _mul(data_pad[b, block(oc), y * sh + ry * dh, x * sw + rx * dw, ici],
-                 kernel[oc, ico, ry, rx, ici, ob], out_dtype), axis=[ico, ry, rx, ici]),
-        name=name, tag=tag.CONV2D_NCHWC, attrs=attrs or {},
-    )
+    def point(b, oc, y, x, ob):
+        return te.sum(_mul(data_pad[b, block(oc), y * sh + ry * dh, x * sw + rx * dw, ici],
+                           kernel[oc, ico, ry, rx, ici, ob], out_dtype), axis=[ico, ry, rx, ici])
+
+    oh, ow = out_hw
+    if flat:
+        return te.compute((n, occ, 1, oh * ow, oc_bn), lambda b, oc, _, f, ob: point(b, oc, f // ow, f % ow, ob),
+                          name=name, tag=tag.CONV2D_NCHWC, attrs=attrs or {})
+    return te.compute((n, occ, oh, ow, oc_bn), point, name=name, tag=tag.CONV2D_NCHWC, attrs=attrs or {})
 
 
 def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout: str = "NCHWc",

@@ -40,7 +40,6 @@ PACK = "conv2d_NCHWc_pack"  # tag of the layout-packing stages (not injective: n
 TEMPLATE = "conv2d_NCHWc.x86"
 OC_BLOCKS = (8, 16, 24, 32, 48, 64)  # output-channel blocks that divide a channel count (any target)
 IN_PLACE_MIN_PLANE = 14 * 14
-FLAT_INPUT = "data_flat"  # the flattened plane's view of a pointwise conv's input (knob ``flat``)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -71,10 +70,10 @@ def conv2d_key(workload: tuple) -> tuple:
 
 
 def _geometry(workload: tuple) -> tuple:
-    """(IC per group, OC per group, OW, KW, groups, dtype) of a conv2d key."""
+    """(IC per group, OC per group, OH, OW, KW, groups, dtype) of a conv2d key."""
     _, dshape, kshape, stride, pads, dilation, groups, dtype, _ = workload
-    _, _, _, (_, ow) = _spatial(TEMPLATE, dshape, kshape, dshape[2:4], kshape[2:4], stride, pads, dilation)
-    return kshape[1], kshape[0] // groups, ow, kshape[3], groups, dtype
+    _, _, _, (oh, ow) = _spatial(TEMPLATE, dshape, kshape, dshape[2:4], kshape[2:4], stride, pads, dilation)
+    return kshape[1], kshape[0] // groups, oh, ow, kshape[3], groups, dtype
 
 
 def conv2d_flop(workload: tuple) -> float:
@@ -88,7 +87,7 @@ def conv2d_flop(workload: tuple) -> float:
 def oc_block_candidates(workload: tuple, target) -> list:
     """Legal ``oc_bn``: blocks that divide the (per group) output channels; with one group
     also one and two vectors, the output channels then zero-padded to a whole block."""
-    _, ocg, _, _, groups, dtype = _geometry(workload)
+    _, ocg, _, _, _, groups, dtype = _geometry(workload)
     cands = {b for b in OC_BLOCKS if ocg % b == 0}
     if groups == 1:
         vec = target.lanes(dtype)
@@ -96,22 +95,13 @@ def oc_block_candidates(workload: tuple, target) -> list:
     return sorted(cands)
 
 
-def pointwise(workload: tuple) -> bool:
-    """Whether a conv2d key is a 1x1, stride-1, unpadded, undilated, ungrouped conv: one that
-    may run over its plane flattened to one row (knob ``flat``)."""
-    _, _, kshape, stride, pads, dilation, groups, _, _ = workload
-    return tuple(kshape[2:4]) == (1, 1) and tuple(stride) == (1, 1) and not any(pads) \
-        and tuple(dilation) == (1, 1) and groups == 1
-
-
 def conv2d_space(workload: tuple, target) -> dict:
-    """Knob -> candidates of the blocked conv (see :func:`conv2d_rule`); ``flat`` (a
-    pointwise conv's plane as one row of OH*OW columns, tiled by ``ow_bn``) only where
-    :func:`pointwise` holds."""
+    """Knob -> candidates of the blocked conv (see :func:`conv2d_rule`); ``flat`` (the output
+    plane as one row of OH*OW columns, tiled by ``ow_bn``) where the conv has one group."""
     icg = _geometry(workload)[0]
     return {"ic_bn": divisors(icg, 64), "oc_bn": oc_block_candidates(workload, target),
             "ow_bn": list(range(1, max_accumulators(target) + 1)), "unroll_kw": [True, False],
-            "flat": [False, True] if pointwise(workload) else [False]}
+            "flat": [False, True] if workload[6] == 1 else [False]}
 
 
 def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
@@ -155,14 +145,20 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
       128->192 3x3/2 @7 0.90x and 0.87x; on the 16-channel blocks the graph gives them,
       0.68-0.76x, and 0.87x in place in ResNet-50's run; stride-1 3x3 convs at 7 wide ran
       16 x 4 + 3 0.96-1.18x slower);
-    * ``flat``: a pointwise conv (:func:`pointwise`) runs over its plane flattened to one
-      row, in two-vector tiles of 5 columns, where those hold 10% more columns on average
-      than the rows' tiles (:func:`_flat_fills`: 7 and 13 wide, and rows in dividing tiles
-      of 4 such as 28, 56 and 112 wide; not 14, nor rows that divide by 5 or 6); with 32
+    * ``flat``: an unpadded 1x1 conv, or a strided conv that no wide tile fits, runs over
+      its output plane flattened to one row, in two-vector tiles of 5 columns, where those
+      hold 10% more columns on average than the rows' tiles (:func:`_flat_fills`: 7 and 13
+      wide, and rows in dividing tiles of 4 such as 28, 56 and 112 wide; not 14, nor rows
+      that divide by 5 or 6).  A padded one then reads a padded copy of its input (the
+      flattened columns cross rows, so the taps that read padding cannot be skipped by
+      loop bounds): ResNet-50's 512->512 3x3/2 @14->7, 4 + 3 a row against 49 in 5s, ran
+      in 0.76-0.89x the time in place in the model (3 runs; alone 0.90-0.95x); its strided
+      1x1 convs 256->512 /2 @56->28 and 1024->2048 /2 @14->7 0.94x and 0.96x.  A stride-1
+      3x3 conv at 7 wide keeps one vector by the row (flattened alone 0.96-1.06x).  With 32
       vector registers never (not measured: the row tile holds 7 columns of a 7-wide row
       already).
     """
-    icg, ocg, ow, kw, _, dtype = _geometry(workload)
+    icg, ocg, oh, ow, kw, groups, dtype = _geometry(workload)
     vec, max_acc = target.lanes(dtype), max_accumulators(target)
     cands = oc_block_candidates(workload, target)
     if not cands:
@@ -174,19 +170,21 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
         return {"ic_bn": ic_bn, "oc_bn": vec, **_row_tile_rule(ow, max_acc), "flat": False}
     cols = wide_tile_columns(target)
     narrow = _fullest_tile(ow, (*cols, 4)) if cols and ow > 4 else None  # a narrow plane's two-vector tile
-    flat = False
+    fits = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
     if narrow and not any(workload[4]):
-        # a conv without padding (1x1): a dividing tile of 4 or more, else the narrow plane's
-        # tile, or a pointwise conv's plane flattened to one row where its tiles fill better
+        # a conv without padding (1x1): a dividing tile of 4 or more, else the narrow plane's tile
         exact = largest_divisor(ow, max(cols))
         rows = exact if exact >= 4 else narrow
-        plane = workload[1][2] * ow  # OH = H where pointwise
-        flat = pointwise(workload) and _flat_fills(plane, ow, rows, min(cols))
-        wide = min(cols) if flat else rows
-    else:
-        fits = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
-        # fewest tiles, the wider on a tie; else a strided conv's narrow plane, as a 1x1 conv's
-        wide = min(fits, key=lambda c: _ceil(ow, c)) if fits else narrow if max(workload[3]) > 1 else None
+    elif fits:  # fewest tiles, the wider on a tie
+        rows = min(fits, key=lambda c: _ceil(ow, c))
+    else:  # a strided conv's narrow plane, as a 1x1 conv's
+        rows = narrow if max(workload[3]) > 1 else None
+    # a 1x1 conv's plane, or a strided conv's that no wide tile fits, flattened to one row
+    # where its tiles fill better than the rows' (a padded one then reads a padded copy)
+    flattens = groups == 1 and (kw == 1 and workload[2][2] == 1 and not any(workload[4])
+                                or max(workload[3]) > 1 and not fits)
+    flat = bool(rows and flattens and _flat_fills(oh * ow, ow, rows, min(cols)))
+    wide = min(cols) if flat else rows
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
         oc_bn = 2 * vec
     elif vec in cands and ocg % vec == 0:
@@ -300,25 +298,23 @@ def pack_data(data, ic_bn: int, pads: tuple):
 def blocked_conv(data_pad, kernel, out_hw: tuple, stride, dilation, out_dtype: str, cfg: Config, attrs: dict,
                  groups: int = 1):
     """The ``conv2d_NCHWc`` stage over blocked, padded data: :func:`topi.nn.conv2d.nchwc_conv`,
-    or with ``cfg["flat"]`` (a pointwise conv) that conv over the plane as one row of
-    ``OH*OW`` columns (``data_flat``, a view the schedule inlines), returned through the view
-    ``conv2d_NCHWc_plane`` of its ``[N, OCc, OH, OW, oc_bn]`` shape::
+    or with ``cfg["flat"]`` that conv over its output plane as one row of ``OH*OW`` columns
+    (``attrs["flat"]``), returned through the view ``conv2d_NCHWc_plane`` of its
+    ``[N, OCc, OH, OW, oc_bn]`` shape::
 
-        conv[n, oc, 0, f, ob] += data[n, ico, f // W, f % W, ici] * kernel[oc, ico, 0, 0, ici, ob]
-        plane[n, oc, y, x, ob] = conv[n, oc, 0, y*W + x, ob]
+        conv[n, oc, 0, f, ob] += data[n, ico, (f // OW)*sh + kh, (f % OW)*sw + kw, ici] * kernel[...]
+        plane[n, oc, y, x, ob] = conv[n, oc, 0, y*OW + x, ob]
 
     The schedule then tiles the flattened plane: a 7x7 plane's 49 columns in tiles of 5 (9 of
     10 accumulators, a tail of 4) where its rows take two tiles each (4 + 3)."""
     if not cfg.get("flat"):
         return nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, attrs=attrs, groups=groups)
-    n, icc, h, w, icb = get_const_tuple(data_pad.shape)
-    if (h, w) != tuple(out_hw) or groups != 1:
-        raise ValueError(f"{TEMPLATE}: flat=True needs a pointwise conv (1x1, stride 1, unpadded, one group); "
-                         f"got a {h}x{w} input for a {out_hw[0]}x{out_hw[1]} output, groups={groups}")
-    flat = te.compute((n, icc, 1, h * w, icb), lambda b, c, _, f, i: data_pad[b, c, f // w, f % w, i],
-                      name=FLAT_INPUT)
-    conv = nchwc_conv(flat, kernel, (1, h * w), stride, dilation, out_dtype, attrs=attrs)
-    return te.compute((n, conv.shape[1], h, w, conv.shape[4]), lambda b, c, y, x, o: conv[b, c, 0, y * w + x, o],
+    if groups != 1:
+        raise ValueError(f"{TEMPLATE}: flat=True needs an ungrouped conv; got groups={groups}")
+    conv = nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, attrs={**attrs, "flat": True},
+                      flat=True)
+    (n, occ, _, _, ocb), (oh, ow) = get_const_tuple(conv.shape), out_hw
+    return te.compute((n, occ, oh, ow, ocb), lambda b, c, y, x, o: conv[b, c, 0, y * ow + x, o],
                       name="conv2d_NCHWc_plane", tag=tag.INJECTIVE)
 
 
@@ -452,18 +448,15 @@ def _schedule_inputs(s, conv_op, vec: int) -> None:
     """Compute packing stages at the root, parallel and vectorized; inline the data packing
     where the conv reads the data in place, and the zero padding of blocked data (the
     lowering then skips the taps that read it: stride-2 3x3 convs of ResNet-50 5-9% faster
-    than over a padded copy, stride-1 ones 1-12%, measured alternately)."""
+    than over a padded copy, stride-1 ones 1-12%, measured alternately) unless the conv runs
+    over its plane flattened (``flat``: a column tile crosses rows)."""
     stack = list(conv_op.input_tensors)
     while stack:
         t = stack.pop()
         op = t.op
         if not isinstance(op, te.ComputeOp):
             continue
-        if op.name == FLAT_INPUT:  # the flattened plane's view: its input is the conv's
-            s[op].compute_inline()
-            stack.extend(op.input_tensors)
-            continue
-        if _reads_in_place(conv_op, op) or op.name == "data_pad":
+        if _reads_in_place(conv_op, op) or (op.name == "data_pad" and not conv_op.attrs.get("flat")):
             s[op].compute_inline()
             continue
         axes = list(s[op].op.axis)
@@ -525,7 +518,7 @@ def conv_config(conv_op, cfg: Config | None = None) -> Config:
     key = conv2d_key(conv_op.attrs["workload"])
     kernel = next(t for t in conv_op.input_tensors if len(t.shape) == 6)
     ic_bn, oc_bn = get_const_tuple(kernel.shape)[4:]
-    flat = any(t.op.name == FLAT_INPUT for t in conv_op.input_tensors)
+    flat = bool(conv_op.attrs.get("flat"))
     if cfg is None:
         cfg = conv_op.attrs.get("config") or default_conv2d_config(key)
         if (cfg["ic_bn"], cfg["oc_bn"], cfg.get("flat", False)) != (ic_bn, oc_bn, flat):
