@@ -622,7 +622,7 @@ def cmd_tune(args, log: Log) -> int:
     if os.path.exists(args.log):
         after, again = tuning.confirm_deployed(g, params, target, args.log, tasks, option, stream=stream)
     print(f"tuned {len(tasks)} tasks: {sum(done.values()) + again} trials measured now "
-          f"({again} re-measuring the configs the model deploys) in {time.perf_counter() - start:.1f} s, log {args.log}")
+          f"({again} timing the configs the model may deploy, weights out of the caches) in {time.perf_counter() - start:.1f} s, log {args.log}")
     log("timing the model before and after ...")
     lat = model_latency({"before": before, "after": after}, args.seed)
     print(f"latency before (rule defaults): {format_time(lat['before'])}")

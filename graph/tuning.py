@@ -153,7 +153,9 @@ def read_log(path: str, target) -> list:
 
 
 def measured(records: list, task) -> list:
-    return [(inp, res) for inp, res in records if inp.task.workload == task.workload]
+    """The search's and confirmations' records of ``task`` (timed warm), not the measurements
+    taken as deployed (``flush``: :func:`confirm_deployed`)."""
+    return [(inp, res) for inp, res in records if inp.task.workload == task.workload and not res.flush]
 
 
 # The runner of ``tessera tune``: each repeat alternates >= 40 ms of the candidate with the reference
@@ -364,14 +366,18 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
     return done
 
 
-# The configs a model deploys are measured DEPLOYED_ROUNDS more times, in rounds over all of them
-# (:func:`confirm_deployed`).  A task's confirmations come from one moment, and on this VM the
-# speed of one kernel against another moves ~3% between moments tens of seconds apart and up to
-# ~15% in a noisy minute (a 256->1024 1x1 config confirmed at 0.59-0.63 ms read 0.53-0.57 ms in
-# four runner sessions a quarter of an hour later).  And a build deploys configs no task
-# confirmed: the rule's in its data's block, or a slower record whose output block spares a
-# layout transform (``tune_layouts``), each read once (512->2048 1x1: recorded 0.553 ms, its
-# config re-measured 0.61-0.72).
+# After the search, the configs a model may deploy are measured DEPLOYED_ROUNDS times as a model
+# run calls them: with their weights out of the caches (the runner's ``enable_cpu_cache_flush``),
+# in rounds over all of them (:func:`confirm_deployed`); those readings alone then rank their
+# workload (``record.ranked_by_workload``).  The search times candidates warm, where a model
+# streams every layer's weights from memory, and the two orders differ: ResNet-50's 256 @14
+# Winograd record with tiles of 4 ran 2.3x slower cold, and its tiles of 2 won; re-ranking each
+# task's 5 best configs cold built a model 0.975x and 0.986x the time of the warm log's.  And a
+# task's readings come from one moment, where on this VM the speed of one kernel against another
+# moves ~3% between moments tens of seconds apart and up to ~15% in a noisy minute.  The
+# candidates: each task's CONFIRM_TOP fastest configs, the rule's config in each input block (the
+# bar a record must clear, ``choose_configs.record_candidates``) and whatever the build deploys
+# (a slower record whose output block spares a layout transform, ``tune_layouts``).
 DEPLOYED_ROUNDS = 3
 
 
@@ -397,41 +403,69 @@ def deployed(lib, tasks: list) -> list:
     return list(out.values())
 
 
+def deploy_candidates(task, records: list) -> list:
+    """The configs of ``task`` that :func:`confirm_deployed` times as deployed: its
+    ``CONFIRM_TOP`` fastest in ``records`` (timed warm) and the rule's config in each input block."""
+    from tune.autotvm.record import ranked_by_workload
+
+    ranked = next(iter(ranked_by_workload(measured(records, task)).values()), [])
+    return [inp.config for inp, _ in ranked[:CONFIRM_TOP]] + [task.default_config(), *rule_variants(task)]
+
+
 def confirm_deployed(g, params, target, log_path: str, tasks: list, measure_option=None,
                      rounds: int = DEPLOYED_ROUNDS, stream=None) -> tuple:
-    """Measure every config of ``tasks`` that the model ``g`` built with the records of
-    ``log_path`` runs ``rounds`` more times, in rounds over all of them, so that each config's
-    readings span as many moments (each round may wait ``CONFIRM_NEAR_WAIT_S`` in all for the
-    vCPUs to be near, each measurement for the machine's good state, as :func:`confirm_best`'s
-    do).  Only tasks with ``CONFIRMED_FROM`` records or more (tuned far enough to be
-    confirmed, as :func:`tune_tasks` confirms them); a config read ``1 + rounds`` times
-    already is left alone: a resumed tune measures nothing twice.  The new medians may move the
-    build to other configs; built again, those are measured the same way (once more at most).
+    """Measure the configs of ``tasks`` that the model ``g`` may deploy ``rounds`` times each as a
+    model run calls them, their weights out of the caches (see ``DEPLOYED_ROUNDS``): each task's
+    :func:`deploy_candidates` and what the model built with the records of ``log_path`` runs,
+    in rounds over all of them, so that each config's readings span as many moments (each round
+    may wait ``CONFIRM_NEAR_WAIT_S`` in all for the vCPUs to be near, each measurement for the
+    machine's good state, as :func:`confirm_best`'s do).  Those readings then rank their tasks.
+    Only tasks with ``CONFIRMED_FROM`` records or more (tuned far enough to be confirmed, as
+    :func:`tune_tasks` confirms them); a config read so ``rounds`` times already is left alone: a
+    resumed tune measures nothing twice.  The build may then deploy a config not yet measured
+    so; built again, those are measured the same way (once more at most).  A runner without the
+    flush measures warm, and the ranking stays the search's.
     Returns ``(the model built with the records, measurements taken)``."""
     from tune.autotvm.tuner.tuner import config_key
 
     measure_option = measure_option or autotvm.measure_option(
         builder="local", runner=autotvm.LocalRunner(**RUNNER_OPTIONS))
     records = read_log(log_path, target)
-    counts = Counter((inp.task.workload, config_key(inp.config)) for inp, res in records if res.error_no == 0)
+    counts = Counter((inp.task.workload, config_key(inp.config)) for inp, res in records
+                     if res.error_no == 0 and res.flush)
     tasks = [task for task in tasks if len(measured(records, task)) >= CONFIRMED_FROM]
     log = autotvm.callback.log_to_file(log_path)
+    runner = measure_option["runner"]
+    warm = getattr(runner, "enable_cpu_cache_flush", None)
+    if warm is not None:
+        runner.enable_cpu_cache_flush = True
     taken, seen = 0, set()
-    for _ in range(2):
-        lib = build_with_records(g, params, target, log_path)
-        todo = [(task, cfg) for task, cfg in deployed(lib, tasks) if (task.workload, config_key(cfg)) not in seen
-                and counts[(task.workload, config_key(cfg))] < 1 + rounds]
-        seen |= {(task.workload, config_key(cfg)) for task, cfg in todo}
-        if not todo:
-            return lib, taken
-        if stream is not None:
-            stream.write(f"measuring the {len(todo)} configs the model deploys {rounds} more times, in rounds\n")
-        for _ in range(rounds):
-            wait_until = time.monotonic() + CONFIRM_NEAR_WAIT_S
-            for task, cfg in todo:
-                ((_, res),) = measure_again(task, [cfg], measure_option, [log], wait_until)
-                counts[(task.workload, config_key(cfg))] += res.error_no == 0
-                taken += 1
+    try:
+        for first in (True, False):
+            lib = build_with_records(g, params, target, log_path)
+            pairs = deployed(lib, tasks)
+            if first:
+                pairs = [(task, cfg) for task in tasks for cfg in deploy_candidates(task, records)] + pairs
+            todo = {}
+            for task, cfg in pairs:
+                key = (task.workload, config_key(cfg))
+                if key not in seen and counts[key] < rounds:
+                    todo[key] = (task, cfg)
+            seen |= set(todo)
+            if not todo:
+                return lib, taken
+            if stream is not None:
+                stream.write(f"measuring {len(todo)} configs the model may deploy {rounds} times each, "
+                             f"their weights out of the caches, in rounds\n")
+            for _ in range(rounds):
+                wait_until = time.monotonic() + CONFIRM_NEAR_WAIT_S
+                for key, (task, cfg) in todo.items():
+                    ((_, res),) = measure_again(task, [cfg], measure_option, [log], wait_until)
+                    counts[key] += res.error_no == 0
+                    taken += 1
+    finally:
+        if warm is not None:
+            runner.enable_cpu_cache_flush = warm
     return build_with_records(g, params, target, log_path), taken
 
 

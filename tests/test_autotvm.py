@@ -374,6 +374,31 @@ def test_a_config_measured_again_ranks_at_its_median():
     (ranked,) = record.ranked_by_workload(lucky[:2] + steady).values()  # two: the lower middle one
     assert [(inp.config.index, r.cost) for inp, r in ranked] == [(a.index, 1.0), (b.index, 1.2)]
 
+def test_readings_taken_cold_alone_rank_their_workload_and_round_trip(tmp_path):
+    """A workload with readings timed with the weights out of the caches (``flush``, as deployed)
+    is ranked by those alone, whatever its warm readings say (warm b is faster; cold a is); one
+    without keeps its warm ranking; the flag survives the log, and an old line without it reads
+    warm."""
+    from tune.autotvm.measure import MeasureInput, MeasureResult
+
+    task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
+    other = autotvm.task.create("test/matmul", args=(32, 32, 32, "float32"), target="llvm")
+    a, b = task.config_space.get(0), task.config_space.get(1)
+    rows = [(MeasureInput(task.target, task, a), MeasureResult((1.0,), 0, 1.0, 0.0)),
+            (MeasureInput(task.target, task, b), MeasureResult((0.5,), 0, 1.0, 0.0)),
+            (MeasureInput(task.target, task, a), MeasureResult((2.0,), 0, 1.0, 0.0, True)),
+            (MeasureInput(task.target, task, b), MeasureResult((2.5,), 0, 1.0, 0.0, True)),
+            (MeasureInput(other.target, other, a), MeasureResult((1.0,), 0, 1.0, 0.0))]
+    log = tmp_path / "cold.jsonl"
+    record.save_to_file(rows, str(log))
+    back = list(record.load_from_file(str(log)))
+    assert [res.flush for _, res in back] == [False, False, True, True, False]
+    assert '"flush"' not in log.read_text().splitlines()[0]  # warm lines as before
+    ranked = {wl: rows_of for (_, wl), rows_of in record.ranked_by_workload(back).items()}
+    assert [(inp.config.index, res.cost) for inp, res in ranked[task.workload]] == [(a.index, 2.0), (b.index, 2.5)]
+    assert [res.cost for _, res in ranked[other.workload]] == [1.0]
+
+
 @pytest.mark.parametrize("name", ["random", "grid", "ga", "xgb", "xgb/xgboost"])
 def test_tutorial_flow(name, measure, tmp_path, capsys):
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")

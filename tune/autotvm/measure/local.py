@@ -113,13 +113,15 @@ class LocalBuilder:
         self._pool.shutdown(wait=False)
 
 
-def run_result(status: str, value, build: BuildResult, t_run: float, timeout: float) -> MeasureResult:
-    """A runner worker's answer as a MeasureResult (shared by LocalRunner and DaskRunner)."""
+def run_result(status: str, value, build: BuildResult, t_run: float, timeout: float,
+               flush: bool = False) -> MeasureResult:
+    """A runner worker's answer as a MeasureResult (shared by LocalRunner and DaskRunner);
+    ``flush``: the runner timed it with the weights out of the caches."""
     all_cost = build.time_cost + t_run
     if status == "ok":
         if value["wrong"]:
             return error_result(MeasureErrorNo.WRONG_ANSWER, value["wrong"], all_cost)
-        return MeasureResult(tuple(value["costs"]), 0, all_cost, time.time())
+        return MeasureResult(tuple(value["costs"]), 0, all_cost, time.time(), bool(flush))
     if status == "timeout":
         return error_result(MeasureErrorNo.RUN_TIMEOUT, f"run exceeded {timeout:g} s", all_cost)
     return error_result(MeasureErrorNo.RUNTIME_DEVICE, f"runner: {value}", all_cost)
@@ -263,7 +265,8 @@ class LocalRunner:
             status, value = self.worker.call(
                 f"{_EXEC}:run_candidate", self.payload(build.build), self.timeout
             )
-            out.append(self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout), value))
+            out.append(self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout,
+                                            self.enable_cpu_cache_flush), value))
         return out
 
     def close(self) -> None:

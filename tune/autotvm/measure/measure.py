@@ -36,12 +36,15 @@ class MeasureInput(NamedTuple):
 
 class MeasureResult(NamedTuple):
     """``costs``: seconds per call, one per repeat (on an error, one string: the message);
-    ``all_cost``: wall seconds of the whole trial; ``timestamp``: when it ended."""
+    ``all_cost``: wall seconds of the whole trial; ``timestamp``: when it ended; ``flush``:
+    timed with the weights out of the caches (the runner's ``enable_cpu_cache_flush``), as a
+    model run calls the kernel (see ``record.ranked_by_workload``)."""
 
     costs: tuple
     error_no: int
     all_cost: float
     timestamp: float
+    flush: bool = False
 
     @property
     def cost(self) -> float:
