@@ -73,7 +73,8 @@ def main(argv: list | None = None) -> dict:
         option = autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(
             **tuning.RUNNER_OPTIONS, enable_cpu_cache_flush=args.flush))
         done = tuning.tune_tasks(tuned, plan, args.log, args.tuner,
-                                 None if args.budget is None else 60 * args.budget, records,
+                                 tuning.search_budget(None if args.budget is None else 60 * args.budget, tuned),
+                                 records,
                                  measure_option=option, stream=sys.stderr)
         after, again = tuning.confirm_deployed(g, params, target, args.log, tuned, option, stream=sys.stderr)
     else:

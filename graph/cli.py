@@ -109,7 +109,9 @@ def add_tune_parser(sub, common) -> None:
     tune.add_argument("--trials", type=int, required=True, metavar="N", help="trials in all, spread by flops")
     tune.add_argument("--log", required=True, metavar="LOG.jsonl", help="records to append to (and resume from)")
     tune.add_argument("--tuner", default="xgb", metavar="NAME", help="xgb (default), ga, random or grid")
-    tune.add_argument("--budget", type=float, default=None, metavar="MINUTES", help="stop tuning after this")
+    tune.add_argument("--budget", type=float, default=None, metavar="MINUTES",
+                      help="minutes for the whole tune: the search, its confirmations and the timing of the "
+                           "configs the model may deploy")
     tune.add_argument("--plot", default=None, metavar="FILE.png", help="draw best GFLOP/s against trials")
     tune.add_argument("--seed", type=int, default=0, help="seed of the tuners and the inputs (default 0)")
 
@@ -616,7 +618,7 @@ def cmd_tune(args, log: Log) -> int:
     stream = None if args.quiet else sys.stderr
     option = autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(**tuning.RUNNER_OPTIONS))
     done = tuning.tune_tasks(tasks, plan, args.log, args.tuner.lower(),
-                             None if args.budget is None else 60 * args.budget, records,
+                             tuning.search_budget(None if args.budget is None else 60 * args.budget, tasks), records,
                              measure_option=option, stream=stream, seed=args.seed)
     after, again = before, 0
     if os.path.exists(args.log):

@@ -375,10 +375,26 @@ def tune_tasks(tasks: list, plan: list, log_path: str, tuner: str = "xgb", budge
 # task's 5 best configs cold built a model 0.975x and 0.986x the time of the warm log's.  And a
 # task's readings come from one moment, where on this VM the speed of one kernel against another
 # moves ~3% between moments tens of seconds apart and up to ~15% in a noisy minute.  The
-# candidates: each task's CONFIRM_TOP fastest configs, the rule's config in each input block (the
-# bar a record must clear, ``choose_configs.record_candidates``) and whatever the build deploys
-# (a slower record whose output block spares a layout transform, ``tune_layouts``).
-DEPLOYED_ROUNDS = 3
+# candidates: each task's DEPLOY_TOP fastest configs, the rule's config and whatever the build
+# deploys (the rule's in its data's block, a slower record whose output block spares a layout
+# transform, ``tune_layouts``).  Each such measurement waits for the machine's good state as a
+# confirmation does, about 2.4 s on a busy host: ResNet-50's 29 tasks, each task's 3 fastest and
+# the rule's config in every input block, made 199 configs, 3 rounds 24 minutes; as kept, about
+# 110 configs in 2 rounds.
+DEPLOYED_ROUNDS = 2
+DEPLOY_TOP = 2
+DEPLOY_MEASURE_S = 2.5  # seconds a measurement of confirm_deployed takes (it waits as a confirmation)
+
+
+def search_budget(budget_s: float | None, tasks: list) -> float | None:
+    """The seconds of a whole tune's budget that the search and its confirmations may spend: the
+    rest is kept for :func:`confirm_deployed` (each task's ``DEPLOY_TOP`` configs and the rule's,
+    ``DEPLOYED_ROUNDS`` times, ``DEPLOY_MEASURE_S`` each; ResNet-50's 29 tasks 7 minutes), at most
+    half of it."""
+    if budget_s is None:
+        return None
+    reserve = len(tasks) * (DEPLOY_TOP + 1) * DEPLOYED_ROUNDS * DEPLOY_MEASURE_S
+    return budget_s - min(reserve, budget_s / 2)
 
 
 def node_configs(node) -> list:
@@ -405,11 +421,11 @@ def deployed(lib, tasks: list) -> list:
 
 def deploy_candidates(task, records: list) -> list:
     """The configs of ``task`` that :func:`confirm_deployed` times as deployed: its
-    ``CONFIRM_TOP`` fastest in ``records`` (timed warm) and the rule's config in each input block."""
+    ``DEPLOY_TOP`` fastest in ``records`` (timed warm) and the rule's config."""
     from tune.autotvm.record import ranked_by_workload
 
     ranked = next(iter(ranked_by_workload(measured(records, task)).values()), [])
-    return [inp.config for inp, _ in ranked[:CONFIRM_TOP]] + [task.default_config(), *rule_variants(task)]
+    return [inp.config for inp, _ in ranked[:DEPLOY_TOP]] + [task.default_config()]
 
 
 def confirm_deployed(g, params, target, log_path: str, tasks: list, measure_option=None,

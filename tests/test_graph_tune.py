@@ -260,7 +260,7 @@ def test_bad_inputs_are_named_errors(model, tmp_path, capsys, monkeypatch, case)
 
 
 def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp_path):
-    """``confirm_deployed``: each task's ``CONFIRM_TOP`` fastest records, the rule's config and every
+    """``confirm_deployed``: each task's ``DEPLOY_TOP`` fastest records, the rule's config and every
     config the model built with the records runs are measured ``DEPLOYED_ROUNDS`` times with the
     weights out of the caches (``flush`` records), in rounds over all of them; those readings alone
     then rank the task (the lucky 2 ns reading no longer wins), and the model is built from them;
@@ -268,7 +268,7 @@ def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp
     nothing is measured twice."""
     from collections import Counter
 
-    from graph.tuning import CONFIRM_TOP, CONFIRM_TRIALS, DEPLOYED_ROUNDS, confirm_deployed, deployed
+    from graph.tuning import CONFIRM_TRIALS, DEPLOY_TOP, DEPLOYED_ROUNDS, confirm_deployed, deployed
     from tune.autotvm.record import ranked_by_workload
 
     _, m = model
@@ -281,7 +281,7 @@ def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp
                  if c.index != task.default_config().index][:4 * CONFIRM_TRIALS - 1]
         rows += [(task, task.default_config(), 1.0), (task, legal[0], 2e-9)]  # the rule; a lucky reading
         rows += [(task, cfg, 2.0 + j) for j, cfg in enumerate(legal[1:])]
-        top |= {(task.workload, c.index) for c in [legal[0], task.default_config(), legal[1]][:CONFIRM_TOP]}
+        top |= {(task.workload, c.index) for c in [legal[0], task.default_config(), legal[1]][:DEPLOY_TOP]}
     rows.append((tasks[2], tasks[2].default_config(), 1.0))
     write_records(log, rows)
     builder, runner = autotvm.LocalBuilder(n_parallel=1), autotvm.LocalRunner(number=1, repeat=1, min_repeat_ms=1)
@@ -331,3 +331,15 @@ def test_confirmations_wait_longer_for_the_machines_good_state_than_the_search()
         assert runner.state_wait == 0.25
     finally:
         runner.close()
+
+
+def test_a_budget_keeps_time_for_timing_the_configs_the_model_may_deploy():
+    """``--budget`` covers the whole tune: the search gets what timing each task's deploy
+    candidates as deployed will not need, and at least half."""
+    from graph.tuning import DEPLOY_MEASURE_S, DEPLOY_TOP, DEPLOYED_ROUNDS, search_budget
+
+    tasks = [object()] * 29
+    reserve = 29 * (DEPLOY_TOP + 1) * DEPLOYED_ROUNDS * DEPLOY_MEASURE_S
+    assert search_budget(None, tasks) is None
+    assert search_budget(3600.0, tasks) == 3600.0 - reserve
+    assert search_budget(60.0, tasks) == 30.0  # a short budget: half for the search
