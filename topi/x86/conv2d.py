@@ -181,8 +181,8 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
         rows = narrow if max(workload[3]) > 1 else None
     # a 1x1 conv's plane, or a strided conv's that no wide tile fits, flattened to one row
     # where its tiles fill better than the rows' (a padded one then reads a padded copy)
-    flattens = groups == 1 and (kw == 1 and workload[2][2] == 1 and not any(workload[4])
-                                or max(workload[3]) > 1 and not fits)
+    pointwise = tuple(workload[2][2:4]) == (1, 1) and not any(workload[4])
+    flattens = groups == 1 and (pointwise or max(workload[3]) > 1 and not fits)
     flat = bool(rows and flattens and _flat_fills(oh * ow, ow, rows, min(cols)))
     wide = min(cols) if flat else rows
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
