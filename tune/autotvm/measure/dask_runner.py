@@ -134,7 +134,7 @@ class DaskRunner(LocalRunner):
         if fut.status == "finished":
             status, value, t_run, span = fut.result()
             self.spans.append((addr, *span))
-            return self.note(run_result(status, value, build, t_run, self.timeout, self.enable_cpu_cache_flush))
+            return self.note(run_result(status, value, build, t_run, self.timeout))
         if fut.status in ("error", "cancelled"):
             err = fut.exception() if fut.status == "error" else "cancelled"
             return error_result(

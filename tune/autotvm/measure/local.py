@@ -113,15 +113,13 @@ class LocalBuilder:
         self._pool.shutdown(wait=False)
 
 
-def run_result(status: str, value, build: BuildResult, t_run: float, timeout: float,
-               flush: bool = False) -> MeasureResult:
-    """A runner worker's answer as a MeasureResult (shared by LocalRunner and DaskRunner);
-    ``flush``: the runner timed it with the weights out of the caches."""
+def run_result(status: str, value, build: BuildResult, t_run: float, timeout: float) -> MeasureResult:
+    """A runner worker's answer as a MeasureResult (shared by LocalRunner and DaskRunner)."""
     all_cost = build.time_cost + t_run
     if status == "ok":
         if value["wrong"]:
             return error_result(MeasureErrorNo.WRONG_ANSWER, value["wrong"], all_cost)
-        return MeasureResult(tuple(value["costs"]), 0, all_cost, time.time(), bool(flush))
+        return MeasureResult(tuple(value["costs"]), 0, all_cost, time.time())
     if status == "timeout":
         return error_result(MeasureErrorNo.RUN_TIMEOUT, f"run exceeded {timeout:g} s", all_cost)
     return error_result(MeasureErrorNo.RUNTIME_DEVICE, f"runner: {value}", all_cost)
@@ -239,13 +237,16 @@ class LocalRunner:
 
     def note(self, result: MeasureResult, value=None) -> MeasureResult:
         """Track the best cost of the task (the bar for rejecting slow candidates early)
-        and the reference's settled time the measuring process found."""
+        and the reference's settled time the measuring process found; a reading timed with
+        the flush is marked so (``MeasureResult.flush``)."""
         if isinstance(value, dict) and value.get("ref_time") and self.ref_time is None:
             self.ref_time = self._ref_times[self.ref["key"]] = value["ref_time"]
         if isinstance(value, dict) and value.get("yardstick") and self.yardstick is None:
             self.yardstick = value["yardstick"]
         if result.error_no == 0 and result.costs:
             self.best_cost = min(self.best_cost, result.cost)
+            if self.enable_cpu_cache_flush:
+                result = result._replace(flush=True)
         return result
 
     def run(self, measure_inputs: list, build_results: list) -> list[MeasureResult]:
@@ -265,8 +266,7 @@ class LocalRunner:
             status, value = self.worker.call(
                 f"{_EXEC}:run_candidate", self.payload(build.build), self.timeout
             )
-            out.append(self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout,
-                                            self.enable_cpu_cache_flush), value))
+            out.append(self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout), value))
         return out
 
     def close(self) -> None:
