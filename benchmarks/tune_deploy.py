@@ -38,6 +38,12 @@ warm in the caches): the median over ``--seconds`` of runs, against the record. 
 measures with its weights warm (``tessera tune``'s default, as classic TVM's without
 ``enable_cpu_cache_flush``) records less than this for a kernel whose weights stream from memory.
 
+Where the log holds cold readings of a workload (``tessera tune``'s last phase times the configs
+the model may deploy with the runner's flush, and those readings alone then rank it), the record
+is a cold reading, while the loop figures (the first and the third) call the kernel warm.  So those
+two are also set against the deployed config's warm readings (the median, as the records rank
+configs): like against like.  The in-place figure compares with the cold record.
+
 That third figure counts only the chunks timed with the vCPUs near (``tune/autotvm/measure/
 vcpus.py``'s probe, a cache line bounced between the pool's two threads after every quarter second
 of alternation): the host moves the two vCPUs apart now and then, for seconds at a time, and a
@@ -91,6 +97,12 @@ def measured_configs(records) -> dict:
     return {(inp.task.name, tuple(inp.task.args), tuple(sorted(knob_values(inp.config).items()))): (inp, res.cost)
             for rows in record.ranked_by_workload(record.load_records(records)).values()
             for inp, res in rows if inp.task.name in CONV_TEMPLATES}
+
+
+def warm_configs(records) -> dict:
+    """:func:`measured_configs` of the warm readings alone (the runner without its flush): what the
+    loop figures, which call a kernel warm, compare with where cold readings rank the workload."""
+    return measured_configs([(inp, res) for inp, res in record.load_records(records) if not res.flush])
 
 
 def deployed_record(cfgs: list, args: tuple, measured: dict):
@@ -249,12 +261,14 @@ def main(argv: list | None = None) -> list:
     set_threads(a.threads)
     records = record.load_records(a.log)
     best, measured = best_per_conv(records), measured_configs(records)
+    warm = warm_configs(records)
     state = execute.host_note("before")
     m, calls = model_calls(a.model, a.log)
     in_place = dict(zip(map(id, m._calls), in_place_times(m, a.seconds)))  # kernel call -> seconds in place
     yard, yard_s = execute.yardstick_call()
     builder = LocalBuilder()  # each task's reference, built as a runner builds it
     rows, paired, scaled, by_ref, by_state, placed, pending = [], [], [], [], [], [], []
+    warm_rows, warm_scaled = [], []  # the loop figures against the deployed config's warm readings
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
             break
@@ -270,6 +284,8 @@ def main(argv: list | None = None) -> list:
         hit = deployed_record(mine[0][1], args, measured)  # the build may keep the rule over a record
         if hit is not None:  # within RECORD_MARGIN: compare with that config's own record
             inp, cost = hit
+        hit = deployed_record(mine[0][1], args, warm)
+        warm_cost = cost if hit is None else hit[1]
         times = [time_call(call, a.seconds / len(mine)) for call, _ in mine]
         p10 = statistics.median(t[0] for t in times)
         med = statistics.median(t[1] for t in times)
@@ -277,13 +293,14 @@ def main(argv: list | None = None) -> list:
         alone = task_kernel(inp)
         inter = statistics.median(interleaved_ratio(call, alone, a.seconds / len(mine)) for call, _ in mine)
         rows.append(ratio)
+        warm_rows.append(p10 / warm_cost)
         paired.append(inter)
         if yard is not None:
             ref = builder.build_reference(autotvm.task.create(inp.task.name, inp.task.args, inp.task.target))
             ref_call, ref_s = execute.reference_call(ref) if ref is not None else (None, None)
-            pending.append((label, mine, cost, [], (ref_call, ref_s, []) if ref_s else None))
+            pending.append((label, mine, cost, warm_cost, [], (ref_call, ref_s, []) if ref_s else None))
         placed.append(statistics.median(in_place[id(call)] for call, _ in mine) / cost)
-        print(f"{label} recorded {cost * 1e3:7.3f} ms  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
+        print(f"{label} recorded {cost * 1e3:7.3f} ms (warm {warm_cost * 1e3:7.3f})  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
               f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x"
               f"  in the model run {placed[-1]:5.2f}x  "
               f"{config_note(mine, inp)}",
@@ -293,7 +310,7 @@ def main(argv: list | None = None) -> list:
     # its scales the same way, ``LocalRunner.calibrate``)
     share = a.seconds / a.passes
     for _ in range(a.passes):
-        for _, mine, _, chunks, by_task in pending:
+        for _, mine, _, _, chunks, by_task in pending:
             wait = a.near_wait / a.passes / len(mine)
             chunks += [c for call, _ in mine for c in ratios_by_state(call, yard, share / len(mine), wait)]
             if by_task:
@@ -303,10 +320,11 @@ def main(argv: list | None = None) -> list:
     if pending:
         print(f"on the records' scale ({a.passes} rounds over the convs), alternated with the yardstick "
               f"and with the task's reference:")
-    for label, _, cost, chunks, by_task in pending:
+    for label, _, cost, warm_cost, chunks, by_task in pending:
         by_state.append((chunks, yard_s / cost))
         near, apart = split_states(chunks)
         scaled.append(statistics.median(near or apart) * yard_s / cost)
+        warm_scaled.append(scaled[-1] * cost / warm_cost)
         line = f"{label} {scaled[-1]:5.2f}x" + ("" if near else " (vCPUs apart throughout)")
         if by_task:
             near, apart = split_states(by_task[2])
@@ -319,6 +337,9 @@ def main(argv: list | None = None) -> list:
         within = sum(abs(r - 1) <= 0.05 for r in rows)
         print(f"deployed/recorded: median {statistics.median(rows):.3f}, range {min(rows):.3f}-{max(rows):.3f}, "
               f"{within}/{len(rows)} within 5%")
+        within = sum(abs(r - 1) <= 0.05 for r in warm_rows)
+        print(f"deployed/recorded warm: median {statistics.median(warm_rows):.3f}, range "
+              f"{min(warm_rows):.3f}-{max(warm_rows):.3f}, {within}/{len(warm_rows)} within 5%")
         within = sum(abs(r - 1) <= 0.05 for r in paired)
         print(f"deployed/task kernel, interleaved: median {statistics.median(paired):.3f}, range "
               f"{min(paired):.3f}-{max(paired):.3f}, {within}/{len(paired)} within 5%")
@@ -326,6 +347,9 @@ def main(argv: list | None = None) -> list:
         within = sum(abs(r - 1) <= 0.05 for r in scaled)
         print(f"deployed on the records' scale (yardstick)/recorded: median {statistics.median(scaled):.3f}, range "
               f"{min(scaled):.3f}-{max(scaled):.3f}, {within}/{len(scaled)} within 5%")
+        within = sum(abs(r - 1) <= 0.05 for r in warm_scaled)
+        print(f"deployed on the records' scale (yardstick)/recorded warm: median {statistics.median(warm_scaled):.3f}, "
+              f"range {min(warm_scaled):.3f}-{max(warm_scaled):.3f}, {within}/{len(warm_scaled)} within 5%")
     elif rows:
         print("no yardstick settled on this host: the records' scale is unknown here")
     if by_ref:

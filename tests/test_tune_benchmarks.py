@@ -62,6 +62,7 @@ def test_quality_then_transfer_with_two_trials(tmp_path, capsys):
     assert "deployed on the records' scale (yardstick)/recorded" in out  # the runner settled it here
     assert "deployed on the records' scale (task reference)/recorded" in out  # and the task's reference scale
     assert "deployed in place in the model run/recorded" in out
+    assert "deployed/recorded warm" in out and "deployed on the records' scale (yardstick)/recorded warm" in out
     # its best config re-measured twice by both runners, in one session and in two
     (row,) = tune_noise.main(["--log", log, "--limit", "1", "--times", "2"])
     assert set(row) == {"normalized", "raw"} and all(v >= 0 for v in row.values())
@@ -74,6 +75,22 @@ def test_quality_then_transfer_with_two_trials(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "with 2 records of other layers" in out  # --history: as many as --trials (2) of its 4
     assert "transfer over 1 layers" in out
+
+
+def test_deployed_loop_figures_compare_with_the_warm_readings():
+    """Where cold readings (the runner's flush) rank a workload, the deployed config's record is
+    its cold median, and its warm readings' median is what a kernel called in a loop compares with."""
+    from tune.autotvm.measure.measure import MeasureInput, MeasureResult
+
+    task = tune_autotvm.resnet50_conv_tasks()[SMALL]
+    cfg = task.config_space.get(0)
+    inp = MeasureInput(task.target, task, cfg)
+    reading = lambda s, flush=False: (inp, MeasureResult((s,), 0, 0.0, 0.0, flush))  # noqa: E731
+    records = [reading(1.2e-3), reading(1.0e-3), reading(1.1e-3), reading(2.0e-3, True), reading(1.8e-3, True)]
+    ((ranked_inp, cold),) = tune_deploy.measured_configs(records).values()
+    ((_, warm),) = tune_deploy.warm_configs(records).values()
+    assert ranked_inp.config.index == cfg.index
+    assert cold == pytest.approx(1.8e-3) and warm == pytest.approx(1.1e-3)
 
 
 def test_deployed_timing_waits_for_the_near_state_before_a_chunk(monkeypatch):
