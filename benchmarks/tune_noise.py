@@ -9,7 +9,8 @@ The "Noise" figure (the best config re-measured 5 times varies by <= 3%):
 
 Each re-measurement first waits for the vCPUs to be near (``--near-wait`` seconds per config in
 all), and its runner waits for the machine's good state as long as ``tessera tune``'s confirmations
-of the best configs do (``graph.tuning.confirm_best``, ``CONFIRM_STATE_WAIT_S``): the records are
+of the best configs do, and takes as many repeats (``graph.tuning.confirm_best``,
+``CONFIRM_STATE_WAIT_S``, ``CONFIRM_REPEAT``): the records are
 the confirmations' figures, near- and fast-state ones.
 
 ``--sessions``: every re-measurement in a new runner session (a new measuring process, as a
@@ -27,7 +28,7 @@ import statistics
 import time
 
 import topi  # noqa: F401  (registers the templates)
-from graph.tuning import CONFIRM_STATE_WAIT_S, RUNNER_OPTIONS
+from graph.tuning import CONFIRM_REPEAT, CONFIRM_STATE_WAIT_S, RUNNER_OPTIONS
 from tune import autotvm
 from tune.autotvm import record
 from tune.autotvm.measure import MeasureInput, vcpus
@@ -57,7 +58,8 @@ def main(argv: list | None = None) -> list:
     p.add_argument("--near-wait", type=float, default=20.0,
                    help="seconds per config the re-measurements may wait for the vCPUs to be near (default 20)")
     a = p.parse_args(argv)
-    kw = {**RUNNER_OPTIONS, "min_repeat_ms": a.min_repeat_ms, "state_wait": CONFIRM_STATE_WAIT_S}
+    kw = {**RUNNER_OPTIONS, "min_repeat_ms": a.min_repeat_ms, "repeat": CONFIRM_REPEAT,
+          "state_wait": CONFIRM_STATE_WAIT_S}
     builder = autotvm.LocalBuilder(n_parallel=2)
     runners = {"normalized": autotvm.LocalRunner(**kw), "raw": autotvm.LocalRunner(normalize=False, **kw)}
     rows, state = [], host_note("before")

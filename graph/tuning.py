@@ -188,6 +188,12 @@ CONFIRM_NEAR_WAIT_S = float(os.environ.get("TESSERA_CONFIRM_NEAR_WAIT_S", "15.0"
 # The runner's ``state_wait`` while confirming: a confirmation may wait this long for the machine's
 # good state (slow spells last a second or more), the search's trials only the runner's own.
 CONFIRM_STATE_WAIT_S = 1.5
+# A confirmation's repeats (the search's: RUNNER_OPTIONS), whose median is its reading: one repeat
+# caught in a slow spell moves a median of 5 less than one of 3.  The best configs of 8 ResNet-50
+# conv tasks re-measured 5 times (benchmarks/tune_noise.py, two runs each, alternated, one busy
+# hour): with 3 repeats CV <= 3% on 5/8 and 4/8 (median 2.1%, 2.9%; max 9.1%, 19.7%), with 5 on
+# 6/8 and 6/8 (median 1.5%, 1.9%; max 4.9%, 5.0%).
+CONFIRM_REPEAT = 5
 
 
 def rule_variants(task) -> list:
@@ -218,15 +224,17 @@ def space_point(task, values: dict):
 
 
 def patient(runner, batch, inputs: list) -> list:
-    """``batch(inputs)`` with the runner's ``state_wait`` raised to ``CONFIRM_STATE_WAIT_S``."""
+    """``batch(inputs)`` with the runner's ``state_wait`` raised to ``CONFIRM_STATE_WAIT_S`` and its
+    ``repeat`` to ``CONFIRM_REPEAT``."""
     before = getattr(runner, "state_wait", None)
     if before is None:
         return batch(inputs)
-    runner.state_wait = max(before, CONFIRM_STATE_WAIT_S)
+    repeat = runner.repeat
+    runner.state_wait, runner.repeat = max(before, CONFIRM_STATE_WAIT_S), max(repeat, CONFIRM_REPEAT)
     try:
         return batch(inputs)
     finally:
-        runner.state_wait = before
+        runner.state_wait, runner.repeat = before, repeat
 
 
 def measure_again(task, configs: list, measure_option, callbacks, wait_until: float, batch=None) -> list:
