@@ -284,8 +284,8 @@ def main(argv: list | None = None) -> list:
         hit = deployed_record(mine[0][1], args, measured)  # the build may keep the rule over a record
         if hit is not None:  # within RECORD_MARGIN: compare with that config's own record
             inp, cost = hit
-        hit = deployed_record(mine[0][1], args, warm)
-        warm_cost = cost if hit is None else hit[1]
+        hit = deployed_record(mine[0][1], args, warm)  # none: a config only ever read cold (the search
+        warm_cost = cost if hit is None else hit[1]  # reads every config it tries warm, the rule's first)
         times = [time_call(call, a.seconds / len(mine)) for call, _ in mine]
         p10 = statistics.median(t[0] for t in times)
         med = statistics.median(t[1] for t in times)
