@@ -246,6 +246,13 @@ def config_note(mine: list, inp) -> str:
     return "OTHER config " + str(mine[0][1])
 
 
+def summary(label: str, ratios: list) -> str:
+    """``label: median, range, how many within 5% of 1`` of deployed/recorded ratios."""
+    within = sum(abs(r - 1) <= 0.05 for r in ratios)
+    return (f"{label}: median {statistics.median(ratios):.3f}, range {min(ratios):.3f}-{max(ratios):.3f}, "
+            f"{within}/{len(ratios)} within 5%")
+
+
 def main(argv: list | None = None) -> list:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--log", required=True, help="records of a tuning run (tessera tune / tune_model.py)")
@@ -334,32 +341,18 @@ def main(argv: list | None = None) -> list:
             line += "  (no scale stored for the task's reference)"
         print(line, flush=True)
     if rows:
-        within = sum(abs(r - 1) <= 0.05 for r in rows)
-        print(f"deployed/recorded: median {statistics.median(rows):.3f}, range {min(rows):.3f}-{max(rows):.3f}, "
-              f"{within}/{len(rows)} within 5%")
-        within = sum(abs(r - 1) <= 0.05 for r in warm_rows)
-        print(f"deployed/recorded warm: median {statistics.median(warm_rows):.3f}, range "
-              f"{min(warm_rows):.3f}-{max(warm_rows):.3f}, {within}/{len(warm_rows)} within 5%")
-        within = sum(abs(r - 1) <= 0.05 for r in paired)
-        print(f"deployed/task kernel, interleaved: median {statistics.median(paired):.3f}, range "
-              f"{min(paired):.3f}-{max(paired):.3f}, {within}/{len(paired)} within 5%")
+        print(summary("deployed/recorded", rows))
+        print(summary("deployed/recorded warm", warm_rows))
+        print(summary("deployed/task kernel, interleaved", paired))
     if scaled:
-        within = sum(abs(r - 1) <= 0.05 for r in scaled)
-        print(f"deployed on the records' scale (yardstick)/recorded: median {statistics.median(scaled):.3f}, range "
-              f"{min(scaled):.3f}-{max(scaled):.3f}, {within}/{len(scaled)} within 5%")
-        within = sum(abs(r - 1) <= 0.05 for r in warm_scaled)
-        print(f"deployed on the records' scale (yardstick)/recorded warm: median {statistics.median(warm_scaled):.3f}, "
-              f"range {min(warm_scaled):.3f}-{max(warm_scaled):.3f}, {within}/{len(warm_scaled)} within 5%")
+        print(summary("deployed on the records' scale (yardstick)/recorded", scaled))
+        print(summary("deployed on the records' scale (yardstick)/recorded warm", warm_scaled))
     elif rows:
         print("no yardstick settled on this host: the records' scale is unknown here")
     if by_ref:
-        within = sum(abs(r - 1) <= 0.05 for r in by_ref)
-        print(f"deployed on the records' scale (task reference)/recorded: median {statistics.median(by_ref):.3f}, "
-              f"range {min(by_ref):.3f}-{max(by_ref):.3f}, {within}/{len(by_ref)} within 5%")
+        print(summary("deployed on the records' scale (task reference)/recorded", by_ref))
     if placed:
-        within = sum(abs(r - 1) <= 0.05 for r in placed)
-        print(f"deployed in place in the model run/recorded: median {statistics.median(placed):.3f}, range "
-              f"{min(placed):.3f}-{max(placed):.3f}, {within}/{len(placed)} within 5%")
+        print(summary("deployed in place in the model run/recorded", placed))
     if by_state:
         print(f"by state (round trip between the pool's threads; apart above {vcpus.APART}x the host's fastest, "
               f"{vcpus.fastest() or 0:.0f} ns):")
