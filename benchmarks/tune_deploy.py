@@ -38,11 +38,12 @@ warm in the caches): the median over ``--seconds`` of runs, against the record. 
 measures with its weights warm (``tessera tune``'s default, as classic TVM's without
 ``enable_cpu_cache_flush``) records less than this for a kernel whose weights stream from memory.
 
-Where the log holds cold readings of a workload (``tessera tune``'s last phase times the configs
-the model may deploy with the runner's flush, and those readings alone then rank it), the record
-is a cold reading, while the loop figures (the first and the third) call the kernel warm.  So those
-two are also set against the deployed config's warm readings (the median, as the records rank
-configs): like against like.  The in-place figure compares with the cold record.
+Where the log holds cold or in-place readings of a workload (``tessera tune`` ends by timing the
+configs the model may deploy with the runner's flush, then inside whole runs of the model, and the
+in-place readings alone then rank it, else the cold ones), the record is such a reading, while the
+loop figures (the first and the third) call the kernel warm.  So those two are also set against
+the deployed config's warm readings (the median, as the records rank configs): like against like.
+The in-place figure compares with the record: an in-place reading where the tune took them.
 
 That third figure counts only the chunks timed with the vCPUs near (``tune/autotvm/measure/
 vcpus.py``'s probe, a cache line bounced between the pool's two threads after every quarter second
@@ -100,9 +101,11 @@ def measured_configs(records) -> dict:
 
 
 def warm_configs(records) -> dict:
-    """:func:`measured_configs` of the warm readings alone (the runner without its flush): what the
-    loop figures, which call a kernel warm, compare with where cold readings rank the workload."""
-    return measured_configs([(inp, res) for inp, res in record.load_records(records) if not res.flush])
+    """:func:`measured_configs` of the warm readings alone (the runner without its flush, outside
+    the model): what the loop figures, which call a kernel warm, compare with where cold or
+    in-place readings rank the workload."""
+    return measured_configs([(inp, res) for inp, res in record.load_records(records)
+                             if not (res.flush or res.in_place)])
 
 
 def deployed_record(cfgs: list, args: tuple, measured: dict):

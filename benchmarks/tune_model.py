@@ -68,7 +68,7 @@ def main(argv: list | None = None) -> dict:
     for line in tuning.tune_plan(tuned, plan, records):
         print(line, file=sys.stderr)
     t0 = time.perf_counter()
-    done, again = {}, 0
+    done, again, placed = {}, 0, 0
     if args.trials > 0 or args.per_task:
         option = autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(
             **tuning.RUNNER_OPTIONS, enable_cpu_cache_flush=args.flush))
@@ -77,6 +77,7 @@ def main(argv: list | None = None) -> dict:
                                  records,
                                  measure_option=option, stream=sys.stderr)
         after, again = tuning.confirm_deployed(g, params, target, args.log, tuned, option, stream=sys.stderr)
+        after, placed = tuning.confirm_in_place(g, params, target, args.log, tuned, stream=sys.stderr)
     else:
         after = tuning.build_with_records(g, params, target, args.log)
     tune_s = time.perf_counter() - t0
@@ -105,7 +106,8 @@ def main(argv: list | None = None) -> dict:
     after = host_note("after")
     near = near_rounds(rounds)
     med = {k: statistics.median(rounds[k][i] for i in near) for k in fns}
-    print(f"{args.model}: {len(tasks)} tasks, {sum(done.values()) + again} trials measured in {tune_s:.0f} s "
+    print(f"{args.model}: {len(tasks)} tasks, {sum(done.values()) + again} trials measured and {placed} configs "
+          f"timed in whole runs in {tune_s:.0f} s "
           f"(log {args.log}: {len(tuning.read_log(args.log, target))} records); "
           f"{len(near)} of {len(rounds['near'])} paired rounds in the near state")
     base = "onnxruntime" if "onnxruntime" in fns else "default"

@@ -620,11 +620,13 @@ def cmd_tune(args, log: Log) -> int:
     done = tuning.tune_tasks(tasks, plan, args.log, args.tuner.lower(),
                              tuning.search_budget(None if args.budget is None else 60 * args.budget, tasks), records,
                              measure_option=option, stream=stream, seed=args.seed)
-    after, again = before, 0
+    after, again, placed = before, 0, 0
     if os.path.exists(args.log):
         after, again = tuning.confirm_deployed(g, params, target, args.log, tasks, option, stream=stream)
+        after, placed = tuning.confirm_in_place(g, params, target, args.log, tasks, stream=stream)
     print(f"tuned {len(tasks)} tasks: {sum(done.values()) + again} trials measured now "
-          f"({again} timing the configs the model may deploy, weights out of the caches) in {time.perf_counter() - start:.1f} s, log {args.log}")
+          f"({again} timing the configs the model may deploy, weights out of the caches; {placed} configs "
+          f"timed inside whole runs of the model) in {time.perf_counter() - start:.1f} s, log {args.log}")
     log("timing the model before and after ...")
     lat = model_latency({"before": before, "after": after}, args.seed)
     print(f"latency before (rule defaults): {format_time(lat['before'])}")

@@ -154,8 +154,9 @@ def read_log(path: str, target) -> list:
 
 def measured(records: list, task) -> list:
     """The search's and confirmations' records of ``task`` (timed warm), not the measurements
-    taken as deployed (``flush``: :func:`confirm_deployed`)."""
-    return [(inp, res) for inp, res in records if inp.task.workload == task.workload and not res.flush]
+    taken as deployed (``flush``: :func:`confirm_deployed`; ``in_place``: :func:`confirm_in_place`)."""
+    return [(inp, res) for inp, res in records
+            if inp.task.workload == task.workload and not (res.flush or res.in_place)]
 
 
 # The runner of ``tessera tune``: each repeat alternates >= 40 ms of the candidate with the reference
@@ -397,11 +398,11 @@ DEPLOY_MEASURE_S = 2.5  # seconds a measurement of confirm_deployed takes (it wa
 def search_budget(budget_s: float | None, tasks: list) -> float | None:
     """The seconds of a whole tune's budget that the search and its confirmations may spend: the
     rest is kept for :func:`confirm_deployed` (each task's ``DEPLOY_TOP`` configs and the rule's,
-    ``DEPLOYED_ROUNDS`` times, ``DEPLOY_MEASURE_S`` each; ResNet-50's 29 tasks 7 minutes), at most
-    half of it."""
+    ``DEPLOYED_ROUNDS`` times, ``DEPLOY_MEASURE_S`` each; ResNet-50's 29 tasks 7 minutes) and
+    :func:`confirm_in_place` (``IN_PLACE_S``), at most half of it."""
     if budget_s is None:
         return None
-    reserve = len(tasks) * (DEPLOY_TOP + 1) * DEPLOYED_ROUNDS * DEPLOY_MEASURE_S
+    reserve = len(tasks) * (DEPLOY_TOP + 1) * DEPLOYED_ROUNDS * DEPLOY_MEASURE_S + IN_PLACE_S
     return budget_s - min(reserve, budget_s / 2)
 
 
@@ -491,6 +492,129 @@ def confirm_deployed(g, params, target, log_path: str, tasks: list, measure_opti
         if warm is not None:
             runner.enable_cpu_cache_flush = warm
     return build_with_records(g, params, target, log_path), taken
+
+
+# Then the configs the model may deploy are timed where they run: inside whole runs of the model
+# (:func:`confirm_in_place`).  Neither the warm nor the cold (flush) readings hold there: on a
+# ResNet-50 tune's log the kernels summed 1.12-1.16x their time called in a row, Winograd's up to
+# 1.8x, and the cold records missed the in-place times by 0.9-1.5x.  Each variant of the model is
+# built with one candidate per operator (the k-th of each), the rule's build is one more, and the
+# variants run alternated in rounds, so each config's reading shares its moments with its rivals'.
+# Those readings then rank their tasks (``record.ranked_by_workload``): deployment is compared
+# with what the model itself measured.  A whole run is cheap (ResNet-50: ~50 ms); the builds cost.
+IN_PLACE_TOP = 2  # per task: its fastest by the ranking so far (cold) and by the warm readings
+IN_PLACE_ROUNDS = 16
+IN_PLACE_RUNS = 5  # whole runs of a variant per round; a call's median over them is the round's reading
+IN_PLACE_S = 150.0  # seconds search_budget keeps for confirm_in_place (ResNet-50: 7 builds, 12 rounds)
+
+
+def in_place_groups(tasks: list, records: list) -> list:
+    """``[[(task, config), ...], ...]``: the candidates :func:`confirm_in_place` times, one list per
+    operator (a conv's direct and Winograd tasks share one: a model runs one of them): each
+    task's ``IN_PLACE_TOP`` fastest by its records' ranking and by its warm readings, those the
+    graph runs as measured."""
+    from graph.passes.choose_configs import CONV_TEMPLATE, WINOGRAD_TEMPLATE, deployable
+    from tune.autotvm.record import ranked_by_workload
+    from tune.autotvm.tuner.tuner import config_key
+
+    groups: dict = {}
+    for task in tasks:
+        picks: dict = {}
+        mine = [(inp, res) for inp, res in records if inp.task.workload == task.workload]
+        for rows in (mine, measured(records, task)):
+            for inp, _ in next(iter(ranked_by_workload(rows).values()), [])[:IN_PLACE_TOP]:
+                if deployable(task.workload, inp.config.knob_values()):
+                    picks.setdefault(config_key(inp.config), inp.config)
+        key = tuple(task.args) if task.name in (CONV_TEMPLATE, WINOGRAD_TEMPLATE) else task.workload
+        groups.setdefault(key, []).extend((task, cfg) for cfg in picks.values())
+    return [group for group in groups.values() if group]
+
+
+def forced_build(g, params, target, choice: dict):
+    """The model built with the knob values of ``choice`` (``(template, args) -> values``) and the
+    rule's configs elsewhere (a conv chosen Winograd names only its Winograd workload)."""
+    from graph.build import build
+    from topi.config import dispatch, recorded_values
+
+    def chosen(workload, _target):
+        values = choice.get((workload[0], tuple(workload[1:])))
+        return None if values is None else recorded_values(workload, values)
+
+    with dispatch(chosen):
+        return build(g, target=target, params=params)
+
+
+def task_calls(lib, tasks: list) -> list:
+    """``[(call index, task, knob values)]``: each kernel call of ``lib`` that runs one config of
+    ``tasks`` (a fused call with two is nobody's alone, and left out)."""
+    by_args = {(t.name, tuple(t.args)): t for t in tasks}
+    out = []
+    for k, node in enumerate(node for node, key in lib.steps if key is not None):
+        hits = [(by_args[(c.template, tuple(c.workload[1:]))], c.values) for c in node_configs(node)
+                if (c.template, tuple(c.workload[1:])) in by_args]
+        if len(hits) == 1:
+            out.append((k, *hits[0]))
+    return out
+
+
+def model_feed(lib, seed: int = 0) -> dict:
+    """Inputs of a built model: standard normal floats, zeros of any other type."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return {v.name: (rng.standard_normal(tuple(v.shape)).astype(v.dtype) if np.dtype(v.dtype).kind == "f"
+                     else np.zeros(tuple(v.shape), v.dtype)) for v in lib.graph.inputs}
+
+
+def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int = IN_PLACE_ROUNDS,
+                     stream=None) -> tuple:
+    """Time the configs the model ``g`` may deploy inside whole runs of it (see ``IN_PLACE_TOP``):
+    the :func:`in_place_groups` candidates of the tasks tuned far enough to be confirmed
+    (``CONFIRMED_FROM`` records), in builds that each take the k-th candidate of every operator,
+    and the rule's build, alternated in ``rounds`` rounds.  Each config's record (``in_place``)
+    holds one reading a round: the median of its calls in that round's runs.  A resumed tune
+    whose candidates all have such records times nothing.
+    Returns ``(the model built with the records, configs timed)``."""
+    import numpy as np
+
+    from tune.autotvm.measure.measure import MeasureInput, MeasureResult
+    from tune.autotvm.tuner.tuner import config_key
+
+    records = read_log(log_path, target)
+    tasks = [task for task in tasks if len(measured(records, task)) >= CONFIRMED_FROM]
+    groups = in_place_groups(tasks, records)
+    timed = {(inp.task.workload, config_key(inp.config)) for inp, res in records if res.error_no == 0 and res.in_place}
+    if all((task.workload, config_key(cfg)) in timed for group in groups for task, cfg in group):
+        return build_with_records(g, params, target, log_path), 0
+    width = max(map(len, groups))
+    choices = [{}] + [{(task.name, tuple(task.args)): cfg.knob_values()
+                       for task, cfg in (group[k % len(group)] for group in groups)} for k in range(width)]
+    if stream is not None:
+        stream.write(f"timing {sum(map(len, groups))} configs the model may deploy inside whole runs of it: "
+                     f"{len(choices)} builds (the rule's and {width} of candidates) alternated in {rounds} rounds\n")
+    start, variants = time.perf_counter(), []
+    for choice in choices:
+        lib = forced_build(g, params, target, choice)
+        m = lib.create_executor()
+        m.set_input(**model_feed(lib))
+        variants.append((m, task_calls(lib, tasks)))
+    readings: dict = {}  # (workload, config key) -> (task, config, [[seconds of its calls] per round])
+    for r in range(rounds):
+        for v in range(len(variants)):
+            m, calls = variants[(v + r) % len(variants)]  # each round starts with another build
+            seconds = [s for _, s in m.profile_kernels(IN_PLACE_RUNS, in_place=True)]
+            for k, task, values in calls:
+                cfg = space_point(task, values)
+                if cfg is not None:
+                    entry = readings.setdefault((task.workload, config_key(cfg)), (task, cfg, [[] for _ in range(rounds)]))
+                    entry[2][r].append(seconds[k])
+    spent, now = time.perf_counter() - start, time.time()
+    rows = [(MeasureInput(task.target, task, cfg),
+             MeasureResult(tuple(float(np.median(s)) for s in per_round if s), 0, spent / len(readings), now,
+                           in_place=True))
+            for task, cfg, per_round in readings.values()]
+    autotvm.callback.log_to_file(log_path)(None, [i for i, _ in rows], [r for _, r in rows])
+    return build_with_records(g, params, target, log_path), len(rows)
 
 
 # ---------------------------------------------------------------- builds ---

@@ -397,6 +397,15 @@ def test_readings_taken_cold_alone_rank_their_workload_and_round_trip(tmp_path):
     ranked = {wl: rows_of for (_, wl), rows_of in record.ranked_by_workload(back).items()}
     assert [(inp.config.index, res.cost) for inp, res in ranked[task.workload]] == [(a.index, 2.0), (b.index, 2.5)]
     assert [res.cost for _, res in ranked[other.workload]] == [1.0]
+    # readings timed inside whole runs of the model (``in_place``) outrank both, and round trip
+    rows.append((MeasureInput(task.target, task, b), MeasureResult((3.0, 2.0, 4.0), 0, 1.0, 0.0, in_place=True)))
+    log = tmp_path / "in_place.jsonl"
+    record.save_to_file(rows, str(log))
+    back = list(record.load_from_file(str(log)))
+    assert [res.in_place for _, res in back] == [False] * 5 + [True] and back[-1][1].costs == (3.0, 2.0, 4.0)
+    assert '"in_place"' not in "".join(log.read_text().splitlines()[:5])
+    ranked = {wl: rows_of for (_, wl), rows_of in record.ranked_by_workload(back).items()}
+    assert [(inp.config.index, res.cost) for inp, res in ranked[task.workload]] == [(b.index, 3.0)]
 
 
 @pytest.mark.parametrize("name", ["random", "grid", "ga", "xgb", "xgb/xgboost"])

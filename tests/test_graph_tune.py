@@ -310,6 +310,57 @@ def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp
         runner.close()
 
 
+def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(model, tmp_path):
+    """``confirm_in_place``: each confirmed task's fastest configs (by its ranking and by its warm
+    readings) and the rule's deployed config are timed inside whole runs of the model, builds of
+    the k-th candidate of every task alternated with the rule's build in rounds: one record per
+    config (``in_place``), one reading a round; those readings then rank the task, the model is
+    built from them and computes as the rule's build does; a task with too few records is left
+    out; run again, nothing is timed twice."""
+    from graph.tuning import CONFIRMED_FROM, IN_PLACE_TOP, confirm_in_place, deployed, in_place_groups
+    from tune.autotvm.record import ranked_by_workload
+    from tune.autotvm.tuner.tuner import config_key
+
+    _, m = model
+    g, params = graph.from_onnx(m)
+    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    log = tmp_path / "in_place.jsonl"
+    rows = []
+    for task in tasks[:2]:  # the dense task has one record: not confirmed
+        legal = [c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
+                 if c.index != task.default_config().index and deployable_config(task, c)][:CONFIRMED_FROM]
+        rows += [(task, task.default_config(), 1.0)] + [(task, cfg, 2e-9 * (j + 1)) for j, cfg in enumerate(legal)]
+    rows.append((tasks[2], tasks[2].default_config(), 1.0))
+    write_records(log, rows)
+    groups = in_place_groups(tasks[:2], read_log(str(log), "llvm"))
+    assert [len(group) for group in groups] == [IN_PLACE_TOP, IN_PLACE_TOP]  # warm and ranked agree here
+    lib, timed = confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)
+    again = list(read_log(str(log), "llvm"))[len(rows):]
+    assert timed == len(again) > 0 and all(res.error_no == 0 and res.in_place and len(res.costs) == 3
+                                           and min(res.costs) > 0 for _, res in again)
+    keys = {(inp.task.workload, config_key(inp.config)) for inp, _ in again}
+    assert {inp.task.workload for inp, _ in again} == {t.workload for t in tasks[:2]}
+    assert {(t.workload, config_key(c)) for group in groups for t, c in group} <= keys
+    rule = graph.build(g, target="llvm", params=params)
+    assert {(t.workload, config_key(c)) for t, c in deployed(rule, tasks[:2])} <= keys  # the rule's, as deployed
+    assert {(t.workload, config_key(c)) for t, c in deployed(lib, tasks[:2])} <= keys
+    for (_, wl), rows_of in ranked_by_workload(read_log(str(log), "llvm")).items():
+        assert all(res.in_place for _, res in rows_of) == (wl in {t.workload for t in tasks[:2]})
+    x = np.random.default_rng(1).standard_normal((1, 3, 7, 7)).astype("float32")
+    np.testing.assert_allclose(run_model(lib, x), run_model(rule, x), rtol=1e-4, atol=1e-5)
+    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)[1] == 0  # resumed
+
+
+def deployable_config(task, cfg) -> bool:
+    from graph.passes.choose_configs import deployable
+
+    try:
+        task.instantiate(cfg)
+    except autotvm.TuneError:
+        return False
+    return deployable(task.workload, cfg.knob_values())
+
+
 def test_confirmations_wait_longer_for_the_machines_good_state_than_the_search():
     # the confirmations' figures are the records: their measurements may wait longer for the vCPUs
     # near and the reference at its fast speed than a search's trial, which must stay cheap
@@ -340,10 +391,10 @@ def test_confirmations_wait_longer_for_the_machines_good_state_than_the_search()
 def test_a_budget_keeps_time_for_timing_the_configs_the_model_may_deploy():
     """``--budget`` covers the whole tune: the search gets what timing each task's deploy
     candidates as deployed will not need, and at least half."""
-    from graph.tuning import DEPLOY_MEASURE_S, DEPLOY_TOP, DEPLOYED_ROUNDS, search_budget
+    from graph.tuning import DEPLOY_MEASURE_S, DEPLOY_TOP, DEPLOYED_ROUNDS, IN_PLACE_S, search_budget
 
     tasks = [object()] * 29
-    reserve = 29 * (DEPLOY_TOP + 1) * DEPLOYED_ROUNDS * DEPLOY_MEASURE_S
+    reserve = 29 * (DEPLOY_TOP + 1) * DEPLOYED_ROUNDS * DEPLOY_MEASURE_S + IN_PLACE_S  # and the whole runs
     assert search_budget(None, tasks) is None
     assert search_budget(3600.0, tasks) == 3600.0 - reserve
     assert search_budget(60.0, tasks) == 30.0  # a short budget: half for the search

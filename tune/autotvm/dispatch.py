@@ -79,7 +79,7 @@ def lookup_values(workload, target=None) -> dict | None:
             continue
         cfg = ctx.query(target, workload)
         if cfg is not None and not cfg.is_fallback:
-            return {k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}
+            return cfg.knob_values()
     return None
 
 

@@ -9,7 +9,8 @@ The current schema (``"schema": 1``)::
      "result": {"costs": [0.0011, 0.0010], "error_no": 0, "all_cost": 0.31, "timestamp": 1763860000.0}}
 
 with ``"flush": true`` in ``result`` for a measurement timed with the weights out of the caches
-(optional: a record without it was timed warm, as every record before it was).
+(optional: a record without it was timed warm, as every record before it was), and
+``"in_place": true`` for one timed inside whole runs of the model (each cost a round's median).
 
 The loader also reads classic TVM's two formats: v0.7-v0.12
 (``{"input": [target, name, args, kwargs], "config": ..., "result": [costs,
@@ -62,6 +63,8 @@ def encode(inp: MeasureInput, result: MeasureResult, protocol: str = "json") -> 
     }
     if result.flush:
         row["result"]["flush"] = True
+    if result.in_place:
+        row["result"]["in_place"] = True
     return json.dumps(row)
 
 
@@ -87,7 +90,7 @@ def decode(line: str, protocol: str = "json") -> tuple:
         config = ConfigEntity.from_json_dict(row["config"])
         res = MeasureResult(
             tuple(r["costs"]), int(r["error_no"]), float(r["all_cost"]), float(r["timestamp"]),
-            bool(r.get("flush", False)),
+            bool(r.get("flush", False)), bool(r.get("in_place", False)),
         )
     elif "input" in row and "result" in row:  # classic TVM v0.7-v0.12 ("version": 0.2)
         target, name, args = row["input"][:3]
@@ -152,9 +155,11 @@ def ranked_by_workload(records) -> dict:
     again (``graph.tuning.confirm_best``) counts at its typical speed, and a lucky reading
     of one config does not outrank another's repeated ones.
 
-    Where a workload has measurements timed with the weights out of the caches (``flush``,
-    as a model run calls its kernels: ``graph.tuning.confirm_deployed``), those alone rank it:
-    they are the speeds deployment sees, and a warm reading is no yardstick for a cold one."""
+    Where a workload has measurements timed inside whole runs of its model (``in_place``:
+    ``graph.tuning.confirm_in_place``), those alone rank it: they are the speeds deployment
+    sees.  Else, where it has measurements timed with the weights out of the caches (``flush``:
+    ``graph.tuning.confirm_deployed``), those alone: a warm reading is no yardstick for a cold
+    one."""
     from tune.autotvm.dispatch import target_key
 
     ranked: dict = {}
@@ -164,7 +169,7 @@ def ranked_by_workload(records) -> dict:
         key = (target_key(inp.target), args_to_workload(inp.task.args, inp.task.name))
         ranked.setdefault(key, []).append((inp, res))
     for key, rows in ranked.items():
-        rows = [row for row in rows if row[1].flush] or rows
+        rows = [row for row in rows if row[1].in_place] or [row for row in rows if row[1].flush] or rows
         by_config: dict = {}  # config key -> its rows, fastest first
         for row in sorted(rows, key=lambda row: row[1].cost):
             by_config.setdefault(row[0].config.key(), []).append(row)

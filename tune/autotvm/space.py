@@ -110,6 +110,10 @@ class ConfigSpace:
         return not self.errors
 
     # ------------------------------------------------------------- reading --
+    def knob_values(self) -> dict:
+        """Knob -> chosen value of a config: an option knob's value, any other knob's entity."""
+        return {k: getattr(e, "val", e) for k, e in self._entity_map.items()}
+
     def __getitem__(self, name: str):
         try:
             return self._entity_map[name]

@@ -38,13 +38,16 @@ class MeasureResult(NamedTuple):
     """``costs``: seconds per call, one per repeat (on an error, one string: the message);
     ``all_cost``: wall seconds of the whole trial; ``timestamp``: when it ended; ``flush``:
     timed with the weights out of the caches (the runner's ``enable_cpu_cache_flush``), as a
-    model run calls the kernel (see ``record.ranked_by_workload``)."""
+    model run calls the kernel; ``in_place``: timed inside whole runs of the model it was tuned
+    for, one reading per round (``graph.tuning.confirm_in_place``; see
+    ``record.ranked_by_workload``)."""
 
     costs: tuple
     error_no: int
     all_cost: float
     timestamp: float
     flush: bool = False
+    in_place: bool = False
 
     @property
     def cost(self) -> float:
