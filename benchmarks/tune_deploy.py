@@ -274,10 +274,12 @@ def main(argv: list | None = None) -> list:
     warm = warm_configs(records)
     state = execute.host_note("before")
     m, calls = model_calls(a.model, a.log)
-    in_place = dict(zip(map(id, m._calls), in_place_times(m, a.seconds)))  # kernel call -> seconds in place
+    moment = a.seconds / (a.passes + 1)  # in place: whole runs at the start and after each pass
+    calls_at = {id(call): k for k, call in enumerate(m._calls)}
+    moments = [in_place_times(m, moment)]  # per moment: seconds of each kernel call in place
     yard, yard_s = execute.yardstick_call()
     builder = LocalBuilder()  # each task's reference, built as a runner builds it
-    rows, paired, scaled, by_ref, by_state, placed, pending = [], [], [], [], [], [], []
+    rows, paired, scaled, by_ref, by_state, placed, pending, convs_placed = [], [], [], [], [], [], [], []
     warm_rows, warm_scaled = [], []  # the loop figures against the deployed config's warm readings
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
@@ -309,11 +311,10 @@ def main(argv: list | None = None) -> list:
             ref = builder.build_reference(autotvm.task.create(inp.task.name, inp.task.args, inp.task.target))
             ref_call, ref_s = execute.reference_call(ref) if ref is not None else (None, None)
             pending.append((label, mine, cost, warm_cost, [], (ref_call, ref_s, []) if ref_s else None))
-        placed.append(statistics.median(in_place[id(call)] for call, _ in mine) / cost)
+        convs_placed.append((label, [calls_at[id(call)] for call, _ in mine], cost))
         print(f"{label} recorded {cost * 1e3:7.3f} ms (warm {warm_cost * 1e3:7.3f})  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
               f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x"
-              f"  in the model run {placed[-1]:5.2f}x  "
-              f"{config_note(mine, inp)}",
+              f"  {config_note(mine, inp)}",
               flush=True)
     # on the records' scale: every conv's chunks gathered in --passes rounds over all of them (the
     # ratio of two kernels drifts ~3% between moments tens of seconds apart; the runner calibrates
@@ -326,7 +327,15 @@ def main(argv: list | None = None) -> list:
             if by_task:
                 by_task[2].extend(c for call, _ in mine for c in
                                   ratios_by_state(call, by_task[0], share / len(mine), wait))
+        moments.append(in_place_times(m, moment))
     builder.close()
+    if convs_placed:
+        print(f"in place in the model run, at {len(moments)} moments (the start and after each round), "
+              f"against the record:")
+    for label, ks, cost in convs_placed:
+        at = [statistics.median(seconds[k] for k in ks) / cost for seconds in moments]
+        placed.append(statistics.median(at))
+        print(f"{label} {placed[-1]:5.2f}x  (moments {' '.join(f'{r:.2f}' for r in at)})", flush=True)
     if pending:
         print(f"on the records' scale ({a.passes} rounds over the convs), alternated with the yardstick "
               f"and with the task's reference:")

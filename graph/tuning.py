@@ -569,9 +569,9 @@ def model_feed(lib, seed: int = 0) -> dict:
 def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int = IN_PLACE_ROUNDS,
                      stream=None) -> tuple:
     """Time the configs the model ``g`` may deploy inside whole runs of it (see ``IN_PLACE_TOP``):
-    the :func:`in_place_groups` candidates of the tasks tuned far enough to be confirmed
-    (``CONFIRMED_FROM`` records), in builds that each take the k-th candidate of every operator,
-    and the rule's build, alternated in ``rounds`` rounds.  Each config's record (``in_place``)
+    the :func:`in_place_groups` candidates of every task with records (a build times them all at
+    once, so a task measured a few times costs nothing more), in builds that each take the k-th
+    candidate of every operator, and the rule's build, alternated in ``rounds`` rounds.  Each config's record (``in_place``)
     holds one reading a round: the median of its calls in that round's runs.  A resumed tune
     whose candidates all have such records times nothing.
     Returns ``(the model built with the records, configs timed)``."""
@@ -581,7 +581,7 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
     from tune.autotvm.tuner.tuner import config_key
 
     records = read_log(log_path, target)
-    tasks = [task for task in tasks if len(measured(records, task)) >= CONFIRMED_FROM]
+    tasks = [task for task in tasks if measured(records, task)]
     groups = in_place_groups(tasks, records)
     timed = {(inp.task.workload, config_key(inp.config)) for inp, res in records if res.error_no == 0 and res.in_place}
     if all((task.workload, config_key(cfg)) in timed for group in groups for task, cfg in group):
