@@ -34,7 +34,10 @@ every host state, 0.99-1.03 against the reference) only this second figure reads
 
 A fourth times each deployed call in place, inside whole runs of the model (every other layer
 runs between two of its calls, as in deployment; the figures above call it in a loop, its weights
-warm in the caches): the median over ``--seconds`` of runs, against the record.  A runner that
+warm in the caches), at the start and after each of the ``--passes`` rounds: the median over
+those moments of its median over the runs at the machine's fast state (within the runner's
+``FAST_STATE`` of the fastest run of all; ``graph.tuning.fast_state_times``, as the in-place
+records are taken), against the record.  A runner that
 measures with its weights warm (``tessera tune``'s default, as classic TVM's without
 ``enable_cpu_cache_flush``) records less than this for a kernel whose weights stream from memory.
 
@@ -71,7 +74,7 @@ import numpy as np
 import graph
 from graph.cli import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
-from graph.tuning import build_with_records, node_configs
+from graph.tuning import build_with_records, fast_state_times, node_configs
 from tune import autotvm
 from tune.autotvm import record
 from tune.autotvm.measure import LocalBuilder, execute, vcpus
@@ -215,13 +218,12 @@ def model_calls(model: str, log: str) -> tuple:
     return m, [(call, node_configs(node)) for call, node in nodes]
 
 
-def in_place_times(m, seconds: float) -> list:
-    """Median seconds of each kernel call of executor ``m``, timed in place over about ``seconds``
-    of whole runs of the model (5 at least)."""
+def in_place_runs(m, seconds: float):
+    """``m.kernel_runs``: seconds of each kernel call of executor ``m`` in whole runs of the model
+    over about ``seconds`` (5 runs at least)."""
     t0 = time.perf_counter()
     m.run()
-    runs = max(5, round(seconds / max(time.perf_counter() - t0, 1e-6)))
-    return [s for _, s in m.profile_kernels(runs, in_place=True)]
+    return m.kernel_runs(max(5, round(seconds / max(time.perf_counter() - t0, 1e-6))))
 
 
 def knob_values(cfg) -> dict:
@@ -276,7 +278,7 @@ def main(argv: list | None = None) -> list:
     m, calls = model_calls(a.model, a.log)
     moment = a.seconds / (a.passes + 1)  # in place: whole runs at the start and after each pass
     calls_at = {id(call): k for k, call in enumerate(m._calls)}
-    moments = [in_place_times(m, moment)]  # per moment: seconds of each kernel call in place
+    moments = [in_place_runs(m, moment)]  # per moment: seconds of each kernel call in whole runs
     yard, yard_s = execute.yardstick_call()
     builder = LocalBuilder()  # each task's reference, built as a runner builds it
     rows, paired, scaled, by_ref, by_state, placed, pending, convs_placed = [], [], [], [], [], [], [], []
@@ -327,13 +329,14 @@ def main(argv: list | None = None) -> list:
             if by_task:
                 by_task[2].extend(c for call, _ in mine for c in
                                   ratios_by_state(call, by_task[0], share / len(mine), wait))
-        moments.append(in_place_times(m, moment))
+        moments.append(in_place_runs(m, moment))
     builder.close()
+    fast = [seconds for seconds in fast_state_times(moments) if seconds is not None]
     if convs_placed:
-        print(f"in place in the model run, at {len(moments)} moments (the start and after each round), "
-              f"against the record:")
+        print(f"in place in the model run, at {len(fast)} of {len(moments)} moments (the start and after each "
+              f"round; the runs at the machine's fast state, as the records'), against the record:")
     for label, ks, cost in convs_placed:
-        at = [statistics.median(seconds[k] for k in ks) / cost for seconds in moments]
+        at = [statistics.median(seconds[k] for k in ks) / cost for seconds in fast]
         placed.append(statistics.median(at))
         print(f"{label} {placed[-1]:5.2f}x  (moments {' '.join(f'{r:.2f}' for r in at)})", flush=True)
     if pending:

@@ -120,17 +120,11 @@ class GraphModule:
         ``number`` whole runs of the model, as deployed: every other kernel runs between two of
         its calls, so its weights come from memory and its inputs from whichever thread wrote
         them (ResNet-50's kernels summed 1.14x their time called in a row, Winograd's up to 2x)."""
-        self.run()
-        clock, labels = time.perf_counter, [spec["label"] for spec in self.plan["calls"]]
+        labels = [spec["label"] for spec in self.plan["calls"]]
         if in_place:
-            runs = []
-            for _ in range(number):
-                stamps = [clock()]
-                for call in self._calls:
-                    call()
-                    stamps.append(clock())
-                runs.append(np.diff(stamps))
-            return list(zip(labels, map(float, np.median(np.array(runs), axis=0))))
+            return list(zip(labels, map(float, np.median(self.kernel_runs(number), axis=0))))
+        self.run()
+        clock = time.perf_counter
         out = []
         for call, label in zip(self._calls, labels):
             samples = []
@@ -140,6 +134,19 @@ class GraphModule:
                 samples.append(clock() - t)
             out.append((label, float(np.median(samples))))
         return out
+
+    def kernel_runs(self, number: int = 10) -> np.ndarray:
+        """Seconds of each kernel call (columns, in execution order) in each of ``number`` whole
+        runs of the model (rows), after one run untimed."""
+        self.run()
+        clock, runs = time.perf_counter, []
+        for _ in range(number):
+            stamps = [clock()]
+            for call in self._calls:
+                call()
+                stamps.append(clock())
+            runs.append(np.diff(stamps))
+        return np.array(runs)
 
     def benchmark(self, number: int = 10, repeat: int = 5) -> list:
         """Seconds per run: ``repeat`` samples, each the mean of ``number`` runs."""

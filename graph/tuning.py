@@ -31,6 +31,8 @@ import os
 import time
 from collections import Counter
 
+import numpy as np
+
 from tune import autotvm
 from tune.autotvm.errors import TemplateNotFoundError
 
@@ -559,11 +561,25 @@ def task_calls(lib, tasks: list) -> list:
 
 def model_feed(lib, seed: int = 0) -> dict:
     """Inputs of a built model: standard normal floats, zeros of any other type."""
-    import numpy as np
-
     rng = np.random.default_rng(seed)
     return {v.name: (rng.standard_normal(tuple(v.shape)).astype(v.dtype) if np.dtype(v.dtype).kind == "f"
                      else np.zeros(tuple(v.shape), v.dtype)) for v in lib.graph.inputs}
+
+
+def fast_state_times(batches: list) -> list:
+    """Per batch of whole runs of one model (``GraphModule.kernel_runs`` arrays), each call's
+    median seconds over the runs that took within ``FAST_STATE`` of the fastest run of all the
+    batches (None for a batch with none): the machine's fast state, as the runner's readings are.
+    In a slow spell (a second or more on this VM) a run slows by 10-80%, and a median of rounds
+    taken at another moment would compare one spell with another."""
+    from tune.autotvm.measure.execute import FAST_STATE
+
+    fastest = min(float(runs.sum(axis=1).min()) for runs in batches)
+    out = []
+    for runs in batches:
+        fast = runs[runs.sum(axis=1) <= FAST_STATE * fastest]
+        out.append([float(x) for x in np.median(fast, axis=0)] if len(fast) else None)
+    return out
 
 
 def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int = IN_PLACE_ROUNDS,
@@ -571,12 +587,12 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
     """Time the configs the model ``g`` may deploy inside whole runs of it (see ``IN_PLACE_TOP``):
     the :func:`in_place_groups` candidates of every task with records (a build times them all at
     once, so a task measured a few times costs nothing more), in builds that each take the k-th
-    candidate of every operator, and the rule's build, alternated in ``rounds`` rounds.  Each config's record (``in_place``)
-    holds one reading a round: the median of its calls in that round's runs.  A resumed tune
-    whose candidates all have such records times nothing.
+    candidate of every operator, and the rule's build, alternated in ``rounds`` rounds.  Each
+    config's record (``in_place``) holds one reading a round: the median of its calls in that
+    round's runs at the machine's fast state (:func:`fast_state_times`, each build's runs against
+    its fastest), rounds without such a run left out.  A resumed tune whose candidates all have
+    such records times nothing.
     Returns ``(the model built with the records, configs timed)``."""
-    import numpy as np
-
     from tune.autotvm.measure.measure import MeasureInput, MeasureResult
     from tune.autotvm.tuner.tuner import config_key
 
@@ -598,12 +614,15 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
         m = lib.create_executor()
         m.set_input(**model_feed(lib))
         variants.append((m, task_calls(lib, tasks)))
-    readings: dict = {}  # (workload, config key) -> (task, config, [[seconds of its calls] per round])
+    batches: list = [[] for _ in variants]  # per build: its kernel_runs of each round
     for r in range(rounds):
-        for v in range(len(variants)):
-            m, calls = variants[(v + r) % len(variants)]  # each round starts with another build
-            seconds = [s for _, s in m.profile_kernels(IN_PLACE_RUNS, in_place=True)]
-            for k, task, values in calls:
+        for k in range(len(variants)):
+            v = (k + r) % len(variants)  # each round starts with another build
+            batches[v].append(variants[v][0].kernel_runs(IN_PLACE_RUNS))
+    readings: dict = {}  # (workload, config key) -> (task, config, [[seconds of its calls] per round])
+    for (_, calls), per_round in zip(variants, batches):
+        for r, seconds in enumerate(fast_state_times(per_round)):
+            for k, task, values in calls if seconds is not None else ():
                 cfg = space_point(task, values)
                 if cfg is not None:
                     entry = readings.setdefault((task.workload, config_key(cfg)), (task, cfg, [[] for _ in range(rounds)]))

@@ -335,7 +335,7 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     assert [len(group) for group in groups] == [IN_PLACE_TOP, IN_PLACE_TOP]  # warm and ranked agree here
     lib, timed = confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)
     again = list(read_log(str(log), "llvm"))[len(rows):]
-    assert timed == len(again) > 0 and all(res.error_no == 0 and res.in_place and len(res.costs) == 3
+    assert timed == len(again) > 0 and all(res.error_no == 0 and res.in_place and 1 <= len(res.costs) <= 3
                                            and min(res.costs) > 0 for _, res in again)
     keys = {(inp.task.workload, config_key(inp.config)) for inp, _ in again}
     assert {inp.task.workload for inp, _ in again} == {t.workload for t in tasks[:2]}
@@ -348,6 +348,18 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     x = np.random.default_rng(1).standard_normal((1, 3, 7, 7)).astype("float32")
     np.testing.assert_allclose(run_model(lib, x), run_model(rule, x), rtol=1e-4, atol=1e-5)
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)[1] == 0  # resumed
+
+
+def test_in_place_readings_keep_the_runs_at_the_machines_fast_state():
+    """``fast_state_times``: per batch, each call's median over the runs within ``FAST_STATE`` of
+    the fastest run of all the batches; a batch caught in a slow spell throughout counts nowhere."""
+    from graph.tuning import fast_state_times
+    from tune.autotvm.measure.execute import FAST_STATE
+
+    fast = np.array([[1.0, 2.0], [1.1, 2.0], [3.0, 3.0]])  # the third run slow
+    slow = np.array([[2.0, 4.0], [2.1, 4.0]])
+    edge = np.array([[1.0, 2.0 * FAST_STATE]])  # 3.2 s: within FAST_STATE of the fastest run (3.0)
+    assert fast_state_times([fast, slow, edge]) == [[1.05, 2.0], None, [1.0, 2.0 * FAST_STATE]]
 
 
 def deployable_config(task, cfg) -> bool:
