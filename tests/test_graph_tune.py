@@ -158,7 +158,9 @@ def test_apply_history_best_numerics(model, tmp_path):
 
 # ---------------------------------------------------------- command line ---
 def log_workloads(path) -> list:
-    return [(inp.task.workload, str(inp.config)) for inp, _ in read_log(str(path), "llvm")]
+    """The search's measurements in a log: the records timed inside whole runs of the model at the
+    end of a tune (``in_place``) are not trials."""
+    return [(inp.task.workload, str(inp.config)) for inp, res in read_log(str(path), "llvm") if not res.in_place]
 
 
 def test_cli_tune_then_run_with_records(model, tmp_path, capsys):
@@ -172,6 +174,7 @@ def test_cli_tune_then_run_with_records(model, tmp_path, capsys):
     assert png.stat().st_size > 1000
     measured = log_workloads(log)
     assert len(measured) == 6 and len(set(measured)) == 6  # each a new config
+    assert any(res.in_place for _, res in read_log(str(log), "llvm"))  # then timed in the model
     # resume: everything planned is in the log, nothing is measured again
     assert main(argv) == 0
     assert "0 trials measured now" in capsys.readouterr().out
@@ -317,7 +320,7 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     config (``in_place``), one reading a round; those readings then rank the task, the model is
     built from them and computes as the rule's build does; a task without records is left out; run
     again, nothing is timed twice."""
-    from graph.tuning import CONFIRMED_FROM, IN_PLACE_TOP, confirm_in_place, deployed, in_place_groups
+    from graph.tuning import IN_PLACE_TOP, confirm_in_place, deployed, in_place_groups
     from tune.autotvm.record import ranked_by_workload
     from tune.autotvm.tuner.tuner import config_key
 
@@ -325,12 +328,7 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     g, params = graph.from_onnx(m)
     tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
     log = tmp_path / "in_place.jsonl"
-    rows = []
-    for task in tasks[:2]:
-        legal = [c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
-                 if c.index != task.default_config().index and deployable_config(task, c)][:CONFIRMED_FROM]
-        rows += [(task, task.default_config(), 1.0)] + [(task, cfg, 2e-9 * (j + 1)) for j, cfg in enumerate(legal)]
-    write_records(log, rows)  # none of the dense task
+    rows = conv_records(tasks[:2], log)  # none of the dense task
     groups = in_place_groups(tasks, read_log(str(log), "llvm"))
     assert [len(group) for group in groups] == [IN_PLACE_TOP, IN_PLACE_TOP]  # warm and ranked agree here
     lib, timed = confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)
@@ -360,6 +358,49 @@ def test_in_place_readings_keep_the_runs_at_the_machines_fast_state():
     slow = np.array([[2.0, 4.0], [2.1, 4.0]])
     edge = np.array([[1.0, 2.0 * FAST_STATE]])  # 3.2 s: within FAST_STATE of the fastest run (3.0)
     assert fast_state_times([fast, slow, edge]) == [[1.05, 2.0], None, [1.0, 2.0 * FAST_STATE]]
+
+
+def test_a_build_the_graph_refuses_costs_only_its_candidates_readings(model, tmp_path, monkeypatch):
+    # one refused build (here: every build of candidates) is reported and skipped; the rule's
+    # build is still timed, and the tune goes on
+    import io
+
+    from graph import tuning
+
+    _, m = model
+    g, params = graph.from_onnx(m)
+    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    log = tmp_path / "refused.jsonl"
+    rows = conv_records(tasks[:2], log)
+    real = tuning.forced_build
+
+    def refuses_candidates(g, params, target, choice):
+        if choice:
+            raise ValueError("refused here")
+        return real(g, params, target, choice)
+
+    monkeypatch.setattr(tuning, "forced_build", refuses_candidates)
+    stream = io.StringIO()
+    lib, timed = tuning.confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2, stream=stream)
+    assert stream.getvalue().count("failed (refused here)") == 2  # IN_PLACE_TOP builds of candidates
+    again = list(read_log(str(log), "llvm"))[len(rows):]
+    rule = graph.build(g, target="llvm", params=params)
+    assert timed == len(again) == 2 and all(res.in_place for _, res in again)
+    assert {(inp.task.workload, inp.config.index) for inp, _ in again} == \
+        {(t.workload, c.index) for t, c in tuning.deployed(rule, tasks[:2])}
+
+
+def conv_records(tasks: list, log) -> list:
+    """Records of ``tasks`` enough to confirm: the rule's config at 1 s, deployable others faster."""
+    from graph.tuning import CONFIRMED_FROM
+
+    rows = []
+    for task in tasks:
+        legal = [c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
+                 if c.index != task.default_config().index and deployable_config(task, c)][:CONFIRMED_FROM]
+        rows += [(task, task.default_config(), 1.0)] + [(task, cfg, 2e-9 * (j + 1)) for j, cfg in enumerate(legal)]
+    write_records(log, rows)
+    return rows
 
 
 def deployable_config(task, cfg) -> bool:
