@@ -560,7 +560,8 @@ def task_calls(lib, tasks: list) -> list:
 
 
 def model_feed(lib, seed: int = 0) -> dict:
-    """Inputs of a built model: standard normal floats, zeros of any other type."""
+    """Inputs of a built model: standard normal floats, zeros of any other type (the timing needs
+    no more; ``graph.cli.random_inputs`` lives above this module, which the CLI imports)."""
     rng = np.random.default_rng(seed)
     return {v.name: (rng.standard_normal(tuple(v.shape)).astype(v.dtype) if np.dtype(v.dtype).kind == "f"
                      else np.zeros(tuple(v.shape), v.dtype)) for v in lib.graph.inputs}
