@@ -98,7 +98,7 @@ def best_per_conv(records) -> dict:
 def measured_configs(records) -> dict:
     """(template, args, knob values) -> (MeasureInput, cost) of every conv config the log measured
     without error (its median measurement, as the records rank it)."""
-    return {(inp.task.name, tuple(inp.task.args), tuple(sorted(knob_values(inp.config).items()))): (inp, res.cost)
+    return {(inp.task.name, tuple(inp.task.args), tuple(sorted(inp.config.knob_values().items()))): (inp, res.cost)
             for rows in record.ranked_by_workload(record.load_records(records)).values()
             for inp, res in rows if inp.task.name in CONV_TEMPLATES}
 
@@ -107,8 +107,7 @@ def warm_configs(records) -> dict:
     """:func:`measured_configs` of the warm readings alone (the runner without its flush, outside
     the model): what the loop figures, which call a kernel warm, compare with where cold or
     in-place readings rank the workload."""
-    return measured_configs([(inp, res) for inp, res in record.load_records(records)
-                             if not (res.flush or res.in_place)])
+    return measured_configs([(inp, res) for inp, res in record.load_records(records) if res.warm])
 
 
 def deployed_record(cfgs: list, args: tuple, measured: dict):
@@ -226,10 +225,6 @@ def in_place_runs(m, seconds: float):
     return m.kernel_runs(max(5, round(seconds / max(time.perf_counter() - t0, 1e-6))))
 
 
-def knob_values(cfg) -> dict:
-    return {k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}
-
-
 def same_config(chosen: list, want: dict) -> bool:
     """Whether a built node carries the recorded knob values."""
     return any(all(cfg.values.get(k) == v for k, v in want.items()) for cfg in chosen)
@@ -241,7 +236,7 @@ def config_note(mine: list, inp) -> str:
     log of single layers holds no record of), or another config."""
     from graph.passes.choose_configs import rule_variants
 
-    want = knob_values(inp.config)
+    want = inp.config.knob_values()
     if all(same_config(cfgs, want) for _, cfgs in mine):
         return "recorded config"
     variants = rule_variants(tuple(inp.task.workload))

@@ -157,8 +157,7 @@ def read_log(path: str, target) -> list:
 def measured(records: list, task) -> list:
     """The search's and confirmations' records of ``task`` (timed warm), not the measurements
     taken as deployed (``flush``: :func:`confirm_deployed`; ``in_place``: :func:`confirm_in_place`)."""
-    return [(inp, res) for inp, res in records
-            if inp.task.workload == task.workload and not (res.flush or res.in_place)]
+    return [(inp, res) for inp, res in records if inp.task.workload == task.workload and res.warm]
 
 
 # The runner of ``tessera tune``: each repeat alternates >= 40 ms of the candidate with the reference
@@ -547,15 +546,19 @@ def forced_build(g, params, target, choice: dict):
 
 
 def task_calls(lib, tasks: list) -> list:
-    """``[(call index, task, knob values)]``: each kernel call of ``lib`` that runs one config of
-    ``tasks`` (a fused call with two is nobody's alone, and left out)."""
+    """``[(call index, task, config)]``: each kernel call of ``lib`` that runs one config of
+    ``tasks`` (a fused call with two is nobody's alone, and left out), the config as a point of
+    its task's space (a call whose config lies outside it is left out too)."""
     by_args = {(t.name, tuple(t.args)): t for t in tasks}
     out = []
     for k, node in enumerate(node for node, key in lib.steps if key is not None):
         hits = [(by_args[(c.template, tuple(c.workload[1:]))], c.values) for c in node_configs(node)
                 if (c.template, tuple(c.workload[1:])) in by_args]
         if len(hits) == 1:
-            out.append((k, *hits[0]))
+            task, values = hits[0]
+            cfg = space_point(task, values)
+            if cfg is not None:
+                out.append((k, task, cfg))
     return out
 
 
@@ -629,11 +632,9 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
     readings: dict = {}  # (workload, config key) -> (task, config, [[seconds of its calls] per round])
     for (_, calls), per_round in zip(variants, batches):
         for r, seconds in enumerate(fast_state_times(per_round)):
-            for k, task, values in calls if seconds is not None else ():
-                cfg = space_point(task, values)
-                if cfg is not None:
-                    entry = readings.setdefault((task.workload, config_key(cfg)), (task, cfg, [[] for _ in range(rounds)]))
-                    entry[2][r].append(seconds[k])
+            for k, task, cfg in calls if seconds is not None else ():
+                entry = readings.setdefault((task.workload, config_key(cfg)), (task, cfg, [[] for _ in range(rounds)]))
+                entry[2][r].append(seconds[k])
     spent, now = time.perf_counter() - start, time.time()
     rows = [(MeasureInput(task.target, task, cfg),
              MeasureResult(tuple(float(np.median(s)) for s in per_round if s), 0, spent / max(len(readings), 1), now,

@@ -57,6 +57,12 @@ class MeasureResult(NamedTuple):
         return float(statistics.median(self.costs))
 
     @property
+    def warm(self) -> bool:
+        """Timed by the runner with the kernel's data warm, as the search times every candidate
+        (not with the flush, not inside whole runs of a model)."""
+        return not (self.flush or self.in_place)
+
+    @property
     def error_msg(self) -> str:
         return "" if self.error_no == 0 else " ".join(str(c) for c in self.costs)
 
