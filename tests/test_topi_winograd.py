@@ -199,10 +199,17 @@ def test_rule_takes_the_smaller_tile_where_the_transformed_kernel_streams_from_m
 
     for target in ("llvm -mcpu=znver4", "llvm -mcpu=x86-64-v3"):  # AVX-512's rule and AVX2's
         with Target(target):
-            for c, h, tile in ((256, 14, 4), (512, 7, 2), (384, 7, 4)):  # F(4x4) 9.4, 37.7, 21.2 MB
-                key = winograd_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1,) * 4, (1, 1))
+            for n, c, h, tile in (
+                (1, 512, 7, 2),  # F(4x4) 37.7 MB: streams even alone
+                (1, 256, 14, 2),  # 9.4 MB over 16 tiles: streams in a model run
+                (2, 256, 14, 4),  # the same kernel over a batch of two: 32 tiles
+                (1, 256, 28, 4),  # and over 49 tiles
+                (1, 128, 14, 4),  # 2.4 MB over 16 tiles: a call is short either way
+                (1, 384, 28, 4),  # 21.2 MB over 49 tiles
+            ):
+                key = winograd_workload((n, c, h, h), (c, c, 3, 3), (1, 1), (1,) * 4, (1, 1))
                 cfg = default_winograd_config(key)
-                assert cfg["tile"] == tile, (target, c, h)
+                assert cfg["tile"] == tile, (target, n, c, h)
                 size = kernel_bytes(key[2], cfg["tile"], cfg["bn"], cfg["cb"])
                 assert size <= STREAM_KERNEL_BYTES and (cfg["rows"] == 0) == (size > FUSE_MAX_KERNEL_BYTES)
 
@@ -462,16 +469,17 @@ def test_avx2_rule_takes_two_vectors_by_six_slots_unless_that_pads_a_sixth():
     from codegen.target import Target
     from topi.x86.conv2d_winograd import winograd_out_block, ymm_tile
 
-    def rule(c, h):
-        key = winograd_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    def rule(c, h, n=1):
+        key = winograd_workload((n, c, h, h), (c, c, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
         cfg = default_winograd_config(key)
         return key, cfg, (cfg["tile"], cfg["bn"], cfg["mr"], cfg["ku"], cfg["rows"])
 
     with Target("llvm -mcpu=x86-64-v3"):
         assert rule(64, 56)[2] == (4, 16, 6, 4, 7)  # 98 tiles a block: 102 slots in 6s
         assert rule(128, 28)[2] == (4, 16, 6, 4, 4)  # 28 tiles: 30 slots
-        key, cfg, values = rule(256, 14)
+        key, cfg, values = rule(256, 14, 2)
         assert values == (4, 16, 4, 4, 2)  # 8 tiles a block: 12 slots in 6s, 8 in 4s
+        assert rule(256, 14)[2] == (2, 16, 6, 4, 4)  # one image streams F(4x4)'s kernel: 28 tiles a block
         assert rule(512, 7)[2] == (2, 16, 6, 4, 0)  # 16 tiles, apart: 18 slots in 6s
         assert winograd_out_block(key, cfg) == 16
         assert winograd_out_block(key, cfg.with_values(bn=24)) == 8

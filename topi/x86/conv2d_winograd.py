@@ -67,6 +67,13 @@ FUSE_MAX_KERNEL_BYTES = 12 << 20
 # model and when timed alone.  The rule then takes F(2x2), whose kernel is 4/9 the size of
 # F(4x4)'s (see :func:`winograd_rule`).
 STREAM_KERNEL_BYTES = 24 << 20
+# In a model run the other layers' weights and activations evict a transformed kernel between
+# its calls, so every call reads it from memory; past this size, and with F(4x4)'s products
+# over fewer than ``STREAM_MIN_TILES`` tiles (each kernel float then serves under 16 flops per
+# byte read: this machine's FMA units outrun its memory by about 8), that read is the call's
+# time, and the rule takes F(2x2) too (see :func:`f4x4_streams`).
+STREAM_SHARED_BYTES = 8 << 20
+STREAM_MIN_TILES = 32
 
 
 def winograd_workload(dshape, kshape, strides, pads, dilation, groups: int = 1, dtype: str = "float32",
@@ -90,6 +97,23 @@ def winograd_applicable(workload: tuple) -> bool:
 def kernel_bytes(kshape, tile: int, bn: int, cb: int) -> int:
     """Bytes of the transformed float32 kernel."""
     return math.prod(winograd_kernel_shape(kshape, tile, bn, cb)) * 4
+
+
+def f4x4_streams(workload: tuple, size: int) -> bool:
+    """Whether F(4x4)'s transformed kernel (``size`` bytes) is read from memory faster than its
+    products use it: past ``STREAM_KERNEL_BYTES`` (it streams even when timed alone), or past
+    ``STREAM_SHARED_BYTES`` over fewer than ``STREAM_MIN_TILES`` 4x4 tiles (the batch's).
+
+    ResNet-50's 256->256 @14 (9.0 MiB over 16 tiles): timed alone F(4x4) is the faster (its
+    products are 0.73x F(2x2)'s), but in place in the model, its five calls took 0.90-0.97x the
+    time in F(2x2) (5.92 -> 5.45, 5.49 -> 5.34, 5.48 -> 4.96 ms; three runs of 40-60 alternated
+    rounds, rows 4).  Its 128 @28 (2.2 MiB, 49 tiles) and 64 @56 keep F(4x4).  Whole models
+    against F(4x4) everywhere (``benchmarks/winograd_stream_ab.py``, 90 s, one busy host):
+    ResNet-50 0.949 (both layers), Inception-v2 0.966 (its 192->320 @7, two calls), ZFNet 1.000;
+    AlexNet 1.027 and 1.031 (its one 256->384 @13: the rule loses there, not found why)."""
+    _, dshape, _, _, pads, _, _, _, _ = workload
+    tiles = dshape[0] * -(-(dshape[2] + pads[0] + pads[2] - 2) // 4) * -(-(dshape[3] + pads[1] + pads[3] - 2) // 4)
+    return size > STREAM_KERNEL_BYTES or (size > STREAM_SHARED_BYTES and tiles < STREAM_MIN_TILES)
 
 
 def _tile_rows(workload: tuple, tile: int) -> int:
@@ -131,7 +155,7 @@ def winograd_space(workload: tuple, target) -> dict:
 
 def winograd_rule(workload: tuple, target) -> dict:
     """``tile``: F(4x4) unless the output is narrower than 7 or its transformed kernel
-    passes ``STREAM_KERNEL_BYTES`` (then F(2x2)).  A 7x7 output in 4x4 tiles computes 64
+    streams from memory (:func:`f4x4_streams`; then F(2x2)).  A 7x7 output in 4x4 tiles computes 64
     points for 49 and reads a transformed kernel 4x the size of the direct one.  Timed
     alone (one thread, CPU time) ResNet's 512->512 @7 ran F(4x4) in 0.80x-0.82x the time
     of F(2x2); in the model, where every call reads the kernel from memory (37.7 MB
@@ -151,7 +175,7 @@ def winograd_rule(workload: tuple, target) -> dict:
     ow = min(oh, width)
     k = kshape[0]
     blocks = min(4, -(-k // vec))
-    tile = 4 if ow >= 7 and kernel_bytes(kshape, 4, blocks * vec, vec) <= STREAM_KERNEL_BYTES else 2
+    tile = 4 if ow >= 7 and not f4x4_streams(workload, kernel_bytes(kshape, 4, blocks * vec, vec)) else 2
     nh = -(-oh // tile)
     rows = fused_rows(nh, kernel_bytes(kshape, tile, blocks * vec, vec))
     if max_accumulators(target) >= 16 or k <= vec:
