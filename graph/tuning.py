@@ -594,8 +594,9 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
     candidate of every operator, and the rule's build, alternated in ``rounds`` rounds.  Each
     config's record (``in_place``) holds one reading a round: the median of its calls in that
     round's runs at the machine's fast state (:func:`fast_state_times`, each build's runs against
-    its fastest), rounds without such a run left out.  A resumed tune whose candidates all have
-    such records times nothing.
+    its fastest), rounds without such a run left out.  A resumed tune whose candidates and rule's
+    configs all have such records times nothing; a rule changed since the log was written (or
+    a log of another version) has its new configs timed against the candidates.
     Returns ``(the model built with the records, configs timed)``."""
     from tune.autotvm.measure.measure import MeasureInput, MeasureResult
     from tune.autotvm.tuner.tuner import config_key
@@ -604,7 +605,9 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
     tasks = [task for task in tasks if measured(records, task)]
     groups = in_place_groups(tasks, records)
     timed = {(inp.task.workload, config_key(inp.config)) for inp, res in records if res.error_no == 0 and res.in_place}
-    if all((task.workload, config_key(cfg)) in timed for group in groups for task, cfg in group):
+    rule = forced_build(g, params, target, {})  # what the rule deploys now (it may have changed since the log)
+    wanted = [pair for group in groups for pair in group] + [(task, cfg) for _, task, cfg in task_calls(rule, tasks)]
+    if all((task.workload, config_key(cfg)) in timed for task, cfg in wanted):
         return build_with_records(g, params, target, log_path), 0
     width = max(map(len, groups))
     choices = [{}] + [{(task.name, tuple(task.args)): cfg.knob_values()
@@ -615,7 +618,7 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
     start, variants = time.perf_counter(), []
     for choice in choices:
         try:
-            lib = forced_build(g, params, target, choice)
+            lib = forced_build(g, params, target, choice) if choice else rule
         except Exception as err:  # noqa: BLE001 - one refused build costs its candidates' readings, not the tune
             if stream is not None:
                 stream.write(f"a build with candidates {sorted(choice.values(), key=str)} failed ({err}); "

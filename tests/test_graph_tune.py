@@ -348,6 +348,41 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)[1] == 0  # resumed
 
 
+def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_path, monkeypatch):
+    """A log written under another rule: its candidates all have in-place records, but the
+    rule's build now runs a config without one, so the in-place phase runs again and times it."""
+    import dataclasses
+
+    from graph.tuning import confirm_in_place, task_calls
+    from topi import config as topi_config
+    from tune.autotvm.tuner.tuner import config_key
+
+    _, m = model
+    g, params = graph.from_onnx(m)
+    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    log = tmp_path / "rule_changed.jsonl"
+    conv_records(tasks[:2], log)
+    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] > 0
+    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] == 0
+    name = tasks[0].name
+    template = topi_config.TEMPLATES[name]
+
+    def changed_rule(workload, target, *rest):  # another column tile than the rule's
+        values = template.default(workload, target, *rest)
+        other = next(v for v in topi_config.config_space(workload, target)["ow_bn"] if v != values["ow_bn"])
+        return {**values, "ow_bn": other}
+
+    monkeypatch.setitem(topi_config.TEMPLATES, name, dataclasses.replace(template, default=changed_rule))
+    rule = graph.build(g, target="llvm", params=params)
+    new = {(t.workload, config_key(c)) for _, t, c in task_calls(rule, tasks[:2])}
+    before = {(inp.task.workload, config_key(inp.config)) for inp, res in read_log(str(log), "llvm") if res.in_place}
+    assert new - before  # the changed rule deploys a config not timed in place yet
+    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] > 0
+    after = {(inp.task.workload, config_key(inp.config)) for inp, res in read_log(str(log), "llvm") if res.in_place}
+    assert new <= after
+    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] == 0
+
+
 def test_in_place_readings_keep_the_runs_at_the_machines_fast_state():
     """``fast_state_times``: per batch, each call's median over the runs within ``FAST_STATE`` of
     the fastest run of all the batches; a batch caught in a slow spell throughout counts nowhere."""
