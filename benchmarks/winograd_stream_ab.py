@@ -4,10 +4,11 @@ model built with F(4x4) wherever the output allows it (``f4x4_streams`` never tr
 Where F(4x4)'s transformed kernel streams from memory (``topi.x86.conv2d_winograd.f4x4_streams``:
 past ``STREAM_KERNEL_BYTES``, or past ``STREAM_SHARED_BYTES`` over fewer than ``STREAM_MIN_TILES``
 tiles) the rule takes F(2x2) (ResNet-50's 512->512 @7: 16.7 against 37.7 MB, which no call finds
-in the caches; its 256->256 @14: 4.2 against 9.4 MB over 16 tiles).  Both builds live in this process; each round times both (``graph.cli.paired``: the fastest
-of 3 runs each, 2 threads, the vCPUs' state read first), and the figure is the median over the
-near-state rounds of (rule / F(4x4)), with its interquartile range: the
-machine's drift, which moves both builds of one round alike, cancels.
+in the caches; its 256->256 @14: 4.2 against 9.4 MB over 16 tiles).  Both builds live in this
+process; each round times both (``graph.cli.paired``: the fastest of 3 runs each, 2 threads, the
+vCPUs' state read first), and the figure is the median over the near-state rounds of
+(rule / F(4x4)), with its interquartile range: the machine's drift, which moves both builds of
+one round alike, cancels.
 
     python benchmarks/winograd_stream_ab.py [MODEL] [--seconds 90]
 """
@@ -39,7 +40,8 @@ def executor(g, params, rule: bool):
     streams = winograd.f4x4_streams if rule else (lambda workload, size: False)
     with mock.patch.object(winograd, "f4x4_streams", streams):
         lib = graph.build(g, target="llvm", params=params)
-    tiles = [cfg["tile"] for n in lib.graph.nodes for cfg in node_configs(n) if cfg.template == winograd.TEMPLATE]
+    tiles = [cfg["tile"] for n in lib.graph.nodes for cfg in node_configs(n)
+             if cfg.template == winograd.TEMPLATE]
     m = lib.create_executor()
     m.set_input(**seeded_feed(lib))
     m.run()

@@ -605,8 +605,9 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
     tasks = [task for task in tasks if measured(records, task)]
     groups = in_place_groups(tasks, records)
     timed = {(inp.task.workload, config_key(inp.config)) for inp, res in records if res.error_no == 0 and res.in_place}
-    rule = forced_build(g, params, target, {})  # what the rule deploys now (it may have changed since the log)
-    wanted = [pair for group in groups for pair in group] + [(task, cfg) for _, task, cfg in task_calls(rule, tasks)]
+    rule = forced_build(g, params, target, {})  # what the rule deploys now (changed since the log?)
+    wanted = [pair for group in groups for pair in group]
+    wanted += [(task, cfg) for _, task, cfg in task_calls(rule, tasks)]
     if all((task.workload, config_key(cfg)) in timed for task, cfg in wanted):
         return build_with_records(g, params, target, log_path), 0
     width = max(map(len, groups))

@@ -373,13 +373,15 @@ def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_pa
         return {**values, "ow_bn": other}
 
     monkeypatch.setitem(topi_config.TEMPLATES, name, dataclasses.replace(template, default=changed_rule))
+    def timed_in_place():
+        return {(inp.task.workload, config_key(inp.config)) for inp, res in read_log(str(log), "llvm")
+                if res.in_place}
+
     rule = graph.build(g, target="llvm", params=params)
     new = {(t.workload, config_key(c)) for _, t, c in task_calls(rule, tasks[:2])}
-    before = {(inp.task.workload, config_key(inp.config)) for inp, res in read_log(str(log), "llvm") if res.in_place}
-    assert new - before  # the changed rule deploys a config not timed in place yet
+    assert new - timed_in_place()  # the changed rule deploys a config not timed in place yet
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] > 0
-    after = {(inp.task.workload, config_key(inp.config)) for inp, res in read_log(str(log), "llvm") if res.in_place}
-    assert new <= after
+    assert new <= timed_in_place()
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] == 0
 
 
