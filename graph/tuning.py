@@ -578,10 +578,11 @@ def fast_state_times(batches: list) -> list:
     taken at another moment would compare one spell with another."""
     from tune.autotvm.measure.execute import FAST_STATE
 
-    fastest = min(float(runs.sum(axis=1).min()) for runs in batches)
+    totals = [runs.sum(axis=1) for runs in batches]  # seconds of each whole run
+    fastest = min(float(t.min()) for t in totals)
     out = []
-    for runs in batches:
-        fast = runs[runs.sum(axis=1) <= FAST_STATE * fastest]
+    for runs, t in zip(batches, totals):
+        fast = runs[t <= FAST_STATE * fastest]
         out.append([float(x) for x in np.median(fast, axis=0)] if len(fast) else None)
     return out
 

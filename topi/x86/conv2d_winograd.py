@@ -51,8 +51,8 @@ from topi.config import (
     recorded_config,
     register_template,
 )
-from topi.nn.winograd import (TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw, winograd_kernel_shape,
-                               winograd_slots)
+from topi.nn.winograd import (TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw, winograd_geometry,
+                               winograd_kernel_shape, winograd_slots)
 from topi.utils import find_anchor, get_const_tuple
 
 TEMPLATE = "conv2d_winograd.x86"
@@ -111,15 +111,13 @@ def f4x4_streams(workload: tuple, size: int) -> bool:
     against F(4x4) everywhere (``benchmarks/winograd_stream_ab.py``, 90 s, one busy host):
     ResNet-50 0.949 (both layers), Inception-v2 0.966 (its 192->320 @7, two calls), ZFNet 1.000;
     AlexNet 1.027 and 1.031 (its one 256->384 @13: the rule loses there, not found why)."""
-    _, dshape, _, _, pads, _, _, _, _ = workload
-    tiles = dshape[0] * _tile_rows(workload, 4) * -(-(dshape[3] + pads[1] + pads[3] - 2) // 4)
+    tiles = winograd_geometry(workload[1], workload[4], 4)[4]
     return size > STREAM_KERNEL_BYTES or (size > STREAM_SHARED_BYTES and tiles < STREAM_MIN_TILES)
 
 
 def _tile_rows(workload: tuple, tile: int) -> int:
     """Tile rows of the output image (per image) in ``tile`` x ``tile`` tiles."""
-    _, dshape, _, _, pads, _, _, _, _ = workload
-    return -(-(dshape[2] + pads[0] + pads[2] - 2) // tile)
+    return winograd_geometry(workload[1], workload[4], tile)[2]
 
 
 def _threads() -> int:
