@@ -35,9 +35,11 @@ every host state, 0.99-1.03 against the reference) only this second figure reads
 A fourth times each deployed call in place, inside whole runs of the model (every other layer
 runs between two of its calls, as in deployment; the figures above call it in a loop, its weights
 warm in the caches), at the start and after each of the ``--passes`` rounds: the median over
-those moments of its median over the runs at the machine's fast state (within the runner's
-``FAST_STATE`` of the fastest run of all; ``graph.tuning.fast_state_times``, as the in-place
-records are taken), against the record.  A runner that
+those moments of its median over the runs, against the record.  The in-place records
+(``graph.tuning.confirm_in_place``) are on the records' scale, the yardstick timed after each
+run (``graph.tuning.scaled_kernel_runs``), and so is this figure: the record and the check are
+minutes apart, and this VM's speed moves 10-30% in between.  A log whose in-place records are
+raw seconds (written before) is compared raw.  A runner that
 measures with its weights warm (``tessera tune``'s default, as classic TVM's without
 ``enable_cpu_cache_flush``) records less than this for a kernel whose weights stream from memory.
 
@@ -74,7 +76,7 @@ import numpy as np
 import graph
 from graph.cli import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
-from graph.tuning import build_with_records, fast_state_times, node_configs
+from graph.tuning import build_with_records, node_configs, scaled_kernel_runs
 from tune import autotvm
 from tune.autotvm import record
 from tune.autotvm.measure import LocalBuilder, execute, vcpus
@@ -217,12 +219,16 @@ def model_calls(model: str, log: str) -> tuple:
     return m, [(call, node_configs(node)) for call, node in nodes]
 
 
-def in_place_runs(m, seconds: float):
-    """``m.kernel_runs``: seconds of each kernel call of executor ``m`` in whole runs of the model
-    over about ``seconds`` (5 runs at least)."""
+def in_place_moment(m, seconds: float, yard: tuple) -> tuple:
+    """``(each kernel call's median seconds, the factor to the records' scale or None)`` of
+    executor ``m`` in whole runs of the model over about ``seconds`` (5 runs at least), the
+    yardstick timed after each run where one is settled (``graph.tuning.scaled_kernel_runs``)."""
     t0 = time.perf_counter()
     m.run()
-    return m.kernel_runs(max(5, round(seconds / max(time.perf_counter() - t0, 1e-6))))
+    number = max(5, round(seconds / max(time.perf_counter() - t0, 1e-6)))
+    if yard[0] is None:
+        return np.median(m.kernel_runs(number), axis=0), None
+    return scaled_kernel_runs(m, number, yard)
 
 
 def same_config(chosen: list, want: dict) -> bool:
@@ -273,8 +279,8 @@ def main(argv: list | None = None) -> list:
     m, calls = model_calls(a.model, a.log)
     moment = a.seconds / (a.passes + 1)  # in place: whole runs at the start and after each pass
     calls_at = {id(call): k for k, call in enumerate(m._calls)}
-    moments = [in_place_runs(m, moment)]  # per moment: seconds of each kernel call in whole runs
     yard, yard_s = execute.yardstick_call()
+    moments = [in_place_moment(m, moment, (yard, yard_s))]  # per moment: each call's seconds, scale
     builder = LocalBuilder()  # each task's reference, built as a runner builds it
     rows, paired, scaled, by_ref, by_state, placed, pending, convs_placed = [], [], [], [], [], [], [], []
     warm_rows, warm_scaled = [], []  # the loop figures against the deployed config's warm readings
@@ -308,7 +314,8 @@ def main(argv: list | None = None) -> list:
             ref = builder.build_reference(autotvm.task.create(inp.task.name, inp.task.args, inp.task.target))
             ref_call, ref_s = execute.reference_call(ref) if ref is not None else (None, None)
             pending.append((label, mine, cost, warm_cost, [], (ref_call, ref_s, []) if ref_s else None))
-        convs_placed.append((label, [calls_at[id(call)] for call, _ in mine], cost))
+        on_scale = any(res.in_place and res.scaled for i, res in records if i.task.workload == inp.task.workload)
+        convs_placed.append((label, [calls_at[id(call)] for call, _ in mine], cost, on_scale))
         print(f"{label} recorded {cost * 1e3:7.3f} ms (warm {warm_cost * 1e3:7.3f})  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
               f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x"
               f"  {config_note(mine, inp)}",
@@ -324,16 +331,20 @@ def main(argv: list | None = None) -> list:
             if by_task:
                 by_task[2].extend(c for call, _ in mine for c in
                                   ratios_by_state(call, by_task[0], share / len(mine), wait))
-        moments.append(in_place_runs(m, moment))
+        moments.append(in_place_moment(m, moment, (yard, yard_s)))
     builder.close()
-    fast = [seconds for seconds in fast_state_times(moments) if seconds is not None]
     if convs_placed:
-        print(f"in place in the model run, at {len(fast)} of {len(moments)} moments (the start and after each "
-              f"round; the runs at the machine's fast state, as the records'), against the record:")
-    for label, ks, cost in convs_placed:
-        at = [statistics.median(seconds[k] for k in ks) / cost for seconds in fast]
+        print(f"in place in the model run, at {len(moments)} moments (the start and after each round), "
+              f"against the record (on the records' scale where the record is, else raw):")
+    for label, ks, cost, on_scale in convs_placed:
+        if on_scale and moments[0][1] is None:
+            print(f"{label} no yardstick settled here: the scaled record does not compare")
+            continue
+        at = [statistics.median(seconds[k] for k in ks) * (scale if on_scale else 1.0) / cost
+              for seconds, scale in moments]
         placed.append(statistics.median(at))
-        print(f"{label} {placed[-1]:5.2f}x  (moments {' '.join(f'{r:.2f}' for r in at)})", flush=True)
+        print(f"{label} {placed[-1]:5.2f}x  (moments {' '.join(f'{r:.2f}' for r in at)}"
+              f"{'' if on_scale else '; raw: the record is'})", flush=True)
     if pending:
         print(f"on the records' scale ({a.passes} rounds over the convs), alternated with the yardstick "
               f"and with the task's reference:")

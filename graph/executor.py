@@ -135,9 +135,10 @@ class GraphModule:
             out.append((label, float(np.median(samples))))
         return out
 
-    def kernel_runs(self, number: int = 10) -> np.ndarray:
+    def kernel_runs(self, number: int = 10, between=None) -> np.ndarray:
         """Seconds of each kernel call (columns, in execution order) in each of ``number`` whole
-        runs of the model (rows), after one run untimed."""
+        runs of the model (rows), after one run untimed; ``between()``, if given, is called
+        after each timed run (such as a reference timed beside the runs)."""
         self.run()
         clock, runs = time.perf_counter, []
         for _ in range(number):
@@ -146,6 +147,8 @@ class GraphModule:
                 call()
                 stamps.append(clock())
             runs.append(np.diff(stamps))
+            if between is not None:
+                between()
         return np.array(runs)
 
     def benchmark(self, number: int = 10, repeat: int = 5) -> list:

@@ -570,21 +570,29 @@ def model_feed(lib, seed: int = 0) -> dict:
                      else np.zeros(tuple(v.shape), v.dtype)) for v in lib.graph.inputs}
 
 
-def fast_state_times(batches: list) -> list:
-    """Per batch of whole runs of one model (``GraphModule.kernel_runs`` arrays), each call's
-    median seconds over the runs that took within ``FAST_STATE`` of the fastest run of all the
-    batches (None for a batch with none): the machine's fast state, as the runner's readings are.
-    In a slow spell (a second or more on this VM) a run slows by 10-80%, and a median of rounds
-    taken at another moment would compare one spell with another."""
-    from tune.autotvm.measure.execute import FAST_STATE
+YARD_WINDOW_S = 0.005  # the yardstick's window after each whole run of an in-place reading
 
-    totals = [runs.sum(axis=1) for runs in batches]  # seconds of each whole run
-    fastest = min(float(t.min()) for t in totals)
-    out = []
-    for runs, t in zip(batches, totals):
-        fast = runs[t <= FAST_STATE * fastest]
-        out.append([float(x) for x in np.median(fast, axis=0)] if len(fast) else None)
-    return out
+
+def scaled_kernel_runs(m, number: int, yard: tuple) -> tuple:
+    """``(each kernel call's median seconds over number whole runs of executor m, the factor to
+    the records' scale)``: the yardstick's settled seconds (``yard``: ``execute.yardstick_call()``)
+    over the median of its times in windows of ``YARD_WINDOW_S`` timed after each run, as the
+    runner scales its readings.  This VM's speed moves
+    10-30% between moments minutes apart (ResNet-50's run: 49-61 ms over eight moments of a few
+    minutes, CV 5%); over the yardstick beside it, 42-46 (CV 3%), each call's CV 5% -> 3.6%."""
+    call, settled = yard
+    windows: list = []
+
+    def window() -> None:
+        call()  # its data back in the caches after the model's run
+        n, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < YARD_WINDOW_S:
+            call()
+            n += 1
+        windows.append((time.perf_counter() - t0) / n)
+
+    runs = m.kernel_runs(number, between=window)
+    return np.median(runs, axis=0), settled / float(np.median(windows))
 
 
 def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int = IN_PLACE_ROUNDS,
@@ -593,19 +601,22 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
     the :func:`in_place_groups` candidates of every task with records (a build times them all at
     once, so a task measured a few times costs nothing more), in builds that each take the k-th
     candidate of every operator, and the rule's build, alternated in ``rounds`` rounds.  Each
-    config's record (``in_place``) holds one reading a round: the median of its calls in that
-    round's runs at the machine's fast state (:func:`fast_state_times`, each build's runs against
-    its fastest), rounds without such a run left out.  A resumed tune whose candidates and rule's
-    configs all have such records times nothing; a rule changed since the log was written (or
-    a log of another version) has its new configs timed against the candidates.
+    config's record (``in_place``, ``scaled``) holds one reading a round: the median of its calls
+    in that round's runs on the records' scale (:func:`scaled_kernel_runs`; the yardstick is
+    settled first where no runner has here), so that readings of two tunes, or of a tune and a
+    later check, compare.  A resumed tune whose candidates and rule's configs all have such
+    records times nothing; a rule changed since the log was written (or a log of another
+    version, or raw in-place readings) has its new configs timed against the candidates.
     Returns ``(the model built with the records, configs timed)``."""
+    from tune.autotvm.measure import execute
     from tune.autotvm.measure.measure import MeasureInput, MeasureResult
     from tune.autotvm.tuner.tuner import config_key
 
     records = read_log(log_path, target)
     tasks = [task for task in tasks if measured(records, task)]
     groups = in_place_groups(tasks, records)
-    timed = {(inp.task.workload, config_key(inp.config)) for inp, res in records if res.error_no == 0 and res.in_place}
+    timed = {(inp.task.workload, config_key(inp.config)) for inp, res in records
+             if res.error_no == 0 and res.in_place and res.scaled}
     rule = forced_build(g, params, target, {})  # what the rule deploys now (changed since the log?)
     wanted = [pair for group in groups for pair in group]
     wanted += [(task, cfg) for _, task, cfg in task_calls(rule, tasks)]
@@ -629,21 +640,20 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
         m = lib.create_executor()
         m.set_input(**model_feed(lib))
         variants.append((m, task_calls(lib, tasks)))
-    batches: list = [[] for _ in variants]  # per build: its kernel_runs of each round
+    yard = execute.yardstick_call(settle=True)
+    readings: dict = {}  # (workload, config key) -> (task, config, [[seconds of its calls] per round])
     for r in range(rounds):
         for k in range(len(variants)):
-            v = (k + r) % len(variants)  # each round starts with another build
-            batches[v].append(variants[v][0].kernel_runs(IN_PLACE_RUNS))
-    readings: dict = {}  # (workload, config key) -> (task, config, [[seconds of its calls] per round])
-    for (_, calls), per_round in zip(variants, batches):
-        for r, seconds in enumerate(fast_state_times(per_round)):
-            for k, task, cfg in calls if seconds is not None else ():
+            m, calls = variants[(k + r) % len(variants)]  # each round starts with another build
+            medians, scale = scaled_kernel_runs(m, IN_PLACE_RUNS, yard)
+            seconds = medians * scale
+            for i, task, cfg in calls:
                 entry = readings.setdefault((task.workload, config_key(cfg)), (task, cfg, [[] for _ in range(rounds)]))
-                entry[2][r].append(seconds[k])
+                entry[2][r].append(float(seconds[i]))
     spent, now = time.perf_counter() - start, time.time()
     rows = [(MeasureInput(task.target, task, cfg),
              MeasureResult(tuple(float(np.median(s)) for s in per_round if s), 0, spent / max(len(readings), 1), now,
-                           in_place=True))
+                           in_place=True, scaled=True))
             for task, cfg, per_round in readings.values()]
     autotvm.callback.log_to_file(log_path)(None, [i for i, _ in rows], [r for _, r in rows])
     return build_with_records(g, params, target, log_path), len(rows)

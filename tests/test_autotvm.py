@@ -406,6 +406,15 @@ def test_readings_taken_cold_alone_rank_their_workload_and_round_trip(tmp_path):
     assert '"in_place"' not in "".join(log.read_text().splitlines()[:5])
     ranked = {wl: rows_of for (_, wl), rows_of in record.ranked_by_workload(back).items()}
     assert [(inp.config.index, res.cost) for inp, res in ranked[task.workload]] == [(b.index, 3.0)]
+    # in-place readings on the yardstick's scale (``scaled``) outrank raw in-place ones of another moment
+    rows.append((MeasureInput(task.target, task, a), MeasureResult((5.0,), 0, 1.0, 0.0, in_place=True, scaled=True)))
+    log = tmp_path / "scaled.jsonl"
+    record.save_to_file(rows, str(log))
+    back = list(record.load_from_file(str(log)))
+    assert [res.scaled for _, res in back] == [False] * 6 + [True]
+    assert '"scaled"' not in "".join(log.read_text().splitlines()[:6])
+    ranked = {wl: rows_of for (_, wl), rows_of in record.ranked_by_workload(back).items()}
+    assert [(inp.config.index, res.cost) for inp, res in ranked[task.workload]] == [(a.index, 5.0)]
 
 
 @pytest.mark.parametrize("name", ["random", "grid", "ga", "xgb", "xgb/xgboost"])

@@ -345,7 +345,11 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
         assert all(res.in_place for _, res in rows_of) == (wl in {t.workload for t in tasks[:2]})
     x = np.random.default_rng(1).standard_normal((1, 3, 7, 7)).astype("float32")
     np.testing.assert_allclose(run_model(lib, x), run_model(rule, x), rtol=1e-4, atol=1e-5)
+    assert all(res.scaled for _, res in again)  # on the records' scale
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)[1] == 0  # resumed
+    # raw in-place readings (a log written before the scale) are timed again, on the scale
+    log.write_text(log.read_text().replace(', "scaled": true', ""))
+    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)[1] == timed
 
 
 def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_path, monkeypatch):
@@ -385,16 +389,33 @@ def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_pa
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] == 0
 
 
-def test_in_place_readings_keep_the_runs_at_the_machines_fast_state():
-    """``fast_state_times``: per batch, each call's median over the runs within ``FAST_STATE`` of
-    the fastest run of all the batches; a batch caught in a slow spell throughout counts nowhere."""
-    from graph.tuning import fast_state_times
-    from tune.autotvm.measure.execute import FAST_STATE
+def test_in_place_readings_are_put_on_the_yardsticks_scale(monkeypatch):
+    """``scaled_kernel_runs``: each call's median over the runs, and the factor to the records'
+    scale: the yardstick's settled seconds over its median time in the windows after each run."""
+    from graph import tuning
 
-    fast = np.array([[1.0, 2.0], [1.1, 2.0], [3.0, 3.0]])  # the third run slow
-    slow = np.array([[2.0, 4.0], [2.1, 4.0]])
-    edge = np.array([[1.0, 2.0 * FAST_STATE]])  # 3.2 s: within FAST_STATE of the fastest run (3.0)
-    assert fast_state_times([fast, slow, edge]) == [[1.05, 2.0], None, [1.0, 2.0 * FAST_STATE]]
+    class Clock:  # the yardstick takes 1 ms a call in the first two windows, 4 ms in the third
+        t, step = 0.0, 1e-3
+
+        def perf_counter(self):
+            return self.t
+
+    clock = Clock()
+    monkeypatch.setattr(tuning, "time", clock)
+
+    def yard():
+        clock.t += clock.step
+
+    class Model:
+        def kernel_runs(self, number, between=None):
+            runs = np.array([[1.0, 2.0], [3.0, 2.5], [2.0, 9.0]])[:number]
+            for k in range(number):
+                clock.step = 4e-3 if k == 2 else 1e-3
+                between()
+            return runs
+
+    medians, scale = tuning.scaled_kernel_runs(Model(), 3, (yard, 2e-3))
+    assert medians.tolist() == [2.0, 2.5] and scale == pytest.approx(2.0)
 
 
 def test_a_build_the_graph_refuses_costs_only_its_candidates_readings(model, tmp_path, monkeypatch):

@@ -10,7 +10,9 @@ The current schema (``"schema": 1``)::
 
 with ``"flush": true`` in ``result`` for a measurement timed with the weights out of the caches
 (optional: a record without it was timed warm, as every record before it was), and
-``"in_place": true`` for one timed inside whole runs of the model (each cost a round's median).
+``"in_place": true`` for one timed inside whole runs of the model (each cost a round's median),
+with ``"scaled": true`` where those are on the yardstick's scale (the runner's) rather than raw
+seconds of the moment (in-place records written before it).
 
 The loader also reads classic TVM's two formats: v0.7-v0.12
 (``{"input": [target, name, args, kwargs], "config": ..., "result": [costs,
@@ -65,6 +67,8 @@ def encode(inp: MeasureInput, result: MeasureResult, protocol: str = "json") -> 
         row["result"]["flush"] = True
     if result.in_place:
         row["result"]["in_place"] = True
+    if result.scaled:
+        row["result"]["scaled"] = True
     return json.dumps(row)
 
 
@@ -91,6 +95,7 @@ def decode(line: str, protocol: str = "json") -> tuple:
         res = MeasureResult(
             tuple(r["costs"]), int(r["error_no"]), float(r["all_cost"]), float(r["timestamp"]),
             bool(r.get("flush", False)), bool(r.get("in_place", False)),
+            bool(r.get("scaled", False)),
         )
     elif "input" in row and "result" in row:  # classic TVM v0.7-v0.12 ("version": 0.2)
         target, name, args = row["input"][:3]
@@ -157,7 +162,8 @@ def ranked_by_workload(records) -> dict:
 
     Where a workload has measurements timed inside whole runs of its model (``in_place``:
     ``graph.tuning.confirm_in_place``), those alone rank it: they are the speeds deployment
-    sees.  Else, where it has measurements timed with the weights out of the caches (``flush``:
+    sees (those on the yardstick's scale, ``scaled``, where it has any: raw readings of other
+    moments do not compare with them).  Else, where it has measurements timed with the weights out of the caches (``flush``:
     ``graph.tuning.confirm_deployed``), those alone: a warm reading is no yardstick for a cold
     one."""
     from tune.autotvm.dispatch import target_key
@@ -169,7 +175,8 @@ def ranked_by_workload(records) -> dict:
         key = (target_key(inp.target), args_to_workload(inp.task.args, inp.task.name))
         ranked.setdefault(key, []).append((inp, res))
     for key, rows in ranked.items():
-        rows = [row for row in rows if row[1].in_place] or [row for row in rows if row[1].flush] or rows
+        rows = ([row for row in rows if row[1].in_place and row[1].scaled] or [row for row in rows if row[1].in_place]
+                or [row for row in rows if row[1].flush] or rows)
         by_config: dict = {}  # config key -> its rows, fastest first
         for row in sorted(rows, key=lambda row: row[1].cost):
             by_config.setdefault(row[0].config.key(), []).append(row)

@@ -422,13 +422,17 @@ def _yardstick_timer(settled: float | None) -> _Timed:
     return hit
 
 
-def yardstick_call() -> tuple:
+def yardstick_call(settle: bool = False) -> tuple:
     """``(call, stored settled seconds)`` of the yardstick on this host, for timing other kernels on
-    the records' scale outside a runner; ``(None, None)`` when no runner has settled it here."""
+    the records' scale outside a runner; ``(None, None)`` when no runner has settled it here,
+    unless ``settle``: then it settles now (``SETTLE_S`` seconds) and stores the figure, as a
+    runner would."""
     from tune.autotvm.measure import yardstick
 
     hit = _yardstick()
     settled = yardstick.stored(hit.key, 0.0)
+    if settled is None and settle:
+        settled = _yardstick_timer(None).settled
     if settled is None:
         return None, None
     return (lambda: hit.fn(*hit.raw)), settled

@@ -40,7 +40,10 @@ class MeasureResult(NamedTuple):
     timed with the weights out of the caches (the runner's ``enable_cpu_cache_flush``), as a
     model run calls the kernel; ``in_place``: timed inside whole runs of the model it was tuned
     for, one reading per round (``graph.tuning.confirm_in_place``; see
-    ``record.ranked_by_workload``)."""
+    ``record.ranked_by_workload``); ``scaled``: an in-place reading put on the records' scale
+    (the call's seconds over the yardstick's timed beside it, times the yardstick's settled
+    seconds, as the runner scales its own), so that readings minutes apart compare; without it
+    (logs written before), raw seconds of the moment."""
 
     costs: tuple
     error_no: int
@@ -48,6 +51,7 @@ class MeasureResult(NamedTuple):
     timestamp: float
     flush: bool = False
     in_place: bool = False
+    scaled: bool = False
 
     @property
     def cost(self) -> float:
