@@ -577,9 +577,9 @@ def scaled_kernel_runs(m, number: int, yard: tuple) -> tuple:
     """``(each kernel call's median seconds over number whole runs of executor m, the factor to
     the records' scale)``: the yardstick's settled seconds (``yard``: ``execute.yardstick_call()``)
     over the median of its times in windows of ``YARD_WINDOW_S`` timed after each run, as the
-    runner scales its readings.  This VM's speed moves
-    10-30% between moments minutes apart (ResNet-50's run: 49-61 ms over eight moments of a few
-    minutes, CV 5%); over the yardstick beside it, 42-46 (CV 3%), each call's CV 5% -> 3.6%."""
+    runner scales its readings.  This VM's speed moves 10-30% between moments minutes apart
+    (ResNet-50's run, medians of 30 at 8 moments 20 s apart: 51-61 ms, CV 5.1%); over the
+    yardstick beside it, CV 3.1%, and its 20 largest calls' CV 5.1% -> 3.6%."""
     call, settled = yard
     windows: list = []
 
