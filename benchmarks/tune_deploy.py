@@ -76,7 +76,7 @@ import numpy as np
 import graph
 from graph.cli import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
-from graph.tuning import build_with_records, node_configs, scaled_kernel_runs
+from graph.tuning import build_with_records, node_configs, scaled_kernel_runs, window_seconds
 from tune import autotvm
 from tune.autotvm import record
 from tune.autotvm.measure import LocalBuilder, execute, vcpus
@@ -131,11 +131,7 @@ def time_call(call, seconds: float) -> tuple:
 
 def window(call) -> float:
     """Seconds per call over one WINDOW_S window."""
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < WINDOW_S:
-        call()
-        n += 1
-    return (time.perf_counter() - t0) / n
+    return window_seconds(call, WINDOW_S)
 
 
 def task_kernel(inp):

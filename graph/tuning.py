@@ -573,6 +573,15 @@ def model_feed(lib, seed: int = 0) -> dict:
 YARD_WINDOW_S = 0.005  # the yardstick's window after each whole run of an in-place reading
 
 
+def window_seconds(call, seconds: float) -> float:
+    """Seconds per call of ``call`` over one window of ``seconds`` of calls back to back."""
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        call()
+        n += 1
+    return (time.perf_counter() - t0) / n
+
+
 def scaled_kernel_runs(m, number: int, yard: tuple) -> tuple:
     """``(each kernel call's median seconds over number whole runs of executor m, the factor to
     the records' scale)``: the yardstick's settled seconds (``yard``: ``execute.yardstick_call()``)
@@ -585,11 +594,7 @@ def scaled_kernel_runs(m, number: int, yard: tuple) -> tuple:
 
     def window() -> None:
         call()  # its data back in the caches after the model's run
-        n, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < YARD_WINDOW_S:
-            call()
-            n += 1
-        windows.append((time.perf_counter() - t0) / n)
+        windows.append(window_seconds(call, YARD_WINDOW_S))
 
     runs = m.kernel_runs(number, between=window)
     return np.median(runs, axis=0), settled / float(np.median(windows))
