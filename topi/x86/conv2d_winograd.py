@@ -110,7 +110,8 @@ def f4x4_streams(workload: tuple, size: int) -> bool:
     alternated rounds, rows 4; F(4x4) in blocks of one tile row took 5.47 in the fourth).  Its
     128 @28 (2.2 MiB, 49 tiles) and 64 @56 keep F(4x4).  Whole models against F(4x4) everywhere
     (``benchmarks/winograd_stream_ab.py``, 90 s, one busy host): ResNet-50 0.949 (both layers),
-    Inception-v2 0.966 (its 192->320 @7, two calls), ZFNet 1.000; AlexNet 1.027 and 1.031 (its one 256->384 @13: the rule loses there, not found why)."""
+    Inception-v2 0.966 (its 192->320 @7, two calls), ZFNet 1.000; AlexNet 1.027 and 1.031 (its
+    one 256->384 @13: the rule loses there, not found why)."""
     tiles = winograd_geometry(workload[1], workload[4], 4)[4]
     return size > STREAM_KERNEL_BYTES or (size > STREAM_SHARED_BYTES and tiles < STREAM_MIN_TILES)
 
