@@ -39,9 +39,15 @@ those moments of its median over the runs, against the record.  The in-place rec
 (``graph.tuning.confirm_in_place``) are on the records' scale, the yardstick timed after each
 run (``graph.tuning.scaled_kernel_runs``), and so is this figure: the record and the check are
 minutes apart, and this VM's speed moves 10-30% in between.  A log whose in-place records are
-raw seconds (written before) is compared raw.  A runner that
-measures with its weights warm (``tessera tune``'s default, as classic TVM's without
-``enable_cpu_cache_flush``) records less than this for a kernel whose weights stream from memory.
+raw seconds (written before) is compared raw.  The yardstick is compute-bound and a model's run
+is not, so the two drift apart too (a deployed build timed right after the in-place phase that
+recorded it read 0.97-1.08x of its records in one run, 0.87-0.97x in the next): the in-place
+figure is also read against the rule's build, timed in whole runs right after the deployed one at
+each moment.  The in-place phase timed that build beside its candidates, so its calls' records
+summed are its run then; each moment's reading is multiplied by that sum over the same calls' sum
+now, both on the records' scale.  A runner that measures with its weights warm (``tessera
+tune``'s default, as classic TVM's without ``enable_cpu_cache_flush``) records less than this for
+a kernel whose weights stream from memory.
 
 Where the log holds cold or in-place readings of a workload (``tessera tune`` ends by timing the
 configs the model may deploy with the runner's flush, then inside whole runs of the model, and the
@@ -227,6 +233,24 @@ def in_place_moment(m, seconds: float, yard: tuple) -> tuple:
     return scaled_kernel_runs(m, number, yard)
 
 
+def rule_reference(model: str, records: list) -> tuple:
+    """``(executor of the rule's build, [its call indices], their in-place records summed)``: the
+    rule build's conv calls whose configs hold an in-place record on the records' scale (the
+    in-place phase times the rule's build beside its candidates), or ``(None, [], 0.0)``."""
+    placed = measured_configs([(inp, res) for inp, res in records if res.in_place and res.scaled])
+    if not placed:
+        return None, [], 0.0
+    m, calls = model_calls(model, None)
+    ks, total = [], 0.0
+    for k, (_, cfgs) in enumerate(calls):
+        hits = [placed.get((c.template, tuple(c.workload[1:]), tuple(sorted(c.values.items()))))
+                for c in cfgs if c.template in CONV_TEMPLATES]
+        if len(hits) == 1 and hits[0] is not None:
+            ks.append(k)
+            total += hits[0][1]
+    return m, ks, total
+
+
 def same_config(chosen: list, want: dict) -> bool:
     """Whether a built node carries the recorded knob values."""
     return any(all(cfg.values.get(k) == v for k, v in want.items()) for cfg in chosen)
@@ -277,8 +301,11 @@ def main(argv: list | None = None) -> list:
     calls_at = {id(call): k for k, call in enumerate(m._calls)}
     yard, yard_s = execute.yardstick_call()
     moments = [in_place_moment(m, moment, (yard, yard_s))]  # per moment: each call's seconds, scale
+    rule_m, rule_ks, rule_rec = rule_reference(a.model, records) if yard is not None else (None, [], 0.0)
+    rule_moments = [in_place_moment(rule_m, moment, (yard, yard_s))] if rule_ks else []
     builder = LocalBuilder()  # each task's reference, built as a runner builds it
     rows, paired, scaled, by_ref, by_state, placed, pending, convs_placed = [], [], [], [], [], [], [], []
+    beside = []  # the in-place figure with the host's drift read off the rule build's run
     warm_rows, warm_scaled = [], []  # the loop figures against the deployed config's warm readings
     for k, (args, (name, inp, cost)) in enumerate(best.items()):
         if a.limit is not None and k >= a.limit:
@@ -328,7 +355,11 @@ def main(argv: list | None = None) -> list:
                 by_task[2].extend(c for call, _ in mine for c in
                                   ratios_by_state(call, by_task[0], share / len(mine), wait))
         moments.append(in_place_moment(m, moment, (yard, yard_s)))
+        if rule_ks:
+            rule_moments.append(in_place_moment(rule_m, moment, (yard, yard_s)))
     builder.close()
+    # the rule build's speed at each moment against the in-place phase's, both on the records' scale
+    drift = [rule_rec / (sum(seconds[k] for k in rule_ks) * scale) for seconds, scale in rule_moments]
     if convs_placed:
         print(f"in place in the model run, at {len(moments)} moments (the start and after each round), "
               f"against the record (on the records' scale where the record is, else raw):")
@@ -339,8 +370,12 @@ def main(argv: list | None = None) -> list:
         at = [statistics.median(seconds[k] for k in ks) * (scale if on_scale else 1.0) / cost
               for seconds, scale in moments]
         placed.append(statistics.median(at))
-        print(f"{label} {placed[-1]:5.2f}x  (moments {' '.join(f'{r:.2f}' for r in at)}"
-              f"{'' if on_scale else '; raw: the record is'})", flush=True)
+        line = (f"{label} {placed[-1]:5.2f}x  (moments {' '.join(f'{r:.2f}' for r in at)}"
+                f"{'' if on_scale else '; raw: the record is'})")
+        if on_scale and drift:
+            beside.append(statistics.median(r * d for r, d in zip(at, drift)))
+            line += f"  against the rule build's run {beside[-1]:5.2f}x"
+        print(line, flush=True)
     if pending:
         print(f"on the records' scale ({a.passes} rounds over the convs), alternated with the yardstick "
               f"and with the task's reference:")
@@ -370,6 +405,10 @@ def main(argv: list | None = None) -> list:
         print(summary("deployed on the records' scale (task reference)/recorded", by_ref))
     if placed:
         print(summary("deployed in place in the model run/recorded", placed))
+    if beside:
+        print(summary("deployed in place, against the rule build's run at the same moments/recorded", beside)
+              + f" (the rule build's {len(rule_ks)} calls recorded {rule_rec * 1e3:.2f} ms in place, read "
+              + " ".join(f"{1 / d:.2f}x" for d in drift) + " of that at the moments)")
     if by_state:
         print(f"by state (round trip between the pool's threads; apart above {vcpus.APART}x the host's fastest, "
               f"{vcpus.fastest() or 0:.0f} ns):")

@@ -7,6 +7,7 @@ a handful of trials keep these fast; the figures live in benchmarks/tune_model.p
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -313,7 +314,7 @@ def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp
         runner.close()
 
 
-def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(model, tmp_path):
+def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(model, tmp_path, capsys):
     """``confirm_in_place``: each confirmed task's fastest configs (by its ranking and by its warm
     readings) and the rule's deployed config are timed inside whole runs of the model, builds of
     the k-th candidate of every task alternated with the rule's build in rounds: one record per
@@ -324,7 +325,7 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     from tune.autotvm.record import ranked_by_workload
     from tune.autotvm.tuner.tuner import config_key
 
-    _, m = model
+    path, m = model
     g, params = graph.from_onnx(m)
     tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
     log = tmp_path / "in_place.jsonl"
@@ -347,6 +348,15 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     np.testing.assert_allclose(run_model(lib, x), run_model(rule, x), rtol=1e-4, atol=1e-5)
     assert all(res.scaled for _, res in again)  # on the records' scale
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)[1] == 0  # resumed
+    # the deployed check reads these records in place, the host's drift read off the rule's build
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import tune_deploy
+
+    tune_deploy.main(["--log", str(log), "--model", path, "--seconds", "0.05", "--passes", "1", "--near-wait", "0"])
+    out = capsys.readouterr().out
+    assert "deployed in place in the model run/recorded" in out
+    assert re.search(r"deployed in place, against the rule build's run at the same moments/recorded: median [0-9.]+, "
+                     r".* \(the rule build's [1-9][0-9]* calls recorded [0-9.]+ ms in place, read [0-9.]+x [0-9.]+x of", out)
     # raw in-place readings (a log written before the scale) are timed again, on the scale
     log.write_text(log.read_text().replace(', "scaled": true', ""))
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)[1] == timed

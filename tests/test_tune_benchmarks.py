@@ -77,6 +77,28 @@ def test_quality_then_transfer_with_two_trials(tmp_path, capsys):
     assert "transfer over 1 layers" in out
 
 
+def test_the_rule_builds_in_place_records_sum_to_its_reference():
+    """tune_deploy reads the host's drift off the rule's build: the calls of that build whose
+    configs hold an in-place record on the records' scale, and those records summed."""
+    from graph.tuning import space_point
+    from tune.autotvm.measure.measure import MeasureInput, MeasureResult
+
+    _, calls = tune_deploy.model_calls("resnet50", None)
+    k, cfg = next((k, c) for k, (_, cfgs) in enumerate(calls) for c in cfgs
+                  if c.template in tune_deploy.CONV_TEMPLATES)
+    task = autotvm.task.create(cfg.template, args=tuple(cfg.workload[1:]), target="llvm")
+    inp = MeasureInput(task.target, task, space_point(task, cfg.values))
+    placed = (inp, MeasureResult((2e-3, 3e-3, 2.5e-3), 0, 0.1, 0.0, in_place=True, scaled=True))
+    warm = (inp, MeasureResult((9e-3,), 0, 0.1, 0.0))
+    raw = (inp, MeasureResult((7e-3,), 0, 0.1, 0.0, in_place=True))
+    m, ks, total = tune_deploy.rule_reference("resnet50", [placed, warm, raw])
+    same = [j for j, (_, cfgs) in enumerate(calls)
+            if any(c.template == cfg.template and c.workload == cfg.workload and c.values == cfg.values for c in cfgs)]
+    assert m is not None and k in ks and set(ks) <= set(same)
+    assert total == pytest.approx(2.5e-3 * len(ks))  # the record's median, once per call
+    assert tune_deploy.rule_reference("resnet50", [warm, raw]) == (None, [], 0.0)  # nothing on the scale
+
+
 def test_deployed_loop_figures_compare_with_the_warm_readings():
     """Where cold readings (the runner's flush) rank a workload, the deployed config's record is
     its cold median, and its warm readings' median is what a kernel called in a loop compares with."""
