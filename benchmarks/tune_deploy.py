@@ -301,6 +301,7 @@ def main(argv: list | None = None) -> list:
     calls_at = {id(call): k for k, call in enumerate(m._calls)}
     yard, yard_s = execute.yardstick_call()
     moments = [in_place_moment(m, moment, (yard, yard_s))]  # per moment: each call's seconds, scale
+    on_scale = {inp.task.workload for inp, res in records if res.in_place and res.scaled}  # records' scale
     rule_m, rule_ks, rule_rec = rule_reference(a.model, records) if yard is not None else (None, [], 0.0)
     rule_moments = [in_place_moment(rule_m, moment, (yard, yard_s))] if rule_ks else []
     builder = LocalBuilder()  # each task's reference, built as a runner builds it
@@ -337,8 +338,8 @@ def main(argv: list | None = None) -> list:
             ref = builder.build_reference(autotvm.task.create(inp.task.name, inp.task.args, inp.task.target))
             ref_call, ref_s = execute.reference_call(ref) if ref is not None else (None, None)
             pending.append((label, mine, cost, warm_cost, [], (ref_call, ref_s, []) if ref_s else None))
-        on_scale = any(res.in_place and res.scaled for i, res in records if i.task.workload == inp.task.workload)
-        convs_placed.append((label, [calls_at[id(call)] for call, _ in mine], cost, on_scale))
+        convs_placed.append((label, [calls_at[id(call)] for call, _ in mine], cost,
+                             inp.task.workload in on_scale))
         print(f"{label} recorded {cost * 1e3:7.3f} ms (warm {warm_cost * 1e3:7.3f})  deployed p10 {p10 * 1e3:7.3f} ms (median {med * 1e3:7.3f}, "
               f"{len(mine)} call{'s' if len(mine) > 1 else ''})  {ratio:5.2f}x  interleaved with the task kernel {inter:5.2f}x"
               f"  {config_note(mine, inp)}",

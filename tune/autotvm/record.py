@@ -163,9 +163,9 @@ def ranked_by_workload(records) -> dict:
     Where a workload has measurements timed inside whole runs of its model (``in_place``:
     ``graph.tuning.confirm_in_place``), those alone rank it: they are the speeds deployment
     sees (those on the yardstick's scale, ``scaled``, where it has any: raw readings of other
-    moments do not compare with them).  Else, where it has measurements timed with the weights out of the caches (``flush``:
-    ``graph.tuning.confirm_deployed``), those alone: a warm reading is no yardstick for a cold
-    one."""
+    moments do not compare with them).  Else, where it has measurements timed with the weights
+    out of the caches (``flush``: ``graph.tuning.confirm_deployed``), those alone: a warm reading
+    is no yardstick for a cold one."""
     from tune.autotvm.dispatch import target_key
 
     ranked: dict = {}
