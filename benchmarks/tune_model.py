@@ -82,6 +82,7 @@ def main(argv: list | None = None) -> dict:
         after = tuning.build_with_records(g, params, target, args.log)
     tune_s = time.perf_counter() - t0
     before = tuning.build_with_records(g, params, target, None)
+    changed = tuning.records_changed_note(before, after)
     feed = random_inputs({v.name: (tuple(v.shape), v.dtype) for v in before.graph.inputs}, 0)
     fns, outs, transforms = {}, {}, {}
     for name, lib in (("default", before), ("tuned", after)):
@@ -120,6 +121,7 @@ def main(argv: list | None = None) -> dict:
         print(f"  {k:12} {v * 1e3:8.2f} ms{ratio}{shuffles}")
     r, lo, hi, _ = paired_ratio(rounds, "tuned", "default")
     print(f"  tuned / default: {r:.3f} (IQR {lo:.3f}-{hi:.3f})")
+    print(f"  {changed}")
     print(f"  {state}\n  {after}")
     return med
 

@@ -632,6 +632,7 @@ def cmd_tune(args, log: Log) -> int:
     print(f"latency before (rule defaults): {format_time(lat['before'])}")
     print(f"latency after (--records {args.log}): {format_time(lat['after'])}  "
           f"({lat['before'] / lat['after']:.2f}x)")
+    print(tuning.records_changed_note(before, after))
     if args.plot:
         tuning.plot_tuning(args.log, tasks, args.plot, target)
         print(f"wrote {args.plot}")

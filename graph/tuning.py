@@ -416,6 +416,38 @@ def node_configs(node) -> list:
     return [] if cfg is None else [cfg]
 
 
+def records_changed(before, after) -> tuple:
+    """``(changed, kernels)``: of the configs the built model ``after`` runs, how many are not
+    among those ``before`` (the rule's build) runs.  0 changed: the two builds run the same
+    kernels, so any difference timed between them is the machine's.  (The graph keeps a rule
+    config unless a record beats it by ``RECORD_MARGIN``: a tuned ResNet-50 often keeps them all.)"""
+    def configs(lib):
+        return [(cfg.template, tuple(cfg.workload), tuple(sorted(cfg.values.items())))
+                for node in lib.graph.nodes for cfg in node_configs(node)]
+
+    ran = Counter(configs(before))
+    mine = configs(after)
+    changed = 0
+    for key in mine:
+        if ran[key] > 0:
+            ran[key] -= 1
+        else:
+            changed += 1
+    return changed, len(mine)
+
+
+def records_changed_note(before, after) -> str:
+    """One line on what the records changed in the built model (:func:`records_changed`)."""
+    from graph.passes.choose_configs import RECORD_MARGIN
+
+    changed, kernels = records_changed(before, after)
+    if changed == 0:
+        return (f"the records changed none of the {kernels} kernels' configs (none beat the rule's by "
+                f"{RECORD_MARGIN:.0%}): both builds are the same code, and the difference timed between "
+                f"them is the machine's")
+    return f"the records changed {changed} of the {kernels} kernels' configs (the rest keep the rule's)"
+
+
 def deployed(lib, tasks: list) -> list:
     """``[(task, config)]``: each distinct config of ``tasks`` that the built model ``lib`` runs,
     as a point of its task's space."""

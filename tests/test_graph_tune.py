@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 import graph
 from graph.cli import main
 from graph.interpreter import interpret
+from graph import tuning
 from graph.tuning import graph_workloads, read_log, spread_trials
 from tune import autotvm
 from tune.autotvm.measure import MeasureInput, MeasureResult
@@ -157,6 +158,27 @@ def test_apply_history_best_numerics(model, tmp_path):
     assert configs_of(graph.build(g, target="llvm", params=params)) == configs_of(default)
 
 
+def test_records_changed_counts_the_kernels_whose_config_a_record_replaced(model, tmp_path):
+    _, m = model
+    g, params = graph.from_onnx(m)
+    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    default = graph.build(g, target="llvm", params=params)
+    kernels = sum(len(tuning.node_configs(n)) for n in default.graph.nodes)
+    assert kernels >= len(tasks) >= 2
+    assert tuning.records_changed(default, graph.build(g, target="llvm", params=params)) == (0, kernels)
+    assert "changed none of the" in tuning.records_changed_note(default, default)
+    # a record beating the rule for one task only: that task's kernels change (and any whose input
+    # block follows theirs), not all of them
+    one = tasks[0]
+    log = tmp_path / "one.jsonl"
+    write_records(log, [(one, one.default_config(), 1.0), (one, non_default_config(one), 1e-6)])
+    with autotvm.apply_history_best(str(log)):
+        tuned = graph.build(g, target="llvm", params=params)
+    changed, total = tuning.records_changed(default, tuned)
+    assert 1 <= one.count <= changed < kernels == total
+    assert f"changed {changed} of the {kernels}" in tuning.records_changed_note(default, tuned)
+
+
 # ---------------------------------------------------------- command line ---
 def log_workloads(path) -> list:
     """The search's measurements in a log: the records timed inside whole runs of the model at the
@@ -172,6 +194,7 @@ def test_cli_tune_then_run_with_records(model, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "6 trials measured now" in out
     assert "latency before (rule defaults):" in out and "latency after" in out
+    assert re.search(r"the records changed (none of the|\d+ of the) \d+ kernels' configs", out)
     assert png.stat().st_size > 1000
     measured = log_workloads(log)
     assert len(measured) == 6 and len(set(measured)) == 6  # each a new config
