@@ -425,15 +425,8 @@ def records_changed(before, after) -> tuple:
         return [(cfg.template, tuple(cfg.workload), tuple(sorted(cfg.values.items())))
                 for node in lib.graph.nodes for cfg in node_configs(node)]
 
-    ran = Counter(configs(before))
     mine = configs(after)
-    changed = 0
-    for key in mine:
-        if ran[key] > 0:
-            ran[key] -= 1
-        else:
-            changed += 1
-    return changed, len(mine)
+    return sum((Counter(mine) - Counter(configs(before))).values()), len(mine)
 
 
 def records_changed_note(before, after) -> str:
@@ -442,9 +435,9 @@ def records_changed_note(before, after) -> str:
 
     changed, kernels = records_changed(before, after)
     if changed == 0:
-        return (f"the records changed none of the {kernels} kernels' configs (none beat the rule's by "
-                f"{RECORD_MARGIN:.0%}): both builds are the same code, and the difference timed between "
-                f"them is the machine's")
+        return (f"the records changed none of the {kernels} kernels' configs (no record beats the "
+                f"rule's config by {RECORD_MARGIN:.0%}): both builds are the same code, and the difference "
+                f"timed between them is the machine's")
     return f"the records changed {changed} of the {kernels} kernels' configs (the rest keep the rule's)"
 
 

@@ -19,9 +19,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import graph
+from graph import tuning
 from graph.cli import main
 from graph.interpreter import interpret
-from graph import tuning
 from graph.tuning import graph_workloads, read_log, spread_trials
 from tune import autotvm
 from tune.autotvm.measure import MeasureInput, MeasureResult
