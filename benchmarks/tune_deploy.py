@@ -118,11 +118,16 @@ def warm_configs(records) -> dict:
     return measured_configs([(inp, res) for inp, res in record.load_records(records) if res.warm])
 
 
+def measured_key(cfg) -> tuple:
+    """A built node's config as :func:`measured_configs` keys it."""
+    return cfg.template, tuple(cfg.workload[1:]), tuple(sorted(cfg.values.items()))
+
+
 def deployed_record(cfgs: list, args: tuple, measured: dict):
     """The log's (MeasureInput, cost) of the conv config a call deployed, or None."""
     for cfg in cfgs:
         if cfg.template in CONV_TEMPLATES and tuple(cfg.workload[1:]) == args:
-            return measured.get((cfg.template, args, tuple(sorted(cfg.values.items()))))
+            return measured.get(measured_key(cfg))
     return None
 
 
@@ -243,8 +248,7 @@ def rule_reference(model: str, records: list) -> tuple:
     m, calls = model_calls(model, None)
     ks, total = [], 0.0
     for k, (_, cfgs) in enumerate(calls):
-        hits = [placed.get((c.template, tuple(c.workload[1:]), tuple(sorted(c.values.items()))))
-                for c in cfgs if c.template in CONV_TEMPLATES]
+        hits = [placed.get(measured_key(c)) for c in cfgs if c.template in CONV_TEMPLATES]
         if len(hits) == 1 and hits[0] is not None:
             ks.append(k)
             total += hits[0][1]

@@ -421,12 +421,11 @@ def records_changed(before, after) -> tuple:
     among those ``before`` (the rule's build) runs.  0 changed: the two builds run the same
     kernels, so any difference timed between them is the machine's.  (The graph keeps a rule
     config unless a record beats it by ``RECORD_MARGIN``: a tuned ResNet-50 often keeps them all.)"""
-    def configs(lib):
-        return [(cfg.template, tuple(cfg.workload), tuple(sorted(cfg.values.items())))
-                for node in lib.graph.nodes for cfg in node_configs(node)]
+    def configs(lib):  # a Config compares by its workload and values
+        return Counter(cfg for node in lib.graph.nodes for cfg in node_configs(node))
 
     mine = configs(after)
-    return sum((Counter(mine) - Counter(configs(before))).values()), len(mine)
+    return sum((mine - configs(before)).values()), sum(mine.values())
 
 
 def records_changed_note(before, after) -> str:
