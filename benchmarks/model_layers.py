@@ -38,7 +38,7 @@ from tune_deploy import model_nodes  # noqa: E402
 from graph.cli import ort_session, set_threads  # noqa: E402
 from graph.onnx.zoo import light_model_path  # noqa: E402
 from graph.tuning import node_configs  # noqa: E402
-from tune.autotvm.measure.execute import host_note  # noqa: E402
+from tune.measure.execute import host_note  # noqa: E402
 
 PAUSE_S = 0.25  # before each window: the other runtime's threads spin after a call
 

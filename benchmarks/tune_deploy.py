@@ -84,8 +84,8 @@ from graph.cli import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
 from graph.tuning import build_with_records, node_configs, scaled_kernel_runs, window_seconds
 from tune import autotvm
-from tune.autotvm import record
-from tune.autotvm.measure import LocalBuilder, execute, vcpus
+from tune import record
+from tune.measure import LocalBuilder, execute, vcpus
 
 CONV_TEMPLATES = ("conv2d_NCHWc.x86", "conv2d_winograd.x86")
 WINDOW_S = 0.005

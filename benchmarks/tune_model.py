@@ -25,7 +25,7 @@ from graph import tuning
 from graph.cli import RTOL, ort_session, near_rounds, paired, paired_ratio, random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
 from tune import autotvm
-from tune.autotvm.measure.execute import host_note
+from tune.measure.execute import host_note
 
 
 def layout_transforms(lib) -> int:

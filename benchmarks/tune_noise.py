@@ -31,9 +31,9 @@ import topi  # noqa: F401  (registers the templates)
 from graph.tuning import CONFIRM_REPEAT, CONFIRM_STATE_WAIT_S, RUNNER_OPTIONS
 from tune import autotvm
 from tune.autotvm import record
-from tune.autotvm.measure import MeasureInput, vcpus
-from tune.autotvm.measure.execute import host_note
-from tune.autotvm.measure.option import create_measure_batch
+from tune.measure import MeasureInput, vcpus
+from tune.measure.execute import host_note
+from tune.measure.option import create_measure_batch
 
 
 def best_per_task(log: str) -> dict:

@@ -47,8 +47,8 @@ from tune_autotvm import resnet50_conv_tasks
 
 from graph.tuning import RUNNER_OPTIONS
 from tune import autotvm
-from tune.autotvm.measure.measure import MeasureInput
-from tune.autotvm.measure.option import create_measure_batch
+from tune.measure.measure import MeasureInput
+from tune.measure.option import create_measure_batch
 
 REACH = 0.95  # the issue's share of the best; --reach sets another
 
@@ -83,7 +83,7 @@ def task_records(log: str | None, task) -> list:
     """The (input, result) records of ``task`` (its workload and target) in ``log``."""
     if not log or not os.path.exists(log):
         return []
-    from tune.autotvm.dispatch import target_key
+    from tune.record import target_key
 
     me = (task.target_key, task.workload)
     return [(inp, res) for inp, res in autotvm.record.load_from_file(log)

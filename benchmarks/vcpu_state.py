@@ -32,7 +32,7 @@ def probe():
     """``round_trip_ns(n)``: the runner's state probe (``tune/autotvm/measure/vcpus.py``), ``n``
     round trips per burst, the median of 5 bursts."""
     from graph.cli import set_threads
-    from tune.autotvm.measure import vcpus
+    from tune.measure import vcpus
 
     set_threads(2)
     if vcpus.round_trip_ns(100) is None:
@@ -46,7 +46,7 @@ def winograd_ratio():
     import graph
     from graph.onnx.zoo import light_model_path
     from tune import autotvm
-    from tune.autotvm.measure import execute
+    from tune.measure import execute
     from tune_deploy import window  # seconds per call over 5 ms
 
     g, params = graph.from_onnx(light_model_path("resnet50"))
@@ -100,7 +100,7 @@ def main(argv: list | None = None) -> list:
               flush=True)
     if not rows:
         return rows
-    from tune.autotvm.measure import vcpus
+    from tune.measure import vcpus
 
     trips = sorted(ns for ns, _ in rows)
     fastest = min(vcpus.fastest() or trips[0], trips[0])

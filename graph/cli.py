@@ -388,7 +388,7 @@ def paired(fns: dict, seconds: float, times: int = 3, settle: float = PAIR_SETTL
 
     A ratio taken within one round cancels the machine's drift, which on this VM moves every
     system alike by 20-80% over minutes; see ``paired_ratio``."""
-    from tune.autotvm.measure import vcpus
+    from tune.measure import vcpus
 
     for fn in fns.values():
         fn()  # warm-up

@@ -138,8 +138,8 @@ def spread_trials(tasks: list, trials: int) -> list[int]:
 def read_log(path: str, target) -> list:
     """The records of ``path`` (none when it does not exist); a named error when it cannot be
     read or holds records for another target only."""
-    from tune.autotvm.dispatch import target_key
-    from tune.autotvm.record import load_records
+    from tune.record import target_key
+    from tune.record import load_records
 
     if not os.path.exists(path):
         return []
@@ -183,7 +183,7 @@ class _BudgetSpent(Exception):
 CONFIRM_TOP, CONFIRM_TIMES = 3, 2
 CONFIRM_TRIALS = (CONFIRM_TOP + 1) * CONFIRM_TIMES
 CONFIRMED_FROM = 4 * CONFIRM_TRIALS  # a task with fewer trials (planned, or recorded) is not confirmed
-# Seconds a task's confirmation waits in all for the vCPUs to be near (``tune.autotvm.measure.vcpus``)
+# Seconds a task's confirmation waits in all for the vCPUs to be near (``tune.measure.vcpus``)
 # before its batches: the records it leaves are the ones deployment is compared with, and the runner
 # times a repeat taken with the vCPUs apart in that state's honest (slower) time.
 CONFIRM_NEAR_WAIT_S = float(os.environ.get("TESSERA_CONFIRM_NEAR_WAIT_S", "15.0"))  # tests shorten it
@@ -244,9 +244,9 @@ def measure_again(task, configs: list, measure_option, callbacks, wait_until: fl
     waiting for the vCPUs to be near (until ``wait_until``, monotonic), each measurement patient
     for the machine's good state (:func:`patient`); the (input, result) pairs, passed to
     ``callbacks`` as a tuner's batch would be."""
-    from tune.autotvm.measure import vcpus
-    from tune.autotvm.measure.measure import MeasureInput
-    from tune.autotvm.measure.option import create_measure_batch
+    from tune.measure import vcpus
+    from tune.measure.measure import MeasureInput
+    from tune.measure.option import create_measure_batch
 
     vcpus.wait_near(max(0.0, wait_until - time.monotonic()))
     inputs = [MeasureInput(task.target, task, cfg) for cfg in configs]
@@ -267,8 +267,8 @@ def confirm_best(task, records: list, measure_option, callbacks=(), top: int = C
     waits for the vCPUs to be near first (``CONFIRM_NEAR_WAIT_S`` in all), and each measurement
     may wait longer than a search's for the machine's good state (:func:`patient`).  Returns the
     new (input, result) pairs, each batch passed to ``callbacks`` as a tuner's would be."""
-    from tune.autotvm.measure.option import create_measure_batch
-    from tune.autotvm.record import ranked_by_workload
+    from tune.measure.option import create_measure_batch
+    from tune.record import ranked_by_workload
     from tune.autotvm.tuner.tuner import config_key
 
     left = 2 * top * times if trials is None else trials
@@ -456,7 +456,7 @@ def deployed(lib, tasks: list) -> list:
 def deploy_candidates(task, records: list) -> list:
     """The configs of ``task`` that :func:`confirm_deployed` times as deployed: its
     ``DEPLOY_TOP`` fastest in ``records`` (timed warm) and the rule's config."""
-    from tune.autotvm.record import ranked_by_workload
+    from tune.record import ranked_by_workload
 
     ranked = next(iter(ranked_by_workload(measured(records, task)).values()), [])
     return [inp.config for inp, _ in ranked[:DEPLOY_TOP]] + [task.default_config()]
@@ -539,7 +539,7 @@ def in_place_groups(tasks: list, records: list) -> list:
     task's ``IN_PLACE_TOP`` fastest by its records' ranking and by its warm readings, those the
     graph runs as measured."""
     from graph.passes.choose_configs import CONV_TEMPLATE, WINOGRAD_TEMPLATE, deployable
-    from tune.autotvm.record import ranked_by_workload
+    from tune.record import ranked_by_workload
     from tune.autotvm.tuner.tuner import config_key
 
     groups: dict = {}
@@ -637,8 +637,8 @@ def confirm_in_place(g, params, target, log_path: str, tasks: list, rounds: int 
     records times nothing; a rule changed since the log was written (or a log of another
     version, or raw in-place readings) has its new configs timed against the candidates.
     Returns ``(the model built with the records, configs timed)``."""
-    from tune.autotvm.measure import execute
-    from tune.autotvm.measure.measure import MeasureInput, MeasureResult
+    from tune.measure import execute
+    from tune.measure.measure import MeasureInput, MeasureResult
     from tune.autotvm.tuner.tuner import config_key
 
     records = read_log(log_path, target)

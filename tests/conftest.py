@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-# The tuner's measuring workers settle their yardstick kernel for 4 s once per host (tune/autotvm/
+# The tuner's measuring workers settle their yardstick kernel for 4 s once per host (tune/
 # measure/yardstick.py); the tests' runners time kernels of microseconds, where 0.2 s says as much
 # (a longer settle stored in the cache is reused; a shorter one is never used by a longer SETTLE_S).
 os.environ.setdefault("TESSERA_SETTLE_S", "0.2")

@@ -12,7 +12,7 @@ import pytest
 import codegen
 import te
 from tune import autotvm
-from tune.autotvm import record
+from tune import record
 from tune.autotvm.knobs import get_factors
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "autotvm_records_tvm08.jsonl")
@@ -349,7 +349,7 @@ def test_confirmation_measures_the_leader_a_slower_confirmed_config_hands_the_le
     confirms the fastest, which then ranks at its real cost; the lead passes to the next lucky
     one, which must be measured again too rather than stand on its one reading."""
     from graph.tuning import confirm_best
-    from tune.autotvm.measure import MeasureInput, MeasureResult
+    from tune.measure import MeasureInput, MeasureResult
 
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     lucky = [(MeasureInput(task.target, task, task.config_space.get(k)), MeasureResult((c,), 0, 1.0, 0.0))
@@ -363,7 +363,7 @@ def test_confirmation_measures_the_leader_a_slower_confirmed_config_hands_the_le
 
 
 def test_a_config_measured_again_ranks_at_its_median():
-    from tune.autotvm.measure import MeasureInput, MeasureResult
+    from tune.measure import MeasureInput, MeasureResult
 
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     a, b = task.config_space.get(0), task.config_space.get(1)
@@ -379,7 +379,7 @@ def test_readings_taken_cold_alone_rank_their_workload_and_round_trip(tmp_path):
     is ranked by those alone, whatever its warm readings say (warm b is faster; cold a is); one
     without keeps its warm ranking; the flag survives the log, and an old line without it reads
     warm."""
-    from tune.autotvm.measure import MeasureInput, MeasureResult
+    from tune.measure import MeasureInput, MeasureResult
 
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     other = autotvm.task.create("test/matmul", args=(32, 32, 32, "float32"), target="llvm")
@@ -494,7 +494,7 @@ def test_transfer_learning_warms_the_model(measure, tmp_path):
 
 @pytest.mark.parametrize("backend,loss", [("numpy", "rank"), ("numpy", "reg"), ("xgboost", "rank")])
 def test_cost_model_ranks_held_out_points(backend, loss):
-    from tune.autotvm.tuner.cost_model import make_model
+    from tune.cost_model import make_model
 
     if backend == "xgboost":
         pytest.importorskip("xgboost")
@@ -510,12 +510,11 @@ def test_cost_model_ranks_held_out_points(backend, loss):
 
 @pytest.mark.parametrize("feature_type", ["itervar", "knob", "curve"])
 def test_features_have_one_length_and_train_the_model(feature_type):
-    from tune.autotvm.tuner import features
-    from tune.autotvm.tuner.xgb_tuner import XGBoostCostModel
+    from tune.autotvm.tuner.xgb_tuner import XGBoostCostModel, extract
 
     task = autotvm.task.create("test/knobs", args=(48,), target="llvm")
     n = len(task.config_space)
-    vecs = [features.extract(task, task.config_space.get(i), feature_type) for i in range(0, n, 5)]
+    vecs = [extract(task, task.config_space.get(i), feature_type) for i in range(0, n, 5)]
     assert len({v.shape for v in vecs}) == 1 and all(np.isfinite(v).all() for v in vecs)
     assert len({v.tobytes() for v in vecs}) > 1  # configs are told apart
     model = XGBoostCostModel(task, feature_type, "rank", model="numpy")
@@ -524,7 +523,7 @@ def test_features_have_one_length_and_train_the_model(feature_type):
 
 
 def test_itervar_features_read_the_loop_nest():
-    from tune.autotvm.tuner import features
+    from tune import features
 
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     cfg = task.config_space.get(
@@ -532,7 +531,7 @@ def test_itervar_features_read_the_loop_nest():
             {"tile_y": autotvm.SplitEntity((8, 8)), "tile_x": autotvm.SplitEntity((4, 16))}
         )
     )
-    body, ranges = features.loop_nest(task, cfg)
+    body, ranges = features.loop_nest(*task.instantiate(cfg))
     main = max(features.collect_statements(body, ranges), key=lambda st: st.iters)
     assert [ext for _, ext, _ in main.loops] == [8, 4, 64, 8, 16]  # yo, xo, k, yi, xi
     assert main.iters == 64**3 and main.flops == 2  # one multiply, one add
@@ -614,7 +613,7 @@ def test_early_stopping():
 
 
 def test_a_records_cost_is_the_median_of_its_repeats():
-    from tune.autotvm.measure import MeasureInput, MeasureResult
+    from tune.measure import MeasureInput, MeasureResult
 
     assert MeasureResult((1.0, 1.4, 1.0), 0, 1.0, 0.0).cost == 1.0
     assert MeasureResult((1.0, 2.0), 0, 1.0, 0.0).cost == 1.5

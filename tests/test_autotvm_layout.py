@@ -5,7 +5,7 @@ import pytest
 
 import te
 from tune import autotvm
-from tune.autotvm import layout, record
+from tune import layout, record
 
 E = autotvm.MeasureErrorNo
 

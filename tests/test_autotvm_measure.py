@@ -15,7 +15,7 @@ import pytest
 
 import te
 from tune import autotvm
-from tune.autotvm import record
+from tune import record
 
 E = autotvm.MeasureErrorNo
 MODES = ["ok", "raise", "wrong", "hang", "crash", "slow_build", "ok_again"]
@@ -122,7 +122,7 @@ def test_cache_flush_rotates_the_weights_through_copies_past_the_cache(monkeypat
     """With the flush, each call reads the inputs after the first from the next of copies that add
     up to ROTATE_BYTES (the first input and the output stay put), and computes the same answer."""
     import codegen
-    from tune.autotvm.measure import execute
+    from tune.measure import execute
 
     monkeypatch.setattr(execute, "ROTATE_BYTES", 1 << 20)
     n = 1000  # 4000-byte weights: 263 copies reach 1 MiB
@@ -219,7 +219,7 @@ def test_yardstick_scale_is_stored_once_per_host(tmp_path, monkeypatch):
     """The yardstick settles once and is stored in the cache: a second runner session (a new
     process) reads its figure instead of settling anew, so both sessions' records share one scale;
     a stored settle shorter than the current one is not trusted and a longer one is kept."""
-    from tune.autotvm.measure import yardstick
+    from tune.measure import yardstick
 
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     task = autotvm.task.create("test/slowknob", args=(1024,), target="llvm")
@@ -246,7 +246,7 @@ def test_yardstick_scale_is_stored_once_per_host(tmp_path, monkeypatch):
     yardstick.store(key, 1.0, entry["settle_s"] + 1)
     assert yardstick.stored(key, entry["settle_s"] + 1) == 1.0
     # the line benchmarks print beside a figure: the yardstick now against the stored settle
-    from tune.autotvm.measure.execute import host_note
+    from tune.measure.execute import host_note
 
     assert re.fullmatch(r"host before: the yardstick ran 0\.00x its settled time \(quiet; quiet <= 1\.15x\), "
                         r"the vCPUs (near|apart)", host_note("before", 0.01))  # 1 s stored: far below it
@@ -372,7 +372,7 @@ def test_dask_worker_killed_mid_measurement_costs_that_trial(cluster, tmp_path):
 
 def test_measured_arguments_are_64_byte_aligned():
     # the runner times a candidate on buffers aligned as the graph executor's are
-    from tune.autotvm.measure.execute import random_arguments
+    from tune.measure.execute import random_arguments
 
     specs = [{"kind": "buffer", "name": n, "shape": list(s), "dtype": d, "is_output": o}
              for n, s, d, o in (("a", (3, 5), "float32", False), ("b", (7,), "int32", False),
@@ -422,7 +422,7 @@ def test_calibration_probes_every_reference_in_rounds(monkeypatch):
     # the ratio of two kernels drifts between moments: each reference's probe is split over
     # ``passes`` rounds over all of them (a part of PROBE_S each), its ratio the median of its
     # fast chunks from every round; a ratio stored for this host is used as it is
-    from tune.autotvm.measure import execute, yardstick
+    from tune.measure import execute, yardstick
 
     calls, store = [], {"Y reference:" + __import__("hashlib").sha1(b"c").hexdigest()[:16]: 3.0}
     ratios = {"a": iter([2.0, 2.2, 2.1]), "b": iter([5.0, 4.0, 4.4])}
@@ -447,7 +447,7 @@ def test_a_reference_probe_counts_the_chunks_where_the_yardstick_ran_at_its_spee
     # and with the vCPUs apart a reference that repacks across threads slows where the yardstick
     # does not: chunks timed in either would set the task's scale off, so only chunks with the
     # yardstick at its settled speed and the vCPUs near count; when there are none, all do
-    from tune.autotvm.measure.execute import FAST_STATE, fast_chunks, probe_ratio
+    from tune.measure.execute import FAST_STATE, fast_chunks, probe_ratio
 
     settled = 1e-4
     slow = ([5.0, 5.2, 4.9], [2.1e-4, 2.0e-4, 2.2e-4], True)  # yardstick twice its settled time
@@ -466,7 +466,7 @@ def test_a_normalized_repeat_counts_the_ratios_timed_with_its_bracket_at_speed()
     # ran at the bracket's fastest speed beside this candidate (``base``: what this and earlier
     # measurements of the config saw), alternating longer to find them; when the state stays slow,
     # every ratio counts
-    from tune.autotvm.measure.execute import FEW_FAST, _fast_alternation, _Timed
+    from tune.measure.execute import FEW_FAST, _fast_alternation, _Timed
 
     def bracket(times):
         it = iter(times)
@@ -512,7 +512,7 @@ def test_a_normalized_repeat_counts_the_ratios_timed_with_its_bracket_at_speed()
 def test_the_vcpu_probe_reads_a_round_trip_and_reports_none_on_one_thread():
     from codegen import get_num_threads as get_threads
     from codegen import set_num_threads as set_threads
-    from tune.autotvm.measure import vcpus
+    from tune.measure import vcpus
 
     before = get_threads()
     try:
@@ -539,7 +539,7 @@ def test_the_vcpu_probe_gives_up_instead_of_hanging_when_its_tasks_run_on_one_th
     # spins a bounded number of polls for a partner that never comes, and the probe says None
     import ctypes
 
-    from tune.autotvm.measure import vcpus
+    from tune.measure import vcpus
 
     launch, _code, fn, _raw, closure = vcpus._probe()
     ctypes.c_int64.from_address(closure).value = 0

@@ -12,7 +12,7 @@ from topi.x86.conv2d import conv2d_workload
 from topi.x86.dense import PACK_TEMPLATE, dense_workload
 from tune import autotvm
 from graph.tuning import space_point
-from tune.autotvm import record
+from tune import record
 
 CONVS = [  # shapes that do not divide the blocks: OW 10 / 7 / 9, IC 12 / 20, OC 24, stride 2, a 1x1 conv
     ((1, 16, 10, 10), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1)),

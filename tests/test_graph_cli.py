@@ -268,7 +268,7 @@ def test_paired_ratios_are_taken_per_round_over_the_near_state(monkeypatch):
     """``paired`` times every function in each round; ``paired_ratio`` divides within a round
     (the machine's drift, which moves both alike, cancels) and leaves out the rounds read in the
     apart state (where here ``a`` alone runs 4x slower)."""
-    from tune.autotvm.measure import vcpus
+    from tune.measure import vcpus
 
     drift = [1.0, 3.0, 2.0, 0.5]
     state = {"round": -1, "t": 0.0}

@@ -24,7 +24,7 @@ from graph.cli import main
 from graph.interpreter import interpret
 from graph.tuning import graph_workloads, read_log, spread_trials
 from tune import autotvm
-from tune.autotvm.measure import MeasureInput, MeasureResult
+from tune.measure import MeasureInput, MeasureResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONV = "conv2d_NCHWc.x86"
@@ -126,7 +126,7 @@ def non_default_config(task):
 
 
 def write_records(path, pairs) -> None:
-    from tune.autotvm.record import encode
+    from tune.record import encode
 
     with open(path, "w") as fh:
         fh.writelines(encode(MeasureInput(task.target, task, cfg), MeasureResult((cost,), 0, cost, time.time())) + "\n" for task, cfg, cost in pairs)
@@ -296,7 +296,7 @@ def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp
     from collections import Counter
 
     from graph.tuning import CONFIRM_TRIALS, DEPLOY_TOP, DEPLOYED_ROUNDS, confirm_deployed, deployed
-    from tune.autotvm.record import ranked_by_workload
+    from tune.record import ranked_by_workload
 
     _, m = model
     g, params = graph.from_onnx(m)
@@ -345,7 +345,7 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     built from them and computes as the rule's build does; a task without records is left out; run
     again, nothing is timed twice."""
     from graph.tuning import IN_PLACE_TOP, confirm_in_place, deployed, in_place_groups
-    from tune.autotvm.record import ranked_by_workload
+    from tune.record import ranked_by_workload
     from tune.autotvm.tuner.tuner import config_key
 
     path, m = model

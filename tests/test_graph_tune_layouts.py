@@ -13,8 +13,8 @@ from graph.passes import optimize
 from graph.passes.alter_op_layout import count_transforms
 from graph.passes.tune_layouts import tune_layouts
 from tune import autotvm
-from tune.autotvm.measure import MeasureInput, MeasureResult
-from tune.autotvm.record import encode
+from tune.measure import MeasureInput, MeasureResult
+from tune.record import encode
 
 C = 32
 

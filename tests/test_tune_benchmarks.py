@@ -81,7 +81,7 @@ def test_the_rule_builds_in_place_records_sum_to_its_reference():
     """tune_deploy reads the host's drift off the rule's build: the calls of that build whose
     configs hold an in-place record on the records' scale, and those records summed."""
     from graph.tuning import space_point
-    from tune.autotvm.measure.measure import MeasureInput, MeasureResult
+    from tune.measure.measure import MeasureInput, MeasureResult
 
     _, calls = tune_deploy.model_calls("resnet50", None)
     k, cfg = next((k, c) for k, (_, cfgs) in enumerate(calls) for c in cfgs
@@ -102,7 +102,7 @@ def test_the_rule_builds_in_place_records_sum_to_its_reference():
 def test_deployed_loop_figures_compare_with_the_warm_readings():
     """Where cold readings (the runner's flush) rank a workload, the deployed config's record is
     its cold median, and its warm readings' median is what a kernel called in a loop compares with."""
-    from tune.autotvm.measure.measure import MeasureInput, MeasureResult
+    from tune.measure.measure import MeasureInput, MeasureResult
 
     task = tune_autotvm.resnet50_conv_tasks()[SMALL]
     cfg = task.config_space.get(0)
@@ -186,7 +186,7 @@ def test_cost_per_trial_mode_with_two_trials(capsys):
 def _synthetic_table(task, path, best_index: int) -> None:
     """A log holding every config of ``task`` once (the fastest 8 three times, as after a
     recheck) with made-up costs: ``best_index`` is the fastest, by 10% over the next."""
-    from tune.autotvm.measure.measure import MeasureInput, MeasureResult
+    from tune.measure.measure import MeasureInput, MeasureResult
 
     def cost(i):
         return 1e-3 if i == best_index else 1.1e-3 + 1e-6 * ((i * 37) % 101)
@@ -224,7 +224,7 @@ def test_replay_on_measured_tables_needs_no_new_measurement(tmp_path, capsys):
 
 def test_table_runner_refuses_a_config_outside_its_table():
     task = tune_autotvm.resnet50_conv_tasks()[SMALL]
-    from tune.autotvm.measure.measure import MeasureInput
+    from tune.measure.measure import MeasureInput
 
     runner = tune_quality.TableRunner({})
     with pytest.raises(KeyError, match="not in the measured table"):

@@ -25,7 +25,7 @@ from topi.x86 import depthwise_conv2d as x86dw
 from topi.x86 import group_conv2d as x86group
 from topi.x86.channel_shuffle import schedule_channel_shuffle
 from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86, plain_shapes
-from tune.autotvm.layout import to_blocked, to_logical
+from tune.layout import to_blocked, to_logical
 
 
 def blocked_layout(block: int) -> str:

@@ -339,8 +339,8 @@ def kernel_layout(ic_bn: int, oc_bn: int) -> str:
 
 def pack_kernel_numpy(kernel, ic_bn: int, oc_bn: int):
     """The numpy twin of :func:`pack_kernel`, to pre-pack constant weights once (layout
-    :func:`kernel_layout` of ``tune.autotvm.layout``; OC zero-padded to whole blocks)."""
-    from tune.autotvm.layout import to_blocked
+    :func:`kernel_layout` of ``tune.layout``; OC zero-padded to whole blocks)."""
+    from tune.layout import to_blocked
 
     return to_blocked(kernel, kernel_layout(ic_bn, oc_bn))
 

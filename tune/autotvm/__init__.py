@@ -1,12 +1,17 @@
 """Classic AutoTVM: ``from tune import autotvm`` replaces ``from tvm import autotvm``.
 
+This package holds templates, config spaces, tuners and dispatch contexts; what
+every tuner shares lives one level up and is named here as classic TVM named
+it: ``autotvm.measure`` (``tune.measure``), ``autotvm.record`` (``tune.record``).
+
 Templates (``@autotvm.template``, ``get_config``), tasks (``autotvm.task.create``),
 measurement (``measure_option``, ``LocalBuilder``, ``LocalRunner``, ``DaskRunner``),
 tuners (``autotvm.tuner.XGBTuner`` ...), records (``autotvm.record``), callbacks
 (``autotvm.callback``) and dispatch contexts (``apply_history_best``).
 """
 
-from tune.autotvm import callback, errors, layout, record, task, tuner
+from tune import layout, measure, record
+from tune.autotvm import callback, errors, task, tuner
 from tune.autotvm.dispatch import ApplyConfig, DispatchContext, FallbackContext, lookup_ranked, lookup_values
 from tune.autotvm.errors import (
     KnobError,
@@ -19,7 +24,7 @@ from tune.autotvm.errors import (
 )
 from tune.autotvm.history import ApplyHistoryBest, apply_history_best
 from tune.autotvm.knobs import AnnotateEntity, OtherOptionEntity, ReorderEntity, SplitEntity, get_factors
-from tune.autotvm.measure import (
+from tune.measure import (
     LocalBuilder,
     LocalRunner,
     MeasureErrorNo,
@@ -33,7 +38,7 @@ from tune.autotvm.task import get_config, register_template, template
 
 def __getattr__(name):
     if name == "DaskRunner":  # dask is an optional extra
-        from tune.autotvm.measure.dask_runner import DaskRunner
+        from tune.measure.dask_runner import DaskRunner
 
         return DaskRunner
     raise AttributeError(f"module 'tune.autotvm' has no attribute {name!r}")
@@ -71,6 +76,8 @@ __all__ = [
     "get_factors",
     "lookup_ranked",
     "lookup_values",
+    "layout",
+    "measure",
     "measure_option",
     "record",
     "register_template",

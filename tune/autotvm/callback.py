@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from tune.autotvm import record
+from tune import record
 
 
 def log_to_file(file_out, protocol: str = "json"):

@@ -16,6 +16,7 @@ import logging
 import threading
 
 from tune.autotvm.space import ConfigSpace, FallbackConfigEntity
+from tune.record import target_key
 
 logger = logging.getLogger("autotvm")
 _local = threading.local()
@@ -26,13 +27,6 @@ def _stack() -> list:
     if st is None:
         st = _local.stack = []
     return st
-
-
-def target_key(target) -> str:
-    """The canonical target text records carry: CPU name and every enabled feature."""
-    from codegen.target import create
-
-    return str(create(target))
 
 
 class DispatchContext:

@@ -1,10 +1,10 @@
-"""Named errors of the tuner: every failure a user can cause says what, where and what to do."""
+"""Named errors of AutoTVM: every failure a user can cause says what, where and what to do.
+
+``TuneError`` (the base) and ``RecordError`` are every tuner's (``tune.errors``)."""
 
 from __future__ import annotations
 
-
-class TuneError(Exception):
-    """Base of the tuner's errors."""
+from tune.errors import RecordError, TuneError
 
 
 class TemplateNotFoundError(TuneError, KeyError):
@@ -27,10 +27,6 @@ class MissingKnobError(TuneError, KeyError):
 
 class TunerNotFoundError(TuneError, ValueError):
     """An unknown tuner name."""
-
-
-class RecordError(TuneError, ValueError):
-    """An unreadable record file or record line."""
 
 
 class InstantiationError(TuneError):

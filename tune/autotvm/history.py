@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 
-from tune.autotvm.dispatch import DispatchContext, target_key
-from tune.autotvm.record import load_records, ranked_by_workload
+from tune.autotvm.dispatch import DispatchContext
+from tune.record import target_key
+from tune.record import load_records, ranked_by_workload
 from tune.autotvm.space import ConfigSpace
 
 logger = logging.getLogger("autotvm")

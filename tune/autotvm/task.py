@@ -17,9 +17,11 @@ import importlib
 import threading
 from dataclasses import dataclass
 
+from tune import record
 from tune.autotvm import dispatch
 from tune.autotvm.errors import TemplateError, TemplateNotFoundError, TuneError
 from tune.autotvm.space import ConfigEntity, ConfigSpace, FallbackConfigEntity
+from tune.measure.measure import MeasureInput
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,10 @@ class Task:
     def func(self):
         return lookup(self.name, self.module).func
 
+    def prepare(self) -> None:
+        """Make the template callable in this process (a measuring worker imports its module)."""
+        self.func()
+
     def instantiate(self, config: ConfigSpace):
         """``(schedule, tensors)`` of the template under ``config``; a template error is a TemplateError."""
         return self.instantiate_with_layouts(config)[:2]
@@ -141,7 +147,7 @@ class Task:
     def instantiate_with_layouts(self, config: ConfigSpace) -> tuple:
         """``(schedule, tensors, layouts)``: per tensor, ``(layout, logical shape)`` where the
         template declared one (``autotvm.layout.declare``), else None."""
-        from tune.autotvm.layout import collecting
+        from tune.layout import collecting
 
         with dispatch.ApplyConfig(config), self.target, collecting() as declared:
             try:
@@ -191,6 +197,15 @@ class Task:
 
     def __repr__(self) -> str:
         return f"Task(func_name={self.name}, args={self.args}, workload={self.workload})"
+
+
+def record_input(target: str, name: str, args: tuple, config: dict) -> MeasureInput:
+    """The ``MeasureInput`` of an AutoTVM record line (``tune.record``'s "config" kind)."""
+    task = Task(name, args, target)
+    return MeasureInput(task.target, task, ConfigEntity.from_json_dict(config))
+
+
+record.register_kind("config", ConfigEntity, record_input)
 
 
 def create(task_name: str, args, target="llvm", target_host=None, template_key=None) -> Task:

@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
-from tune.autotvm.measure.measure import MeasureInput
-from tune.autotvm.measure.option import create_measure_batch
+from tune.measure.measure import MeasureInput
+from tune.measure.option import create_measure_batch
 
 logger = logging.getLogger("autotvm")
 
@@ -134,8 +134,8 @@ class Tuner:
     # ------------------------------------------------------------- history --
     def load_history(self, data_set, min_seed_records: int = 500) -> None:
         """Resume from records: this task's configs count as measured; other tasks' go to ``_load_other``."""
-        from tune.autotvm.dispatch import target_key
-        from tune.autotvm.record import load_records
+        from tune.record import target_key
+        from tune.record import load_records
 
         same, other = [], []
         me = (self.task.target_key, self.task.workload)

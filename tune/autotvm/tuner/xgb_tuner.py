@@ -3,20 +3,69 @@
 ``XGBTuner(task, loss_type="rank"|"reg", feature_type="itervar"|"knob"|"curve")``.
 The cost model is gradient-boosted trees: ``xgboost`` when installed
 (``pip install 'tessera[tune]'``), else the numpy implementation of
-:mod:`tune.autotvm.tuner.cost_model` (``model="numpy"`` forces it).
+:mod:`tune.cost_model` (``model="numpy"`` forces it).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 
-from tune.autotvm.tuner import features
-from tune.autotvm.tuner.cost_model import make_model
+from tune import features
+from tune.autotvm.knobs import AnnotateEntity, OtherOptionEntity, ReorderEntity, SplitEntity
+from tune.cost_model import make_model
 from tune.autotvm.tuner.model_based import ModelBasedTuner, SimulatedAnnealingOptimizer
 
 logger = logging.getLogger("autotvm")
+
+
+def knob_vector(config, space) -> np.ndarray:
+    """The choices: log2 split sizes, knob positions in their candidate lists, permutations, annotations."""
+    row: list = []
+    for name, sp in space.space_map.items():
+        e = config[name]
+        if isinstance(e, SplitEntity):
+            row += [math.log2(max(s, 0) + 1.0) for s in e.size]
+        elif isinstance(e, OtherOptionEntity):
+            k = sp.index(e)
+            row.append(float(k if k is not None else -1))
+        elif isinstance(e, ReorderEntity):
+            row += [float(p) for p in e.perm]
+        elif isinstance(e, AnnotateEntity):
+            row += [
+                float(("none", "unroll", "vec", "parallel").index(a))
+                if a in ("none", "unroll", "vec", "parallel")
+                else -1.0
+                for a in e.anns
+            ]
+    return np.array(row, dtype=np.float32)
+
+
+MEMO_SIZE = 32768  # loop-nest feature vectors kept per process (a few hundred floats each)
+_memo: dict = {}
+
+
+def extract(task, config, feature_type: str) -> np.ndarray:
+    """The feature vector of ``config`` of ``task`` (``itervar``, ``curve`` or ``knob``).
+
+    Loop-nest features cost a lowering (tens of ms); they are a pure function of the template,
+    its workload, the target and the knob values, so the process keeps them: every tuner of a
+    task and every ``load_history`` of the same records reuses them.
+    """
+    if feature_type == "knob":
+        return knob_vector(config, task.config_space)
+    if feature_type not in ("itervar", "curve"):
+        raise ValueError(f"unknown feature_type {feature_type!r}; use itervar, knob or curve")
+    key = (task.name, task.workload, str(task.target), config.key(), feature_type)
+    hit = _memo.get(key)
+    if hit is None:
+        hit = features.schedule_vector(*task.instantiate(config), feature_type)
+        if len(_memo) >= MEMO_SIZE:
+            _memo.pop(next(iter(_memo)))  # the oldest
+        _memo[key] = hit
+    return hit
 
 
 class XGBoostCostModel:
@@ -40,7 +89,7 @@ class XGBoostCostModel:
         if hit is None:
             config = self.task.config_space.get(index)
             try:
-                hit = features.extract(self.task, config, self.feature_type)
+                hit = extract(self.task, config, self.feature_type)
             except Exception:  # a config the template rejects: it scores lowest
                 hit = None
             self.cache[index] = hit
@@ -101,7 +150,7 @@ class XGBoostCostModel:
             task = inp.task
             try:
                 lookup(task.name)
-                feats = features.extract(task, inp.config, self.feature_type)
+                feats = extract(task, inp.config, self.feature_type)
             except Exception as err:
                 logger.debug("load_history: skipped a record of %s: %s", task.name, err)
                 continue

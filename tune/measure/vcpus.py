@@ -133,7 +133,7 @@ def round_trip_ns(trips: int = TRIPS, bursts: int = BURSTS) -> float | None:
 
 def fastest() -> float | None:
     """The fastest round trip seen on this host (stored across processes), or None."""
-    from tune.autotvm.measure import yardstick
+    from tune.measure import yardstick
 
     if "fastest" not in _state:
         _state["fastest"] = yardstick.stored_value(_host_key())
@@ -155,7 +155,7 @@ def reading() -> tuple:
         return None, True
     best = fastest()
     if best is None or ns < best:
-        from tune.autotvm.measure import yardstick
+        from tune.measure import yardstick
 
         _state["fastest"] = ns
         yardstick.store_value(_host_key(), ns)

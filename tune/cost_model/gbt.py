@@ -11,8 +11,8 @@ xgboost does.  Two losses:
 
 Records of other tasks (``load_history``) enter as their own groups: the
 model learns from them what a good loop nest looks like, and pairs never mix
-tasks.  When ``xgboost`` is installed ``XGBoostModel`` offers the same
-interface on the real thing.
+tasks.  ``tune.cost_model.xgb.XGBoostModel`` offers the same interface on
+xgboost.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class GBTModel:
         x = np.asarray(x, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         groups = np.zeros(len(y), dtype=np.int64) if groups is None else np.asarray(groups)
-        y = _normalise(y, groups)
+        y = normalise(y, groups)
         self.trees = []
         self.forest = None
         if len(y) < 2:
@@ -185,7 +185,7 @@ class GBTModel:
         return value[node].sum(axis=0)
 
 
-def _normalise(y: np.ndarray, groups: np.ndarray) -> np.ndarray:
+def normalise(y: np.ndarray, groups: np.ndarray) -> np.ndarray:
     out = np.zeros_like(y)
     for gr in np.unique(groups):
         m = groups == gr
@@ -221,60 +221,4 @@ def _bin(x: np.ndarray) -> tuple:
     return edges, bins
 
 
-class XGBoostModel:
-    """The same interface on ``xgboost`` (used when it is installed)."""
-
-    def __init__(
-        self, loss: str = "rank", n_rounds: int = 200, max_depth: int = 3, eta: float = 0.3, seed: int = 0
-    ):
-        import xgboost
-
-        self.xgb, self.loss, self.n_rounds = xgboost, loss, n_rounds
-        self.params = {
-            "max_depth": max_depth,
-            "eta": eta,
-            "gamma": 1e-4,
-            "min_child_weight": 1,
-            "lambda": 1.0,
-            "seed": seed,
-            "verbosity": 0,
-            "nthread": 1,
-            "objective": "rank:pairwise" if loss == "rank" else "reg:squarederror",
-        }
-        self.booster = None
-
-    def fit(self, x, y, groups=None) -> XGBoostModel:
-        x, y = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.float64)
-        groups = np.zeros(len(y), dtype=np.int64) if groups is None else np.asarray(groups)
-        order = np.argsort(groups, kind="stable")
-        x, y, groups = x[order], _normalise(y[order], groups[order]), groups[order]
-        d = self.xgb.DMatrix(x, label=y)
-        if self.loss == "rank":
-            d.set_group(np.unique(groups, return_counts=True)[1])
-        self.booster = self.xgb.train(self.params, d, self.n_rounds)
-        return self
-
-    def predict(self, x) -> np.ndarray:
-        if self.booster is None:
-            return np.zeros(len(x))
-        return self.booster.predict(self.xgb.DMatrix(np.asarray(x, dtype=np.float32)))
-
-
-def make_model(loss: str, backend: str = "auto", seed: int = 0):
-    """``GBTModel`` (numpy), or ``XGBoostModel`` when ``backend`` is "xgboost" or "auto" and it is installed."""
-    if backend in ("auto", "xgboost"):
-        try:
-            import xgboost  # noqa: F401
-
-            return XGBoostModel(loss, seed=seed)
-        except ImportError:
-            if backend == "xgboost":
-                raise ImportError(
-                    "XGBTuner(model='xgboost') needs xgboost: pip install 'tessera[tune]'"
-                ) from None
-    if backend not in ("auto", "numpy", "xgboost"):
-        raise ValueError(f"cost model backend {backend!r}: use auto, numpy or xgboost")
-    return GBTModel(loss, seed=seed)
-
-
-__all__ = ["GBTModel", "XGBoostModel", "make_model"]
+__all__ = ["GBTModel"]

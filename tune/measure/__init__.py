@@ -1,16 +1,16 @@
 """Measuring candidates: builders (compile in workers), runners (time in a separate process)."""
 
-from tune.autotvm.measure.local import LocalBuilder, LocalRunner
-from tune.autotvm.measure.measure import BuildResult, MeasureErrorNo, MeasureInput, MeasureResult
-from tune.autotvm.measure.option import create_measure_batch, measure_option
+from tune.measure.local import LocalBuilder, LocalRunner
+from tune.measure.measure import BuildResult, MeasureErrorNo, MeasureInput, MeasureResult
+from tune.measure.option import create_measure_batch, measure_option
 
 
 def __getattr__(name):
     if name == "DaskRunner":  # imported on use: dask is an optional extra
-        from tune.autotvm.measure.dask_runner import DaskRunner
+        from tune.measure.dask_runner import DaskRunner
 
         return DaskRunner
-    raise AttributeError(f"module 'tune.autotvm.measure' has no attribute {name!r}")
+    raise AttributeError(f"module 'tune.measure' has no attribute {name!r}")
 
 
 __all__ = [

@@ -135,7 +135,7 @@ class Worker:
         if self.alive:
             return
         self.kill()
-        code = f"from tune.autotvm.measure.worker import stdio_serve; stdio_serve({self.init!r})"
+        code = f"from tune.measure.worker import stdio_serve; stdio_serve({self.init!r})"
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
         self.proc = subprocess.Popen(

@@ -8,6 +8,8 @@ The current schema (``"schema": 1``)::
      "config": {"index": 35, "code_hash": null, "entity": [["tile_y", "sp", [64, 8]], ...]},
      "result": {"costs": [0.0011, 0.0010], "error_no": 0, "all_cost": 0.31, "timestamp": 1763860000.0}}
 
+where ``"config"`` is the field of an AutoTVM record (the candidate, a point of the
+template's space; each tuner registers the field of its candidates, ``register_kind``),
 with ``"flush": true`` in ``result`` for a measurement timed with the weights out of the caches
 (optional: a record without it was timed warm, as every record before it was), and
 ``"in_place": true`` for one timed inside whole runs of the model (each cost a round's median),
@@ -26,13 +28,29 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections.abc import Callable
 
-from tune.autotvm.errors import RecordError
-from tune.autotvm.measure.measure import MeasureInput, MeasureResult
-from tune.autotvm.space import ConfigEntity
-from tune.autotvm.task import Task, args_to_workload
+from codegen.target import create
+
+from tune.errors import RecordError
+from tune.measure.measure import MeasureInput, MeasureResult
 
 SCHEMA = 1
+# The field of a record that holds the measured candidate -> (its type, the function that makes
+# the MeasureInput of a line: ``(target text, task name, args, candidate JSON) -> MeasureInput``).
+# Each tuner registers its own on import: AutoTVM "config"; auto_scheduler its schedule's steps.
+_KINDS: dict[str, tuple] = {}
+
+
+def register_kind(field: str, candidate_type: type, make_input: Callable) -> None:
+    """Records whose ``field`` holds a ``candidate_type`` (which has ``to_json_dict()``) are read
+    back by ``make_input(target text, task name, args, candidate JSON)``."""
+    _KINDS[field] = (candidate_type, make_input)
+
+
+def target_key(target) -> str:
+    """The canonical target text records carry: CPU name and every enabled feature."""
+    return str(create(target))
 
 
 class RecordWarning(UserWarning):
@@ -49,13 +67,15 @@ def encode(inp: MeasureInput, result: MeasureResult, protocol: str = "json") -> 
     """One record line (no newline)."""
     if protocol != "json":
         raise RecordError(f"record.encode: unknown protocol {protocol!r}; records are JSON lines")
-    from tune.autotvm.dispatch import target_key
-
+    field = next((f for f, (kind, _) in _KINDS.items() if isinstance(inp.config, kind)), None)
+    if field is None:
+        raise RecordError(f"record.encode: no record kind holds a {type(inp.config).__name__}; "
+                          f"known: {sorted(_KINDS)}")
     costs = [c if isinstance(c, (int, float)) else str(c) for c in result.costs]
     row = {
         "schema": SCHEMA,
         "input": {"target": target_key(inp.target), "task": inp.task.name, "args": _jsonable(inp.task.args)},
-        "config": inp.config.to_json_dict(),
+        field: inp.config.to_json_dict(),
         "result": {
             "costs": costs,
             "error_no": int(result.error_no),
@@ -76,9 +96,12 @@ def _tuplify(x):
     return tuple(_tuplify(v) for v in x) if isinstance(x, list) else x
 
 
-def _task(target: str, name: str, args) -> Task:
+def _input(field: str, target: str, name: str, args, candidate) -> MeasureInput:
+    if field not in _KINDS:
+        raise RecordError(f"a record of kind {field!r}, which no tuner imported here reads "
+                          f"(known: {sorted(_KINDS)}); import the tuner that wrote it")
     try:
-        return Task(name, _tuplify(list(args)), target)
+        return _KINDS[field][1](target, name, _tuplify(list(args)), candidate)
     except ValueError as err:
         raise RecordError(f"target {target!r} of the record cannot be read: {err}") from None
 
@@ -90,8 +113,8 @@ def decode(line: str, protocol: str = "json") -> tuple:
         raise RecordError("a record line must be a JSON object")
     if row.get("schema") == 1:
         i, r = row["input"], row["result"]
-        task = _task(i["target"], i["task"], i["args"])
-        config = ConfigEntity.from_json_dict(row["config"])
+        field = next((f for f in row if f not in ("schema", "input", "result")), "config")
+        inp = _input(field, i["target"], i["task"], i["args"], row.get(field))
         res = MeasureResult(
             tuple(r["costs"]), int(r["error_no"]), float(r["all_cost"]), float(r["timestamp"]),
             bool(r.get("flush", False)), bool(r.get("in_place", False)),
@@ -99,17 +122,14 @@ def decode(line: str, protocol: str = "json") -> tuple:
         )
     elif "input" in row and "result" in row:  # classic TVM v0.7-v0.12 ("version": 0.2)
         target, name, args = row["input"][:3]
-        task = _task(target, name, args)
-        config = ConfigEntity.from_json_dict(row["config"])
+        inp = _input("config", target, name, args, row["config"])
         costs, error_no, all_cost, stamp = row["result"]
         res = MeasureResult(tuple(costs), int(error_no), float(all_cost), float(stamp))
     elif "i" in row and "r" in row:  # classic TVM v0.6 ("v": 0.1)
         target, name, args = row["i"][:3]
         cfg = row["i"][5]
-        task = _task(target, name, args)
-        config = ConfigEntity.from_json_dict(
-            {"index": cfg.get("i", -1), "code_hash": cfg.get("c"), "entity": cfg["e"]}
-        )
+        inp = _input("config", target, name, args,
+                     {"index": cfg.get("i", -1), "code_hash": cfg.get("c"), "entity": cfg["e"]})
         costs, error_no, all_cost, stamp = row["r"]
         res = MeasureResult(tuple(costs), int(error_no), float(all_cost), float(stamp))
     else:
@@ -117,7 +137,7 @@ def decode(line: str, protocol: str = "json") -> tuple:
             f"unknown record schema (keys {sorted(row)}); this version reads schema 1 and "
             f"classic TVM's v0.1 / v0.2 records"
         )
-    return MeasureInput(task.target, task, config), res
+    return inp, res
 
 
 def load_from_file(filename):
@@ -166,13 +186,11 @@ def ranked_by_workload(records) -> dict:
     moments do not compare with them).  Else, where it has measurements timed with the weights
     out of the caches (``flush``: ``graph.tuning.confirm_deployed``), those alone: a warm reading
     is no yardstick for a cold one."""
-    from tune.autotvm.dispatch import target_key
-
     ranked: dict = {}
     for inp, res in records:
         if res.error_no != 0 or not res.costs:
             continue
-        key = (target_key(inp.target), args_to_workload(inp.task.args, inp.task.name))
+        key = (target_key(inp.target), inp.task.workload)
         ranked.setdefault(key, []).append((inp, res))
     for key, rows in ranked.items():
         rows = ([row for row in rows if row[1].in_place and row[1].scaled] or [row for row in rows if row[1].in_place]
@@ -199,6 +217,8 @@ def pick_best(in_file, out_file) -> None:
 
 __all__ = [
     "SCHEMA",
+    "register_kind",
+    "target_key",
     "RecordWarning",
     "best_by_workload",
     "decode",

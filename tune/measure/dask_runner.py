@@ -17,10 +17,10 @@ import itertools
 import time
 import uuid
 
-from tune.autotvm.measure.local import LocalRunner, run_result
-from tune.autotvm.measure.measure import MeasureErrorNo, error_result
+from tune.measure.local import LocalRunner, run_result
+from tune.measure.measure import MeasureErrorNo, error_result
 
-_EXEC = "tune.autotvm.measure.execute"
+_EXEC = "tune.measure.execute"
 _worker_state: dict = {}
 POLL_S = 0.05
 GRACE_S = 60.0  # start-up allowance of a worker's measuring child, beyond the timeout
@@ -29,7 +29,7 @@ GRACE_S = 60.0  # start-up allowance of a worker's measuring child, beyond the t
 def dask_measure(payload: dict, timeout: float) -> tuple:
     """Runs on a Dask worker: one measurement in this worker's measuring child;
     ``(status, value, seconds, (start, end))``."""
-    from tune.autotvm.measure.worker import PopenWorker
+    from tune.measure.worker import PopenWorker
 
     w = _worker_state.get("worker")
     if w is None:

@@ -103,15 +103,13 @@ def compile_object(sch, args, name: str, lowered=None, target=None) -> dict:
 
 def prepare_template(task) -> None:
     """Import the module of ``task``'s template in this worker (before any timed build)."""
-    from tune.autotvm.task import lookup
-
-    lookup(task.name, task.module)
+    task.prepare()
 
 
 def build_candidate(payload: dict) -> dict:
     """Instantiate ``payload["task"]`` with ``payload["config"]`` and compile it (in a builder worker)."""
-    from tune.autotvm.errors import TuneError
-    from tune.autotvm.measure.measure import MeasureErrorNo
+    from tune.errors import TuneError
+    from tune.measure.measure import MeasureErrorNo
 
     t0 = time.perf_counter()
     task, config, lowered = payload["task"], payload["config"], payload.get("lowered")
@@ -150,8 +148,8 @@ def lower_here(task, config) -> dict | None:
     """For a template defined in ``__main__`` (a script the workers cannot import): instantiate
     and lower in this process; the worker only compiles.  Returns an error dict, or None."""
     from schedule.lower import lower
-    from tune.autotvm.errors import TuneError
-    from tune.autotvm.measure.measure import MeasureErrorNo
+    from tune.errors import TuneError
+    from tune.measure.measure import MeasureErrorNo
 
     try:
         sch, args, layouts = task.instantiate_with_layouts(config)
@@ -222,7 +220,7 @@ def _logical_specs(build: dict) -> list:
 def _run_logical(build: dict, inputs: list) -> list:
     """Call the build on logical ``inputs`` (None at outputs), each stored in the build's own
     layout; its outputs, logical."""
-    from tune.autotvm.layout import to_blocked, to_logical
+    from tune.layout import to_blocked, to_logical
 
     args, outs = [], []
     for a, p, lay in zip(inputs, build["specs"], _layouts(build)):
@@ -387,7 +385,7 @@ def _timer(key: str, build: dict, flush: bool = False) -> _Timed:
 
 def build_yardstick() -> dict:
     """The yardstick (``yardstick.py``) compiled for the host: a build dict like a candidate's."""
-    from tune.autotvm.measure import yardstick
+    from tune.measure import yardstick
 
     sch, args, host = yardstick.schedule()
     with host:
@@ -396,7 +394,7 @@ def build_yardstick() -> dict:
 
 def _yardstick() -> _Timed:
     """The yardstick (``yardstick.py``), built and loaded once per process; ``key`` set."""
-    from tune.autotvm.measure import yardstick
+    from tune.measure import yardstick
 
     hit = _ref_timers.get("yardstick")
     if hit is None:
@@ -409,7 +407,7 @@ def _yardstick() -> _Timed:
 def _yardstick_timer(settled: float | None) -> _Timed:
     """The yardstick with its settled seconds: ``settled`` (the runner's figure, kept across
     worker restarts), else the one stored for this host, else settled now and stored."""
-    from tune.autotvm.measure import yardstick
+    from tune.measure import yardstick
 
     hit = _yardstick()
     if settled:
@@ -427,7 +425,7 @@ def yardstick_call(settle: bool = False) -> tuple:
     the records' scale outside a runner; ``(None, None)`` when no runner has settled it here,
     unless ``settle``: then it settles now (``SETTLE_S`` seconds) and stores the figure, as a
     runner would."""
-    from tune.autotvm.measure import yardstick
+    from tune.measure import yardstick
 
     hit = _yardstick()
     settled = yardstick.stored(hit.key, 0.0)
@@ -444,7 +442,7 @@ def reference_call(ref: dict) -> tuple:
     ratio to the yardstick stored on this host times the yardstick's stored time), so that another
     kernel alternated with it is timed as the runner times a candidate; the seconds are None where
     no runner has stored that scale here."""
-    from tune.autotvm.measure import yardstick
+    from tune.measure import yardstick
 
     hit, yard = _timer(ref["key"], ref), _yardstick()
     ratio, yard_s = yardstick.stored(_scale_key(ref, yard), 0.0), yardstick.stored(yard.key, 0.0)
@@ -460,7 +458,7 @@ def host_note(when: str = "now", seconds: float = 0.5) -> str:
     stored settled time (on this VM 1.0-1.1 when quiet, 1.3-1.4 for hours when other tenants
     take the cores' time, onnxruntime's ResNet-50 then 59 against 46 ms; single calls after a
     pause read 2x that, the pool's wake-up included), and the vCPUs' state (``vcpus``)."""
-    from tune.autotvm.measure import vcpus
+    from tune.measure import vcpus
 
     call, settled = yardstick_call()
     if call is None:
@@ -500,7 +498,7 @@ def _reference_timer(ref: dict, settled: float | None, yard: float | None = None
 def _scale_key(ref: dict, yard_timer: _Timed) -> str:
     """The key of a reference's stored ratio to the yardstick: the yardstick's key (host and its
     code) and a hash of the reference's object code."""
-    from tune.autotvm.measure import yardstick
+    from tune.measure import yardstick
 
     return f"{yard_timer.key} reference:{yardstick.code_hash(ref['obj'])}"
 
@@ -517,7 +515,7 @@ def _scale(pairs: list, yard_timer: _Timed, passes: int) -> None:
     ``PROBE_S``), the ratio is every later session's on this host: a resumed tune, a re-measure,
     share the scale of the records already written (probed per session, a task's scale moved by
     ~3%, up to 1.8x).  A ratio probed for less than the current ``PROBE_S`` is not trusted."""
-    from tune.autotvm.measure import yardstick
+    from tune.measure import yardstick
 
     todo = []
     for ref, hit in pairs:
@@ -550,7 +548,7 @@ def _probe_chunks(hit: _Timed, yard_timer: _Timed, seconds: float = PROBE_S,
     """Chunks ``(ratios, yardstick times, near)`` of ``hit`` alternated with the yardstick, until
     ``seconds`` of them are fast (:func:`fast_chunks`) or ``PROBE_PATIENCE`` x ``seconds`` of
     timing has passed; while the vCPUs are apart it first waits for them (``near_wait`` in all)."""
-    from tune.autotvm.measure import vcpus
+    from tune.measure import vcpus
 
     chunks, yard_times, waited = [], [yard_timer.time()], 0.0
     start = time.perf_counter()
@@ -650,7 +648,7 @@ def _bracketed(fn, raw, number: int, min_ms: float, repeat: int, ref: _Timed, ya
     measurement waits for the near state, and a repeat for the fast one, ``state_wait`` seconds in
     all (``LocalRunner``'s).  The state is read between repeats (once: one repeat's after is the
     next one's before); a repeat across a change of state is timed once more.  Each bracket's last timing opens its next alternation (none after a wait)."""
-    from tune.autotvm.measure import vcpus
+    from tune.measure import vcpus
 
     sub_ms, ref_ms = min(min_ms, SUB_MS), max(min(min_ms, SUB_MS), REF_MS)
     count = max(1, round(min_ms / SUB_MS))

@@ -13,10 +13,10 @@ import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from tune.autotvm.measure.measure import BuildResult, MeasureErrorNo, MeasureResult, error_result
-from tune.autotvm.measure.worker import STARTUP_TIMEOUT, Worker
+from tune.measure.measure import BuildResult, MeasureErrorNo, MeasureResult, error_result
+from tune.measure.worker import STARTUP_TIMEOUT, Worker
 
-_EXEC = "tune.autotvm.measure.execute"
+_EXEC = "tune.measure.execute"
 # rounds over all tasks' references in which ``LocalRunner.calibrate`` probes their scale (the
 # ratio of two kernels drifts ~3% between moments tens of seconds apart; four moments halve that)
 CALIBRATE_PASSES = 4
@@ -68,7 +68,7 @@ class LocalBuilder:
         t0 = time.perf_counter()
         payload = {"task": inp.task, "config": inp.config}
         if inp.task.module in (None, "__main__"):  # not importable in a worker: lower here
-            from tune.autotvm.measure.execute import lower_here
+            from tune.measure.execute import lower_here
 
             here = lower_here(inp.task, inp.config)
             if "error_no" in here:
@@ -94,7 +94,7 @@ class LocalBuilder:
 
     def build_reference(self, task) -> dict | None:
         """The build of ``task``'s fallback config: the answer every candidate is checked against."""
-        from tune.autotvm.measure.measure import MeasureInput
+        from tune.measure.measure import MeasureInput
 
         key = (task.target_key, task.workload)
         if key not in self._refs:
@@ -201,7 +201,7 @@ class LocalRunner:
         that its chunks span as many moments of this VM's drift, or read from the host's store
         (``execute._scale``).  ``references``: ``LocalBuilder.build_reference`` of each task
         (None skipped).  A failure here leaves the tasks to settle at their first measurement."""
-        from tune.autotvm.measure import execute
+        from tune.measure import execute
 
         todo = list({r["key"]: r for r in references if r and r["key"] not in self._ref_times}.values())
         if not (self.normalize and self.check_correctness and todo):

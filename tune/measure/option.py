@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tune.autotvm.measure.local import LocalBuilder, LocalRunner
+from tune.measure.local import LocalBuilder, LocalRunner
 
 
 def measure_option(builder="local", runner="local") -> dict:

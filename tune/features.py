@@ -1,7 +1,6 @@
-"""Features of a config for the cost model, read from its loop nest (or from its knobs).
+"""Features of a schedule for a cost model, read from its loop nest (every tuner shares them).
 
-``itervar`` (default): the template is instantiated with the config and its
-first loop nest built (``schedule_ops``: the nest ``schedule.lower`` starts
+``itervar`` (default): the schedule's first loop nest is built (``schedule_ops``: the nest ``schedule.lower`` starts
 from, before unrolling expands it; lowering a conv layer in full takes ~1 s, the
 first nest ~10 ms).  For the statement doing the most work, and for each of
 its ``DEPTH`` innermost loops::
@@ -12,8 +11,8 @@ its ``DEPTH`` innermost loops::
 
 plus totals over the whole nest (iterations, float ops, parallel and vector
 extents, statements).  ``curve``: per access, bytes touched and reuse sampled
-at every loop depth (classic TVM's reuse curves).  ``knob``: the choices
-themselves (log2 split sizes, knob positions, permutations).
+at every loop depth (classic TVM's reuse curves).  AutoTVM adds ``knob`` features, the choices themselves
+(``tune.autotvm.tuner.xgb_tuner.knob_vector``).
 """
 
 from __future__ import annotations
@@ -23,7 +22,10 @@ import math
 import numpy as np
 
 from te import expr as E
+from te.tensor import Tensor
 from te.visitor import collect_vars, walk
+from schedule import stmt as S
+from schedule.schedule_ops import schedule_ops
 
 DEPTH = 8
 ACCESSES = 3
@@ -80,8 +82,6 @@ def _access(tensor, indices, lets) -> tuple:
 
 def collect_statements(body, ranges=None) -> list:
     """Every tensor store of the first nest, with its loops and accesses."""
-    from schedule import stmt as S
-
     out: list = []
 
     def visit(s, loops, lets):
@@ -171,64 +171,19 @@ def curve_vector(stmts: list) -> np.ndarray:
     return np.concatenate([out.ravel(), np.array(_totals(stmts), dtype=np.float32)])
 
 
-def knob_vector(config, space) -> np.ndarray:
-    """The choices: log2 split sizes, knob positions in their candidate lists, permutations, annotations."""
-    from tune.autotvm.knobs import AnnotateEntity, OtherOptionEntity, ReorderEntity, SplitEntity
-
-    row: list = []
-    for name, sp in space.space_map.items():
-        e = config[name]
-        if isinstance(e, SplitEntity):
-            row += [_log(max(s, 0)) for s in e.size]
-        elif isinstance(e, OtherOptionEntity):
-            k = sp.index(e)
-            row.append(float(k if k is not None else -1))
-        elif isinstance(e, ReorderEntity):
-            row += [float(p) for p in e.perm]
-        elif isinstance(e, AnnotateEntity):
-            row += [
-                float(("none", "unroll", "vec", "parallel").index(a))
-                if a in ("none", "unroll", "vec", "parallel")
-                else -1.0
-                for a in e.anns
-            ]
-    return np.array(row, dtype=np.float32)
-
-
-def loop_nest(task, config):
-    """The first loop nest of the template under ``config`` (and its loop ranges)."""
-    from schedule.schedule_ops import schedule_ops
-    from te.tensor import Tensor
-
-    sch, args = task.instantiate(config)
+def loop_nest(sch, args) -> tuple:
+    """``(body, ranges)``: the first loop nest of ``sch`` over ``args`` (``schedule_ops``, the
+    nest ``schedule.lower`` starts from) and its loop ranges."""
     keys = {(a.op, a.value_index) for a in args if isinstance(a, Tensor)}
     return schedule_ops(sch, keys)
 
 
-MEMO_SIZE = 32768  # loop-nest feature vectors kept per process (a few hundred floats each)
-_memo: dict = {}
-
-
-def extract(task, config, feature_type: str) -> np.ndarray:
-    """The feature vector of ``config`` of ``task`` (``itervar``, ``curve`` or ``knob``).
-
-    Loop-nest features cost a lowering (tens of ms); they are a pure function of the template,
-    its workload, the target and the knob values, so the process keeps them: every tuner of a
-    task and every ``load_history`` of the same records reuses them.
-    """
-    if feature_type == "knob":
-        return knob_vector(config, task.config_space)
+def schedule_vector(sch, args, feature_type: str = "itervar") -> np.ndarray:
+    """The ``itervar`` or ``curve`` feature vector of ``sch`` over ``args``."""
     if feature_type not in ("itervar", "curve"):
-        raise ValueError(f"unknown feature_type {feature_type!r}; use itervar, knob or curve")
-    key = (task.name, task.workload, str(task.target), config.key(), feature_type)
-    hit = _memo.get(key)
-    if hit is None:
-        stmts = collect_statements(*loop_nest(task, config))
-        hit = itervar_vector(stmts) if feature_type == "itervar" else curve_vector(stmts)
-        if len(_memo) >= MEMO_SIZE:
-            _memo.pop(next(iter(_memo)))  # the oldest
-        _memo[key] = hit
-    return hit
+        raise ValueError(f"unknown loop-nest feature_type {feature_type!r}; use itervar or curve")
+    stmts = collect_statements(*loop_nest(sch, args))
+    return itervar_vector(stmts) if feature_type == "itervar" else curve_vector(stmts)
 
 
-__all__ = ["collect_statements", "curve_vector", "extract", "itervar_vector", "knob_vector", "loop_nest"]
+__all__ = ["collect_statements", "curve_vector", "itervar_vector", "loop_nest", "schedule_vector"]
