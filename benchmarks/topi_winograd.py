@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import codegen
 from codegen.ndarray import aligned, aligned_zeros
 import te
-from topi.config import make_config
+from tune.autotvm.config import make_config
 from topi.nn.winograd import winograd_kernel_transform_numpy
 from topi.testing import conv2d_nchw_python
 from topi.x86 import conv2d as x86conv
@@ -60,7 +60,7 @@ def direct_fn(a, w, cfg=None):
 def tuned_direct_fn(a, w, trials: int, ref):
     """The fastest (by its fastest of 20 calls) of the rule default and ``trials`` random
     configs of the direct template's space: a small random search standing in for tuning."""
-    from topi.config import sample_config
+    from tune.autotvm.config import sample_config
 
     key = x86conv.conv2d_workload(a.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1))
     rng = np.random.default_rng(0)

@@ -9,7 +9,7 @@ state: this VM drifts between speed states for seconds at a time) is set against
 record's cost (the runner's settled scale, also a fast-state figure).  A workload the model
 calls several times reports the median of its calls.  It also checks that the build chose the
 recorded config: the best record, or the rule's config where no record beat it by more than
-``graph.passes.choose_configs.RECORD_MARGIN`` (then that config's own record is the reference).
+``tune.autotvm.choose.RECORD_MARGIN`` (then that config's own record is the reference).
 
 A second figure cancels the machine's drift: each deployed call alternates, 5 ms windows at a
 time, with the recorded config built alone from its template (the kernel the runner timed); the
@@ -262,14 +262,14 @@ def same_config(chosen: list, want: dict) -> bool:
 
 def config_note(mine: list, inp) -> str:
     """What the calls deployed against the record ``inp``: its config, the rule's config read in
-    its data's block (the record being the rule's own: ``choose_configs.rule_in_block``, which a
+    its data's block (the record being the rule's own: ``tune.autotvm.choose.rule_in_block``, which a
     log of single layers holds no record of), or another config."""
-    from graph.passes.choose_configs import rule_variants
+    from tune.autotvm.choose import rule_variants
 
     want = inp.config.knob_values()
     if all(same_config(cfgs, want) for _, cfgs in mine):
         return "recorded config"
-    variants = rule_variants(tuple(inp.task.workload))
+    variants = rule_variants(tuple(inp.task.workload), inp.task.target)
     chosen = [cfg for _, cfgs in mine for cfg in cfgs if cfg.template == inp.task.name]
     if want == variants[0] and chosen and all(cfg.values in variants[1:] for cfg in chosen):
         return f"the rule's config in its data's block ({chosen[0].values})"

@@ -60,15 +60,17 @@ def bind_params(graph: Graph, params: dict | None) -> Graph:
     return Graph.from_outputs(keep, out.outputs, graph.name)
 
 
-def optimize(graph: Graph, opt_level: int = 2, include=(), exclude=(), profile=None) -> Graph:
-    """The pass table of ``graph.passes`` (fusion included at opt_level >= 1).
+def optimize(graph: Graph, opt_level: int = 2, include=(), exclude=(), profile=None, context=None) -> Graph:
+    """The pass table of ``graph.passes`` (fusion included at opt_level >= 1), choosing configs
+    with ``context`` (a ``BuildContext``; default: the current target and records).
 
     Whatever the table left unfused (opt_level 0, or ``exclude=("fusion",)``)
     becomes one kernel per node.
     """
     from graph import passes
 
-    graph = passes.optimize(graph, opt_level=opt_level, include=include, exclude=exclude, profile=profile)
+    graph = passes.optimize(graph, opt_level=opt_level, include=include, exclude=exclude, profile=profile,
+                            context=context)
     return fuse_ops(graph, singletons=True)
 
 
@@ -187,23 +189,30 @@ def is_alias_group(node) -> bool:
 
 
 def build(graph: Graph, target=None, params: dict | None = None, opt_level: int = 2,
-          include=(), exclude=(), profile=None, jobs: int | None = None, verbose: bool = False) -> GraphLibrary:
+          include=(), exclude=(), profile=None, jobs: int | None = None, verbose: bool = False,
+          records=None, options=None) -> GraphLibrary:
     """Compile ``graph`` (classic ``nnvm.compiler.build`` / ``relay.build``).
 
     ``target``: ``"llvm"`` (the host), ``"llvm -mcpu=NAME"``, ``"llvm -mattr=+avx2,-avx512f"``, a
-    ``Target``, or None for the current one (``with Target(...)``; the host outside any).  The
-    passes, the schedules and the kernel compiler all run inside ``with target:``.
+    ``Target``, or None for the current one (``with Target(...)``; the host outside any).
+    ``records``: tuning records the kernels' configs are chosen with (a path, (input, result)
+    pairs or ``autotvm.apply_history_best(...)``); None takes those of the enclosing
+    ``with autotvm.apply_history_best(...)``, read once here.  ``options``: build options
+    (``{"winograd": False}`` keeps every conv direct; ``tune.autotvm.choose.Options``).
+    The target is parsed once and passed down; the passes, the schedules and the kernel
+    compiler run inside ``with target:`` for schedules that read it.
     """
-    from codegen import service
+    from graph.passes.context import BuildContext
 
-    t = service.check_target(target)
-    with t:
-        return _build(graph, t, params, opt_level, include, exclude, profile, jobs, verbose)
+    context = BuildContext.of(target, records, options)
+    with context.target:
+        return _build(graph, context, params, opt_level, include, exclude, profile, jobs, verbose)
 
 
-def _build(graph, t, params, opt_level, include, exclude, profile, jobs, verbose) -> GraphLibrary:
+def _build(graph, context, params, opt_level, include, exclude, profile, jobs, verbose) -> GraphLibrary:
+    t = context.target
     start = time.perf_counter()
-    fused = optimize(bind_params(graph, params), opt_level, include, exclude, profile)
+    fused = optimize(bind_params(graph, params), opt_level, include, exclude, profile, context)
     const_ids = {id(n.output) for n in fused.nodes if n.is_constant}
     input_ids = {id(v) for v in fused.inputs}
     output_ids = {id(v) for v in fused.outputs}

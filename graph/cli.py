@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the CPU to build for: 'llvm' (this host, default), 'llvm -mcpu=x86-64-v3', "
         "'llvm -mattr=+avx2,+fma,-avx512f' (classic TVM target strings)",
     )
+    common.add_argument("--no-winograd", dest="winograd", action="store_false",
+                        help="run every convolution direct (no Winograd 3x3 convolutions)")
     common.add_argument("--quiet", "-q", action="store_true", help="no progress or notes on stderr")
     common.add_argument("--debug", action="store_true", help="show the traceback of an error")
     timed = argparse.ArgumentParser(add_help=False)
@@ -228,12 +230,10 @@ def import_onnx(path: str, log: Log) -> tuple:
 
 
 def applied_records(path: str | None, target):
-    """``apply_history_best`` of ``--records`` (a no-op context without); a CliError when the log
+    """The records of ``--records`` for ``target`` (None without); a CliError when the log
     cannot be read or holds records for another target only."""
-    import contextlib
-
     if path is None:
-        return contextlib.nullcontext()
+        return None
     from graph.tuning import read_log
     from tune import autotvm
 
@@ -243,7 +243,7 @@ def applied_records(path: str | None, target):
         records = read_log(path, target)
     except autotvm.RecordError as err:
         raise CliError(f"--records {path}: {err}") from None
-    return autotvm.apply_history_best(records)
+    return autotvm.Records.of(records)
 
 
 def build_onnx(path: str, args, log: Log) -> Loaded:
@@ -256,14 +256,18 @@ def build_onnx(path: str, args, log: Log) -> Loaded:
     log("compiling ...")
     profile = PassProfile() if args.profile else None
     try:
-        with records:
-            lib = graph.build(g, target=target, params=params, opt_level=args.opt_level, profile=profile,
-                              verbose=not args.quiet)
+        lib = graph.build(g, target=target, params=params, opt_level=args.opt_level, profile=profile,
+                          verbose=not args.quiet, records=records, options=build_options(args))
     except (ValueError, TypeError, NotImplementedError, KeyError) as err:
         raise CliError(f"cannot compile {path}: {one_line(err)}") from None
     log(f"built in {lib.build_seconds:.1f} s: {lib.summary()}")
     inputs = {v.name: (tuple(v.shape), v.dtype) for v in lib.graph.inputs}
     return Loaded(path, lib, inputs, path, profile, lib.build_seconds)
+
+
+def build_options(args) -> dict:
+    """The build options the command line sets (``graph.build(..., options=)``)."""
+    return {"winograd": args.winograd}
 
 
 def print_profile(model: Loaded) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topi.config import Config
+from tune.autotvm.config import Config
 
 
 def format_attr(value) -> str:

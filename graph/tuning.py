@@ -74,22 +74,12 @@ def graph_workloads(g, params=None, target="llvm") -> Counter:
 
 
 def conv_alternatives(workload: tuple) -> list:
-    """The other implementation's workload of a conv that has two (direct <-> Winograd), or [].
+    """The other implementations' workloads of a kernel that has two (direct <-> Winograd) worth
+    tuning beside it (``tune.autotvm.choose.tuning_alternatives``), or []."""
+    from tune.autotvm.choose import tuning_alternatives
+    from tune.autotvm.config import has_rule
 
-    Winograd is offered where it applies (3x3, stride 1, float32, ungrouped) and both channel
-    counts reach ``topi.x86.conv2d_winograd.MIN_CHANNELS``, where the build prefers it without
-    records (below, its transforms outweigh the products it saves: tuning it would spend
-    trials on a loser; a record of it, from tuning the template by hand, still counts);
-    none with ``TESSERA_WINOGRAD=0``."""
-    from graph.passes.choose_configs import CONV_TEMPLATE, WINOGRAD_TEMPLATE, winograd_enabled
-    from topi.x86.conv2d_winograd import MIN_CHANNELS, winograd_applicable
-
-    if workload[0] not in (CONV_TEMPLATE, WINOGRAD_TEMPLATE) or not winograd_applicable(workload):
-        return []
-    if not winograd_enabled() or min(workload[2][0], workload[2][1]) < MIN_CHANNELS:
-        return []
-    other = WINOGRAD_TEMPLATE if workload[0] == CONV_TEMPLATE else CONV_TEMPLATE
-    return [(other, *workload[1:])]
+    return tuning_alternatives(workload) if has_rule(workload[0]) else []
 
 
 def extract_tasks(program, params=None, target="llvm") -> list | None:
@@ -205,12 +195,12 @@ def rule_variants(task) -> list:
     bar a record must clear (``choose_configs.record_candidates``): measured in its own block
     alone, ResNet-50's 256 @14 Winograd rule read 0.612 ms and a record 0.530, which then ran
     0.95 ms in place against the rule's 0.86 in the 16-channel block its data had."""
-    from graph.passes.choose_configs import INPUT_BLOCK_KNOB
-    from graph.passes.choose_configs import rule_variants as variants_of
+    from tune.autotvm.choose import rule_variants as variants_of
+    from tune.autotvm.config import has_rule, rule_of
 
-    if task.name not in INPUT_BLOCK_KNOB:
+    if not has_rule(task.name) or rule_of(task.name).input_knob is None:
         return []
-    points = (space_point(task, values) for values in variants_of(task.workload)[1:])
+    points = (space_point(task, values) for values in variants_of(task.workload, task.target)[1:])
     return [cfg for cfg in points if cfg is not None]
 
 
@@ -430,7 +420,7 @@ def records_changed(before, after) -> tuple:
 
 def records_changed_note(before, after) -> str:
     """One line on what the records changed in the built model (:func:`records_changed`)."""
-    from graph.passes.choose_configs import RECORD_MARGIN
+    from tune.autotvm.choose import RECORD_MARGIN
 
     changed, kernels = records_changed(before, after)
     if changed == 0:
@@ -538,7 +528,8 @@ def in_place_groups(tasks: list, records: list) -> list:
     operator (a conv's direct and Winograd tasks share one: a model runs one of them): each
     task's ``IN_PLACE_TOP`` fastest by its records' ranking and by its warm readings, those the
     graph runs as measured."""
-    from graph.passes.choose_configs import CONV_TEMPLATE, WINOGRAD_TEMPLATE, deployable
+    from tune.autotvm.choose import alternatives, deployable
+    from tune.autotvm.config import has_rule
     from tune.record import ranked_by_workload
     from tune.autotvm.tuner.tuner import config_key
 
@@ -550,7 +541,7 @@ def in_place_groups(tasks: list, records: list) -> list:
             for inp, _ in next(iter(ranked_by_workload(rows).values()), [])[:IN_PLACE_TOP]:
                 if deployable(task.workload, inp.config.knob_values()):
                     picks.setdefault(config_key(inp.config), inp.config)
-        key = tuple(task.args) if task.name in (CONV_TEMPLATE, WINOGRAD_TEMPLATE) else task.workload
+        key = tuple(task.args) if has_rule(task.name) and alternatives(task.workload) else task.workload
         groups.setdefault(key, []).extend((task, cfg) for cfg in picks.values())
     return [group for group in groups.values() if group]
 
@@ -559,13 +550,14 @@ def forced_build(g, params, target, choice: dict):
     """The model built with the knob values of ``choice`` (``(template, args) -> values``) and the
     rule's configs elsewhere (a conv chosen Winograd names only its Winograd workload)."""
     from graph.build import build
-    from topi.config import dispatch, recorded_values
+    from tune.autotvm.config import recorded_values
+    from tune.autotvm.dispatch import ApplyChoices
 
     def chosen(workload, _target):
         values = choice.get((workload[0], tuple(workload[1:])))
         return None if values is None else recorded_values(workload, values)
 
-    with dispatch(chosen):
+    with ApplyChoices(chosen):
         return build(g, target=target, params=params)
 
 

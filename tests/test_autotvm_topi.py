@@ -7,7 +7,7 @@ import codegen
 import schedule
 import topi.testing
 import topi.x86.templates  # noqa: F401  (registers the templates)
-from topi.config import default_config
+from tune.autotvm.config import default_config
 from topi.x86.conv2d import conv2d_workload
 from topi.x86.dense import PACK_TEMPLATE, dense_workload
 from tune import autotvm

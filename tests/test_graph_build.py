@@ -273,7 +273,7 @@ def test_dense_weights_are_packed_and_fused_with_their_epilogue(m, k, n):
     g = b.finish(b.op("relu", b.op("add", b.op("dense", x, w), bias)))
     lib = graph.build(g)
     (node,) = [n for n in lib.graph.nodes if n.op == "fused"]
-    from topi.config import choose_config
+    from tune.autotvm.config import choose_config
     from topi.x86.dense import dense_workload
 
     # [N/bn, K, bn]: the rule's bn, 4 host vectors (2 with AVX2 past 2 rows: 12 accumulators of 2 x 6)

@@ -19,7 +19,7 @@ from graph.ir import GraphBuilder
 from graph.ops.layout import block_array, unblock_array
 from graph.passes import PassProfile, optimize
 from graph.passes.alter_op_layout import count_transforms
-from topi.config import make_config
+from tune.autotvm.config import make_config
 from topi.nn.channel_shuffle import channel_shuffle, channel_shuffle_python
 from topi.x86 import depthwise_conv2d as D
 from topi.x86 import group_conv2d as G

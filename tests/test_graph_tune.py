@@ -495,7 +495,7 @@ def conv_records(tasks: list, log) -> list:
 
 
 def deployable_config(task, cfg) -> bool:
-    from graph.passes.choose_configs import deployable
+    from tune.autotvm.choose import deployable
 
     try:
         task.instantiate(cfg)

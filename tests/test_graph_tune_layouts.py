@@ -7,16 +7,28 @@ import time
 import numpy as np
 
 import graph
+from codegen.target import create
 from graph.interpreter import interpret
 from graph.ir import GraphBuilder
 from graph.passes import optimize
 from graph.passes.alter_op_layout import count_transforms
+from graph.passes.context import BuildContext
 from graph.passes.tune_layouts import tune_layouts
 from tune import autotvm
 from tune.measure import MeasureInput, MeasureResult
+from tune.autotvm.choose import RECORD_MARGIN, choose, out_block, record_candidates, rule_in_block
+from tune.autotvm.choose import rule_variants as variants_of
 from tune.record import encode
 
+CONV_TEMPLATE = "conv2d_NCHWc.x86"
+
+
+def chosen_implementation(key):
+    """The config the records in context choose for the conv ``key`` (its template names which)."""
+    return choose(key, HOST, autotvm.Records.current())
+
 C = 32
+HOST = create("llvm")
 
 
 def two_convs():
@@ -68,7 +80,7 @@ def test_records_chosen_for_the_graph_not_per_kernel(tmp_path):
     with autotvm.apply_history_best(str(log)):
         tuned = optimize(g, exclude=("fuse_ops",))
         per_kernel = optimize(g, exclude=("fuse_ops", "tune_layouts"))
-        chosen = tune_layouts(g)
+        chosen = tune_layouts(g, BuildContext.of())
     convs = [n.attrs["config"] for n in chosen.nodes if n.op == "conv2d"]
     assert convs[0]["oc_bn"] == convs[1]["ic_bn"]  # the activation passes on in one block size
     assert count_transforms(tuned) < count_transforms(per_kernel)
@@ -85,7 +97,7 @@ def test_records_chosen_for_the_graph_not_per_kernel(tmp_path):
 
 def test_without_records_nothing_changes():
     g = two_convs()
-    assert tune_layouts(g) is g
+    assert tune_layouts(g, BuildContext.of()) is g
 
 
 def test_a_transform_dearer_than_the_gain_is_paid(tmp_path):
@@ -97,7 +109,7 @@ def test_a_transform_dearer_than_the_gain_is_paid(tmp_path):
         (task, config_with(task, ic_bn=16, oc_bn=16), 2.0e-3),
     ])
     with autotvm.apply_history_best(str(log)):
-        chosen = tune_layouts(g)
+        chosen = tune_layouts(g, BuildContext.of())
     assert [(n.attrs["config"]["ic_bn"], n.attrs["config"]["oc_bn"]) for n in chosen.nodes if n.op == "conv2d"] == [
         (8, 16), (8, 16)]
 
@@ -115,7 +127,6 @@ def test_ranked_lookup_orders_by_cost(tmp_path):
 
 
 def test_a_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_path):
-    from graph.passes.choose_configs import RECORD_MARGIN
 
     g = two_convs()
     (task,) = autotvm.task.extract_from_program(g, target="llvm")
@@ -128,7 +139,7 @@ def test_a_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_path):
         log = tmp_path / f"{name}.jsonl"
         write_log(log, [(task, rule, 1.0e-3), (task, other, factor * 1.0e-3)])
         with autotvm.apply_history_best(str(log)):
-            out = tune_layouts(g)
+            out = tune_layouts(g, BuildContext.of())
         chosen[name] = [n.attrs["config"]["unroll_kw"] for n in out.nodes if n.op == "conv2d"]
     assert chosen["within"] == [rule_values["unroll_kw"]] * 2  # a gain inside the noise: the rule stays
     assert chosen["beyond"] == [not rule_values["unroll_kw"]] * 2
@@ -139,7 +150,7 @@ def test_the_rules_config_chosen_from_the_records_takes_its_input_in_the_datas_b
     # the rule has it, its ic_bn was fixed and a transform went in front of it wherever its
     # producer's tuned oc_bn differed (ResNet-50: 27 layout transforms, a build 6% slower than
     # without records).  It now follows its data's block, as it does in a build without records.
-    from topi.config import default_config
+    from tune.autotvm.config import default_config
 
     rng = np.random.default_rng(0)
     b = GraphBuilder("conv_then_1x1")
@@ -179,7 +190,6 @@ def test_the_rules_config_chosen_from_the_records_takes_its_input_in_the_datas_b
 def test_a_winograd_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_path):
     # as a direct conv's: a tuned ResNet-50 that ran its Winograd records as they came took 0.912x
     # onnxruntime's time, 0.884x and 0.867x with them held to the margin (the rule build 0.862x, 0.867x)
-    from graph.passes.choose_configs import CONV_TEMPLATE, RECORD_MARGIN, choose_winograd
     from topi.x86.conv2d_winograd import TEMPLATE
 
     rng = np.random.default_rng(0)
@@ -197,7 +207,7 @@ def test_a_winograd_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_pa
         log = tmp_path / f"{name}.jsonl"
         write_log(log, [(task, rule, 1.0e-3), (task, other, factor * 1.0e-3)])
         with autotvm.apply_history_best(str(log)):
-            chosen[name] = choose_winograd((CONV_TEMPLATE, *task.workload[1:])).values
+            chosen[name] = chosen_implementation((CONV_TEMPLATE, *task.workload[1:])).values
     assert chosen["within"] == rule_values  # a gain inside the noise: the rule stays
     assert chosen["beyond"] == other_values
 
@@ -236,7 +246,7 @@ def test_a_consumer_on_the_rules_config_pays_nothing_for_its_producers_block(tmp
     # a record that matched the producer looked cheaper than it was and was taken against a real
     # transform where its output met another's: the tuned ResNet-50's 256->512 1x1/2 conv blocked
     # its output by 32 against its residual's 16, a 1.6 MB transform in front of the add.
-    from topi.config import default_config
+    from tune.autotvm.config import default_config
 
     g = _residual(1, C)
     tasks = _tasks_by_kernel_and_stride(g)
@@ -254,7 +264,7 @@ def test_a_consumer_on_the_rules_config_pays_nothing_for_its_producers_block(tmp
         (x, config_with(x, ic_bn=block, oc_bn=out), 0.8 * t),
     ])
     with autotvm.apply_history_best(str(log)):
-        chosen = tune_layouts(g)
+        chosen = tune_layouts(g, BuildContext.of())
         built = optimize(g, exclude=("fuse_ops",))
     configs = {n.attrs["config"].workload: n.attrs["config"] for n in chosen.nodes if n.op == "conv2d"}
     assert configs[x.workload].values == rule  # 0.2 t saved is less than the transform at the add
@@ -279,8 +289,7 @@ def test_a_winograd_convs_output_block_is_weighed_by_its_tuned_consumers(tmp_pat
     # were weighed as if their data had no block, so a record reading another block cost a
     # transform the pass never counted (the tuned ResNet-50's 512->2048 1x1 convs @7: ic_bn=2
     # after the Winograd 512 @7 blocked by 8).
-    from graph.passes.choose_configs import CONV_TEMPLATE, _out_block, choose_winograd
-    from topi.config import default_config
+    from tune.autotvm.config import default_config
 
     g = _chain_of_two((64, 3), (128, 1))
     tasks = _tasks_by_kernel_and_stride(g)
@@ -289,15 +298,15 @@ def test_a_winograd_convs_output_block_is_weighed_by_its_tuned_consumers(tmp_pat
     log = tmp_path / "r.jsonl"
     write_log(log, [(x1, config_with(x1, **rule), 1.0e-3)])
     with autotvm.apply_history_best(str(log)):
-        winograd = choose_winograd(w.workload)
-        assert winograd is not None
-        block = _out_block(winograd, (CONV_TEMPLATE, *w.workload[1:]))
+        winograd = chosen_implementation((CONV_TEMPLATE, *w.workload[1:]))
+        assert winograd.template == "conv2d_winograd.x86"
+        block = out_block(winograd, HOST)
     assert block
     other = next(bl for bl in (2, 4, 8, 16, 32) if bl != block)
     t = 2.0 * _transform_seconds((1, 64, 8, 8))  # the other config 20% faster: less than the transform
     write_log(log, [(x1, config_with(x1, **rule), t), (x1, config_with(x1, ic_bn=other), 0.8 * t)])
     with autotvm.apply_history_best(str(log)):
-        chosen = tune_layouts(g)
+        chosen = tune_layouts(g, BuildContext.of())
         built = optimize(g, exclude=("fuse_ops",))
     configs = {n.attrs["config"].workload: n.attrs["config"] for n in chosen.nodes if n.attrs.get("config")}
     assert configs[x1.workload].values == rule
@@ -309,8 +318,7 @@ def test_a_winograd_record_is_weighed_with_the_transform_its_input_block_costs(t
     # comes in its producer's block.  ResNet-50's tuned 256 @14 Winograd (cb=16 on data blocked by
     # 32, its output unblocked) ran 0.95 ms in place against the rule's 0.86.  Its records are now
     # weighed like a direct conv's: the rule's config takes the data's block at no cost.
-    from graph.passes.choose_configs import CONV_TEMPLATE, choose_winograd
-    from topi.config import default_config
+    from tune.autotvm.config import default_config
     from topi.x86.conv2d_winograd import TEMPLATE
 
     rng = np.random.default_rng(1)
@@ -326,7 +334,7 @@ def test_a_winograd_record_is_weighed_with_the_transform_its_input_block_costs(t
     log = tmp_path / "r.jsonl"
     write_log(log, [(p, config_with(p, oc_bn=block), 1.0e-3), (w, config_with(w, **rule), t), (w, other, 0.8 * t)])
     with autotvm.apply_history_best(str(log)):
-        assert choose_winograd((CONV_TEMPLATE, *w.workload[1:]))["ku"] == other_ku  # alone, it wins
+        assert chosen_implementation((CONV_TEMPLATE, *w.workload[1:]))["ku"] == other_ku  # alone, it wins
         out = optimize(g, exclude=("fuse_ops",))
         lib = graph.build(g, target="llvm")
     held = [c for c in (n.attrs.get("config") for n in out.nodes) if c is not None and c.template == TEMPLATE]
@@ -345,10 +353,8 @@ def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clea
     # 0.531 with cb=16, the block its data has), and a record that beat it (0.529) ran 0.95 ms in
     # place against the rule's 0.86.  Whole-model tuning measures the rule in every input block
     # (graph.tuning.rule_variants) and a record must beat the fastest of them by the margin.
-    from graph.passes.choose_configs import RECORD_MARGIN, record_candidates, rule_in_block
-    from graph.passes.choose_configs import rule_variants as variants_of
     from graph.tuning import rule_variants
-    from topi.config import default_config
+    from tune.autotvm.config import default_config
 
     g = two_convs()
     (task,) = autotvm.task.extract_from_program(g, target="llvm")
@@ -356,7 +362,7 @@ def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clea
     variants = rule_variants(task)
     values = [{k: getattr(e, "val", e) for k, e in v._entity_map.items()} for v in variants]
     assert values and all(C % v["ic_bn"] == 0 and v["ic_bn"] != rule["ic_bn"] for v in values)
-    assert all(v in variants_of(task.workload) and v == rule_in_block(task.workload, v["ic_bn"]).values
+    assert all(v in variants_of(task.workload, HOST) and v == rule_in_block(task.workload, v["ic_bn"], HOST).values
                for v in values)
     variant = variants[0]
     other = config_with(task, ic_bn=rule["ic_bn"], oc_bn=rule["oc_bn"], unroll_kw=not rule["unroll_kw"])
@@ -367,9 +373,9 @@ def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clea
         (task, other, 0.8e-3 * (1 - RECORD_MARGIN / 2)),  # beats the rule's own block, not the bar
     ])
     with autotvm.apply_history_best(str(log)):
-        rows = record_candidates(task.workload)
+        rows = record_candidates(task.workload, HOST, autotvm.Records.current())
     kept = [values for values, _ in rows]
-    assert len(kept) == 2 and all(v in variants_of(task.workload) for v in kept)
+    assert len(kept) == 2 and all(v in variants_of(task.workload, HOST) for v in kept)
 
 
 def test_a_record_whose_block_pads_the_channels_is_not_deployed_as_another(tmp_path):

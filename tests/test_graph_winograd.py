@@ -14,6 +14,7 @@ from graph.interpreter import interpret
 from graph.ir import GraphBuilder
 from graph.passes import optimize
 from graph.passes.alter_op_layout import count_transforms
+from graph.passes.context import BuildContext
 from topi.x86.conv2d import TEMPLATE as DIRECT
 from topi.x86.conv2d_winograd import TEMPLATE as WINOGRAD
 from tune import autotvm
@@ -34,11 +35,13 @@ def winograd_nodes(g) -> list:
 
 def run_built(g, **build_kw):
     feed = {v.name: rand(*v.shape) for v in g.inputs}
-    m = graph.build(g, **build_kw).create_executor()
+    lib = graph.build(g, **build_kw)
+    m = lib.create_executor()
     m.set_input(**feed)
     m.run()
     want = interpret(g, feed)[0]
     np.testing.assert_allclose(m.get_output(0), want, rtol=1e-3, atol=1e-3 * float(np.abs(want).max()))
+    return lib
 
 
 def test_a_3x3_conv_gets_winograd_with_its_kernel_transform_folded():
@@ -91,16 +94,30 @@ def test_a_kernel_that_is_not_constant_is_transformed_in_a_stage():
     run_built(g)
 
 
-def test_small_strided_or_disabled_convs_stay_direct(monkeypatch):
+def test_small_strided_or_disabled_convs_stay_direct():
     b = GraphBuilder()
     x = b.input("x", (1, 16, 12, 12))
     h = b.op("relu", conv(b, x, 16, name="narrow"))  # 16 channels: below MIN_CHANNELS
     g = b.finish(conv(b, conv(b, h, 64, name="wide"), 64, name="strided", strides=(2, 2)))
     out, _ = laid_out(g)
     assert len(winograd_nodes(out)) == 0  # 'wide' reads 16 channels
-    monkeypatch.setenv("TESSERA_WINOGRAD", "0")
-    out, _ = laid_out(bottleneck())
+    out = optimize(bottleneck(), exclude=("fusion",), context=BuildContext.of(options={"winograd": False}))
     assert not winograd_nodes(out) and ops(out).count("conv2d_NCHWc") == 3
+
+
+def test_a_graph_built_with_winograd_off_by_option_runs_direct_and_matches():
+    def kernel_ops(lib):
+        return [n.op for node in lib.graph.nodes if node.op == "fused" for n in node.attrs["body"].nodes]
+
+    g = bottleneck()
+    direct = kernel_ops(run_built(g, options={"winograd": False}))
+    assert "conv2d_winograd" not in direct and direct.count("conv2d_NCHWc") == 3
+    assert "conv2d_winograd" in kernel_ops(run_built(g))  # the default: the 3x3 conv as Winograd
+
+
+def test_an_unknown_build_option_names_the_allowed_ones():
+    with pytest.raises(ValueError, match=r"unknown build option\(s\) \['winogard'\]; allowed: \['winograd'\]"):
+        graph.build(bottleneck(), options={"winogard": False})
 
 
 def record(template, key, cost, index=None):

@@ -17,7 +17,8 @@ import te
 import topi
 import topi.testing as T
 from codegen.target import Target
-from topi.config import Config, vector_lanes
+from tune.autotvm.config import Config
+from topi.config import vector_lanes
 from topi.nn.batch_matmul import batch_matmul
 from topi.nn.pooling import adaptive_pool, pool1d, pool2d
 from topi.x86.batch_matmul import default_batch_matmul_config, schedule_batch_matmul

@@ -23,17 +23,10 @@ import te
 import topi
 import topi.testing as T
 from codegen.target import Target
-from topi.config import (
-    TEMPLATES,
-    Config,
-    config_space,
-    default_config,
-    dispatch,
-    divisors,
-    largest_divisor,
-    make_config,
-    sample_config,
-)
+from tune.autotvm.config import Config, config_space, default_config, make_config, sample_config
+from tune.autotvm.task import rule_names
+from tune.autotvm.dispatch import ApplyChoices
+from topi.config import divisors, largest_divisor
 from topi.x86 import conv2d as x86conv
 from topi.x86 import dense as x86dense
 from topi.x86.conv_direct import direct_workload
@@ -65,7 +58,7 @@ def _samples(workload, seed: int) -> list:
 
 # ------------------------------------------------- random legal configs ---
 def test_every_template_is_sampled_below():
-    assert set(TEMPLATES) >= {"conv2d_NCHWc.x86", "conv_direct.x86", "depthwise_conv2d_nchw.x86",
+    assert set(rule_names()) >= {"conv2d_NCHWc.x86", "conv_direct.x86", "depthwise_conv2d_nchw.x86",
                               "depthwise_conv2d_nhwc.x86", "dense.x86", "dense_pack.x86", "batch_matmul.x86",
                               "pool.x86", "softmax.x86", "reduce.x86", "injective.x86"}
 
@@ -244,7 +237,7 @@ def test_workload_key_is_the_same_in_compute_schedule_and_dispatch():
         seen.append(workload)
         return {"ow_bn": 2} if workload == KEY else None
 
-    with dispatch(records):
+    with ApplyChoices(records):
         C2 = x86conv.conv2d_nchw_x86(A, W, 1, 1, 1)
         s = x86conv.schedule_conv2d_nchw(C2)
     with Target(AVX512):
@@ -268,8 +261,11 @@ def test_choose_configs_stores_one_config_per_node_and_keys_differ():
     y = b.op("relu", b.op("conv2d", x, w, padding=(1, 1, 1, 1)))
     p = b.op("pool2d", y, pool_type="max", kernel=(3, 3), strides=(2, 2), padding=(1, 1, 1, 1))
     g = b.finish(b.op("dense", b.op("reshape", p, newshape=(1, 32 * 7 * 7)), b.const(_np((10, 1568), 25), "fc")))
-    g2 = choose_configs(g)  # for the host target, whose kernels this test runs
-    assert choose_configs(g2) is g2  # idempotent
+    from graph.passes.context import BuildContext
+
+    context = BuildContext.of()  # the host target, whose kernels this test runs
+    g2 = choose_configs(g, context)
+    assert choose_configs(g2, context) is g2  # idempotent
     configs = {n.op: n.attrs["config"] for n in g2.nodes if "config" in n.attrs}
     assert set(configs) == {"conv2d", "pool2d", "dense"}
     conv = next(n for n in g2.nodes if n.op == "conv2d")
@@ -286,7 +282,7 @@ def test_choose_configs_stores_one_config_per_node_and_keys_differ():
 
     key1, text1 = conv_group_key(2)
     other = lambda wl, t: {"ow_bn": 2} if wl[0] == "conv2d_NCHWc.x86" else None
-    with dispatch(other):
+    with ApplyChoices(other):
         key2, text2 = conv_group_key(2)
         lib = graph.build(g)
     assert key1 != key2 and "ow_bn=2" in text2 and f"ow_bn={rule['ow_bn']}" in text1
@@ -370,19 +366,21 @@ def test_input_block_config_rolls_the_kernel_columns_past_one_vector():
         x86conv.input_block_config(key, 24)  # not a divisor of 512: refused, not repaired
 
 
-def test_choose_configs_reads_the_producers_block_with_the_rules_other_knobs(monkeypatch):
+def test_choose_configs_reads_the_producers_block_with_the_rules_other_knobs():
     """AVX2: a 1x1 conv writes 16-channel blocks; the direct 3x3 conv after it reads them as they
     are (ic_bn=16, no layout transform), its kernel columns rolled (input_block_config)."""
     from graph import GraphBuilder
     from graph.passes.choose_configs import choose_configs, node_workload
 
-    monkeypatch.setenv("TESSERA_WINOGRAD", "0")  # the 3x3 conv direct
+    from graph.passes.context import BuildContext
+
     b = GraphBuilder()
     x = b.input("x", (1, 256, 7, 7))
     mid = b.op("relu", b.op("conv2d", x, b.const(_np((512, 256, 1, 1), 27), "w1")))
     g = b.finish(b.op("conv2d", mid, b.const(_np((512, 512, 3, 3), 28), "w2"), padding=(1, 1, 1, 1)))
     with Target(AVX2):
-        first, second = [n for n in choose_configs(g).nodes if n.op == "conv2d"]
+        context = BuildContext.of(options={"winograd": False})  # the 3x3 conv direct
+        first, second = [n for n in choose_configs(g, context).nodes if n.op == "conv2d"]
         rule = default_config(node_workload(second))
     assert first.attrs["config"]["oc_bn"] == 16 and rule["ic_bn"] == 8 and rule["unroll_kw"]
     assert second.attrs["config"].values == {**rule.values, "ic_bn": 16, "unroll_kw": False}

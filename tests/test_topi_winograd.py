@@ -8,7 +8,8 @@ from helpers import check_build
 
 import te
 import topi.testing as T
-from topi.config import make_config, sample_config, vector_lanes
+from tune.autotvm.config import make_config, sample_config
+from topi.config import vector_lanes
 from topi.nn.winograd import (
     winograd_kernel_shape,
     winograd_kernel_transform,
@@ -144,7 +145,7 @@ def test_rule_fuses_unless_the_transformed_kernel_is_too_large():
 
 
 def test_fusing_over_a_large_transformed_kernel_is_refused():
-    from topi.config import config_space
+    from tune.autotvm.config import config_space
 
     big = winograd_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1,) * 4, (1, 1))
     assert config_space(big)["rows"] == [0]  # even F(2x2)'s kernel is 16 MiB
@@ -362,7 +363,7 @@ def test_the_stages_apart_form_is_refused_where_fusing_is_legal(monkeypatch):
     cannot price: refused (named) where the kernel fits and each thread gets a block of tile
     rows; legal with more threads than tile rows, or a kernel too large to fuse."""
     import topi.x86.conv2d_winograd as W
-    from topi.config import config_space
+    from tune.autotvm.config import config_space
 
     for c, h in ((64, 56), (128, 28), (256, 14)):  # ResNet's fusible layers
         key = winograd_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1,) * 4, (1, 1))
@@ -382,7 +383,7 @@ def test_a_task_is_defined_on_the_rules_values_where_the_knobs_first_choices_are
     (``extract_from_program`` raised on VGG-19, AlexNet and ZFNet)."""
     import topi.x86.conv2d_winograd as W
     import topi.x86.templates  # noqa: F401  (registers the templates)
-    from topi.config import config_space
+    from tune.autotvm.config import config_space
     from tune import autotvm
 
     monkeypatch.setattr(W, "_threads", lambda: 2)

@@ -21,7 +21,7 @@ from graph.ir import GraphBuilder
 from graph.passes.fuse_activation import fuse_activation
 from graph.passes.fuse_attention import fuse_attention
 from graph.passes.fuse_layer_norm import fuse_layer_norm
-from topi.config import make_config
+from tune.autotvm.config import make_config
 from topi.nn.activation import gelu_tanh, silu
 from topi.nn.attention import attention, attention_workload
 from topi.nn.layer_norm import layer_norm, rms_norm

@@ -30,8 +30,6 @@ import os
 import warnings
 from collections.abc import Callable
 
-from codegen.target import create
-
 from tune.errors import RecordError
 from tune.measure.measure import MeasureInput, MeasureResult
 
@@ -50,6 +48,8 @@ def register_kind(field: str, candidate_type: type, make_input: Callable) -> Non
 
 def target_key(target) -> str:
     """The canonical target text records carry: CPU name and every enabled feature."""
+    from codegen.target import create  # on use: codegen loads LLVM, and topi's operators load without it
+
     return str(create(target))
 
 

@@ -15,6 +15,7 @@ from graph.ops.registry import COMM_REDUCE, OPAQUE, OUT_ELEMWISE_FUSABLE, defaul
 from topi.nn.conv2d import out_size
 from topi.x86 import conv2d as x86conv
 from topi.x86 import dense as x86dense
+from tune.autotvm.config import choose_config
 
 
 def _conv_args(a):
@@ -69,7 +70,7 @@ def conv_config(data_shape, kernel_shape, a):
     """The config of a conv2d node: its ``config`` attr, else the one chosen for its workload."""
     if a.get("config") is not None:
         return a["config"]
-    return topi.config.choose_config(conv2d_key(data_shape, kernel_shape, a))
+    return choose_config(conv2d_key(data_shape, kernel_shape, a))
 
 
 def group_conv_blocks(data_shape, kernel_shape, a) -> tuple | None:

@@ -51,6 +51,7 @@ from graph.ir import Graph
 from graph.passes.alter_conv_layout import alter_conv_layout
 from graph.passes.alter_op_layout import alter_op_layout
 from graph.passes.choose_configs import choose_configs
+from graph.passes.context import BuildContext
 from graph.passes.database import Pass, PassDatabase, PassProfile, PassStats  # noqa: F401
 from graph.passes.eliminate_dead_code import eliminate_dead_code
 from graph.passes.fold_constants import fold_constants
@@ -68,11 +69,11 @@ OPTDB.register("simplify_inference", simplify_inference, 30, ("simplify",), opt_
 OPTDB.register("simplify_arithmetic", simplify_arithmetic, 35, ("simplify",), opt_level=1)
 OPTDB.register("fold_constants", fold_constants, 40, ("fold",), opt_level=0)
 OPTDB.register("fold_scale_into_conv", fold_scale_into_conv, 50, ("fold",), opt_level=2)
-OPTDB.register("tune_layouts", tune_layouts, 54, ("config",), opt_level=2)
-OPTDB.register("choose_configs", choose_configs, 55, ("config",), opt_level=2)
+OPTDB.register("tune_layouts", tune_layouts, 54, ("config",), opt_level=2, context=True)
+OPTDB.register("choose_configs", choose_configs, 55, ("config",), opt_level=2, context=True)
 OPTDB.register("alter_op_layout", alter_op_layout, 58, ("layout",), opt_level=2)
 OPTDB.register("alter_conv_layout", alter_conv_layout, 60, ("layout",), opt_level=2)
-OPTDB.register("choose_configs_late", choose_configs, 65, ("config",), opt_level=2)
+OPTDB.register("choose_configs_late", choose_configs, 65, ("config",), opt_level=2, context=True)
 OPTDB.register("fold_constants_late", fold_constants, 70, ("fold",), opt_level=0)
 OPTDB.register("merge_common_subexpressions_late", merge_common_subexpressions, 75, ("cleanup",), opt_level=1)
 OPTDB.register("fuse_ops", fuse_ops, 80, ("fusion",), opt_level=1)
@@ -85,10 +86,13 @@ def optimize(
     include: Iterable[str] = (),
     exclude: Iterable[str] = (),
     profile: PassProfile | None = None,
+    context: BuildContext | None = None,
 ) -> Graph:
     """Run the passes of ``OPTDB`` that ``opt_level``, ``include`` and ``exclude`` select.
 
     Returns ``graph`` itself when no pass changed it; ``profile`` (a
     ``PassProfile``) accumulates time, node counts and times applied per pass.
+    ``context``: the target, records and options the config passes choose with (default: the
+    current target, the records of the user's ``apply_history_best``, default options).
     """
-    return OPTDB.run(graph, opt_level, include, exclude, profile)
+    return OPTDB.run(graph, opt_level, include, exclude, profile, context or BuildContext.of())

@@ -37,7 +37,7 @@ def group_convertible(node) -> bool:
     (ShuffleNet's 136 a group: 8; 544 -> 544 at 7x7 by 16 across groups, 75 us, by 8: 116 us): it becomes
     ``group_conv2d_NCHWc``, blocks of a vector spanning groups."""
     from graph.passes.alter_conv_layout import conv_blocks
-    from topi.config import current_target
+    from tune.autotvm.config import current_target
 
     groups = node.attrs.get("groups", 1)
     if node.op != "conv2d" or len(node.inputs) != 2 or groups == 1 or not _constant_kernel(node):
@@ -57,7 +57,7 @@ def depthwise_convertible(node) -> bool:
 
 def group_conv(node, ins: list, lay: Layouts) -> tuple | None:
     """``conv2d`` (grouped) -> ``group_conv2d_NCHWc``; its data's block is kept when it divides IC."""
-    from topi.config import choose_config, make_config
+    from tune.autotvm.config import choose_config, make_config
     from topi.x86.group_conv2d import group_conv2d_workload, pack_group_kernel_numpy
 
     if not group_convertible(node):

@@ -47,6 +47,7 @@ class Pass:
     position: float
     tags: tuple = ()
     opt_level: int = 2
+    takes_context: bool = False  # fn(graph, context): it decides with the build's target, records, options
 
     def matches(self, keys: frozenset) -> bool:
         """Whether ``keys`` (names and tags) names this pass or one of its tags."""
@@ -166,12 +167,14 @@ class PassDatabase:
         position: float | None = None,
         tags: Iterable[str] = (),
         opt_level: int = 2,
+        context: bool = False,
     ):
-        """Add a pass; without ``fn`` returns a decorator.  Names are unique."""
+        """Add a pass; without ``fn`` returns a decorator.  Names are unique.  ``context``: ``fn``
+        takes the build's ``BuildContext`` as its second argument."""
         if fn is None:
 
             def decorate(f: Callable) -> Callable:
-                self.register(name, f, position, tags, opt_level)
+                self.register(name, f, position, tags, opt_level, context)
                 return f
 
             return decorate
@@ -190,7 +193,7 @@ class PassDatabase:
                 f"{self.name}: register {name!r}: fn is {type(fn).__name__}, expected a "
                 f"Graph -> Graph function"
             )
-        p = Pass(name, fn, position, tuple(tags), int(opt_level))
+        p = Pass(name, fn, position, tuple(tags), int(opt_level), bool(context))
         self._passes[name] = p
         return p
 
@@ -233,14 +236,16 @@ class PassDatabase:
         include: Iterable[str] = (),
         exclude: Iterable[str] = (),
         profile: PassProfile | None = None,
+        context=None,
     ) -> Graph:
-        """Run the selected passes in order; returns ``graph`` itself when none changed it."""
+        """Run the selected passes in order; returns ``graph`` itself when none changed it.
+        ``context``: the ``BuildContext`` passes registered with ``context=True`` get."""
         trace = os.environ.get("TESSERA_PRINT_GRAPH_PASSES", "") not in ("", "0")
         if profile is not None:
             profile.runs += 1
         for p in self.select(opt_level, include, exclude):
             t0 = time.perf_counter()
-            new = p.fn(graph)
+            new = p.fn(graph, context) if p.takes_context else p.fn(graph)
             dt = time.perf_counter() - t0
             if not isinstance(new, Graph):
                 raise TypeError(f"graph pass {p.name!r} returned {type(new).__name__}, expected a Graph")

@@ -12,6 +12,7 @@ from graph.ir import Graph, Value, constant_node, make_node
 from graph.ops import get_op
 from graph.ops.layout import blocked_layout
 from graph.ops.registry import ELEMWISE
+from topi.config import vector_lanes
 
 # Broadcast binaries that are elementwise once their operands share a layout.
 BINARY_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "prelu")
@@ -106,7 +107,7 @@ def convertible(node) -> bool:
     return conv_blocks(node) is not None or is_winograd(node)
 
 
-def concat_block(blocks: list, channels: list, dtype: str = "float32") -> int:
+def concat_block(blocks: list, channels: list, dtype: str = "float32", target=None) -> int:
     """The channel block of a concatenation along the channels of inputs blocked by ``blocks``
     (0: plain) with ``channels`` each, or 0 (it runs in NCHW: a plain input).
 
@@ -116,22 +117,21 @@ def concat_block(blocks: list, channels: list, dtype: str = "float32") -> int:
     16) ++ (24 by 24): both by 8, rather than both to NCHW).  ``choose_configs`` and
     ``alter_op_layout`` both ask here, so a conv after the concat reads its block: DenseNet's
     running concat of a 16-channel-block value and an 8-channel-block conv (AVX2, 7x7) kept
-    16 and made two transforms a layer, 32 in all; it now stays by 8 after one::
+    16 and made two transforms a layer; it now stays by 8 after one (``target``: whose lanes the
+    rule's ``ic_bn`` is; default the current one)::
 
         before:  %c = concatenate(%a (by 16), layout_transform(%b, NCHW8c -> NCHW16c))
                  %y = conv2d_NCHWc(layout_transform(relu(%c), NCHW16c -> NCHW8c))   # ic_bn = 8
         after:   %c = concatenate(layout_transform(%a, NCHW16c -> NCHW8c), %b (by 8))
                  %y = conv2d_NCHWc(relu(%c))                                      # ic_bn = 8
     """
-    from topi.config import vector_lanes
-
     if not blocks or not all(blocks):
         return 0
     fits = [b for b in blocks if all(c % b == 0 for c in channels)]
     if not fits:
         common = math.gcd(*blocks, *channels)
         return common if common >= 8 else 0
-    preferred = min(16, vector_lanes(dtype))
+    preferred = min(16, vector_lanes(dtype, target))
     return max(set(fits), key=lambda b: (fits.count(b), b == preferred, b))
 
 

@@ -38,27 +38,19 @@ config, whose output block its consumers still weigh.  Outside
 from __future__ import annotations
 
 from graph.ir import Graph, make_node, rebuild
-from graph.passes.choose_configs import (
-    CONV_TEMPLATE,
-    INPUT_BLOCK_KNOB,
-    RECORD_MARGIN,
-    _keeps_channels,
-    _out_block,
-    choose_winograd,
-    node_workload,
-    record_candidates,
-    rule_in_block,
-    rule_variants,
-)
+from graph.passes.choose_configs import keeps_channels, node_workload
+from graph.passes.context import BuildContext
+from tune.autotvm.choose import RECORD_MARGIN, choose, out_block, record_candidates, rule_in_block, rule_variants
+from tune.autotvm.config import make_config, rule_of
 
 # Effective speed of a standalone layout transform (read + write) on this class of machine.
 TRANSFORM_BYTES_PER_S = 8e9
 MAX_SWEEPS = 20
 
 
-def _blocks(cfg) -> tuple:
+def _blocks(cfg, target) -> tuple:
     """``(input block, output block)`` of a conv config in the blocked layout (0: NCHW output)."""
-    return cfg[INPUT_BLOCK_KNOB[cfg.template]], _out_block(cfg, cfg.workload)
+    return cfg[rule_of(cfg.template).input_knob], out_block(cfg, target)
 
 
 def _transform_seconds(value) -> float:
@@ -80,7 +72,7 @@ def _sources(graph: Graph, tuned: dict) -> tuple:
             continue
         merged = [sources[v.name] for v in ins if v.name in sources and len(v.shape) in (4, 5)
                   and (node.op in ("concatenate", "pool2d") or tuple(v.shape) == tuple(node.outputs[0].shape))]
-        keeps = node.op == "concatenate" and node.attrs.get("axis") == 1 or _keeps_channels(node, ins)
+        keeps = node.op == "concatenate" and node.attrs.get("axis") == 1 or keeps_channels(node, ins)
         if not keeps or not merged:
             continue
         for a, b in zip(merged, merged[1:]):
@@ -92,10 +84,11 @@ def _sources(graph: Graph, tuned: dict) -> tuple:
     return sources, meets
 
 
-def tune_layouts(graph: Graph) -> Graph:
+def tune_layouts(graph: Graph, context: BuildContext) -> Graph:
     """Store the graph-best record config on every tuned convolution (see the module doc)."""
-    from topi.config import make_config
-
+    target, records = context.target, context.records
+    if not records.contexts:
+        return graph
     keys: dict = {}  # node name -> the workload key its configs are of (direct or Winograd)
     options: dict = {}  # node name -> [(values, seconds), ...]: the configs to choose from
     fixed: set = set()  # Winograd convs without records: the rule's config, which no choice here moves
@@ -103,29 +96,29 @@ def tune_layouts(graph: Graph) -> Graph:
         if node.op != "conv2d" or node.attrs.get("config") is not None:
             continue
         key = node_workload(node)
-        if key is None or key[0] != CONV_TEMPLATE:
+        if key is None or rule_of(key[0]).input_knob is None:
             continue
-        winograd = choose_winograd(key)  # the records of both templates (or the rule) decide which
-        if winograd is not None:
-            rows = record_candidates(winograd.workload)
+        chosen = choose(key, target, records, context.options)  # the records of both implementations (or the rule)
+        if chosen.template != key[0]:  # the other implementation (Winograd)
+            rows = record_candidates(chosen.workload, target, records)
             if not rows:
-                rows = [(winograd.values, 0.0)]
+                rows = [(chosen.values, 0.0)]
                 fixed.add(node.name)
-            keys[node.name], options[node.name] = winograd.workload, rows
+            keys[node.name], options[node.name] = chosen.workload, rows
             continue
-        rows = record_candidates(key)
+        rows = record_candidates(key, target, records)
         if len(rows) > 0:
             keys[node.name], options[node.name] = key, rows
     if len(fixed) == len(options):
         return graph
     sources, meets = _sources(graph, options)
-    variants = {name: rule_variants(key) for name, key in keys.items()}  # the rule's own first
+    variants = {name: rule_variants(key, target) for name, key in keys.items()}  # the rule's own first
     for node in graph.nodes:  # data no tuned conv blocks: only the rule's config follows its block
         if node.name in options and not sources.get(node.inputs[0].name) and node.name not in fixed:
             rows = [row for row in options[node.name] if row[0] not in variants[node.name][1:]]
             options[node.name] = rows or options[node.name]
-    configs = {name: [make_config(keys[name], values) for values, _ in rows] for name, rows in options.items()}
-    blocks = {name: [_blocks(cfg) for cfg in cfgs] for name, cfgs in configs.items()}
+    configs = {name: [make_config(keys[name], values, target) for values, _ in rows] for name, rows in options.items()}
+    blocks = {name: [_blocks(cfg, target) for cfg in cfgs] for name, cfgs in configs.items()}
     edges: dict = {name: [] for name in options}  # name -> [(other, my side, other side, seconds)]
     for node in graph.nodes:
         if node.name not in options:
@@ -151,7 +144,7 @@ def tune_layouts(graph: Graph) -> Graph:
     def takes(name: str, k: int, block) -> bool:
         """Whether config ``k`` of conv ``name`` reads data blocked by ``block`` as it is."""
         return blocks[name][k][0] == block or (
-            follows[name][k] and block not in measured[name] and rule_in_block(keys[name], block) is not None)
+            follows[name][k] and block not in measured[name] and rule_in_block(keys[name], block, target) is not None)
 
     def free(name: str, k: int, side: int, other: str, other_side: int) -> bool:
         """Whether the value between ``name`` (config ``k``) and ``other`` needs no transform: the

@@ -1,12 +1,12 @@
 """topi.x86: tuned CPU schedules.
 
-Each schedule reads every choice it makes from a ``topi.config.Config`` of
+Each schedule reads every choice it makes from a ``tune.autotvm.config.Config`` of
 named knobs for its workload key (``*_workload``; templates ``conv2d_NCHWc.x86``,
 ``conv_direct.x86``, ``depthwise_conv2d_{nchw,nhwc}.x86``, ``dense.x86``,
 ``dense_pack.x86``, ``batch_matmul.x86``, ``pool.x86``, ``softmax.x86``,
 ``reduce.x86``, ``injective.x86``); ``default_*_config`` gives the chosen
 config (a dispatch context's, else the rule default for
-``codegen.target.Target.current()``) and ``topi.config.config_space`` the
+``codegen.target.Target.current()``) and ``tune.autotvm.config.config_space`` the
 candidates a tuner may try.  Every module imports the target lazily: topi
 loads without LLVM.
 """
@@ -36,6 +36,6 @@ from topi.x86.injective import (  # noqa: F401
 )
 from topi.x86.reduction import schedule_reduce, default_reduce_config  # noqa: F401
 from topi.x86.conv2d_winograd import (  # noqa: F401
-    conv2d_winograd_x86, schedule_conv2d_winograd, default_winograd_config, choose_conv2d_algorithm,
+    conv2d_winograd_x86, schedule_conv2d_winograd, default_winograd_config,
 )
 from topi.x86 import templates  # noqa: F401,E402  (registers the AutoTVM templates: conv2d_NCHWc.x86, dense_pack.x86, ...)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import te
 from topi import tag as tags
-from topi.config import Config, choose_config, register_template
+from tune.autotvm.config import Config, choose_config, register_rule
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_int
 
@@ -53,7 +53,7 @@ def attention_constraint(workload: tuple, values: dict) -> str | None:
     return None
 
 
-register_template(
+register_rule(
     TEMPLATE,
     attention_space,
     attention_rule,

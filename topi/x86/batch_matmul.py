@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from topi import tag as tags
-from topi.config import Config, choose_config, register_template
+from tune.autotvm.config import Config, choose_config, register_rule
 from topi.x86.dense import _schedule, dense_rule, dense_space, dense_workload
 
 TEMPLATE = "batch_matmul.x86"
-register_template(TEMPLATE, dense_space, dense_rule, doc="batch_matmul: the dense kernel per slice")
+register_rule(TEMPLATE, dense_space, dense_rule, doc="batch_matmul: the dense kernel per slice")
 
 
 def default_batch_matmul_config(batch: int, M: int, N: int, K: int, dtype: str = "float32") -> Config:

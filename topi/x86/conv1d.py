@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import te
-from topi.config import Config
+from tune.autotvm.config import Config
 from topi.x86.conv_direct import _outs, default_direct_config, schedule_direct
 
 

@@ -22,16 +22,8 @@ from __future__ import annotations
 
 import te
 from topi import tag
-from topi.config import (
-    Config,
-    choose_config,
-    current_target,
-    divisors,
-    largest_divisor,
-    make_config,
-    max_accumulators,
-    register_template,
-)
+from tune.autotvm.config import Config, choose_config, current_target, make_config, register_rule
+from topi.config import divisors, largest_divisor, max_accumulators
 from topi.nn.conv2d import _spatial, nchwc_conv
 from topi.utils import find_anchor, get_const_tuple
 from topi.x86.conv_direct import schedule_direct
@@ -266,8 +258,22 @@ def wide_tile_columns(target) -> tuple:
     return (6, 5) if max_accumulators(target) < 16 else ()
 
 
-register_template(TEMPLATE, conv2d_space, conv2d_rule, doc="blocked NCHW[x]c conv2d (conv2d_nchw_x86)",
-                  legacy={"flat": False})  # records before the flattened plane ran its rows
+def conv2d_deployable(workload: tuple, values: dict) -> bool:
+    """Whether a graph runs ``values`` as measured: the blocked layout keeps no zero-padded
+    channels, so the output block must divide each group's output channels (the template also
+    measures blocks that pad them, which the layout pass would lower to a divisor)."""
+    return (workload[2][0] // workload[6]) % values["oc_bn"] == 0
+
+
+def conv2d_out_block(cfg: Config, target=None) -> int:
+    """The channel block of the conv's output in a graph's blocked layout (0: NCHW)."""
+    return cfg["oc_bn"] if conv2d_deployable(cfg.workload, cfg.values) else 0
+
+
+register_rule(TEMPLATE, conv2d_space, conv2d_rule, doc="blocked NCHW[x]c conv2d (conv2d_nchw_x86)",
+              legacy={"flat": False},  # records before the flattened plane ran its rows
+              input_knob="ic_bn", in_block=lambda workload, block, target: conv2d_rule(workload, target, block),
+              out_block=conv2d_out_block, deployable=conv2d_deployable)
 
 
 def conv2d_blockable(workload: tuple, target=None) -> bool:

@@ -28,7 +28,7 @@ inner tiles run unguarded and nothing is copied first::
 from __future__ import annotations
 
 import te
-from topi.config import Config
+from tune.autotvm.config import Config
 from topi.nn.conv2d import group_conv2d_nchw
 from topi.nn.pad import pad_spatial
 from topi.utils import get_const_tuple

@@ -5,7 +5,7 @@ at the root (parallel), then the direct register-tiled NCHW conv schedule
 from __future__ import annotations
 
 import te
-from topi.config import Config
+from tune.autotvm.config import Config
 from topi.x86.conv_direct import default_direct_config, schedule_direct
 
 

@@ -42,18 +42,12 @@ from __future__ import annotations
 import math
 
 import te
-from topi.config import (
-    YMM_GEMM_TILE,
-    Config,
-    choose_config,
-    current_target,
-    max_accumulators,
-    recorded_config,
-    register_template,
-)
+from topi.config import YMM_GEMM_TILE, max_accumulators
+from topi.x86.conv2d import TEMPLATE as DIRECT
 from topi.nn.winograd import (TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw, winograd_geometry,
                                winograd_kernel_shape, winograd_slots)
 from topi.utils import find_anchor, get_const_tuple
+from tune.autotvm.config import Config, choose_config, current_target, register_rule
 
 TEMPLATE = "conv2d_winograd.x86"
 ROWS = (0, 1, 2, 4, 7)  # knob ``rows``: 0 runs the stages apart, else tile rows per fused block
@@ -244,67 +238,21 @@ def winograd_constraint(workload: tuple, values: dict) -> str | None:
     return None
 
 
-register_template(TEMPLATE, winograd_space, winograd_rule, winograd_constraint,
-                  doc="Winograd F(m x m, 3x3) conv2d (conv2d_winograd_x86)",
-                  legacy={"rows": 0})  # records before the fused schedule ran the stages apart
-
-
 def default_winograd_config(workload: tuple, target=None) -> Config:
-    """The chosen config of a winograd workload (dispatch context, else :func:`winograd_rule`)."""
+    """The config of a Winograd workload outside a graph (an ``ApplyChoices`` answer, else
+    :func:`winograd_rule`)."""
     return choose_config((TEMPLATE, *tuple(workload)[1:]), target)
 
 
-# Without records, Winograd is preferred where both input and output channels reach this
-# (ResNet's 3x3 layers, 64..512 channels, measured 1.5x-2x faster than the direct
-# template's rule default, benchmarks/topi_winograd.py).  Not measured below: there the
-# products, which Winograd makes cheaper, shrink while the transforms do not.
+# Without records, a graph runs a 3x3 conv as Winograd where both channel counts reach this
+# (ResNet's 3x3 layers, 64..512 channels: benchmarks/topi_winograd.py); below it the products,
+# which Winograd makes cheaper, shrink while the transforms do not.
 MIN_CHANNELS = 64
 
 
-def _record_cost(workload: tuple, target) -> float | None:
-    """Seconds (``MeasureResult.cost``) of the best record of ``workload`` for ``target`` in the innermost
-    ``apply_history_best`` context that holds one (None: no record)."""
-    from tune.autotvm.dispatch import _stack, target_key
-
-    key = target_key(target)
-    for ctx in reversed(_stack()):
-        hit = getattr(ctx, "best", {}).get((key, tuple(workload)))
-        if hit is not None:
-            return hit[1].cost
-    return None
-
-
-def choose_conv2d_algorithm(conv_key: tuple, target=None) -> Config:
-    """The config of the implementation a conv2d should run: direct (``conv2d_NCHWc.x86``)
-    or Winograd (``conv2d_winograd.x86``), per layer.
-
-    ``conv_key`` is a ``topi.x86.conv2d.conv2d_workload`` key.  A convolution Winograd
-    cannot run (not 3x3 stride 1, grouped, dilated, not float32) gets the direct config.
-    Otherwise, when the records of the innermost ``apply_history_best`` hold both
-    workloads, the faster record's template wins; else the rule picks: Winograd when input
-    and output channels are at least ``MIN_CHANNELS``.  A record of only one template tunes
-    that template but does not switch a layer to it: a log of direct records alone (a tune
-    restricted to the direct template, or stopped by its budget before the Winograd tasks)
-    built ResNet-50 with direct 3x3 convs, 63.7 against the rule's 46.0 ms.  The chosen template's config is returned: its record's, else
-    ``topi.config.choose_config``'s (a topi dispatch context's or the rule's);
-    its ``template`` names the implementation, and it is what a graph's
-    ``choose_configs`` would store on the node.
-    """
-    from topi.x86.conv2d import TEMPLATE as DIRECT
-
-    target = target or current_target()
-    conv_key = (DIRECT, *tuple(conv_key)[1:])
-    wino_key = (TEMPLATE, *conv_key[1:])
-    if not winograd_applicable(conv_key):
-        return choose_config(conv_key, target)
-    direct_cost, wino_cost = _record_cost(conv_key, target), _record_cost(wino_key, target)
-    if direct_cost is not None and wino_cost is not None:
-        use_winograd = wino_cost < direct_cost
-    else:  # records of one implementation tune it; they do not say it beats the other
-        use_winograd = min(conv_key[2][0], conv_key[2][1]) >= MIN_CHANNELS
-    key = wino_key if use_winograd else conv_key
-    cfg = recorded_config(key, target)  # the record's config (topi's own dispatch contexts next)
-    return cfg if cfg is not None else choose_config(key, target)
+def winograd_preferred(workload: tuple) -> bool:
+    """Whether a graph runs the conv ``workload`` as Winograd when no records compare the two."""
+    return min(workload[2][0], workload[2][1]) >= MIN_CHANNELS
 
 
 def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
@@ -314,8 +262,6 @@ def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
     K, else their largest common divisor when it is whole vectors (``bn`` 24 on K 256: 8,
     where NCHW output made ResNet-50's next 1x1 conv pack its input in the kernel, 1.08x
     slower in place), else 0 (NCHW output)."""
-    from topi.x86.conv2d import TEMPLATE as DIRECT
-
     k = workload[2][0]
     try:
         direct = choose_config((DIRECT, *tuple(workload)[1:]), target)["oc_bn"]
@@ -327,6 +273,14 @@ def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
         if ob and k % ob == 0 and cfg["bn"] % ob == 0:
             return ob
     return 0
+
+
+
+register_rule(TEMPLATE, winograd_space, winograd_rule, winograd_constraint,
+              doc="Winograd F(m x m, 3x3) conv2d (conv2d_winograd_x86)",
+              legacy={"rows": 0},  # records before the fused schedule ran the stages apart
+              input_knob="cb", out_block=lambda cfg, target: winograd_out_block(cfg.workload, cfg, target),
+              implements=DIRECT, applicable=winograd_applicable, preferred=winograd_preferred, option="winograd")
 
 
 def conv2d_winograd_x86(data: te.Tensor, kernel: te.Tensor, padding, out_dtype: str | None = None,
@@ -521,5 +475,5 @@ def schedule_conv2d_winograd(outs, cfg: Config | None = None):
     return s
 
 
-__all__ = ["MIN_CHANNELS", "TEMPLATE", "choose_conv2d_algorithm", "conv2d_winograd_x86", "default_winograd_config", "schedule_conv2d_winograd",
-           "winograd_applicable", "winograd_out_block", "winograd_workload"]
+__all__ = ["MIN_CHANNELS", "TEMPLATE", "conv2d_winograd_x86", "default_winograd_config", "schedule_conv2d_winograd",
+           "winograd_applicable", "winograd_out_block", "winograd_preferred", "winograd_workload"]

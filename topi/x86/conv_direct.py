@@ -9,7 +9,8 @@ is ``("conv_direct.x86", op name, channels_last, output shape, dtype)``.
 from __future__ import annotations
 
 import te
-from topi.config import Config, choose_config, largest_divisor, register_template
+from tune.autotvm.config import Config, choose_config, register_rule
+from topi.config import largest_divisor
 from topi.utils import find_anchor, get_const_tuple
 
 TEMPLATE = "conv_direct.x86"
@@ -54,7 +55,7 @@ def direct_rule(workload: tuple, target) -> dict:
     return {"fb": min(fb, MAX_BLOCK), "xb": min(xb, MAX_BLOCK), "unroll": True}
 
 
-register_template(TEMPLATE, direct_space, direct_rule, doc="direct register-tiled conv (NCHW/NHWC, conv1d, transpose)")
+register_rule(TEMPLATE, direct_space, direct_rule, doc="direct register-tiled conv (NCHW/NHWC, conv1d, transpose)")
 
 
 def default_direct_config(out_shape: tuple, channels_last: bool, workload: str = "conv_direct",

@@ -39,7 +39,8 @@ import te
 from te import expr as E
 from topi import tag as tags
 from topi.accumulate import accumulate_dtype, key_dtype
-from topi.config import Config, choose_config, current_target, gemm_tile, register_template
+from tune.autotvm.config import Config, choose_config, current_target, register_rule
+from topi.config import gemm_tile
 from topi.generic.nn import default_schedule
 from topi.utils import find_anchor, get_const_int, shape_str
 
@@ -72,7 +73,7 @@ def dense_rule(workload: tuple, target) -> dict:
     return {"vk": 8, "mr": 4, "nr": 3, "nb": 48}
 
 
-register_template(TEMPLATE, dense_space, dense_rule, doc="dense / matmul dot-product kernel")
+register_rule(TEMPLATE, dense_space, dense_rule, doc="dense / matmul dot-product kernel")
 
 
 def default_dense_config(M: int, N: int, K: int, dtype: str = "float32") -> Config:
@@ -230,7 +231,7 @@ def dense_pack_rule(workload: tuple, target) -> dict:
     return {"bn": vectors * lanes, "mr": mr, "ku": ku}
 
 
-register_template(PACK_TEMPLATE, dense_pack_space, dense_pack_rule, doc="dense over a block-packed weight")
+register_rule(PACK_TEMPLATE, dense_pack_space, dense_pack_rule, doc="dense over a block-packed weight")
 
 
 # A GEMV (M <= 2) whose weight does not stay in cache is bound by memory either
@@ -358,7 +359,7 @@ def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None
 
 def _pack_config(key: tuple, cfg: Config | None, bn: int) -> Config:
     """``cfg`` checked against ``key`` and the packed weight's ``bn``, or the chosen one for ``bn``."""
-    from topi.config import make_config
+    from tune.autotvm.config import make_config
 
     if cfg is None:
         cfg = choose_config(key)

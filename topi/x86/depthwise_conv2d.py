@@ -12,14 +12,14 @@ accumulates in registers, ``vec`` columns per vector::
           row.local[x] += PadInput[y + ry, x + rx] * kernel[c, ry, rx]
         out[n, c, y, :] = row.local
 
-Every choice comes from a :class:`topi.config.Config`
+Every choice comes from a :class:`tune.autotvm.config.Config`
 (:func:`default_depthwise_conv2d_config`).
 """
 
 from __future__ import annotations
 
 import te
-from topi.config import Config, choose_config, register_template
+from tune.autotvm.config import Config, choose_config, register_rule
 from topi.utils import find_anchor, get_const_tuple
 
 TEMPLATE_NCHW = "depthwise_conv2d_nchw.x86"
@@ -68,8 +68,8 @@ def depthwise_rule(workload: tuple, target) -> dict:
     return values
 
 
-register_template(TEMPLATE_NCHW, depthwise_space, depthwise_rule, doc="depthwise conv2d, NCHW")
-register_template(TEMPLATE_NHWC, depthwise_space, depthwise_rule, doc="depthwise conv2d, NHWC")
+register_rule(TEMPLATE_NCHW, depthwise_space, depthwise_rule, doc="depthwise conv2d, NCHW")
+register_rule(TEMPLATE_NHWC, depthwise_space, depthwise_rule, doc="depthwise conv2d, NHWC")
 
 
 def default_depthwise_conv2d_config(out_shape: tuple, layout: str = "NCHW", dtype: str = "float32") -> Config:
@@ -217,7 +217,7 @@ def depthwise_nchwc_rule(workload: tuple, target) -> dict:
     return {"ow_bn": largest_divisor(ow, max(1, max_accumulators(target) // 2)), "unroll_taps": True}
 
 
-register_template(TEMPLATE_NCHWC, depthwise_nchwc_space, depthwise_nchwc_rule, doc="depthwise conv2d, NCHW[x]c")
+register_rule(TEMPLATE_NCHWC, depthwise_nchwc_space, depthwise_nchwc_rule, doc="depthwise conv2d, NCHW[x]c")
 
 
 def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, cfg: Config | None = None):

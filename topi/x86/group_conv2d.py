@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import te
 from topi import tag
-from topi.config import Config, register_template
+from tune.autotvm.config import Config, register_rule
 from topi.nn.conv2d import group_conv2d_nchw
 from topi.utils import get_const_tuple
 from topi.x86.conv2d_nchwc import padded_input
@@ -166,7 +166,7 @@ def group_conv2d_rule(workload: tuple, target) -> dict:
     return {"ic_bn": ic_bn, "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": kw <= 3}
 
 
-register_template(GROUP_TEMPLATE, group_conv2d_space, group_conv2d_rule,
+register_rule(GROUP_TEMPLATE, group_conv2d_space, group_conv2d_rule,
                   doc="grouped conv in NCHW[x]c, blocks need not divide a group (group_conv2d_NCHWc_x86)")
 
 
@@ -290,7 +290,7 @@ def schedule_group_conv2d_NCHWc(outs):
     """Schedule :func:`group_conv2d_NCHWc_x86` and its elementwise epilogue: the register tile
     of ``topi.x86.conv2d.schedule_conv2d_NCHWc`` for the output rows (in the output loop)
     and for the boundary rows (at the root, before it)."""
-    from topi.config import current_target
+    from tune.autotvm.config import current_target
     from topi.x86.conv2d import _schedule_accumulator, _schedule_inputs, _tile_output
 
     outs = [outs] if isinstance(outs, te.Tensor) else list(outs)

@@ -11,7 +11,7 @@ large enough to pay for the launch::
 
 (A last axis shorter than the vector is fused with the others first.)
 
-The choices come from a :class:`topi.config.Config` (``default_injective_config``).
+The choices come from a :class:`tune.autotvm.config.Config` (``default_injective_config``).
 Halide: ``f.fuse(x, y, xy).vectorize(xy, 16).parallel(xy)``.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 import te
-from topi.config import Config, choose_config, register_template
+from tune.autotvm.config import Config, choose_config, register_rule
 from topi.generic.injective import inlined_schedule
 from topi.utils import get_const_tuple
 
@@ -62,7 +62,7 @@ def injective_rule(workload: tuple, target) -> dict:
             "parallel": n is None or n >= PARALLEL_MIN_ELEMS}
 
 
-register_template(TEMPLATE, injective_space, injective_rule, doc="injective / elementwise / broadcast outputs")
+register_rule(TEMPLATE, injective_space, injective_rule, doc="injective / elementwise / broadcast outputs")
 
 
 def default_injective_config(out: te.Tensor) -> Config:

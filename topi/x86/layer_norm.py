@@ -18,7 +18,7 @@ import math
 
 import te
 from topi.accumulate import accumulate_dtype
-from topi.config import Config, choose_config, current_target, register_template
+from tune.autotvm.config import Config, choose_config, current_target, register_rule
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_tuple
 
@@ -50,7 +50,7 @@ def layer_norm_rule(workload: tuple, target) -> dict:
     }
 
 
-register_template(TEMPLATE, layer_norm_space, layer_norm_rule, doc="layer_norm / rms_norm over the last axis")
+register_rule(TEMPLATE, layer_norm_space, layer_norm_rule, doc="layer_norm / rms_norm over the last axis")
 
 
 def default_layer_norm_config(rows: int, cols: int, dtype: str = "float32") -> Config:

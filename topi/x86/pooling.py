@@ -18,7 +18,7 @@ hoists (ResNet-50's 3x3 stride-2 max pool, NCHW16c 112x112, 2 threads: 0.26
 -> 0.09 ms alone, 0.27 -> 0.13 ms in the model, against onnxruntime's 0.15;
 as a loop each vector max took ~14 instructions of index arithmetic).
 
-Every choice comes from a :class:`topi.config.Config`
+Every choice comes from a :class:`tune.autotvm.config.Config`
 (:func:`default_pool_config`): ``vec`` lanes per vector, ``small_vec`` for a
 stage narrower than ``vec``, and whether the outer loop is ``parallel``.
 """
@@ -28,7 +28,7 @@ from __future__ import annotations
 import te
 from te import expr as E
 from topi import tag as tags
-from topi.config import Config, choose_config, register_template
+from tune.autotvm.config import Config, choose_config, register_rule
 from topi.generic.nn import default_schedule
 
 TEMPLATE = "pool.x86"
@@ -55,7 +55,7 @@ def pool_rule(workload: tuple, target) -> dict:
     return {"vec": vec, "small_vec": min(max(vec // 2, 2), 16), "parallel": True}
 
 
-register_template(TEMPLATE, pool_space, pool_rule, doc="pool1d/2d/3d, global and adaptive pooling")
+register_rule(TEMPLATE, pool_space, pool_rule, doc="pool1d/2d/3d, global and adaptive pooling")
 
 
 def default_pool_config(out_shape: tuple, dtype: str = "float32") -> Config:

@@ -29,7 +29,8 @@ import math
 
 import te
 from te import expr as E
-from topi.config import Config, choose_config, largest_divisor, register_template
+from tune.autotvm.config import Config, choose_config, register_rule
+from topi.config import largest_divisor
 from topi.generic.injective import as_tensor_list
 from topi.utils import get_const_tuple, traverse_inline
 from topi.x86.injective import MAX_LANES, schedule_injective_from_existing
@@ -77,7 +78,7 @@ def reduce_rule(workload: tuple, target) -> dict:
             "rfactor_parts": parts}
 
 
-register_template(TEMPLATE, reduce_space, reduce_rule, doc="comm_reduce reductions (sum, max, argmax ...)")
+register_rule(TEMPLATE, reduce_space, reduce_rule, doc="comm_reduce reductions (sum, max, argmax ...)")
 
 
 def default_reduce_config(op: te.ComputeOp) -> Config:

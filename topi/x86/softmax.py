@@ -25,7 +25,7 @@ import numpy as np
 
 import te
 from topi.accumulate import accumulate_dtype
-from topi.config import Config, choose_config, current_target, register_template
+from tune.autotvm.config import Config, choose_config, current_target, register_rule
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_tuple
 
@@ -53,7 +53,7 @@ def softmax_rule(workload: tuple, target) -> dict:
     return {"rb": 8 if workload[1] >= 64 else 1, "vec": min(2 * lanes, 64)}
 
 
-register_template(TEMPLATE, softmax_space, softmax_rule, doc="softmax / log_softmax over the last axis")
+register_rule(TEMPLATE, softmax_space, softmax_rule, doc="softmax / log_softmax over the last axis")
 
 
 def default_softmax_config(rows: int, cols: int, dtype: str = "float32") -> Config:

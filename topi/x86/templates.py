@@ -6,9 +6,9 @@ topi's workload key without its name (``topi.x86.conv2d.conv2d_workload``).
 The bridge is the same for every template of ``topi.config``:
 
 * the space: one ``define_knob`` per knob, its candidates those of
-  ``topi.config.config_space(workload)`` for the task's target;
+  ``tune.autotvm.config.config_space(workload)`` for the task's target;
 * the fallback config (no record, ``cfg.is_fallback``): the rule default
-  (``topi.config.default_config``), so tuning measures it first;
+  (``tune.autotvm.config.default_config``), so tuning measures it first;
 * a combination the template's constraint refuses raises (the trial is an
   instantiation error).
 
@@ -20,7 +20,7 @@ The bridge is the same for every template of ``topi.config``:
 from __future__ import annotations
 
 import te
-from topi.config import Config, config_space, default_config, get_template, recorded_values
+from tune.autotvm.config import Config, config_space, default_config, recorded_values, rule_of
 from tune import autotvm
 
 
@@ -44,7 +44,7 @@ def template_config(workload: tuple, flop: float | None = None) -> Config:
             cfg[knob] = value
     if defining and flop is not None:
         cfg.add_flop(flop)
-    t = get_template(workload[0])
+    t = rule_of(workload[0])
     reason = t.constraint(workload, values) if t.constraint else None
     if reason:
         raise ValueError(f"{workload[0]}: {reason}")

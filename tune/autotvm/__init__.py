@@ -12,7 +12,7 @@ tuners (``autotvm.tuner.XGBTuner`` ...), records (``autotvm.record``), callbacks
 
 from tune import layout, measure, record
 from tune.autotvm import callback, errors, task, tuner
-from tune.autotvm.dispatch import ApplyConfig, DispatchContext, FallbackContext, lookup_ranked, lookup_values
+from tune.autotvm.dispatch import ApplyChoices, ApplyConfig, DispatchContext, FallbackContext
 from tune.autotvm.errors import (
     KnobError,
     MissingKnobError,
@@ -22,7 +22,7 @@ from tune.autotvm.errors import (
     TuneError,
     TunerNotFoundError,
 )
-from tune.autotvm.history import ApplyHistoryBest, apply_history_best
+from tune.autotvm.history import ApplyHistoryBest, Records, apply_history_best, lookup_ranked, lookup_values
 from tune.autotvm.knobs import AnnotateEntity, OtherOptionEntity, ReorderEntity, SplitEntity, get_factors
 from tune.measure import (
     LocalBuilder,
@@ -46,6 +46,7 @@ def __getattr__(name):
 
 __all__ = [
     "AnnotateEntity",
+    "ApplyChoices",
     "ApplyConfig",
     "ApplyHistoryBest",
     "ConfigEntity",
@@ -63,6 +64,7 @@ __all__ = [
     "MissingKnobError",
     "OtherOptionEntity",
     "RecordError",
+    "Records",
     "ReorderEntity",
     "SplitEntity",
     "TemplateError",

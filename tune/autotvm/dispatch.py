@@ -1,10 +1,13 @@
 """Dispatch contexts: which config a template gets when it asks ``autotvm.get_config()``.
 
-A stack per thread, innermost first.  ``ApplyConfig(cfg)`` answers every
-query with ``cfg`` (task creation, tuning); ``ApplyHistoryBest(records)``
+One stack per thread, innermost first.  ``ApplyConfig(cfg)`` answers every
+query with ``cfg`` (task creation, tuning); ``ApplyChoices(fn)`` gives knob
+templates the values ``fn`` picks (whole-model tuning builds variants so); ``ApplyHistoryBest(records)``
 (``tune.autotvm.history``) answers with the best record for the same workload *and* target (a record
 measured on another CPU is never applied); with no answer the template gets a
 ``FallbackConfigEntity`` (its own defaults, ``cfg.is_fallback`` true).
+``tune.autotvm.history.Records`` is what the stack says, read once and passed
+down (the graph layer never reads the stack itself).
 
 >>> with autotvm.apply_history_best("matmul.log"):
 ...     s, args = matmul(512, 512, 512, "float32")   # the best record's config
@@ -22,7 +25,8 @@ logger = logging.getLogger("autotvm")
 _local = threading.local()
 
 
-def _stack() -> list:
+def stack() -> list:
+    """This thread's contexts, outermost first."""
     st = getattr(_local, "stack", None)
     if st is None:
         st = _local.stack = []
@@ -36,62 +40,25 @@ class DispatchContext:
         raise NotImplementedError
 
     def __enter__(self):
-        _stack().append(self)
+        stack().append(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        _stack().remove(self)
+        stack().remove(self)
 
     @staticmethod
     def current() -> DispatchContext | None:
-        st = _stack()
+        st = stack()
         return st[-1] if st else None
 
 
 def query(target, workload) -> ConfigSpace:
     """The config for ``workload`` on ``target``: the innermost context that answers, else a fallback."""
-    for ctx in reversed(_stack()):
+    for ctx in reversed(stack()):
         cfg = ctx.query(target, workload)
         if cfg is not None:
             return cfg
     return FallbackConfigEntity()
-
-
-def lookup_values(workload, target=None) -> dict | None:
-    """Knob -> value that the innermost workload-specific context (``apply_history_best``) gives
-    ``workload`` on ``target`` (default: the current target); None when none does.
-
-    The hook for a layer above whose configs are plain knob dicts (topi's
-    ``choose_config``): ``ApplyConfig``, which answers any workload, is skipped.
-    """
-    from codegen.target import Target
-
-    target = target if target is not None else Target.current()
-    workload = tuple(workload)
-    for ctx in reversed(_stack()):
-        if not getattr(ctx, "workload_specific", False):
-            continue
-        cfg = ctx.query(target, workload)
-        if cfg is not None and not cfg.is_fallback:
-            return cfg.knob_values()
-    return None
-
-
-def lookup_ranked(workload, target=None) -> list:
-    """``[(knob -> value, mean seconds), ...]``, fastest first: every measured config of
-    ``workload`` on ``target`` that the innermost records context holds (``[]`` if none does)."""
-    from codegen.target import Target
-
-    target = target if target is not None else Target.current()
-    workload = tuple(workload)
-    for ctx in reversed(_stack()):
-        ranked = getattr(ctx, "query_ranked", None)
-        if ranked is None:
-            continue
-        rows = ranked(target, workload)
-        if rows:
-            return [({k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}, cost) for cfg, cost in rows]
-    return []
 
 
 class ApplyConfig(DispatchContext):
@@ -102,6 +69,22 @@ class ApplyConfig(DispatchContext):
 
     def query(self, target, workload) -> ConfigSpace:
         return self._config
+
+
+class ApplyChoices(DispatchContext):
+    """Chooses knob templates' configs by a function: ``with ApplyChoices(fn): ...`` where
+    ``fn(workload, target)`` returns knob values (a dict or Config) or None (ask the next
+    context).  Its answers are taken as they are (no record margin); classic templates, which
+    ask :func:`query`, see nothing of it."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def choose(self, workload, target):
+        return self.fn(tuple(workload), target)
+
+    def query(self, target, workload) -> None:
+        return None
 
 
 class FallbackContext(DispatchContext):
@@ -117,4 +100,4 @@ class FallbackContext(DispatchContext):
         return self.memory[key]
 
 
-__all__ = ["ApplyConfig", "DispatchContext", "FallbackContext", "lookup_ranked", "lookup_values", "query", "target_key"]
+__all__ = ["ApplyChoices", "ApplyConfig", "DispatchContext", "FallbackContext", "query", "target_key"]

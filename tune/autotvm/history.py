@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 
-from tune.autotvm.dispatch import DispatchContext
+from tune.autotvm import dispatch
+from tune.autotvm.dispatch import ApplyChoices, DispatchContext
 from tune.record import target_key
 from tune.record import load_records, ranked_by_workload
 from tune.autotvm.space import ConfigSpace
@@ -56,4 +57,85 @@ def apply_history_best(records) -> ApplyHistoryBest:
     return ApplyHistoryBest(records)
 
 
-__all__ = ["ApplyHistoryBest", "apply_history_best"]
+class Records:
+    """What a stack of dispatch contexts says about configs, read once and handed down: the
+    graph layer snapshots it at ``graph.build`` (:meth:`current`) and passes it to
+    ``tune.autotvm.choose``, which reads no ambient state.  Innermost context first.
+
+    ``Records.of(records)`` wraps what a caller passes explicitly: a path or (input, result)
+    pairs (an ``apply_history_best`` of them), a context, a ``Records``, or None (none)."""
+
+    def __init__(self, contexts=()):
+        self.contexts = tuple(contexts)
+
+    @staticmethod
+    def current() -> Records:
+        return Records(reversed(dispatch.stack()))
+
+    @staticmethod
+    def of(records) -> Records:
+        if records is None:
+            return Records()
+        if isinstance(records, Records):
+            return records
+        if isinstance(records, DispatchContext):
+            return Records([records])
+        return Records([ApplyHistoryBest(records)])
+
+    def choice(self, target, workload) -> dict | None:
+        """Knob -> value that the innermost ``ApplyChoices`` gives ``workload`` (taken as is)."""
+        for ctx in self.contexts:
+            if isinstance(ctx, ApplyChoices):
+                got = ctx.choose(tuple(workload), target)
+                if got is not None:
+                    return dict(got if isinstance(got, dict) else got.values)  # knob values or a Config
+        return None
+
+    def best(self, target, workload) -> dict | None:
+        """Knob -> value of the best record of ``workload`` on ``target`` in the innermost
+        workload-specific context (``apply_history_best``) that has one."""
+        workload = tuple(workload)
+        for ctx in self.contexts:
+            if not getattr(ctx, "workload_specific", False):
+                continue
+            cfg = ctx.query(target, workload)
+            if cfg is not None and not cfg.is_fallback:
+                return cfg.knob_values()
+        return None
+
+    def ranked(self, target, workload) -> list:
+        """``[(knob -> value, seconds), ...]``, fastest first: every measured config of
+        ``workload`` on ``target`` in the innermost records context that holds one."""
+        workload = tuple(workload)
+        for ctx in self.contexts:
+            rows = ctx.query_ranked(target, workload) if hasattr(ctx, "query_ranked") else []
+            if rows:
+                return [({k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}, cost) for cfg, cost in rows]
+        return []
+
+    def best_cost(self, target, workload) -> float | None:
+        """Seconds of the best record of ``workload`` on ``target`` in the innermost context that
+        holds one (None: no record)."""
+        key = (target_key(target), tuple(workload))
+        for ctx in self.contexts:
+            hit = getattr(ctx, "best", {}).get(key)
+            if hit is not None:
+                return hit[1].cost
+        return None
+
+
+def lookup_values(workload, target=None) -> dict | None:
+    """:meth:`Records.best` of the current stack (default: the current target)."""
+    from codegen.target import Target
+
+    return Records.current().best(target if target is not None else Target.current(), workload)
+
+
+def lookup_ranked(workload, target=None) -> list:
+    """:meth:`Records.ranked` of the current stack (default: the current target)."""
+    from codegen.target import Target
+
+    return Records.current().ranked(target if target is not None else Target.current(), workload)
+
+
+__all__ = ["ApplyHistoryBest", "Records", "apply_history_best", "lookup_ranked", "lookup_values"]

@@ -12,6 +12,7 @@ task be created from the name and plain arguments, and lets a worker process
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import threading
@@ -26,13 +27,32 @@ from tune.measure.measure import MeasureInput
 
 @dataclass(frozen=True)
 class TemplateEntry:
+    """One template of the one registry: its tunable function (``@template``: the registered
+    wrapper, and the module a worker imports to find it) and/or its knob rule
+    (``tune.autotvm.config.Rule``: the space, rule default and constraint of a topi template)."""
+
     name: str
-    func: object  # the registered wrapper
-    module: str
+    func: object = None
+    module: str | None = None
+    rule: object = None
 
 
 _TEMPLATES: dict = {}
 _local = threading.local()
+
+
+def registered(name: str) -> TemplateEntry | None:
+    """The registry's entry of ``name`` (None: nothing registered under it)."""
+    return _TEMPLATES.get(name)
+
+
+def set_rule(name: str, rule) -> None:
+    """Attach a knob rule to template ``name`` (``tune.autotvm.config.register_rule``)."""
+    _TEMPLATES[name] = dataclasses.replace(_TEMPLATES.get(name) or TemplateEntry(name), rule=rule)
+
+
+def rule_names() -> list:
+    return [name for name, entry in _TEMPLATES.items() if entry.rule is not None]
 
 
 def args_to_workload(args, name: str) -> tuple:
@@ -63,7 +83,8 @@ def template(task_name, func=None):
             return call_with_config(f, cfg, args, kwargs)
 
         wrapper.template_name = task_name
-        _TEMPLATES[task_name] = TemplateEntry(task_name, wrapper, f.__module__)
+        old = _TEMPLATES.get(task_name) or TemplateEntry(task_name)
+        _TEMPLATES[task_name] = dataclasses.replace(old, func=wrapper, module=f.__module__)
         return wrapper
 
     return register(func) if func is not None else register
@@ -95,14 +116,14 @@ def get_config() -> ConfigSpace:
 
 def lookup(name: str, module: str | None = None) -> TemplateEntry:
     """The template ``name``; ``module`` is imported first if it is not registered yet (workers)."""
-    if name not in _TEMPLATES and module and module != "__main__":
+    if getattr(_TEMPLATES.get(name), "func", None) is None and module and module != "__main__":
         try:
             importlib.import_module(module)
         except ImportError:
             pass
     entry = _TEMPLATES.get(name)
-    if entry is None:
-        known = ", ".join(sorted(_TEMPLATES)) or "none"
+    if entry is None or entry.func is None:
+        known = ", ".join(sorted(n for n, e in _TEMPLATES.items() if e.func is not None)) or "none"
         where = f" (looked in module {module!r})" if module else ""
         raise TemplateNotFoundError(
             f"no autotvm template named {name!r}{where}; registered templates: {known}. "
