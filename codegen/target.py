@@ -54,6 +54,7 @@ class Target:
     cpu: str = field(init=False)
     mattr: tuple = field(init=False)
     features: frozenset = field(init=False)
+    keys: tuple = field(init=False)  # operator strategies are looked up by these, in order (topi.strategy)
 
     def __post_init__(self):
         spec = self.spec.spec if isinstance(self.spec, Target) else str(self.spec or "llvm")
@@ -61,14 +62,18 @@ class Target:
         if not words or words[0] not in ("llvm", "c", "cpu"):
             raise ValueError(f"Target: unsupported target {spec!r}; this build supports 'llvm' "
                              f"(the host CPU), 'llvm -mcpu=NAME' and 'llvm -mattr=+f,-g'")
-        cpu, mattr = None, ()
+        cpu, mattr, keys = None, (), ("cpu",)
         for w in words[1:]:
-            if w.startswith("-mcpu="):
+            if w.startswith("-keys="):
+                keys = tuple(k for k in w[len("-keys="):].split(",") if k)
+                if not keys:
+                    raise ValueError(f"Target {spec!r}: -keys= names no key (e.g. -keys=cpu)")
+            elif w.startswith("-mcpu="):
                 cpu = w[len("-mcpu="):]
             elif w.startswith("-mattr="):
                 mattr = tuple(a for a in w[len("-mattr="):].split(",") if a)
             elif w.startswith("-"):
-                continue  # classic options (-keys, -libs, -opt-level ...) do not change CPU code
+                continue  # classic options (-libs, -opt-level ...) do not change CPU code
         feats = set(_host_features() if cpu is None else _cpu_features(cpu))
         for a in mattr:
             if a[:1] not in "+-" or len(a) < 2:
@@ -84,6 +89,7 @@ class Target:
         object.__setattr__(self, "cpu", cpu or _host_cpu())
         object.__setattr__(self, "mattr", mattr)
         object.__setattr__(self, "features", frozenset(feats))
+        object.__setattr__(self, "keys", keys)
 
     # ------------------------------------------------------------ queries --
     def has(self, feature: str) -> bool:
@@ -126,7 +132,8 @@ class Target:
         implied = set(_implied_features(self.cpu))
         minus = [f"-{f}" for f in sorted(implied - self.features)]
         plus = [f"+{f}" for f in sorted(self.features)]
-        return f"llvm -mcpu={self.cpu} -mattr=" + ",".join(minus + plus)
+        keys = "" if self.keys == ("cpu",) else " -keys=" + ",".join(self.keys)
+        return f"llvm -mcpu={self.cpu} -mattr=" + ",".join(minus + plus) + keys
 
     def __repr__(self) -> str:
         return f"Target({self.spec!r})"

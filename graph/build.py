@@ -228,7 +228,7 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
             continue
         key = kernel_key(node.attrs["body"])
         if key not in sources:
-            sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name, str(t))
+            sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name, t)
         steps.append((node, key))
     kernels = compile_kernels(list(sources.values()), jobs=jobs, progress=print_progress if verbose else None)
     intermediates = {id(v) for node, _ in steps for v in node.outputs} - output_ids

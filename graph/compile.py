@@ -14,9 +14,11 @@ opens it; it shares the process's thread pool and is closed with the last
 reference to the library (``load_kernels``).
 
 Everything goes through ``codegen.service`` (lower -> IR -> object for the
-build's target; objects -> one loaded library), and a kernel is scheduled
-and lowered inside ``with target:``, so schedules read the target's vector
-width and register budget.  The cache key includes the target's text.
+build's target; objects -> one loaded library).  A kernel's operators are
+computed and scheduled by the strategy of the build's ``Target`` (parsed once
+by ``graph.build`` and carried by the ``KernelSource``), inside ``with
+target:`` for the schedules that read its vector width and register budget.
+The cache key includes the target's text.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import te
+from codegen.target import Target, create
 from topi.narrow import as_storage, storage_dtype
 from graph.ops import get_op
 from graph.ops.registry import COMM_REDUCE, injective_schedule
@@ -44,7 +47,7 @@ class KernelSource:
     symbol: str
     body: object  # graph.ir.Graph
     label: str
-    target: str = "llvm"  # str(codegen.target.Target): the CPU the kernel is built for
+    target: Target  # the CPU the kernel is built for
 
 
 @dataclass
@@ -85,8 +88,6 @@ _SOURCE_DIGEST: list = []
 def compiler_digest(target=None) -> str:
     """A digest of the sources that shape a kernel (te, schedule, codegen, topi, graph.ops), the
     LLVM version and the target (``str(Target)``: CPU name and features) (cache validity)."""
-    from codegen.target import create
-
     if not _SOURCE_DIGEST:
         import llvmlite
 
@@ -110,8 +111,8 @@ def kernel_key(body) -> str:
 
 
 # --------------------------------------------------------------- compute ---
-def body_to_te(body) -> tuple:
-    """Placeholders for the body's inputs and the tensors of its outputs."""
+def body_to_te(body, target: Target) -> tuple:
+    """Placeholders for the body's inputs and the tensors of its outputs (``target``'s computes)."""
     tensors: dict = {}
     args = []
     for k, v in enumerate(body.inputs):
@@ -125,31 +126,37 @@ def body_to_te(body) -> tuple:
             tensors[id(node.output)] = te.compute(node.output.shape, lambda *i, c=imm: c,
                                                   name=node.name, tag="elemwise")
             continue
-        outs = get_op(node.op).compute([tensors[id(v)] for v in node.inputs], node.attrs)
+        outs = get_op(node.op).compute_for([tensors[id(v)] for v in node.inputs], node.attrs, target)
         for v, t in zip(node.outputs, outs):
             tensors[id(v)] = t
     return args, [tensors[id(v)] for v in body.outputs]
 
 
-def schedule_body(body, outs):
+def schedule_body(body, outs, target: Target):
+    """The schedule of a fused body: its anchor's (``target``'s strategy), else an injective one."""
     anchor = next((n for n in body.nodes if not n.is_constant and get_op(n.op).pattern >= COMM_REDUCE), None)
     if anchor is None:
-        return injective_schedule(outs)
-    opdef = get_op(anchor.op)
-    if opdef.schedule is None:
-        raise ValueError(f"operator {anchor.op!r} has no schedule and cannot be compiled")
-    return opdef.schedule(outs, anchor.attrs)
+        return injective_schedule(outs, None, target)
+    return get_op(anchor.op).schedule_for(outs, anchor.attrs, target)
+
+
+def lower_source(src: KernelSource):
+    """The lowered function of one kernel (what :func:`compile_source` compiles)."""
+    from schedule.lower import lower
+
+    with src.target:
+        args, outs = body_to_te(src.body, src.target)
+        return lower(schedule_body(src.body, outs, src.target), args + outs, name=src.symbol)
 
 
 def compile_source(src: KernelSource) -> Kernel:
     """Schedule, lower, emit, optimise and assemble one kernel inside ``with target:`` (runs in a worker)."""
     from codegen import service
-    from codegen.target import create
 
-    target = create(src.target)
+    target = src.target
     with target:
-        args, outs = body_to_te(src.body)
-        sch = schedule_body(src.body, outs)
+        args, outs = body_to_te(src.body, target)
+        sch = schedule_body(src.body, outs, target)
         compiled = service.compile_schedule(sch, args + outs, name=src.symbol, target=target, symbol=src.symbol,
                                             keep_ll=False)
     return Kernel(src.key, src.symbol, src.label, list(compiled.params), compiled.obj)

@@ -11,7 +11,7 @@ conv has two implementations: its task list holds both the direct
 (``conv2d_NCHWc.x86``) and the Winograd (``conv2d_winograd.x86``) workload,
 whichever the build chose without records, so that under
 ``apply_history_best`` the faster record decides per layer
-(``topi.x86.choose_conv2d_algorithm``; both carry the conv's count)::
+(``tune.autotvm.choose.choose``; both carry the conv's count)::
 
     tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
     for t in tasks: tuner = autotvm.tuner.XGBTuner(t); tuner.tune(...)
@@ -87,7 +87,7 @@ def extract_tasks(program, params=None, target="llvm") -> list | None:
     got = _program(program, params)
     if got is None:
         return None
-    import topi.x86.templates  # noqa: F401 - registers topi's AutoTVM templates
+
 
     g, params = got
     tasks = []

@@ -391,7 +391,8 @@ def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_pa
     import dataclasses
 
     from graph.tuning import confirm_in_place, task_calls
-    from topi import config as topi_config
+    from tune.autotvm import task as registry
+    from tune.autotvm.config import config_space, rule_of
     from tune.autotvm.tuner.tuner import config_key
 
     _, m = model
@@ -402,14 +403,15 @@ def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_pa
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] > 0
     assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] == 0
     name = tasks[0].name
-    template = topi_config.TEMPLATES[name]
+    template = rule_of(name)
 
     def changed_rule(workload, target, *rest):  # another column tile than the rule's
         values = template.default(workload, target, *rest)
-        other = next(v for v in topi_config.config_space(workload, target)["ow_bn"] if v != values["ow_bn"])
+        other = next(v for v in config_space(workload, target)["ow_bn"] if v != values["ow_bn"])
         return {**values, "ow_bn": other}
 
-    monkeypatch.setitem(topi_config.TEMPLATES, name, dataclasses.replace(template, default=changed_rule))
+    monkeypatch.setitem(registry._TEMPLATES, name, dataclasses.replace(registry.registered(name),
+                                                                    rule=dataclasses.replace(template, default=changed_rule)))
     def timed_in_place():
         return {(inp.task.workload, config_key(inp.config)) for inp, res in read_log(str(log), "llvm")
                 if res.in_place}

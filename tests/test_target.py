@@ -174,14 +174,14 @@ def test_graph_kernels_are_scheduled_inside_the_target(tmp_path, monkeypatch):
     seen = []
     original = gc.schedule_body
 
-    def spy(body, outs):
-        seen.append(str(Target.current()))
-        return original(body, outs)
+    def spy(body, outs, target):
+        seen.append((str(Target.current()), str(target)))
+        return original(body, outs, target)
 
     monkeypatch.setattr(gc, "schedule_body", spy)
     g, _ = _graph()
     graph.build(g, target=AVX2, jobs=1)
-    assert seen and set(seen) == {str(Target(AVX2))}
+    assert seen and set(seen) == {(str(Target(AVX2)), str(Target(AVX2)))}  # handed down, and entered
 
 
 def test_kernel_cache_is_kept_per_target(tmp_path, monkeypatch):

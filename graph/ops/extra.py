@@ -95,7 +95,7 @@ def _np_pool3d(xs, a):
     return [acc.astype(x.dtype)]
 
 
-register("pool3d", _pool3d_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: topi.x86.schedule_pool(outs),
+register("pool3d", _pool3d_compute, OUT_ELEMWISE_FUSABLE, default_schedule,
          None, _np_pool3d,
          doc="attrs: pool_type (max/avg), kernel, strides, dilation, padding (d0, h0, w0, d1, h1, w1), "
              "ceil_mode, count_include_pad (NCDHW)")

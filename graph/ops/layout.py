@@ -10,7 +10,9 @@ values unchanged; ``layout_transform`` (``graph.ops.transform``) converts
 where a layout-bound operator needs NCHW.
 
 Helpers here convert arrays between the two layouts (the numpy twins and
-the pass's constant re-layout use them).
+the pass's constant re-layout use them).  The computes and schedules of these
+operators are a target's (``topi.x86.strategy`` for CPUs), as are the packed
+kernels' layouts (its layout helpers).
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ from __future__ import annotations
 import numpy as np
 
 import topi
-from graph.ops.registry import OUT_ELEMWISE_FUSABLE, register
+from codegen.target import create
+from graph.ops.registry import OUT_ELEMWISE_FUSABLE, default_schedule, register
 from topi.nn.channel_shuffle import channel_shuffle, channel_shuffle_python
-from topi.x86 import conv2d as x86conv
-from topi.x86 import depthwise_conv2d as x86dw
-from topi.x86 import group_conv2d as x86group
-from topi.x86.channel_shuffle import schedule_channel_shuffle
-from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86, plain_shapes
+from topi.strategy import layout_helpers
 from tune.layout import to_blocked, to_logical
+
+
+def _helpers():
+    """The blocked layouts of the current target (``topi.strategy.layout_helpers``)."""
+    return layout_helpers(create(None))
 
 
 def blocked_layout(block: int) -> str:
@@ -47,7 +51,7 @@ def unblock_array(x: np.ndarray) -> np.ndarray:
 def unpack_kernel_array(k: np.ndarray) -> np.ndarray:
     """``[OCc, ICc, KH, KW, ic_bn, oc_bn] -> [OC, IC, KH, KW]`` (inverse of ``pack_kernel_numpy``)."""
     occ, icc, kh, kw, ic_bn, oc_bn = k.shape
-    return to_logical(k, x86conv.kernel_layout(ic_bn, oc_bn), (occ * oc_bn, icc * ic_bn, kh, kw))
+    return to_logical(k, _helpers().kernel_layout(ic_bn, oc_bn), (occ * oc_bn, icc * ic_bn, kh, kw))
 
 
 def _conv_args(a):
@@ -73,15 +77,10 @@ def _conv2d_nchwc_types(values, a):
         )
     from graph.ops.nn import _conv2d_types  # the NCHW shape rule
 
-    dshape, kshape = plain_shapes(data.shape, kernel.shape)
+    dshape, kshape = _helpers().plain_shapes(data.shape, kernel.shape)
     probe = [type(data)(data.name, dshape, data.dtype), type(kernel)(kernel.name, kshape, kernel.dtype)]
     (n, _, oh, ow), dtype = _conv2d_types(probe, a)[0]
     return [((n, occ, oh, ow, oc_bn), dtype)]
-
-
-def _conv2d_nchwc_compute(xs, a):
-    st, pad, dil = _conv_args(a)
-    return [conv2d_NCHWc_x86(xs[0], xs[1], st, pad, dil, cfg=a.get("config"), groups=a.get("groups", 1))]
 
 
 def _np_conv2d_nchwc(xs, a):
@@ -96,9 +95,9 @@ def _np_conv2d_nchwc(xs, a):
 
 register(
     "conv2d_NCHWc",
-    _conv2d_nchwc_compute,
+    None,
     OUT_ELEMWISE_FUSABLE,
-    lambda outs, a: x86conv.schedule_conv2d_NCHWc(outs),
+    None,
     _conv2d_nchwc_types,
     _np_conv2d_nchwc,
     doc="blocked conv: data NCHW or [N, C/ic_bn, H, W, ic_bn], kernel [OCc, ICc, KH, KW, ic_bn, oc_bn], "
@@ -115,8 +114,9 @@ def layout_transform_numpy(x: np.ndarray, src: str, dst: str) -> np.ndarray:
 def _group_plain(values, a) -> tuple:
     """(NCHW data shape, OIHW kernel shape) of a ``group_conv2d_NCHWc`` node (OC from its config)."""
     data = values[0]
-    if a.get("config") is None or a["config"].template != x86group.GROUP_TEMPLATE:
-        raise ValueError(f"group_conv2d_NCHWc: needs a {x86group.GROUP_TEMPLATE} config (its workload gives "
+    template = _helpers().group_template
+    if a.get("config") is None or a["config"].template != template:
+        raise ValueError(f"group_conv2d_NCHWc: needs a {template} config (its workload gives "
                          f"the output channels), got {a.get('config')}")
     ic = data.shape[1] * (data.shape[4] if len(data.shape) == 5 else 1)
     return (data.shape[0], ic, *data.shape[2:4]), tuple(a["config"].workload[2])
@@ -135,12 +135,6 @@ def _group_conv_types(values, a):
     return [((n, oc // kernel.shape[5], oh, ow, kernel.shape[5]), dtype)]
 
 
-def _group_conv_workload(values, a) -> tuple:
-    dshape, kshape = _group_plain(values, a)
-    st, pad, dil = _conv_args(a)
-    return x86group.group_conv2d_workload(dshape, kshape, st, pad, dil, a["groups"], values[0].dtype)
-
-
 def _np_group_conv(xs, a):
     from graph.ops.nn import _np_conv2d
 
@@ -148,20 +142,19 @@ def _np_group_conv(xs, a):
     if data.ndim == 5:
         data = unblock_array(data)
     oc = a["config"].workload[2][0]
-    plain = x86group.unpack_group_kernel_numpy(kernel, data.shape[1], oc, a["groups"])
+    plain = _helpers().unpack_group_kernel_numpy(kernel, data.shape[1], oc, a["groups"])
     return [block_array(_np_conv2d([data, plain], a)[0], kernel.shape[5])]
 
 
 register(
     "group_conv2d_NCHWc",
-    lambda xs, a: [x86group.group_conv2d_NCHWc_x86(xs[0], xs[1], *_conv_args(a), a["groups"], a["config"])],
+    None,
     OUT_ELEMWISE_FUSABLE,
-    lambda outs, a: x86group.schedule_group_conv2d_NCHWc(outs),
+    None,
     _group_conv_types,
     _np_group_conv,
     doc="grouped blocked conv, blocks need not divide a group: data NCHW or [N, C/ic_bn, H, W, ic_bn], "
-    "kernel [rows, span, KH, KW, ic_bn, oc_bn] (topi.x86.group_conv2d), attrs as conv2d (groups, config)",
-    workload=_group_conv_workload,
+    "kernel [rows, span, KH, KW, ic_bn, oc_bn] (the target's packing), attrs as conv2d (groups, config)",
 )
 
 
@@ -187,20 +180,19 @@ def _np_dw_nchwc(xs, a):
 
 register(
     "depthwise_conv2d_NCHWc",
-    lambda xs, a: [x86dw.depthwise_conv2d_NCHWc(xs[0], xs[1], *_conv_args(a), a.get("config"))],
+    None,
     OUT_ELEMWISE_FUSABLE,
-    lambda outs, a: x86dw.schedule_depthwise_conv2d_NCHWc(outs),
+    None,
     _dw_nchwc_types,
     _np_dw_nchwc,
     doc="depthwise conv (multiplier 1) on [N, C/b, H, W, b], kernel [C/b, KH, KW, b]; attrs as conv2d",
-    workload=lambda v, a: x86dw.depthwise_nchwc_workload(v[0].shape, v[1].shape[1:3], *_conv_args(a), v[0].dtype),
 )
 
 register(
     "channel_shuffle",
     lambda xs, a: [channel_shuffle(xs[0], a["groups"])],
     OUT_ELEMWISE_FUSABLE,  # its own schedule, elementwise ops after it fused (no conv takes an injective op)
-    lambda outs, a: schedule_channel_shuffle(outs),
+    default_schedule,
     lambda values, a: [(tuple(values[0].shape), values[0].dtype)],
     lambda xs, a: [channel_shuffle_python(xs[0], a["groups"])],
     doc="ShuffleNet's channel shuffle in `groups` on NCHW or NCHW[x]c data (reshape-transpose-reshape)",

@@ -10,10 +10,15 @@ Each graph operator is one ``OpDef``:
   constant folding (default: compile ``compute`` with its schedule and run it);
 - ``schedule(outs, attrs)`` schedules a fused group anchored at this op;
 - ``pattern`` is TVM's OpPatternKind, which drives operator fusion;
-- ``workload(values, attrs) -> tuple | None`` names the schedule template
-  workload of a node (``topi.config``), for which the ``choose_configs``
+- ``workload(values, attrs, out_shape) -> tuple | None`` names the schedule template
+  workload of a node (``tune.autotvm.config``), for which the ``choose_configs``
   pass stores a config in ``attrs["config"]``; ``compute`` and ``schedule``
   read only that.
+
+``compute``, ``schedule`` and ``workload`` given here are the operator's
+generic ones; a target's strategy (``topi.strategy``, the x86 one in
+``topi.x86.strategy``) overrides them per target key, so this package names
+no target's topi module.  ``OpDef.implementation(target)`` says which apply.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import te
+from codegen.target import create
+from topi.strategy import OpStrategy, strategy
 
 # TVM's OpPatternKind: lower kinds fuse more freely.
 ELEMWISE = 0
@@ -49,17 +56,40 @@ class OpDef:
     doc: str = ""
     workload_fn: Callable | None = None
 
-    def workload(self, values, attrs: dict) -> tuple | None:
-        """The topi workload key of a node with input ``values``, None if it has no template."""
-        return None if self.workload_fn is None else self.workload_fn(values, attrs)
+    def implementation(self, target=None) -> OpStrategy:
+        """The compute, schedule and workload functions ``target`` (None: the current one) runs this
+        operator with: its strategy's, where it registered one, else the generic ones here."""
+        target = create(target)
+        found = strategy(self.name, target) or OpStrategy()
+        return OpStrategy(found.compute or self.compute, found.schedule or self.schedule,
+                          found.workload or self.workload_fn)
+
+    def compute_for(self, inputs: list, attrs: dict, target=None) -> list:
+        compute = self.implementation(target).compute
+        if compute is None:
+            raise ValueError(f"operator {self.name!r} has no compute for target {str(create(target))!r}")
+        return compute(inputs, attrs)
+
+    def schedule_for(self, outs: list, attrs: dict, target=None):
+        schedule = self.implementation(target).schedule
+        if schedule is None:
+            raise ValueError(f"operator {self.name!r} has no schedule for target {str(create(target))!r} "
+                             f"and cannot be compiled")
+        if schedule is injective_schedule:
+            return injective_schedule(outs, attrs, target)
+        return schedule(outs, attrs)
+
+    def workload(self, values, attrs: dict, target=None) -> tuple | None:
+        """The topi workload key of a node with input ``values`` on ``target``, None if it has no
+        template (``fn(values, attrs, out_shape)``: ``out_shape()`` is the node's output shape)."""
+        fn = self.implementation(target).workload
+        return None if fn is None else fn(values, attrs, lambda: tuple(self.infer(values, attrs)[0][0]))
 
     def infer(self, values, attrs: dict) -> list:
         if self.infer_fn is not None:
             return self.infer_fn(values, attrs)
-        if self.compute is None:
-            raise ValueError(f"operator {self.name!r} has no shape function")
-        outs = self.compute([te.placeholder(v.shape, dtype=v.dtype, name=f"in{k}")
-                             for k, v in enumerate(values)], attrs)
+        outs = self.compute_for([te.placeholder(v.shape, dtype=v.dtype, name=f"in{k}")
+                                 for k, v in enumerate(values)], attrs)
         return [(tuple(int(d) for d in t.shape), t.dtype) for t in outs]
 
     def evaluate(self, arrays: list, attrs: dict) -> list:
@@ -96,8 +126,8 @@ def evaluate_compiled(opdef: OpDef, arrays: list, attrs: dict) -> list:
     import codegen
 
     args = [te.placeholder(a.shape, dtype=str(a.dtype), name=f"in{k}") for k, a in enumerate(arrays)]
-    outs = opdef.compute(args, attrs)
-    sch = (opdef.schedule or default_schedule)(outs, attrs)
+    outs = opdef.compute_for(args, attrs)
+    sch = (opdef.implementation().schedule or default_schedule)(outs, attrs)
     f = codegen.build(sch, args + list(outs), name=f"fold_{opdef.name}")
     results = [np.empty(tuple(int(d) for d in t.shape), t.dtype) for t in outs]
     f(*[np.ascontiguousarray(a) for a in arrays], *results)
@@ -110,7 +140,11 @@ def default_schedule(outs, attrs=None):
     return topi.generic.default_schedule(outs)
 
 
-def injective_schedule(outs, attrs=None):
+def injective_schedule(outs, attrs=None, target=None):
+    """The schedule of a group of injective ops: the target's ``"injective"`` strategy, else
+    ``topi.generic.schedule_injective``."""
     import topi
 
-    return topi.x86.schedule_injective(outs)
+    found = strategy("injective", create(target))
+    return (found.schedule if found and found.schedule else lambda o, a: topi.generic.schedule_injective(o))(
+        outs, attrs)

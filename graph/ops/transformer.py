@@ -13,12 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 import topi.testing.transformer as ref
-from graph.ops.registry import COMM_REDUCE, ELEMWISE, OPAQUE, injective_schedule, register
+from graph.ops.registry import COMM_REDUCE, ELEMWISE, OPAQUE, default_schedule, injective_schedule, register
 from topi.nn.activation import gelu_tanh, silu
 from topi.nn.attention import attention, attention_shapes
 from topi.nn.layer_norm import layer_norm, rms_norm
-from topi.x86.attention import schedule_attention
-from topi.x86.layer_norm import schedule_layer_norm
 
 
 def _norm_types(values, a):
@@ -45,7 +43,7 @@ register(
     "layer_norm",
     _layer_norm_compute,
     OPAQUE,
-    lambda outs, a: schedule_layer_norm(outs),
+    default_schedule,
     _norm_types,
     _np_layer_norm,
     doc="data [..., N], optional gamma [N], beta [N] (attrs: epsilon); over the last axis",
@@ -54,7 +52,7 @@ register(
     "rms_norm",
     lambda xs, a: [rms_norm(xs[0], xs[1] if len(xs) > 1 else None, a.get("epsilon", 1e-5))],
     OPAQUE,
-    lambda outs, a: schedule_layer_norm(outs),
+    default_schedule,
     _norm_types,
     lambda xs, a: [ref.rms_norm_python(xs[0], xs[1] if len(xs) > 1 else None, a.get("epsilon", 1e-5))],
     doc="data [..., N], optional gamma [N] (attrs: epsilon); over the last axis",
@@ -120,7 +118,7 @@ register(
     "attention",
     _attention_compute,
     COMM_REDUCE,
-    lambda outs, a: schedule_attention(outs),
+    default_schedule,
     _attention_types,
     _np_attention,
     doc="q [BH, Sq, D], k [BH, Sk, D] (or [BH, D, Sk] with k_transposed), v [BH, Sk, Dv], "

@@ -1,7 +1,7 @@
 """Graph operators of the Winograd convolution (``topi.nn.winograd``, ``topi.x86.conv2d_winograd``).
 
 ``choose_configs`` gives a 3x3 stride-1 ``conv2d`` a ``conv2d_winograd.x86``
-config where ``topi.x86.choose_conv2d_algorithm`` prefers it; the layout
+config where ``tune.autotvm.choose.choose`` prefers it; the layout
 passes then rewrite it into these two operators (TVM's
 ``contrib_conv2d_winograd_without_weight_transform`` and
 ``contrib_conv2d_winograd_weight_transform``)::
@@ -28,7 +28,6 @@ from topi.nn.winograd import (
     winograd_kernel_transform_numpy,
     winograd_matrices,
 )
-from topi.x86 import conv2d_winograd as x86wino
 
 
 # ------------------------------------------------------ kernel transform ---
@@ -74,16 +73,6 @@ def _winograd_types(values, a):
     return [((n, kshape[0], oh, ow), data.dtype)]
 
 
-def _winograd_compute(xs, a):
-    return [x86wino.conv2d_winograd_x86(xs[0], xs[1], _pads(a), cfg=a["config"], kshape=tuple(a["kernel_shape"]),
-                                        out_block=a.get("out_block", 0))]
-
-
-def _winograd_workload(values, a) -> tuple:
-    return x86wino.winograd_workload(plain_data_shape(values[0].shape), tuple(a["kernel_shape"]), (1, 1), _pads(a),
-                                     (1, 1), 1, values[0].dtype)
-
-
 def untransform_kernel_numpy(u: np.ndarray, kshape: tuple, tile: int) -> np.ndarray:
     """The OIHW kernel of a transformed ``U`` (``g = G+ U G+^T``, G+ the left inverse of G)."""
     _, _, g = winograd_matrices(tile)
@@ -109,8 +98,7 @@ def _np_winograd(xs, a):
     return [block_array(out, ob) if ob else out]
 
 
-register("conv2d_winograd", _winograd_compute, OUT_ELEMWISE_FUSABLE,
-         lambda outs, a: x86wino.schedule_conv2d_winograd(outs, a["config"]), _winograd_types, _np_winograd,
+register("conv2d_winograd", None, OUT_ELEMWISE_FUSABLE, None, _winograd_types, _np_winograd,
          doc="3x3 stride-1 conv by Winograd: data NCHW or [N, C/b, H, W, b], kernel transformed "
              "[alpha, alpha, Kp/bn, Cp, bn]; attrs padding, kernel_shape (OIHW), config, out_block "
-             "(0: NCHW output)", workload=_winograd_workload)
+             "(0: NCHW output); compute, schedule and workload: the target's strategy")

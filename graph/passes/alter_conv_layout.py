@@ -1,6 +1,7 @@
 """alter_conv_layout: give constant conv2d kernels and dense weights their blocked layouts.
 
-The x86 convolution computes in NCHW[x]c with its kernel in
+The target's blocked convolution (x86: ``topi.x86.strategy``'s layout helpers,
+``topi.strategy.layout_helpers``) computes in NCHW[x]c with its kernel in
 ``[OC/oc_bn, IC/ic_bn, KH, KW, ic_bn, oc_bn]``; packing a constant kernel
 inside every call would cost a pass over the weights per inference.  This
 pass inserts the packing as a graph node, which constant folding then
@@ -19,7 +20,7 @@ into ``conv2d_NCHWc`` with blocked activations; this pass then packs the
 kernels of convs left NCHW (when that pass is excluded).
 
 A 3x3 stride-1 conv whose config ``choose_configs`` made a
-``conv2d_winograd.x86`` one (``topi.x86.choose_conv2d_algorithm``) gets its
+``conv2d_winograd.x86`` one (``tune.autotvm.choose.choose``) gets its
 constant kernel transformed once, here, as a node that constant folding
 evaluates (``U = G g G^T``, no transform per call), and becomes
 ``conv2d_winograd`` (``graph.ops.winograd``); at ``opt_level`` 2
@@ -37,13 +38,25 @@ contiguous weights (except a GEMV over a weight larger than
     before:  %y = dense(%x, %w)                           # %w: constant [1000, 2048]
     after:   %p = pack_dense_weight(%w, bn=64)
              %y = dense(%x, %p, units=1000)               # %p folds to [16, 2048, 64]
+
+A target with no blocked layout (no layout helpers registered for its keys)
+keeps every conv and dense as it is.
 """
 
 from __future__ import annotations
 
+from codegen.target import create
 from graph.ir import Graph, make_node, rebuild
+from topi.strategy import layout_helpers
+from tune.autotvm.choose import out_block as config_out_block
 
 WINOGRAD_TEMPLATE = "conv2d_winograd.x86"
+
+
+def helpers():
+    """The layout helpers of the target being built for (None: it has no blocked layout)."""
+    found = layout_helpers(create(None))
+    return found if hasattr(found, "conv_template") else None
 
 
 def is_winograd(node) -> bool:
@@ -71,10 +84,8 @@ def winograd_layout(node, ins: list, lay) -> tuple:
     or any block: the Winograd input stage re-blocks it), the output blocked as the direct
     template would block it (``topi.x86.conv2d_winograd.winograd_out_block``), so no
     ``layout_transform`` appears on either side."""
-    from topi.x86.conv2d_winograd import winograd_out_block
-
     cfg = node.attrs["config"]
-    ob = winograd_out_block(cfg.workload, cfg)
+    ob = config_out_block(cfg, create(None))
     conv = winograd_conv(node, ins[0], ins[1], ob, lay.fresh(f"{node.name}_kernel_winograd"))
     return lay.produce(conv, ob)
 
@@ -88,18 +99,19 @@ def conv_blocks(node, prefer_ic_bn: int = 0) -> tuple | None:
     divides each group's input channels, so no transform is needed.
     ``oc_bn`` is lowered to a divisor of each group's output channels.
     """
-    from graph.ops.nn import group_conv_blocks
-
     kernel = node.inputs[1]
+    h = helpers()
+    if h is None:
+        return None
     oc, icg = kernel.shape[0], kernel.shape[1]
     groups = node.attrs.get("groups", 1)
     cfg = node.attrs.get("config")
-    if cfg is not None and cfg.template != "conv2d_NCHWc.x86":
+    if cfg is not None and cfg.template != h.conv_template:
         return None  # choose_configs found it cannot be blocked: the direct template
     if cfg is not None:
         blocks = cfg["ic_bn"], cfg["oc_bn"]
     else:
-        blocks = group_conv_blocks(node.inputs[0].shape, kernel.shape, node.attrs)
+        blocks = h.group_conv_blocks(node.inputs[0].shape, kernel.shape, node.attrs)
     if blocks is None:
         return None
     ic_bn, oc_bn = blocks
@@ -113,8 +125,10 @@ def conv_blocks(node, prefer_ic_bn: int = 0) -> tuple | None:
 
 
 def alter_conv_layout(graph: Graph) -> Graph:
-    """Pack the constant kernels of ``conv2d`` for the blocked x86 convolution (grouped too,
+    """Pack the constant kernels of ``conv2d`` for the target's blocked convolution (grouped too,
     when each group's channels divide into blocks)."""
+    if helpers() is None:
+        return graph
 
     def rewrite(node, ins):
         if node.op == "dense":
@@ -143,8 +157,6 @@ PACK_GEMV_MAX_BYTES = 32 * 2**20
 
 
 def _pack_dense(node, ins):
-    from topi.x86.dense import default_dense_pack_config
-
     w = ins[1]
     if len(w.shape) != 2 or w.node is None or not w.node.is_constant or w.dtype != "float32":
         return None
@@ -152,9 +164,9 @@ def _pack_dense(node, ins):
     if ins[0].shape[0] <= 2 and w.nbytes > PACK_GEMV_MAX_BYTES:
         return None
     cfg = node.attrs.get("config")
-    if cfg is not None and cfg.template != "dense_pack.x86":
+    if cfg is not None and cfg.template != helpers().dense_pack_template:
         return None  # choose_configs chose the plain dense template
-    bn = cfg["bn"] if cfg is not None else default_dense_pack_config(ins[0].shape[0], n, k)["bn"]
+    bn = cfg["bn"] if cfg is not None else helpers().dense_pack_block(ins[0].shape[0], n, k)
     packed = make_node("pack_dense_weight", [w], {"bn": bn}, f"{node.name}_weight_packed")
     return make_node("dense", [ins[0], packed.output], {**node.attrs, "units": n}, node.name,
                      [v.name for v in node.outputs]).outputs

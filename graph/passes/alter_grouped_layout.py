@@ -7,7 +7,7 @@ they stay blocked from end to end::
     before:  %g = conv2d(%x, %w, groups=4)               # 34 channels a group: no block divides
              %s = reshape(%g) %t = transpose(%s) %u = reshape(%t)   # channel shuffle
              %d = depthwise_conv2d(%u, %k)
-    after:   %g = group_conv2d_NCHWc(%x, pack(%w))       # blocks across groups (topi.x86.group_conv2d)
+    after:   %g = group_conv2d_NCHWc(%x, pack(%w))       # blocks across groups (the target's layout helpers)
              %u = channel_shuffle(%g, groups=4)          # on the blocked value
              %d = depthwise_conv2d_NCHWc(%u, pack(%k))   # channels in the lanes
 
@@ -21,8 +21,11 @@ import math
 
 import numpy as np
 
+from codegen.target import create
 from graph.ir import Graph, Value, constant_node, make_node
+from graph.passes.alter_conv_layout import conv_blocks, helpers
 from graph.passes.layout_state import POOL_OPS, Layouts, convertible, transparent
+from tune.autotvm.config import make_config
 
 
 def _constant_kernel(node) -> bool:
@@ -36,16 +39,13 @@ def group_convertible(node) -> bool:
     that the blocked path refuses, or blocks by less than a vector where a group holds one
     (ShuffleNet's 136 a group: 8; 544 -> 544 at 7x7 by 16 across groups, 75 us, by 8: 116 us): it becomes
     ``group_conv2d_NCHWc``, blocks of a vector spanning groups."""
-    from graph.passes.alter_conv_layout import conv_blocks
-    from tune.autotvm.config import current_target
-
     groups = node.attrs.get("groups", 1)
     if node.op != "conv2d" or len(node.inputs) != 2 or groups == 1 or not _constant_kernel(node):
         return False
     oc, icg = node.inputs[1].shape[:2]
     if icg == 1 or oc % 8 or len(node.inputs[0].shape) != 4:
         return False
-    vec = current_target().lanes(node.inputs[0].dtype)
+    vec = create(None).lanes(node.inputs[0].dtype)
     return not convertible(node) or conv_blocks(node)[1] < vec and oc % vec == 0 and oc // groups >= vec
 
 
@@ -57,16 +57,13 @@ def depthwise_convertible(node) -> bool:
 
 def group_conv(node, ins: list, lay: Layouts) -> tuple | None:
     """``conv2d`` (grouped) -> ``group_conv2d_NCHWc``; its data's block is kept when it divides IC."""
-    from tune.autotvm.config import choose_config, make_config
-    from topi.x86.group_conv2d import group_conv2d_workload, pack_group_kernel_numpy
-
     if not group_convertible(node):
         return None
     kernel, groups, data = node.inputs[1], node.attrs["groups"], node.inputs[0]
     st, pad, dil = (tuple(node.attrs.get(k, d)) for k, d in
                     (("strides", (1, 1)), ("padding", (0, 0, 0, 0)), ("dilation", (1, 1))))
-    key = group_conv2d_workload(data.shape, kernel.shape, st, pad, dil, groups, data.dtype)
-    cfg = choose_config(key)
+    cfg = helpers().group_conv_config(data.shape, kernel.shape, st, pad, dil, groups, data.dtype)
+    key = cfg.workload
     have = lay.block_of(ins[0])
     want = lay.concat_blocks.get(id(node.output), cfg["oc_bn"])
     if have and have != cfg["ic_bn"] and have in cfg.space["ic_bn"] or want in cfg.space["oc_bn"]:
@@ -74,7 +71,7 @@ def group_conv(node, ins: list, lay: Layouts) -> tuple | None:
         oc_bn = want if want in cfg.space["oc_bn"] else cfg["oc_bn"]
         cfg = make_config(key, {**cfg.values, "ic_bn": ic_bn, "oc_bn": oc_bn})
     packed = constant_node(
-        pack_group_kernel_numpy(np.asarray(kernel.node.attrs["value"]), groups, cfg["ic_bn"], cfg["oc_bn"]),
+        helpers().pack_group_kernel_numpy(np.asarray(kernel.node.attrs["value"]), groups, cfg["ic_bn"], cfg["oc_bn"]),
         lay.fresh(f"{node.name}_kernel_packed"),
     )
     new = lay.to(ins[0], cfg["ic_bn"]) if have else ins[0]
@@ -95,9 +92,7 @@ def depthwise(node, ins: list, lay: Layouts) -> tuple | None:
 
 def _depthwise_node(node, data: Value, taps: np.ndarray, block: int, lay: Layouts, out_name: str):
     """A ``depthwise_conv2d_NCHWc`` node of ``node``'s attrs over blocked ``data``, kernel ``taps``."""
-    from topi.x86.depthwise_conv2d import pack_depthwise_kernel_numpy
-
-    packed = constant_node(pack_depthwise_kernel_numpy(taps, block), lay.fresh(f"{node.name}_kernel_packed"))
+    packed = constant_node(helpers().pack_depthwise_kernel_numpy(taps, block), lay.fresh(f"{node.name}_kernel_packed"))
     attrs = {k: v for k, v in node.attrs.items() if k != "config"}
     name = node.name if out_name == node.output.name else out_name
     return make_node("depthwise_conv2d_NCHWc", [data, packed.output], attrs, name, [out_name])

@@ -44,6 +44,7 @@ from graph.ir import Graph, copy_node, make_node
 from graph.ops import get_op
 from graph.ops.registry import ELEMWISE
 from graph.passes import alter_grouped_layout as grouped
+from graph.passes.alter_conv_layout import helpers
 from graph.passes.layout_state import BINARY_OPS, POOL_OPS, Layouts, concat_block, convertible, transparent
 
 
@@ -77,7 +78,10 @@ def _wanted(graph: Graph, convs: set, shuffles: dict) -> set:
 
 
 def alter_op_layout(graph: Graph) -> Graph:
-    """Convert blockable convs to ``conv2d_NCHWc`` and propagate the blocked layout (module docstring)."""
+    """Convert blockable convs to ``conv2d_NCHWc`` and propagate the blocked layout (module docstring);
+    nothing on a target with no blocked layout (``alter_conv_layout.helpers``)."""
+    if helpers() is None:
+        return graph
     convs = {id(n) for n in graph.nodes
              if convertible(n) or grouped.group_convertible(n) or grouped.depthwise_convertible(n)}
     if not convs:

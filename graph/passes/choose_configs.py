@@ -43,11 +43,12 @@ from graph.passes.layout_state import concat_block
 from tune.autotvm.choose import choose, held, holds, out_block
 
 
-def node_workload(node, inputs=None) -> tuple | None:
-    """The topi workload key of ``node`` (None for an operator without a template)."""
+def node_workload(node, inputs=None, target=None) -> tuple | None:
+    """The topi workload key of ``node`` on ``target`` (None: the current one; None for an
+    operator without a template there)."""
     if node.is_constant:
         return None
-    return get_op(node.op).workload(tuple(inputs if inputs is not None else node.inputs), node.attrs)
+    return get_op(node.op).workload(tuple(inputs if inputs is not None else node.inputs), node.attrs, target)
 
 
 def keeps_channels(node, ins) -> bool:
@@ -65,7 +66,7 @@ def choose_configs(graph: Graph, context: BuildContext) -> Graph:
     blocks: dict = {}  # value name -> the channel block a conv wrote it in
 
     def rewrite(node, ins):
-        key = node_workload(node, ins)
+        key = node_workload(node, ins, target)
         old = node.attrs.get("config")
         cfg = None
         if key is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.target import Target, create
+from topi.strategy import check_target_keys
 from tune.autotvm.choose import Options
 from tune.autotvm.history import Records
 
@@ -27,7 +28,9 @@ class BuildContext:
         """The context of a build: ``target`` (None: the current one), ``records`` (None: what the
         user's ``apply_history_best`` contexts hold now), ``options`` (None: the defaults)."""
         records = Records.current() if records is None else Records.of(records)
-        return BuildContext(create(target), records, Options.of(options))
+        target = create(target)
+        check_target_keys(target)
+        return BuildContext(target, records, Options.of(options))
 
 
 __all__ = ["BuildContext"]

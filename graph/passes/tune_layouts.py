@@ -95,7 +95,7 @@ def tune_layouts(graph: Graph, context: BuildContext) -> Graph:
     for node in graph.nodes:
         if node.op != "conv2d" or node.attrs.get("config") is not None:
             continue
-        key = node_workload(node)
+        key = node_workload(node, target=target)
         if key is None or rule_of(key[0]).input_knob is None:
             continue
         chosen = choose(key, target, records, context.options)  # the records of both implementations (or the rule)

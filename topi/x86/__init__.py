@@ -39,3 +39,4 @@ from topi.x86.conv2d_winograd import (  # noqa: F401
     conv2d_winograd_x86, schedule_conv2d_winograd, default_winograd_config,
 )
 from topi.x86 import templates  # noqa: F401,E402  (registers the AutoTVM templates: conv2d_NCHWc.x86, dense_pack.x86, ...)
+from topi.x86 import strategy  # noqa: F401,E402  (registers the x86 operator strategies under the "cpu" key)
