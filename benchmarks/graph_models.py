@@ -6,7 +6,7 @@ model it reports
 
 * latency of Tessera and of onnxruntime (2 intra-op threads each), medians
   of batches interleaved between the two, each after a 0.25 s pause (see
-  ``graph.cli.interleaved``), and the ratio Tessera / onnxruntime (< 1:
+  ``graph.cli.timing.interleaved``), and the ratio Tessera / onnxruntime (< 1:
   Tessera is faster; the targets: ResNet-50 <= 1.0x, ShuffleNet and
   SqueezeNet <= 1.2x, geometric mean <= 0.95x), after checking that the
   two outputs agree;
@@ -43,8 +43,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from graph.cli import differences, format_time, interleaved
-from graph.cli import ort_session as cli_ort_session
+from graph.cli.timing import differences, format_time, interleaved
+from graph.cli.timing import ort_session as cli_ort_session
 from graph.onnx.zoo import LIGHT_MODELS, light_model_path
 
 MODELS = LIGHT_MODELS

@@ -5,7 +5,7 @@ Run ``python benchmarks/graph_winograd.py [MODEL ...] [--repeat 9] [--records lo
 as ``graph.build`` does by default (3x3 stride-1 convs of >= 64 channels through
 ``conv2d_winograd.x86``) and once with ``TESSERA_WINOGRAD=0`` (every conv direct),
 checks both outputs against onnxruntime's, then times the three in interleaved
-batches (``graph.cli.interleaved``: each batch after a 0.25 s pause, 2 threads
+batches (``graph.cli.timing.interleaved``: each batch after a 0.25 s pause, 2 threads
 each), so the with/without ratio is taken under the same load.  It prints medians,
 the spread of the batches ((max - min) / median), the fastest batch of each, and the
 ratios Winograd / direct and Tessera / onnxruntime (medians and fastest batches).
@@ -30,12 +30,12 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from graph_models import THREADS, model_path, seeded_feed, select
 
-from graph.cli import differences, format_time, interleaved
-from graph.cli import ort_session as cli_ort_session
+from graph.cli.timing import differences, format_time, interleaved
+from graph.cli.timing import ort_session as cli_ort_session
 
 
 def interleaved_cpu(fns: dict, repeat: int, budget: float = 0.3) -> dict:
-    """As ``graph.cli.interleaved``, timed by this thread's CPU time (one-thread runs only)."""
+    """As ``graph.cli.timing.interleaved``, timed by this thread's CPU time (one-thread runs only)."""
     counts = {}
     for name, fn in fns.items():
         fn()

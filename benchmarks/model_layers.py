@@ -35,10 +35,10 @@ import numpy as np  # noqa: E402
 
 from tune_deploy import model_nodes  # noqa: E402
 
-from graph.cli import ort_session, set_threads  # noqa: E402
+from graph.cli.timing import ort_session  # noqa: E402
+from graph.cli.model import set_threads  # noqa: E402
 from graph.onnx.zoo import light_model_path  # noqa: E402
 from graph.tuning import node_configs  # noqa: E402
-from tune.measure.execute import host_note  # noqa: E402
 
 PAUSE_S = 0.25  # before each window: the other runtime's threads spin after a call
 
@@ -93,7 +93,6 @@ def main(argv: list | None = None) -> dict:
     a = p.parse_args(argv)
     set_threads(a.threads)
     path = a.model if a.model.endswith(".onnx") else light_model_path(a.model)
-    state = host_note("before")
     m, keys = tessera_calls(path, a.records)
     sess, why = ort_session(path, a.threads, profile=os.path.join(tempfile.mkdtemp(prefix="model_layers_"), "ort"))
     if sess is None:
@@ -139,7 +138,6 @@ def main(argv: list | None = None) -> dict:
     print(f"{'all convs':53s} {conv_t:7.3f}ms {conv_o:7.3f}ms {conv_t / conv_o:6.2f} {conv_t - conv_o:+7.3f}")
     print("other kernels, Tessera: " + ", ".join(f"{k} {v:.3f}" for k, v in other.most_common() if v >= 0.005))
     print("other nodes, onnxruntime: " + ", ".join(f"{k} {v:.3f}" for k, v in ort_others.most_common() if v >= 0.005))
-    print(f"{state}\n{host_note('after')}")
     return {"rows": rows, "tessera_ms": float(ours.sum()), "other": dict(other), "ort_other": dict(ort_others)}
 
 

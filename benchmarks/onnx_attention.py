@@ -25,7 +25,7 @@ from onnx import TensorProto, helper
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from graph.cli import differences, format_time, interleaved
+from graph.cli.timing import differences, format_time, interleaved
 
 THREADS = int(os.environ.get("TESSERA_BENCH_THREADS", "2"))
 

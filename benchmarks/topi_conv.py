@@ -38,6 +38,7 @@ import te
 import topi
 from codegen.target import Target
 from topi.x86 import conv2d as x86conv
+from topi.x86 import conv2d_rule as x86conv_rule
 
 LAYERS = [  # name, IC, OC, H, K, stride, pad, groups
     ("stem 7x7/2 3->64 @224", 3, 64, 224, 7, 2, 3, 1),
@@ -69,7 +70,7 @@ def _tessera_fn(ic, oc, h, k, st, p, groups, a, w, target):
         s, wk = topi.x86.schedule_depthwise_conv2d_nchw(C), w
     else:
         wl = topi.nn.conv2d_nchw(A, te.placeholder(w.shape), st, p, 1).op.attrs["workload"]
-        cfg = x86conv.default_conv2d_config(wl)
+        cfg = x86conv_rule.default_conv2d_config(wl)
         wk = x86conv.pack_kernel_numpy(w, cfg["ic_bn"], cfg["oc_bn"])
         W = te.placeholder(wk.shape, name="kernel")
         C = x86conv.conv2d_nchw_x86(A, W, st, p, 1, cfg=cfg)

@@ -36,6 +36,8 @@ from tune.autotvm.config import make_config
 from topi.nn.winograd import winograd_kernel_transform_numpy
 from topi.testing import conv2d_nchw_python
 from topi.x86 import conv2d as x86conv
+from topi.x86 import conv2d_rule as x86conv_rule
+from topi.x86 import conv2d_schedule as x86conv_schedule
 from topi.x86 import conv2d_winograd as wino
 
 LAYERS = [("3x3 64->64 @56", 64, 56), ("3x3 128->128 @28", 128, 28), ("3x3 256->256 @14", 256, 14),
@@ -45,13 +47,13 @@ SETTLE_S = 0.25
 
 def direct_fn(a, w, cfg=None):
     c, h = a.shape[1], a.shape[2]
-    key = x86conv.conv2d_workload(a.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1))
-    cfg = cfg or x86conv.default_conv2d_config(key)
+    key = x86conv_rule.conv2d_workload(a.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+    cfg = cfg or x86conv_rule.default_conv2d_config(key)
     wk = x86conv.pack_kernel_numpy(w, cfg["ic_bn"], cfg["oc_bn"])
     A = te.placeholder((1, c, h, h), name="data")
     W = te.placeholder(wk.shape, name="kernel")
     C = x86conv.conv2d_nchw_x86(A, W, 1, 1, 1, cfg=cfg)
-    f = codegen.build(x86conv.schedule_conv2d_nchw(C, cfg), [A, W, C], target="llvm", name="direct")
+    f = codegen.build(x86conv_schedule.schedule_conv2d_nchw(C, cfg), [A, W, C], target="llvm", name="direct")
     out = aligned_zeros(tuple(int(d) for d in C.shape), np.float32)
     a, wk = aligned(a), aligned(wk)  # on 64-byte lines, as the graph executor's buffers
     return (lambda: f(a, wk, out)), out, cfg
@@ -62,10 +64,10 @@ def tuned_direct_fn(a, w, trials: int, ref):
     configs of the direct template's space: a small random search standing in for tuning."""
     from tune.autotvm.config import sample_config
 
-    key = x86conv.conv2d_workload(a.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1))
+    key = x86conv_rule.conv2d_workload(a.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1))
     rng = np.random.default_rng(0)
     best = None
-    for cfg in [x86conv.default_conv2d_config(key)] + [sample_config(key, rng) for _ in range(trials)]:
+    for cfg in [x86conv_rule.default_conv2d_config(key)] + [sample_config(key, rng) for _ in range(trials)]:
         fn, out, cfg = direct_fn(a, w, cfg)
         fn()
         np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-3 * float(np.abs(ref).max()))

@@ -7,7 +7,7 @@ models are exported from ``torch.nn`` modules with seeded weights by
 (default ``~/.cache/tessera/models``) on first use; torch is needed once.
 
 Per model: latency of Tessera and onnxruntime (medians of interleaved
-batches, each after a pause: ``graph.cli.interleaved``), the ratio
+batches, each after a pause: ``graph.cli.timing.interleaved``), the ratio
 Tessera / onnxruntime (targets: <= 1.0x for all three), the spread of each,
 whether the outputs agree, and with ``--profile`` where Tessera's time goes
 (kernel calls summed by fused group name).  ``--dense`` also times the packed
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import make_transformer_models as M
 
-from graph.cli import differences, format_time, interleaved, ort_session
+from graph.cli.timing import differences, format_time, interleaved, ort_session
 
 MODELS = ["encoder4", "bert_base", "gpt6"]
 THREADS = int(os.environ.get("TESSERA_BENCH_THREADS", "2"))

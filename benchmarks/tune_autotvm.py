@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 import te
-from graph.tuning import RUNNER_OPTIONS
+from tune.network import RUNNER_OPTIONS
 from tune import autotvm
 
 
@@ -116,7 +116,7 @@ def task_args(name: str) -> tuple:
     if name in TASKS:
         return TASKS[name]
     import topi.x86.templates  # noqa: F401  (registers conv2d_NCHWc.x86)
-    from topi.x86.conv2d import conv2d_workload
+    from topi.x86.conv2d_rule import conv2d_workload
 
     c, h = RESNET[name]
     wl = conv2d_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))

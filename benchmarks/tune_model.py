@@ -21,11 +21,12 @@ import time
 import numpy as np
 
 import graph
-from graph import tuning
-from graph.cli import RTOL, ort_session, near_rounds, paired, paired_ratio, random_inputs, set_threads
+from graph.cli.common import RTOL
+from graph.cli.timing import ort_session, paired, paired_ratio
+from graph.cli.model import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
-from tune import autotvm
-from tune.measure.execute import host_note
+from graph.tuning import GraphProgram
+from tune import autotvm, deployed, network
 
 
 def layout_transforms(lib) -> int:
@@ -63,26 +64,26 @@ def main(argv: list | None = None) -> dict:
             raise SystemExit(f"tune_model: no task of {args.template}; templates: {sorted({t.name for t in tasks})}")
     else:
         tuned = tasks
-    records = tuning.read_log(args.log, target)
-    plan = [args.per_task] * len(tuned) if args.per_task else tuning.spread_trials(tuned, max(args.trials, 1))
-    for line in tuning.tune_plan(tuned, plan, records):
+    program = GraphProgram(g, params, target)
+    records = network.read_log(args.log, target)
+    plan = [args.per_task] * len(tuned) if args.per_task else network.spread_trials(tuned, max(args.trials, 1))
+    for line in network.tune_plan(tuned, plan, records):
         print(line, file=sys.stderr)
     t0 = time.perf_counter()
     done, again, placed = {}, 0, 0
     if args.trials > 0 or args.per_task:
         option = autotvm.measure_option(builder="local", runner=autotvm.LocalRunner(
-            **tuning.RUNNER_OPTIONS, enable_cpu_cache_flush=args.flush))
-        done = tuning.tune_tasks(tuned, plan, args.log, args.tuner,
-                                 tuning.search_budget(None if args.budget is None else 60 * args.budget, tuned),
-                                 records,
-                                 measure_option=option, stream=sys.stderr)
-        after, again = tuning.confirm_deployed(g, params, target, args.log, tuned, option, stream=sys.stderr)
-        after, placed = tuning.confirm_in_place(g, params, target, args.log, tuned, stream=sys.stderr)
+            **network.RUNNER_OPTIONS, enable_cpu_cache_flush=args.flush))
+        done = network.tune_tasks(tuned, plan, args.log, args.tuner,
+                                  network.search_budget(None if args.budget is None else 60 * args.budget, tuned),
+                                  records, measure_option=option, stream=sys.stderr)
+        after, again = deployed.confirm_deployed(program, args.log, tuned, option, stream=sys.stderr)
+        after, placed = deployed.confirm_in_place(program, args.log, tuned, stream=sys.stderr)
     else:
-        after = tuning.build_with_records(g, params, target, args.log)
+        after = program.build(records=args.log)
     tune_s = time.perf_counter() - t0
-    before = tuning.build_with_records(g, params, target, None)
-    changed = tuning.records_changed_note(before, after)
+    before = program.build()
+    changed = deployed.records_changed_note(program, before, after)
     feed = random_inputs({v.name: (tuple(v.shape), v.dtype) for v in before.graph.inputs}, 0)
     fns, outs, transforms = {}, {}, {}
     for name, lib in (("default", before), ("tuned", after)):
@@ -102,15 +103,12 @@ def main(argv: list | None = None) -> dict:
     scale = float(np.abs(outs["default"]).max()) or 1.0
     for name, y in outs.items():
         assert np.allclose(y, outs["default"], rtol=RTOL, atol=1e-4 * scale), f"{name} disagrees with default"
-    state = host_note("before")
     rounds = paired(fns, args.seconds)
-    after = host_note("after")
-    near = near_rounds(rounds)
-    med = {k: statistics.median(rounds[k][i] for i in near) for k in fns}
+    med = {k: statistics.median(rounds[k]) for k in fns}
     print(f"{args.model}: {len(tasks)} tasks, {sum(done.values()) + again} trials measured and {placed} configs "
           f"timed in whole runs in {tune_s:.0f} s "
-          f"(log {args.log}: {len(tuning.read_log(args.log, target))} records); "
-          f"{len(near)} of {len(rounds['near'])} paired rounds in the near state")
+          f"(log {args.log}: {len(network.read_log(args.log, target))} records); "
+          f"{len(rounds['tuned'])} paired rounds")
     base = "onnxruntime" if "onnxruntime" in fns else "default"
     for k, v in med.items():
         ratio = ""
@@ -122,7 +120,6 @@ def main(argv: list | None = None) -> dict:
     r, lo, hi, _ = paired_ratio(rounds, "tuned", "default")
     print(f"  tuned / default: {r:.3f} (IQR {lo:.3f}-{hi:.3f})")
     print(f"  {changed}")
-    print(f"  {state}\n  {after}")
     return med
 
 

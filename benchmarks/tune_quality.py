@@ -45,7 +45,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tune_autotvm import resnet50_conv_tasks
 
-from graph.tuning import RUNNER_OPTIONS
+from tune.network import RUNNER_OPTIONS
 from tune import autotvm
 from tune.measure.measure import MeasureInput
 from tune.measure.option import create_measure_batch

@@ -13,6 +13,7 @@ Three caches keep rebuilding cheap without pinning code:
 from __future__ import annotations
 
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
 
@@ -61,6 +62,7 @@ def build(sch, args=None, target=None, name: str = "default_function") -> Module
         return build_lowered(sch, t)
     if args is None:
         raise TypeError("build: give the argument list, e.g. build(s, [A, B, C])")
+    warn_other_target(sch, t)
     key = schedule_fingerprint(sch, args, name, t)
     with _lock:
         hit = _schedule_cache.get(key)
@@ -75,6 +77,17 @@ def build(sch, args=None, target=None, name: str = "default_function") -> Module
             _schedule_cache.clear()
         _schedule_cache[key] = (_weak(sch), weakref.ref(mod))
     return mod
+
+
+def warn_other_target(sch, target) -> None:
+    """Warn when ``sch`` was made by schedules that read another target (``Schedule.target``,
+    set by topi's x86 schedules): its vector width and register tiles are that target's."""
+    made = getattr(sch, "target", None)
+    if made is not None and made != str(target):
+        warnings.warn(f"build: the schedule was made for target {made!r} (its vector width and register "
+                      f"tiles are that CPU's) but is built for {str(target)!r}; make the schedule inside "
+                      f"`with Target({target.spec!r}):` (tessera.target.Target), or build for the target it "
+                      f"was made for", stacklevel=3)
 
 
 def _weak(obj):

@@ -20,6 +20,7 @@ class Schedule:
 
     def __init__(self, outputs: list[Operation]):
         self.outputs = list(outputs)
+        self.target: str | None = None  # the target its choices read, where a schedule recorded one
         self.stages: list[Stage] = []
         self.stage_map: dict = {}  # op -> Stage (original and current ops)
         for op in _post_order(self.outputs):

@@ -1,8 +1,6 @@
 """Measurement: failing, hanging, wrong and crashing candidates each cost one trial; scripts; DaskRunner."""
 
-import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -122,9 +120,9 @@ def test_cache_flush_rotates_the_weights_through_copies_past_the_cache(monkeypat
     """With the flush, each call reads the inputs after the first from the next of copies that add
     up to ROTATE_BYTES (the first input and the output stay put), and computes the same answer."""
     import codegen
-    from tune.measure import execute
+    from tune.measure import runner as run
 
-    monkeypatch.setattr(execute, "ROTATE_BYTES", 1 << 20)
+    monkeypatch.setattr(run, "ROTATE_BYTES", 1 << 20)
     n = 1000  # 4000-byte weights: 263 copies reach 1 MiB
     A = te.placeholder((n,), name="A")
     W = te.placeholder((n,), name="W")
@@ -133,7 +131,7 @@ def test_cache_flush_rotates_the_weights_through_copies_past_the_cache(monkeypat
     specs = [{"is_output": False}, {"is_output": False}, {"is_output": True}]
     rng = np.random.default_rng(0)
     a, w, c = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32), np.zeros(n, np.float32)
-    call, copies = execute.rotating_call(mod, [a, w, c], specs)
+    call, copies = run.rotating_call(mod, [a, w, c], specs)
     assert len(copies) == -(-(1 << 20) // w.nbytes)
     assert all(cp[0] is a and cp[2] is c for cp in copies)  # activations and output stay put
     assert len({cp[1].ctypes.data for cp in copies}) == len(copies)  # every weight copy is its own memory
@@ -141,11 +139,11 @@ def test_cache_flush_rotates_the_weights_through_copies_past_the_cache(monkeypat
         c[:] = 0
         call()
         np.testing.assert_allclose(c, a * w, rtol=1e-6)
-    _, single = execute.rotating_call(mod, [a, w, c], [specs[0], {"is_output": True}, specs[2]])
+    _, single = run.rotating_call(mod, [a, w, c], [specs[0], {"is_output": True}, specs[2]])
     assert len(single) == 1  # nothing after the first input: a plain call
-    monkeypatch.setattr(execute, "ROTATE_BYTES", 1 << 30)
-    _, capped = execute.rotating_call(mod, [a, w, c], specs)
-    assert len(capped) == execute.MAX_ROTATIONS
+    monkeypatch.setattr(run, "ROTATE_BYTES", 1 << 30)
+    _, capped = run.rotating_call(mod, [a, w, c], specs)
+    assert len(capped) == run.MAX_ROTATIONS
 
 
 @autotvm.template("test/slowknob")
@@ -179,82 +177,17 @@ def test_slow_candidate_rejected_after_one_call(reject):
     assert len(slow.costs) == (1 if reject else 3)
 
 
+def test_the_runner_takes_classic_parameters_and_refuses_bad_ones():
+    runner = autotvm.LocalRunner(timeout=5, number=2, repeat=4, min_repeat_ms=7, cooldown_interval=0.1,
+                                 enable_cpu_cache_flush=True)
+    payload = runner.payload({"symbol": "f"})
+    assert (payload["number"], payload["repeat"], payload["min_repeat_ms"], payload["flush"]) == (2, 4, 7.0, True)
+    runner.close()
+    with pytest.raises(ValueError, match="min_repeat_ms and cooldown_interval must be >= 0"):
+        autotvm.LocalRunner(min_repeat_ms=-1)
+    with pytest.raises(TypeError):
+        autotvm.LocalRunner(normalize=True)  # no normalising runner: classic parameters only
 
-def test_normalized_timing_is_a_ratio_to_the_reference():
-    """Each repeat is the candidate's time over the bracketing reference (fallback) timings, times the
-    reference's settled time: the fallback itself measures at ~its settled time, a candidate n times
-    slower at ~n times it; each task's reference is settled through its ratio to the yardstick."""
-    builder = autotvm.LocalBuilder(n_parallel=1)
-    norm = autotvm.LocalRunner(number=2, repeat=3, min_repeat_ms=10, reject_factor=None)
-    raw = autotvm.LocalRunner(number=2, repeat=3, min_repeat_ms=10, reject_factor=None, normalize=False)
-    got = {}
-    try:
-        for n in (8192, 4096):  # a fallback of 2-8 us: its native time, not Python's call overhead, dominates
-            task = autotvm.task.create("test/slowknob", args=(n,), target="llvm")
-            for name, runner in (("norm", norm), ("raw", raw)):
-                mon = autotvm.callback.Monitor()
-                autotvm.tuner.GridSearchTuner(task).tune(
-                    2, autotvm.measure_option(builder, runner), callbacks=[mon]
-                )
-                assert [r.error_no for _, r in mon.records] == [0, 0]
-                got[n, name] = [sum(r.costs) / len(r.costs) for _, r in mon.records]
-            assert 0.5 < got[n, "norm"][0] / norm.ref_time < 2.0  # the fallback is the reference
-            if n == 8192:
-                yard, first = norm.yardstick, norm.ref_time
-                assert yard is not None and yard > 0
-            else:  # the same yardstick scales the second reference, settled by its own ratio
-                assert norm.yardstick == yard and norm.ref_time != first
-    finally:
-        builder.close()
-        norm.close()
-        raw.close()
-    for n in (8192, 4096):
-        fast, slow = got[n, "norm"]
-        assert slow > 50 * fast
-        assert 0.33 < (slow / fast) / (got[n, "raw"][1] / got[n, "raw"][0]) < 3.0
-    assert len(norm._ref_times) == 2 and all(t > 0 for t in norm._ref_times.values())
-
-
-def test_yardstick_scale_is_stored_once_per_host(tmp_path, monkeypatch):
-    """The yardstick settles once and is stored in the cache: a second runner session (a new
-    process) reads its figure instead of settling anew, so both sessions' records share one scale;
-    a stored settle shorter than the current one is not trusted and a longer one is kept."""
-    from tune.measure import yardstick
-
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
-    task = autotvm.task.create("test/slowknob", args=(1024,), target="llvm")
-    seen = []
-    for _ in range(2):
-        builder = autotvm.LocalBuilder(n_parallel=1)
-        runner = autotvm.LocalRunner(number=2, repeat=1, min_repeat_ms=5, reject_factor=None)
-        try:
-            autotvm.tuner.GridSearchTuner(task).tune(1, autotvm.measure_option(builder, runner))
-        finally:
-            builder.close()
-            runner.close()
-        seen.append(runner.yardstick)
-    assert seen[0] is not None and seen[0] == seen[1]
-    stored = json.loads((tmp_path / "tune_scale.json").read_text())
-    (key, entry), = [(k, e) for k, e in stored.items() if "yardstick:" in k and " reference:" not in k]
-    assert entry["seconds"] == seen[0]
-    # beside it, the fastest round trip between the vCPUs the runner's state probe has read
-    assert all(e["value"] > 0 for k, e in stored.items() if k.endswith("round trip ns"))
-    assert yardstick.stored(key, entry["settle_s"]) == seen[0]
-    assert yardstick.stored(key, entry["settle_s"] + 1) is None  # settled too briefly for a longer SETTLE_S
-    yardstick.store(key, 1.0, entry["settle_s"] / 2)  # a shorter settle never replaces a longer one
-    assert yardstick.stored(key, 0) == seen[0]
-    yardstick.store(key, 1.0, entry["settle_s"] + 1)
-    assert yardstick.stored(key, entry["settle_s"] + 1) == 1.0
-    # the line benchmarks print beside a figure: the yardstick now against the stored settle
-    from tune.measure.execute import host_note
-
-    assert re.fullmatch(r"host before: the yardstick ran 0\.00x its settled time \(quiet; quiet <= 1\.15x\), "
-                        r"the vCPUs (near|apart)", host_note("before", 0.01))  # 1 s stored: far below it
-    yardstick.store(key, 1e-9, entry["settle_s"] + 2)
-    assert "its settled time (busy;" in host_note("after", 0.01)
-    (tmp_path / "tune_scale.json").write_text("{not json")
-    assert yardstick.stored(key, 0) is None  # unreadable: settle again
-    assert host_note("now", 0.01) == "host now: unknown (no runner has settled the yardstick here)"
 
 
 def test_tutorial_script_without_main_guard(tmp_path):
@@ -292,6 +225,56 @@ def test_tutorial_script_without_main_guard(tmp_path):
     assert out.stdout.count("RUN") == 1 and "BEST True" in out.stdout
     recs = list(record.load_from_file(log))
     assert len(recs) == 4 and all(r[1].error_no == 0 for r in recs)
+
+
+TEMPLATE_SOURCE = """
+import te
+from tune import autotvm
+
+
+@autotvm.template("anywhere/matmul")
+def matmul(n):
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    cfg = autotvm.get_config()
+    y, x = s[C].op.axis
+    cfg.define_split("tile_x", x, num_outputs=2)
+    xo, xi = cfg["tile_x"].apply(s, C, x)
+    return s, [A, B, C]
+
+
+def tune_three(log):
+    task = autotvm.task.create("anywhere/matmul", args=(32,), target="llvm")
+    mo = autotvm.measure_option(builder=autotvm.LocalBuilder(n_parallel=1), runner=autotvm.LocalRunner(number=1))
+    autotvm.tuner.GridSearchTuner(task).tune(n_trial=3, measure_option=mo,
+                                            callbacks=[autotvm.callback.log_to_file(log)])
+    return [res.error_no for _, res in autotvm.record.load_from_file(log)]
+"""
+
+
+def test_a_template_defined_in_a_pytest_module_is_tuned(tmp_path):
+    """A test module, imported by pytest where a fresh worker cannot import it by name
+    (``--import-mode=importlib``), is loaded in the workers from its file."""
+    (tmp_path / "test_tuned_here.py").write_text(TEMPLATE_SOURCE + textwrap.dedent("""
+
+        def test_tune(tmp_path):
+            assert tune_three(str(tmp_path / "t.jsonl")) == [0, 0, 0]
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+                          "test_tuned_here.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+def test_a_template_defined_by_exec_as_a_notebook_cell_is_tuned(tmp_path):
+    """Code run through ``exec`` (a notebook cell) has no module a worker could import: this
+    process makes the schedules and the workers compile them."""
+    cell: dict = {"__name__": "notebook_cell"}
+    exec(compile(TEMPLATE_SOURCE, "<cell 3>", "exec"), cell)
+    assert cell["tune_three"](str(tmp_path / "t.jsonl")) == [0, 0, 0]
 
 
 # -------------------------------------------------------------------- Dask --
@@ -372,7 +355,7 @@ def test_dask_worker_killed_mid_measurement_costs_that_trial(cluster, tmp_path):
 
 def test_measured_arguments_are_64_byte_aligned():
     # the runner times a candidate on buffers aligned as the graph executor's are
-    from tune.measure.execute import random_arguments
+    from tune.measure.runner import random_arguments
 
     specs = [{"kind": "buffer", "name": n, "shape": list(s), "dtype": d, "is_output": o}
              for n, s, d, o in (("a", (3, 5), "float32", False), ("b", (7,), "int32", False),
@@ -381,171 +364,3 @@ def test_measured_arguments_are_64_byte_aligned():
         args = random_arguments(specs, seed)
         assert [a.ctypes.data % 64 for a in args] == [0, 0, 0]
         assert args[0].shape == (3, 5) and np.isnan(args[2]).all()
-
-
-def test_task_scales_are_calibrated_together_and_stored_per_host(tmp_path, monkeypatch):
-    """``LocalRunner.calibrate`` settles several tasks' references in one call, before any
-    measurement; the ratios are stored beside the yardstick, so a second runner session (a resumed
-    tune) reads every task's scale instead of probing it anew, and its records share the scale."""
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
-    tasks = [autotvm.task.create("test/slowknob", args=(n,), target="llvm") for n in (8192, 4096)]
-    builder = autotvm.LocalBuilder(n_parallel=1)
-    seen = []
-    try:
-        refs = []
-        for task in tasks:
-            builder.set_task(task)
-            refs.append(builder.build_reference(task))
-        for _ in range(2):
-            runner = autotvm.LocalRunner(number=2, repeat=1, min_repeat_ms=5, reject_factor=None)
-            try:
-                runner.calibrate(refs + [None, refs[0]], passes=2)  # None (a failed build) and repeats skipped
-                seen.append((dict(runner._ref_times), runner.yardstick))
-                mon = autotvm.callback.Monitor()
-                autotvm.tuner.GridSearchTuner(tasks[1]).tune(1, autotvm.measure_option(builder, runner),
-                                                             callbacks=[mon])
-                assert runner.ref_time == runner._ref_times[refs[1]["key"]]  # the task's calibrated scale
-                assert mon.records[0][1].error_no == 0
-            finally:
-                runner.close()
-    finally:
-        builder.close()
-    (first, yard), (second, yard2) = seen
-    assert set(first) == {r["key"] for r in refs} and all(v > 0 for v in first.values())
-    assert first == second and yard == yard2  # read back, not probed again
-    stored = json.loads((tmp_path / "tune_scale.json").read_text())
-    ratios = sorted(e["seconds"] for k, e in stored.items() if " reference:" in k)
-    assert ratios == pytest.approx(sorted(v / yard for v in first.values()))
-
-
-def test_calibration_probes_every_reference_in_rounds(monkeypatch):
-    # the ratio of two kernels drifts between moments: each reference's probe is split over
-    # ``passes`` rounds over all of them (a part of PROBE_S each), its ratio the median of its
-    # fast chunks from every round; a ratio stored for this host is used as it is
-    from tune.measure import execute, yardstick
-
-    calls, store = [], {"Y reference:" + __import__("hashlib").sha1(b"c").hexdigest()[:16]: 3.0}
-    ratios = {"a": iter([2.0, 2.2, 2.1]), "b": iter([5.0, 4.0, 4.4])}
-
-    def probe(hit, yard_timer, seconds, near_wait):
-        calls.append((hit.key, seconds))
-        return [([next(ratios[hit.key])], [1.0], True)]
-
-    monkeypatch.setattr(execute, "_probe_chunks", probe)
-    monkeypatch.setattr(yardstick, "stored", lambda key, probe_s: store.get(key))
-    monkeypatch.setattr(yardstick, "store", lambda key, value, probe_s: store.__setitem__(key, value))
-    yard = execute._Timed(None, [], None, [], settled=1e-4, key="Y", fastest=1.0)
-    timers = {k: execute._Timed(None, [], None, [], key=k) for k in "abc"}
-    execute._scale([({"obj": k.encode()}, timers[k]) for k in "abc"], yard, passes=3)
-    assert calls == [(k, execute.PROBE_S / 3) for _ in range(3) for k in "ab"]  # c was stored
-    assert [timers[k].settled for k in "abc"] == pytest.approx([2.1e-4, 4.4e-4, 3e-4])
-    assert sorted(store.values()) == pytest.approx([2.1, 3.0, 4.4])
-
-
-def test_a_reference_probe_counts_the_chunks_where_the_yardstick_ran_at_its_speed_and_the_vcpus_were_near():
-    # a slow state (another process on one of the two CPUs) slows the yardstick more than a conv,
-    # and with the vCPUs apart a reference that repacks across threads slows where the yardstick
-    # does not: chunks timed in either would set the task's scale off, so only chunks with the
-    # yardstick at its settled speed and the vCPUs near count; when there are none, all do
-    from tune.measure.execute import FAST_STATE, fast_chunks, probe_ratio
-
-    settled = 1e-4
-    slow = ([5.0, 5.2, 4.9], [2.1e-4, 2.0e-4, 2.2e-4], True)  # yardstick twice its settled time
-    fast = ([8.0, 8.1, 7.9], [1.0e-4, 1.02e-4, 1.01e-4], True)
-    edge = ([6.0], [FAST_STATE * 1.01e-4], True)  # just past the fast state
-    apart = ([15.0, 15.2], [1.0e-4, 1.01e-4], False)  # yardstick at speed, the vCPUs apart
-    assert fast_chunks([slow, fast, edge, apart], settled) == [fast]
-    assert probe_ratio([slow, fast, slow, edge, apart, apart], settled) == 8.0
-    assert probe_ratio([slow, slow], settled) == 5.0  # no fast chunk: every chunk counts
-    assert probe_ratio([([3.0], [], True)], settled) == 3.0  # a chunk without yardstick times
-
-
-def test_a_normalized_repeat_counts_the_ratios_timed_with_its_bracket_at_speed():
-    # in a slow state kernels do not slow alike (a conv's ratio to its reference moved 1.055 ->
-    # 0.93 with the reference 1.5x slower): a repeat keeps the ratios whose bracketing timings both
-    # ran at the bracket's fastest speed beside this candidate (``base``: what this and earlier
-    # measurements of the config saw), alternating longer to find them; when the state stays slow,
-    # every ratio counts
-    from tune.measure.execute import FEW_FAST, _fast_alternation, _Timed
-
-    def bracket(times):
-        it = iter(times)
-        b = _Timed(None, [], None, [], settled=1.3)  # the scale stored when the host was slower
-        b.time = lambda _ms: next(it)
-        return b
-
-    mine = iter([2.0, 1.5, 1.5, 2.0, 2.0, 2.0])
-    # bracket: fast, slow (1.5x), fast, fast, fast
-    ratios, last = _fast_alternation(lambda: next(mine), bracket([1.0, 1.5, 1.0, 1.0, 1.0, 9.0]), 5.0, 1.0, 3,
-                                     until=time.perf_counter() + 60)
-    assert ratios == [2.0, 2.0, 2.0] and last == 1.0  # the 2 ratios next to the slow timing left out
-    mine = iter([2.0, 1.5, 1.5])
-    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.0, 1.5, 1.0]), 5.0, 1.0, 3)
-    assert ratios == [2.0, 1.2, 1.2]  # no state wait: count alternations, one fast, so every ratio
-    mine = iter([3.0] * 20)
-    base = [1.0]  # an earlier measurement of this config saw the bracket at 1.0
-    ratios, last = _fast_alternation(lambda: next(mine), bracket([1.5] * 20), 5.0, 1.5, 4, base=base)
-    assert ratios == [2.0] * 4  # never fast: every ratio counts
-    mine = iter([2.0] * 20)
-    base = [9.0]
-    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.5, 1.0, 1.0, 1.0, 1.0] + [1.0] * 9), 5.0, 1.5, 3,
-                                  until=time.perf_counter() + 60, base=base)
-    assert base == [1.0] and ratios == [2.0, 2.0, 2.0]  # the base follows the fastest timing seen
-    assert FEW_FAST == 3
-    mine = iter([2.0] * 40)
-    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.0, 1.0, 1.0] + [1.5] * 40), 5.0, 1.0, 8)
-    assert ratios == [2.0, 2.0, 2.0]  # a slow spell: the FEW_FAST fast ratios found count
-    mine = iter([2.0] * 40)
-    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.0, 1.0] + [1.5] * 40), 5.0, 1.0, 8)
-    assert len(ratios) == 8 and ratios[:2] == [2.0, 2.0]  # two fast of 8: every ratio
-    # through a slow spell a repeat goes on alternating while the measurement's wait lasts
-    mine = iter([2.0] * 200)
-    ratios, _ = _fast_alternation(lambda: next(mine), bracket([1.5] * 100 + [1.0] * 100), 5.0, 1.5, 4,
-                                  until=time.perf_counter() + 60, base=[1.0])
-    assert ratios == [2.0] * 4
-    # a timer's fastest timing is the fastest it took in this process
-    timer = _Timed(None, [], lambda: None, [])
-    times = [timer.time(0.05) for _ in range(5)]
-    assert timer.fastest == min(times) > 0
-
-
-def test_the_vcpu_probe_reads_a_round_trip_and_reports_none_on_one_thread():
-    from codegen import get_num_threads as get_threads
-    from codegen import set_num_threads as set_threads
-    from tune.measure import vcpus
-
-    before = get_threads()
-    try:
-        set_threads(2)
-        # a burst whose partner thread is descheduled past the spin limit (other tests on the CPUs)
-        # reads None, the state unknown: a quiet moment comes within a few tries
-        for _ in range(50):
-            ns, near = vcpus.reading()
-            if ns is not None:
-                break
-            time.sleep(0.1)
-        assert ns is not None and 1.0 < ns < 1e6 and near in (True, False) and vcpus.fastest() <= ns
-        set_threads(1)
-        assert vcpus.round_trip_ns(trips=200) is None
-        assert vcpus.reading() == (None, True)  # the state unknown: nothing is excluded
-    finally:
-        set_threads(before)
-    assert vcpus.near(100.0, 100.0) and vcpus.near(vcpus.APART * 100.0, 100.0)
-    assert not vcpus.near(vcpus.APART * 100.0 + 1, 100.0)
-
-
-def test_the_vcpu_probe_gives_up_instead_of_hanging_when_its_tasks_run_on_one_thread():
-    # the pool runs both tasks inline on the caller when it is busy (a nested launch): each side
-    # spins a bounded number of polls for a partner that never comes, and the probe says None
-    import ctypes
-
-    from tune.measure import vcpus
-
-    launch, _code, fn, _raw, closure = vcpus._probe()
-    ctypes.c_int64.from_address(closure).value = 0
-    ctypes.c_int64.from_address(closure + 64).value = 10
-    ctypes.c_int64.from_address(closure + 72).value = 0
-    t0 = time.perf_counter()
-    launch(fn, closure, 1)  # one task: run inline, task 1 never runs
-    assert ctypes.c_int64.from_address(closure + 72).value == 1
-    assert time.perf_counter() - t0 < 5.0

@@ -8,10 +8,10 @@ import schedule
 import topi.testing
 import topi.x86.templates  # noqa: F401  (registers the templates)
 from tune.autotvm.config import default_config
-from topi.x86.conv2d import conv2d_workload
+from topi.x86.conv2d_rule import conv2d_workload
 from topi.x86.dense import PACK_TEMPLATE, dense_workload
 from tune import autotvm
-from graph.tuning import space_point
+from tune.network import space_point
 from tune import record
 
 CONVS = [  # shapes that do not divide the blocks: OW 10 / 7 / 9, IC 12 / 20, OC 24, stride 2, a 1x1 conv
@@ -80,6 +80,7 @@ def test_conv2d_flat_plane_nchw_with_an_epilogue_matches_numpy():
     import topi
     from codegen.target import Target
     from topi.x86 import conv2d as x86conv
+    from topi.x86 import conv2d_schedule as x86conv_schedule
 
     shape = ((1, 20, 7, 9), (24, 20, 1, 1), (1, 1), (0, 0, 0, 0))
     wl, _ = _conv_task(*shape)
@@ -87,7 +88,7 @@ def test_conv2d_flat_plane_nchw_with_an_epilogue_matches_numpy():
     A, W = te.placeholder(shape[0], name="A"), te.placeholder(shape[1], name="W")
     with Target("llvm"):
         out = topi.nn.relu(x86conv.conv2d_nchw_x86(A, W, 1, 0, 1, cfg=cfg))
-        f = codegen.build(x86conv.schedule_conv2d_nchw(out), [A, W, out])
+        f = codegen.build(x86conv_schedule.schedule_conv2d_nchw(out), [A, W, out])
     rng = np.random.default_rng(0)
     a, k = rng.uniform(-1, 1, shape[0]).astype("float32"), rng.uniform(-1, 1, shape[1]).astype("float32")
     got = np.empty((1, 24, 7, 9), "float32")
@@ -117,6 +118,7 @@ def test_conv2d_flat_plane_of_a_strided_nchw_conv_matches_numpy():
     import te
     from codegen.target import Target
     from topi.x86 import conv2d as x86conv
+    from topi.x86 import conv2d_schedule as x86conv_schedule
 
     shape = CONVS[1]
     wl, _ = _conv_task(*shape)
@@ -124,7 +126,7 @@ def test_conv2d_flat_plane_of_a_strided_nchw_conv_matches_numpy():
     A, W = te.placeholder(shape[0], name="A"), te.placeholder(shape[1], name="W")
     with Target("llvm"):
         out = x86conv.conv2d_nchw_x86(A, W, 2, 1, 1, cfg=cfg)
-        f = codegen.build(x86conv.schedule_conv2d_nchw(out), [A, W, out])
+        f = codegen.build(x86conv_schedule.schedule_conv2d_nchw(out), [A, W, out])
     _check_conv(f, *shape)
 
 

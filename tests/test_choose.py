@@ -6,7 +6,7 @@ import pytest
 
 import topi  # noqa: F401 - registers topi's templates and rules
 from codegen.target import create
-from topi.x86.conv2d import conv2d_workload
+from topi.x86.conv2d_rule import conv2d_workload
 from tune import autotvm
 from tune.autotvm.choose import RECORD_MARGIN, Options, choose, rule_variants
 from tune.autotvm.config import default_config, make_config

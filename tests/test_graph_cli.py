@@ -1,4 +1,4 @@
-"""The ``tessera`` command line (graph/cli.py), run in-process through ``main([...])``.
+"""The ``tessera`` command line (graph/cli/), run in-process through ``main([...])``.
 
 One small ONNX model (conv + relu + flatten + gemm + softmax, 1000 classes)
 is built by onnx.helper; each subcommand runs on it, and every error exits
@@ -14,7 +14,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from graph import cli
+from graph.cli import common, timing
 from graph.cli import main
 
 CLASSES = 1000
@@ -160,8 +160,8 @@ def test_compare_outputs_reports_disagreement(capsys):
         def get_output(self, k):
             return np.array([1.0, 2.0, 3.0], np.float32)
 
-    assert cli.compare_outputs(Fake(), [np.array([1.0, 2.0, 3.0])]) == 0
-    assert cli.compare_outputs(Fake(), [np.array([1.0, 2.0, 3.1])]) == cli.EXIT_MISMATCH
+    assert timing.compare_outputs(Fake(), [np.array([1.0, 2.0, 3.0])]) == 0
+    assert timing.compare_outputs(Fake(), [np.array([1.0, 2.0, 3.1])]) == common.EXIT_MISMATCH
     out = capsys.readouterr().out
     assert ": agree" in out and "DIFFER" in out
 
@@ -253,7 +253,7 @@ def test_usage_errors_exit_2(capsys):
 
 
 def test_debug_shows_the_exception(files):
-    with pytest.raises(cli.CliError, match="no such file"):
+    with pytest.raises(common.CliError, match="no such file"):
         main(["run", str(files["dir"] / "missing.onnx"), "-q", "--debug"])
 
 
@@ -264,33 +264,21 @@ def test_python_dash_m_graph():
     assert res.returncode == 0 and "usage: tessera" in res.stdout and "compile" in res.stdout
 
 
-def test_paired_ratios_are_taken_per_round_over_the_near_state(monkeypatch):
-    """``paired`` times every function in each round; ``paired_ratio`` divides within a round
-    (the machine's drift, which moves both alike, cancels) and leaves out the rounds read in the
-    apart state (where here ``a`` alone runs 4x slower)."""
-    from tune.measure import vcpus
+def test_paired_ratios_are_taken_per_round(monkeypatch):
+    """``paired`` times every function in each round; ``paired_ratio`` divides within a round,
+    where the machine's drift, which moves both alike, cancels."""
+    drift = iter([1.0] * 8 + [3.0, 3.0, 3.0] * 2 + [2.0, 2.0, 2.0] * 2 + [0.5] * 1000)
+    state = {"t": 0.0}
 
-    drift = [1.0, 3.0, 2.0, 0.5]
-    state = {"round": -1, "t": 0.0}
-
-    def reading():
-        state["round"] += 1
-        return 60.0, state["round"] % 4 != 1  # the second round of every four apart
-
-    def timed(cost, apart_cost):
+    def timed(cost):
         def fn():
-            r = max(state["round"], 0)
-            state["t"] += (cost if r % 4 != 1 else apart_cost) * drift[r % 4]
+            state["t"] += cost * next(drift)
         return fn
 
-    monkeypatch.setattr(vcpus, "reading", reading)
-    monkeypatch.setattr(cli.time, "perf_counter", lambda: state["t"])
-    monkeypatch.setattr(cli.time, "sleep", lambda s: None)
-    rounds = cli.paired({"a": timed(1.0, 4.0), "b": timed(2.0, 2.0)}, seconds=100.0, times=3)
-    n_rounds = len(rounds["near"])
-    assert n_rounds >= 6 and len(rounds["a"]) == len(rounds["b"]) == n_rounds
-    assert rounds["near"] == [r % 4 != 1 for r in range(n_rounds)]
-    assert rounds["a"][:3] == [1.0, 12.0, 2.0]  # the fastest of 3 calls, the round's drift on it
-    median, lo, hi, n = cli.paired_ratio(rounds, "a", "b")
-    assert (median, lo, hi) == pytest.approx((0.5, 0.5, 0.5))
-    assert n == sum(rounds["near"]) == len(cli.near_rounds(rounds))
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: state["t"])
+    monkeypatch.setattr(timing.time, "sleep", lambda s: None)
+    rounds = timing.paired({"a": timed(1.0), "b": timed(2.0)}, seconds=100.0, times=3)
+    assert len(rounds["a"]) == len(rounds["b"]) >= 6
+    assert rounds["a"][:3] == [1.0, 3.0, 2.0]  # the fastest of 3 calls, the round's drift on it
+    median, lo, hi, n = timing.paired_ratio(rounds, "a", "b")
+    assert (median, lo, hi) == pytest.approx((0.5, 0.5, 0.5)) and n == len(rounds["a"])

@@ -19,12 +19,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import graph
-from graph import tuning
 from graph.cli import main
 from graph.interpreter import interpret
-from graph.tuning import graph_workloads, read_log, spread_trials
-from tune import autotvm
+from graph.tuning import GraphProgram, graph_workloads, node_configs
+from tune import autotvm, deployed
 from tune.measure import MeasureInput, MeasureResult
+from tune.network import read_log, spread_trials
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONV = "conv2d_NCHWc.x86"
@@ -162,11 +162,12 @@ def test_records_changed_counts_the_kernels_whose_config_a_record_replaced(model
     _, m = model
     g, params = graph.from_onnx(m)
     tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    program = GraphProgram(g, params, "llvm")
     default = graph.build(g, target="llvm", params=params)
-    kernels = sum(len(tuning.node_configs(n)) for n in default.graph.nodes)
+    kernels = sum(len(node_configs(n)) for n in default.graph.nodes)
     assert kernels >= len(tasks) >= 2
-    assert tuning.records_changed(default, graph.build(g, target="llvm", params=params)) == (0, kernels)
-    assert "changed none of the" in tuning.records_changed_note(default, default)
+    assert deployed.records_changed(program, default, graph.build(g, target="llvm", params=params)) == (0, kernels)
+    assert "changed none of the" in deployed.records_changed_note(program, default, default)
     # a record beating the rule for one task only: that task's kernels change (and any whose input
     # block follows theirs), not all of them
     one = tasks[0]
@@ -174,9 +175,9 @@ def test_records_changed_counts_the_kernels_whose_config_a_record_replaced(model
     write_records(log, [(one, one.default_config(), 1.0), (one, non_default_config(one), 1e-6)])
     with autotvm.apply_history_best(str(log)):
         tuned = graph.build(g, target="llvm", params=params)
-    changed, total = tuning.records_changed(default, tuned)
+    changed, total = deployed.records_changed(program, default, tuned)
     assert 1 <= one.count <= changed < kernels == total
-    assert f"changed {changed} of the {kernels}" in tuning.records_changed_note(default, tuned)
+    assert f"changed {changed} of the {kernels}" in deployed.records_changed_note(program, default, tuned)
 
 
 # ---------------------------------------------------------- command line ---
@@ -295,11 +296,13 @@ def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp
     nothing is measured twice."""
     from collections import Counter
 
-    from graph.tuning import CONFIRM_TRIALS, DEPLOY_TOP, DEPLOYED_ROUNDS, confirm_deployed, deployed
+    from tune.deployed import confirm_deployed
+    from tune.network import CONFIRM_TRIALS, DEPLOY_TOP, DEPLOYED_ROUNDS
     from tune.record import ranked_by_workload
 
     _, m = model
     g, params = graph.from_onnx(m)
+    program = GraphProgram(g, params, "llvm")
     tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
     log = tmp_path / "deployed.jsonl"
     rows, top = [], set()
@@ -314,7 +317,7 @@ def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp
     builder, runner = autotvm.LocalBuilder(n_parallel=1), autotvm.LocalRunner(number=1, repeat=1, min_repeat_ms=1)
     try:
         option = autotvm.measure_option(builder=builder, runner=runner)
-        lib, taken = confirm_deployed(g, params, "llvm", str(log), tasks, option)
+        lib, taken = confirm_deployed(program, str(log), tasks, option)
         assert runner.enable_cpu_cache_flush is False
         again = list(read_log(str(log), "llvm"))[len(rows):]
         assert taken == len(again) > 0 and all(res.error_no == 0 and res.flush for _, res in again)
@@ -325,13 +328,13 @@ def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp
         assert all(order[r * per_round:(r + 1) * per_round] == order[:per_round] for r in range(DEPLOYED_ROUNDS))
         assert set(Counter(order).values()) == {DEPLOYED_ROUNDS}
         assert top <= set(order)  # the warm top and the rule's config
-        assert {(t.workload, c.index) for t, c in deployed(lib, tasks[:2])} <= set(order)
+        assert {(t.workload, c.index) for t, c in deployed.deployed(program, lib, tasks[:2])} <= set(order)
         # the cold readings alone rank the tasks measured so: the lucky reading is out
         for (_, wl), rows_of in ranked_by_workload(read_log(str(log), "llvm")).items():
             if wl in {t.workload for t in tasks[:2]}:
                 assert all(res.flush for _, res in rows_of) and rows_of[0][1].cost > 1e-7
         # resumed: nothing measured twice
-        assert confirm_deployed(g, params, "llvm", str(log), tasks, option)[1] == 0
+        assert confirm_deployed(program, str(log), tasks, option)[1] == 0
     finally:
         builder.close()
         runner.close()
@@ -344,18 +347,20 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     config (``in_place``), one reading a round; those readings then rank the task, the model is
     built from them and computes as the rule's build does; a task without records is left out; run
     again, nothing is timed twice."""
-    from graph.tuning import IN_PLACE_TOP, confirm_in_place, deployed, in_place_groups
-    from tune.record import ranked_by_workload
     from tune.autotvm.tuner.tuner import config_key
+    from tune.deployed import confirm_in_place, in_place_groups
+    from tune.network import IN_PLACE_TOP
+    from tune.record import ranked_by_workload
 
     path, m = model
     g, params = graph.from_onnx(m)
+    program = GraphProgram(g, params, "llvm")
     tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
     log = tmp_path / "in_place.jsonl"
     rows = conv_records(tasks[:2], log)  # none of the dense task
     groups = in_place_groups(tasks, read_log(str(log), "llvm"))
     assert [len(group) for group in groups] == [IN_PLACE_TOP, IN_PLACE_TOP]  # warm and ranked agree here
-    lib, timed = confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)
+    lib, timed = confirm_in_place(program, str(log), tasks, rounds=3)
     again = list(read_log(str(log), "llvm"))[len(rows):]
     assert timed == len(again) > 0 and all(res.error_no == 0 and res.in_place and 1 <= len(res.costs) <= 3
                                            and min(res.costs) > 0 for _, res in again)
@@ -363,26 +368,13 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     assert {inp.task.workload for inp, _ in again} == {t.workload for t in tasks[:2]}
     assert {(t.workload, config_key(c)) for group in groups for t, c in group} <= keys
     rule = graph.build(g, target="llvm", params=params)
-    assert {(t.workload, config_key(c)) for t, c in deployed(rule, tasks[:2])} <= keys  # the rule's, as deployed
-    assert {(t.workload, config_key(c)) for t, c in deployed(lib, tasks[:2])} <= keys
+    assert {(t.workload, config_key(c)) for t, c in deployed.deployed(program, rule, tasks[:2])} <= keys
+    assert {(t.workload, config_key(c)) for t, c in deployed.deployed(program, lib, tasks[:2])} <= keys
     for (_, wl), rows_of in ranked_by_workload(read_log(str(log), "llvm")).items():
         assert all(res.in_place for _, res in rows_of) == (wl in {t.workload for t in tasks[:2]})
     x = np.random.default_rng(1).standard_normal((1, 3, 7, 7)).astype("float32")
     np.testing.assert_allclose(run_model(lib, x), run_model(rule, x), rtol=1e-4, atol=1e-5)
-    assert all(res.scaled for _, res in again)  # on the records' scale
-    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)[1] == 0  # resumed
-    # the deployed check reads these records in place, the host's drift read off the rule's build
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-    import tune_deploy
-
-    tune_deploy.main(["--log", str(log), "--model", path, "--seconds", "0.05", "--passes", "1", "--near-wait", "0"])
-    out = capsys.readouterr().out
-    assert "deployed in place in the model run/recorded" in out
-    assert re.search(r"deployed in place, against the rule build's run at the same moments/recorded: median [0-9.]+, "
-                     r".* \(the rule build's [1-9][0-9]* calls recorded [0-9.]+ ms in place, read [0-9.]+x [0-9.]+x of", out)
-    # raw in-place readings (a log written before the scale) are timed again, on the scale
-    log.write_text(log.read_text().replace(', "scaled": true', ""))
-    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=3)[1] == timed
+    assert confirm_in_place(program, str(log), tasks, rounds=3)[1] == 0  # resumed
 
 
 def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_path, monkeypatch):
@@ -390,18 +382,20 @@ def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_pa
     rule's build now runs a config without one, so the in-place phase runs again and times it."""
     import dataclasses
 
-    from graph.tuning import confirm_in_place, task_calls
     from tune.autotvm import task as registry
     from tune.autotvm.config import config_space, rule_of
     from tune.autotvm.tuner.tuner import config_key
 
+    from tune.deployed import confirm_in_place, task_calls
+
     _, m = model
     g, params = graph.from_onnx(m)
+    program = GraphProgram(g, params, "llvm")
     tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
     log = tmp_path / "rule_changed.jsonl"
     conv_records(tasks[:2], log)
-    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] > 0
-    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] == 0
+    assert confirm_in_place(program, str(log), tasks, rounds=2)[1] > 0
+    assert confirm_in_place(program, str(log), tasks, rounds=2)[1] == 0
     name = tasks[0].name
     template = rule_of(name)
 
@@ -417,40 +411,11 @@ def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_pa
                 if res.in_place}
 
     rule = graph.build(g, target="llvm", params=params)
-    new = {(t.workload, config_key(c)) for _, t, c in task_calls(rule, tasks[:2])}
+    new = {(t.workload, config_key(c)) for _, t, c in task_calls(program, rule, tasks[:2])}
     assert new - timed_in_place()  # the changed rule deploys a config not timed in place yet
-    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] > 0
+    assert confirm_in_place(program, str(log), tasks, rounds=2)[1] > 0
     assert new <= timed_in_place()
-    assert confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2)[1] == 0
-
-
-def test_in_place_readings_are_put_on_the_yardsticks_scale(monkeypatch):
-    """``scaled_kernel_runs``: each call's median over the runs, and the factor to the records'
-    scale: the yardstick's settled seconds over its median time in the windows after each run."""
-    from graph import tuning
-
-    class Clock:  # the yardstick takes 1 ms a call in the first two windows, 4 ms in the third
-        t, step = 0.0, 1e-3
-
-        def perf_counter(self):
-            return self.t
-
-    clock = Clock()
-    monkeypatch.setattr(tuning, "time", clock)
-
-    def yard():
-        clock.t += clock.step
-
-    class Model:
-        def kernel_runs(self, number, between=None):
-            runs = np.array([[1.0, 2.0], [3.0, 2.5], [2.0, 9.0]])[:number]
-            for k in range(number):
-                clock.step = 4e-3 if k == 2 else 1e-3
-                between()
-            return runs
-
-    medians, scale = tuning.scaled_kernel_runs(Model(), 3, (yard, 2e-3))
-    assert medians.tolist() == [2.0, 2.5] and scale == pytest.approx(2.0)
+    assert confirm_in_place(program, str(log), tasks, rounds=2)[1] == 0
 
 
 def test_a_build_the_graph_refuses_costs_only_its_candidates_readings(model, tmp_path, monkeypatch):
@@ -458,34 +423,33 @@ def test_a_build_the_graph_refuses_costs_only_its_candidates_readings(model, tmp
     # build is still timed, and the tune goes on
     import io
 
-    from graph import tuning
-
     _, m = model
     g, params = graph.from_onnx(m)
+    program = GraphProgram(g, params, "llvm")
     tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
     log = tmp_path / "refused.jsonl"
     rows = conv_records(tasks[:2], log)
-    real = tuning.forced_build
+    real = deployed.forced
 
-    def refuses_candidates(g, params, target, choice):
+    def refuses_candidates(program, choice):
         if choice:
             raise ValueError("refused here")
-        return real(g, params, target, choice)
+        return real(program, choice)
 
-    monkeypatch.setattr(tuning, "forced_build", refuses_candidates)
+    monkeypatch.setattr(deployed, "forced", refuses_candidates)
     stream = io.StringIO()
-    lib, timed = tuning.confirm_in_place(g, params, "llvm", str(log), tasks, rounds=2, stream=stream)
+    lib, timed = deployed.confirm_in_place(program, str(log), tasks, rounds=2, stream=stream)
     assert stream.getvalue().count("failed (refused here)") == 2  # IN_PLACE_TOP builds of candidates
     again = list(read_log(str(log), "llvm"))[len(rows):]
     rule = graph.build(g, target="llvm", params=params)
     assert timed == len(again) == 2 and all(res.in_place for _, res in again)
     assert {(inp.task.workload, inp.config.index) for inp, _ in again} == \
-        {(t.workload, c.index) for t, c in tuning.deployed(rule, tasks[:2])}
+        {(t.workload, c.index) for t, c in deployed.deployed(program, rule, tasks[:2])}
 
 
 def conv_records(tasks: list, log) -> list:
     """Records of ``tasks`` enough to confirm: the rule's config at 1 s, deployable others faster."""
-    from graph.tuning import CONFIRMED_FROM
+    from tune.network import CONFIRMED_FROM
 
     rows = []
     for task in tasks:
@@ -506,37 +470,28 @@ def deployable_config(task, cfg) -> bool:
     return deployable(task.workload, cfg.knob_values())
 
 
-def test_confirmations_wait_longer_for_the_machines_good_state_than_the_search():
-    # the confirmations' figures are the records: their measurements may wait longer for the vCPUs
-    # near and the reference at its fast speed than a search's trial, which must stay cheap
-    # and take the median of more repeats (CONFIRM_REPEAT), so one repeat in a slow spell moves it less
-    from graph.tuning import CONFIRM_REPEAT, CONFIRM_STATE_WAIT_S, RUNNER_OPTIONS, patient
-    from tune import autotvm
+def test_a_confirmation_takes_more_repeats_than_a_search_trial_and_leaves_the_runner_as_it_was(model):
+    # the confirmations' figures are the records: the median of more repeats (CONFIRM_REPEAT) moves
+    # less with one repeat caught by other work
+    from tune.network import CONFIRM_REPEAT, RUNNER_OPTIONS, measure_again
 
-    runner = autotvm.LocalRunner(**{**RUNNER_OPTIONS, "state_wait": 0.25})
+    _, m = model
+    g, params = graph.from_onnx(m)
+    task = autotvm.task.extract_from_program(g, params=params, target="llvm")[0]
+    builder, runner = autotvm.LocalBuilder(n_parallel=1), autotvm.LocalRunner(**{**RUNNER_OPTIONS, "min_repeat_ms": 1})
     try:
-        assert runner.payload({})["state_wait"] == 0.25
-        seen = []
-        out = patient(runner, lambda inputs: seen.append(
-            (runner.payload({})["state_wait"], runner.payload({})["repeat"])) or ["ok"], [1])
-        assert out == ["ok"] and seen == [(CONFIRM_STATE_WAIT_S, CONFIRM_REPEAT)]
-        assert CONFIRM_STATE_WAIT_S > 0.25 and CONFIRM_REPEAT > RUNNER_OPTIONS["repeat"]
-        assert (runner.state_wait, runner.repeat) == (0.25, RUNNER_OPTIONS["repeat"])
-
-        def fails(_inputs):
-            raise RuntimeError("lost")
-
-        with pytest.raises(RuntimeError):
-            patient(runner, fails, [1])
-        assert (runner.state_wait, runner.repeat) == (0.25, RUNNER_OPTIONS["repeat"])
+        ((_, res),) = measure_again(task, [task.default_config()], autotvm.measure_option(builder, runner))
+        assert res.error_no == 0 and len(res.costs) == CONFIRM_REPEAT > RUNNER_OPTIONS["repeat"]
+        assert runner.repeat == RUNNER_OPTIONS["repeat"]
     finally:
+        builder.close()
         runner.close()
 
 
 def test_a_budget_keeps_time_for_timing_the_configs_the_model_may_deploy():
     """``--budget`` covers the whole tune: the search gets what timing each task's deploy
     candidates as deployed will not need, and at least half."""
-    from graph.tuning import DEPLOY_MEASURE_S, DEPLOY_TOP, DEPLOYED_ROUNDS, IN_PLACE_S, search_budget
+    from tune.network import DEPLOY_MEASURE_S, DEPLOY_TOP, DEPLOYED_ROUNDS, IN_PLACE_S, search_budget
 
     tasks = [object()] * 29
     reserve = 29 * (DEPLOY_TOP + 1) * DEPLOYED_ROUNDS * DEPLOY_MEASURE_S + IN_PLACE_S  # and the whole runs

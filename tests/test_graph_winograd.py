@@ -15,7 +15,7 @@ from graph.ir import GraphBuilder
 from graph.passes import optimize
 from graph.passes.alter_op_layout import count_transforms
 from graph.passes.context import BuildContext
-from topi.x86.conv2d import TEMPLATE as DIRECT
+from topi.x86.conv2d_rule import TEMPLATE as DIRECT
 from topi.x86.conv2d_winograd import TEMPLATE as WINOGRAD
 from tune import autotvm
 

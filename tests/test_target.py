@@ -198,3 +198,28 @@ def test_cli_refuses_an_unknown_target(tmp_path, capsys):
     model.write_bytes(b"not a model")
     assert main(["compile", str(model), "--target", "llvm -mcpu=nosuchcpu", "-q"]) == 2
     assert "nosuchcpu" in capsys.readouterr().err
+
+
+def test_a_schedule_made_for_one_target_and_built_for_another_warns_naming_both():
+    """``topi.x86.schedule_conv2d_nchw`` outside ``with Target(...)`` reads the host's vector
+    width; built for another CPU the build says so, naming both targets and the fix."""
+    import warnings
+
+    import topi
+
+    def conv():
+        A, W = te.placeholder((1, 16, 14, 14), name="A"), te.placeholder((32, 16, 3, 3), name="W")
+        C = topi.x86.conv2d_nchw_x86(A, W, 1, 1, 1)
+        return topi.x86.schedule_conv2d_nchw([C]), [A, W, C]
+
+    s, args = conv()
+    assert s.target == str(Target("llvm"))
+    other = "llvm -mcpu=x86-64-v4" if Target("llvm").vector_bits < 512 else AVX2
+    with pytest.warns(UserWarning, match=r"made for target 'llvm -mcpu=.*' .* built for 'llvm -mcpu=x86-64-v[34].*'; "
+                                         r"make the schedule inside `with Target\("):
+        codegen.build(s, args, target=other)
+    with Target(other):
+        s2, args2 = conv()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        codegen.build(s2, args2, target=other)  # made under the target it is built for: silent

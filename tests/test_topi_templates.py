@@ -28,6 +28,8 @@ from tune.autotvm.task import rule_names
 from tune.autotvm.dispatch import ApplyChoices
 from topi.config import divisors, largest_divisor
 from topi.x86 import conv2d as x86conv
+from topi.x86 import conv2d_rule as x86conv_rule
+from topi.x86 import conv2d_schedule as x86conv_schedule
 from topi.x86 import dense as x86dense
 from topi.x86.conv_direct import direct_workload
 from topi.x86.depthwise_conv2d import depthwise_workload
@@ -66,13 +68,13 @@ def test_every_template_is_sampled_below():
 @pytest.mark.parametrize("seed", [0, 1])
 def test_conv2d_nchwc_random_configs(seed):
     shape, kshape = (1, 12, 11, 13), (24, 12, 3, 3)
-    key = x86conv.conv2d_workload(shape, kshape, (1, 2), (1, 0, 2, 1), (1, 1))
+    key = x86conv_rule.conv2d_workload(shape, kshape, (1, 2), (1, 0, 2, 1), (1, 1))
     a, wt = _np(shape, 1), _np(kshape, 2)
     ref = T.conv2d_nchw_python(a, wt, (1, 2), (1, 0, 2, 1))
     for cfg in _samples(key, seed):
         A, W = te.placeholder(shape, name="A"), te.placeholder(kshape, name="W")
         C = x86conv.conv2d_nchw_x86(A, W, (1, 2), (1, 0, 2, 1), 1, cfg=cfg)
-        check_build(x86conv.schedule_conv2d_nchw(C), [A, W, C], lambda *_: ref, inputs=[a, wt], **TOL)
+        check_build(x86conv_schedule.schedule_conv2d_nchw(C), [A, W, C], lambda *_: ref, inputs=[a, wt], **TOL)
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
@@ -152,8 +154,8 @@ def test_pool_softmax_reduce_injective_random_configs():
 
 
 # ------------------------------------------------- one test per message ---
-KEY = x86conv.conv2d_workload((1, 16, 14, 14), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
-KEY28 = x86conv.conv2d_workload((1, 16, 28, 28), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+KEY = x86conv_rule.conv2d_workload((1, 16, 14, 14), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+KEY28 = x86conv_rule.conv2d_workload((1, 16, 28, 28), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
 
 
 def test_check_refuses_a_value_outside_the_space():
@@ -164,7 +166,7 @@ def test_check_refuses_a_value_outside_the_space():
 
 
 def test_check_refuses_a_config_for_another_workload():
-    other = x86conv.conv2d_workload((1, 16, 15, 15), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    other = x86conv_rule.conv2d_workload((1, 16, 15, 15), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     cfg = default_config(KEY)
     with pytest.raises(ValueError, match="cannot schedule workload"):
         cfg.check(other)
@@ -196,7 +198,7 @@ def test_blocks_of_a_prepacked_kernel_must_be_the_configs():
         x86conv.conv2d_nchw_x86(A, Wp, 1, 1, 1, cfg=cfg)
     C = topi.nn.conv2d_NCHWc(te.placeholder((1, 2, 14, 14, 8)), Wp, 1, 1, 1)
     with pytest.raises(ValueError, match=r"config blocks \(ic_bn=16, oc_bn=32\) differ from the conv's"):
-        x86conv.schedule_conv2d_NCHWc(C, cfg)
+        x86conv_schedule.schedule_conv2d_NCHWc(C, cfg)
 
 
 def test_bn_of_a_packed_dense_weight_must_be_the_configs():
@@ -208,7 +210,7 @@ def test_bn_of_a_packed_dense_weight_must_be_the_configs():
 
 def test_group_too_narrow_to_block():
     A, W = te.placeholder((1, 8, 9, 9), name="A"), te.placeholder((12, 2, 3, 3), name="W")
-    assert not x86conv.conv2d_blockable(x86conv.conv2d_workload((1, 8, 9, 9), (12, 2, 3, 3), (1, 1), (0,) * 4,
+    assert not x86conv_rule.conv2d_blockable(x86conv_rule.conv2d_workload((1, 8, 9, 9), (12, 2, 3, 3), (1, 1), (0,) * 4,
                                                                 (1, 1), 4))
     with pytest.raises(ValueError, match="too few to block"):
         x86conv.conv2d_nchw_x86(A, W, 1, 0, 1, groups=4)
@@ -230,7 +232,7 @@ def test_workload_key_is_the_same_in_compute_schedule_and_dispatch():
     C = x86conv.conv2d_nchw_x86(A, W, 1, 1, 1)
     conv = C.op.input_tensors[0].op
     assert conv.attrs["workload"] == KEY and conv.attrs["config"].workload == KEY
-    assert x86conv.conv2d_key(topi.nn.conv2d_nchw(A, W, 1, 1, 1).op.attrs["workload"]) == KEY
+    assert x86conv_rule.conv2d_key(topi.nn.conv2d_nchw(A, W, 1, 1, 1).op.attrs["workload"]) == KEY
     seen = []
 
     def records(workload, target):
@@ -239,7 +241,7 @@ def test_workload_key_is_the_same_in_compute_schedule_and_dispatch():
 
     with ApplyChoices(records):
         C2 = x86conv.conv2d_nchw_x86(A, W, 1, 1, 1)
-        s = x86conv.schedule_conv2d_nchw(C2)
+        s = x86conv_schedule.schedule_conv2d_nchw(C2)
     with Target(AVX512):
         assert default_config(KEY)["ow_bn"] == 14  # the rule: one vector of channels by the row of 14
     assert seen == [KEY] and C2.op.input_tensors[0].op.attrs["config"]["ow_bn"] == 2
@@ -324,7 +326,7 @@ def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_v
     # tile within 1/6 of its row keeps one vector by the row unless it is strided (then its plane
     # runs flattened where that fills better, else it takes the 1x1 conv's narrow tile)
     def rule(dshape, kshape, stride=1, pad=0, flat=False):
-        key = x86conv.conv2d_workload(dshape, kshape, (stride, stride), (pad,) * 4, (1, 1))
+        key = x86conv_rule.conv2d_workload(dshape, kshape, (stride, stride), (pad,) * 4, (1, 1))
         cfg = default_config(key)
         assert cfg["flat"] == flat, (dshape, kshape)
         return cfg["oc_bn"], cfg["ow_bn"]
@@ -352,18 +354,18 @@ def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_v
 def test_input_block_config_rolls_the_kernel_columns_past_one_vector():
     """A conv whose producer writes wider blocks than its rule reads (AVX2: 16 channels, the rule
     8) takes the producer's block, with the kernel columns rolled; the rest stays the rule's."""
-    key = x86conv.conv2d_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    key = x86conv_rule.conv2d_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     with Target(AVX2):
         rule = default_config(key)
-        wide = x86conv.input_block_config(key, 16)
-        same = x86conv.input_block_config(key, 8)
+        wide = x86conv_rule.input_block_config(key, 16)
+        same = x86conv_rule.input_block_config(key, 8)
     assert rule.values == {"ic_bn": 8, "oc_bn": 8, "ow_bn": 7, "unroll_kw": True, "flat": False}
     assert wide.values == {**rule.values, "ic_bn": 16, "unroll_kw": False}
     assert same.values == rule.values
     with Target(AVX512):  # one vector of 16 lanes: the row tile, already rolled
-        assert x86conv.input_block_config(key, 16).values == default_config(key).values
+        assert x86conv_rule.input_block_config(key, 16).values == default_config(key).values
     with Target(AVX2), pytest.raises(ValueError, match="ic_bn=24"):
-        x86conv.input_block_config(key, 24)  # not a divisor of 512: refused, not repaired
+        x86conv_rule.input_block_config(key, 24)  # not a divisor of 512: refused, not repaired
 
 
 def test_choose_configs_reads_the_producers_block_with_the_rules_other_knobs():
@@ -406,7 +408,7 @@ def test_avx2_scheduled_conv_uses_8_lanes_and_matches_numpy(case):
     with Target(AVX2):
         A, W = te.placeholder(shape, name="A"), te.placeholder(kshape, name="W")
         C = x86conv.conv2d_nchw_x86(A, W, st, pad, 1)
-        s = x86conv.schedule_conv2d_nchw(C)
+        s = x86conv_schedule.schedule_conv2d_nchw(C)
         f = _build_for(s, [A, W, C], AVX2)
     cfg = C.op.input_tensors[0].op.attrs["config"]
     acc = cfg["ow_bn"] * cfg["oc_bn"] // 8

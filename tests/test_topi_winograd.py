@@ -8,6 +8,7 @@ from helpers import check_build
 
 import te
 import topi.testing as T
+from codegen.target import create
 from tune.autotvm.config import make_config, sample_config
 from topi.config import vector_lanes
 from topi.nn.winograd import (
@@ -26,6 +27,7 @@ from topi.x86.conv2d_winograd import (
 )
 
 RTOL = 1e-3
+HOST = create("llvm")
 V = vector_lanes()  # the host's: 16 with AVX-512, 8 with AVX2 (knob values below are in its units)
 
 
@@ -255,19 +257,19 @@ def test_autotvm_template_builds_fallback_and_a_sampled_config():
         _check(autotvm.layout.to_logical(out, *ol), ref)
 
 
-def test_choose_conv2d_algorithm_by_rule_and_by_records():
+def test_choose_picks_the_implementation_by_rule_and_by_records():
     import topi.x86.templates  # noqa: F401  (registers the templates)
-    from topi.x86.conv2d import TEMPLATE as DIRECT
-    from topi.x86.conv2d import conv2d_workload
-    from topi.x86.conv2d_winograd import choose_conv2d_algorithm
+    from topi.x86.conv2d_rule import TEMPLATE as DIRECT
+    from topi.x86.conv2d_rule import conv2d_workload
+    from tune.autotvm.choose import choose
     from tune import autotvm
 
     big = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     small = conv2d_workload((1, 16, 14, 14), (16, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     strided = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1))
-    assert choose_conv2d_algorithm(big).template == TEMPLATE
-    assert choose_conv2d_algorithm(small).template == DIRECT
-    assert choose_conv2d_algorithm(strided).template == DIRECT
+    assert choose(big, HOST, autotvm.Records.current()).template == TEMPLATE
+    assert choose(small, HOST, autotvm.Records.current()).template == DIRECT
+    assert choose(strided, HOST, autotvm.Records.current()).template == DIRECT
 
     def record(name, key, index, cost):
         task = autotvm.task.create(name, key[1:], target="llvm")
@@ -276,22 +278,22 @@ def test_choose_conv2d_algorithm_by_rule_and_by_records():
 
     direct_fast = [record(DIRECT, big, 3, 1e-4), record(TEMPLATE, big, 5, 2e-4)]
     with autotvm.apply_history_best(direct_fast):
-        assert choose_conv2d_algorithm(big).template == DIRECT
+        assert choose(big, HOST, autotvm.Records.current()).template == DIRECT
     wino_fast = [record(DIRECT, big, 3, 3e-4), record(TEMPLATE, big, 5, 2e-4)]
     with autotvm.apply_history_best(wino_fast):
-        cfg = choose_conv2d_algorithm(big)
+        cfg = choose(big, HOST, autotvm.Records.current())
         assert cfg.template == TEMPLATE
         task = autotvm.task.create(TEMPLATE, big[1:], target="llvm")
         want = task.config_space.get(5)
         assert cfg.values == {k: want[k].val for k in cfg.values}
     # a record of one template alone tunes it but does not switch the layer away from the rule's
     with autotvm.apply_history_best([record(TEMPLATE, small, 1, 1e-4)]):
-        assert choose_conv2d_algorithm(small).template == DIRECT
+        assert choose(small, HOST, autotvm.Records.current()).template == DIRECT
     with autotvm.apply_history_best([record(DIRECT, big, 3, 1e-6)]):
-        cfg = choose_conv2d_algorithm(big)
+        cfg = choose(big, HOST, autotvm.Records.current())
         assert cfg.template == TEMPLATE and cfg.values == default_winograd_config((TEMPLATE, *big[1:])).values
     with autotvm.apply_history_best([record(DIRECT, small, 3, 3e-4), record(TEMPLATE, small, 1, 1e-4)]):
-        assert choose_conv2d_algorithm(small).template == TEMPLATE
+        assert choose(small, HOST, autotvm.Records.current()).template == TEMPLATE
 
 
 def _record_log(tmp_path, conv_key, index: int, edit):
@@ -321,8 +323,8 @@ def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
     today's rule; where the space no longer holds the stages-apart form (the image has a
     block of tile rows for each thread) it is skipped with a warning naming rows=0, and the
     AutoTVM template refuses to instantiate it, naming the knob."""
-    from topi.x86.conv2d import conv2d_workload
-    from topi.x86.conv2d_winograd import choose_conv2d_algorithm
+    from topi.x86.conv2d_rule import conv2d_workload
+    from tune.autotvm.choose import choose
     from tune import autotvm
 
     big = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
@@ -332,7 +334,7 @@ def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
     with autotvm.apply_history_best(log):
         with pytest.warns(UserWarning, match=r"skipped the tuning record of conv2d_winograd.x86.*rows=0 runs "
                                              r"the stages apart"):
-            cfg = choose_conv2d_algorithm(big)
+            cfg = choose(big, HOST, autotvm.Records.current())
     assert cfg.template == TEMPLATE and cfg.values == rule.values
 
     (old_inp, _), = autotvm.record.load_from_file(log)
@@ -346,14 +348,14 @@ def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
 def test_a_legacy_record_reads_rows_0_where_that_is_legal(tmp_path):
     """512 @7 (its transformed kernel too large to fuse) runs only apart: a record without
     ``rows`` is read as rows=0 and used."""
-    from topi.x86.conv2d import conv2d_workload
-    from topi.x86.conv2d_winograd import choose_conv2d_algorithm
+    from topi.x86.conv2d_rule import conv2d_workload
+    from tune.autotvm.choose import choose
     from tune import autotvm
 
     key = conv2d_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     _, log, entity = _record_log(tmp_path, key, 5, _without_rows)
     with autotvm.apply_history_best(log):
-        cfg = choose_conv2d_algorithm(key)
+        cfg = choose(key, HOST, autotvm.Records.current())
     assert cfg.template == TEMPLATE and cfg["rows"] == 0
     assert cfg.values == {**{k: v for k, _, v in entity}, "rows": 0}
 
@@ -400,8 +402,8 @@ def test_a_task_is_defined_on_the_rules_values_where_the_knobs_first_choices_are
 def test_a_record_whose_choice_is_no_longer_legal_is_skipped_with_a_warning(tmp_path):
     """512 @7 may no longer fuse (its transformed kernel is too large): an older record that
     did falls back to the rule, with a warning naming the workload and the knob."""
-    from topi.x86.conv2d import conv2d_workload
-    from topi.x86.conv2d_winograd import choose_conv2d_algorithm
+    from topi.x86.conv2d_rule import conv2d_workload
+    from tune.autotvm.choose import choose
     from tune import autotvm
 
     key = conv2d_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
@@ -409,7 +411,7 @@ def test_a_record_whose_choice_is_no_longer_legal_is_skipped_with_a_warning(tmp_
                                                               for k, kind, v in entity])
     with autotvm.apply_history_best(log):
         with pytest.warns(UserWarning, match=r"skipped the tuning record of conv2d_winograd.x86.*rows=1"):
-            cfg = choose_conv2d_algorithm(key)
+            cfg = choose(key, HOST, autotvm.Records.current())
     assert cfg.template == TEMPLATE and cfg.values == default_winograd_config((TEMPLATE, *key[1:])).values
 
 
@@ -446,7 +448,7 @@ def test_blocked_input_and_output_with_fused_bias_relu(c, k, h, w, db, ob, value
 
 def test_out_block_follows_the_direct_rule():
     from codegen.target import Target
-    from topi.x86.conv2d import conv2d_workload, default_conv2d_config
+    from topi.x86.conv2d_rule import conv2d_workload, default_conv2d_config
     from topi.x86.conv2d_winograd import winograd_out_block
 
     with Target("llvm -mcpu=znver4"):  # AVX-512's rules (only configs here: nothing runs)

@@ -3,11 +3,13 @@
 The configs themselves (``Config``, the rules' registry, choosing) live in
 ``tune.autotvm.config``; these are the arithmetic every rule shares: divisors
 for block candidates, the accumulators a register tile may hold, the lanes of
-one vector.
+one vector; and :func:`records_target`, which marks a schedule with the target
+its choices read.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 from tune.autotvm.config import current_target
@@ -47,7 +49,7 @@ def max_accumulators(target=None) -> int:
     """Vector accumulators a register tile may hold on ``target``: 16 of AVX-512's 32 zmm
     (LLVM spills past ~20), 8 of AVX2's 16 ymm (the unrolled conv tile also keeps kernel
     vectors and broadcasts live; with the kernel columns rolled a 16x6 tile fits, see
-    ``topi.x86.conv2d.wide_tile_columns``)."""
+    ``topi.x86.conv2d_rule.wide_tile_columns``)."""
     return 16 if (target or current_target()).vector_registers >= 32 else 8
 
 
@@ -69,3 +71,18 @@ def gemm_tile(target=None) -> tuple:
 def vector_lanes(dtype: str = "float32", target=None) -> int:
     """Lanes of one vector register of ``target`` (default: the current one)."""
     return (target or current_target()).lanes(dtype)
+
+
+def records_target(schedule_fn):
+    """Decorate a schedule function whose choices read the current target: the schedule it
+    returns records that target (``Schedule.target``), so that ``codegen.build`` for another
+    target warns, naming both, instead of running code tuned for the wrong vector width."""
+
+    @functools.wraps(schedule_fn)
+    def wrapper(*args, **kwargs):
+        s = schedule_fn(*args, **kwargs)
+        if hasattr(s, "stages") and getattr(s, "target", None) is None:
+            s.target = str(current_target())
+        return s
+
+    return wrapper

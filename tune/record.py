@@ -12,9 +12,9 @@ where ``"config"`` is the field of an AutoTVM record (the candidate, a point of 
 template's space; each tuner registers the field of its candidates, ``register_kind``),
 with ``"flush": true`` in ``result`` for a measurement timed with the weights out of the caches
 (optional: a record without it was timed warm, as every record before it was), and
-``"in_place": true`` for one timed inside whole runs of the model (each cost a round's median),
-with ``"scaled": true`` where those are on the yardstick's scale (the runner's) rather than raw
-seconds of the moment (in-place records written before it).
+``"in_place": true`` for one timed inside whole runs of a model (each cost a round's median).
+Older files may also say ``"scaled"`` (readings of a normalising runner since removed): read
+and ignored.
 
 The loader also reads classic TVM's two formats: v0.7-v0.12
 (``{"input": [target, name, args, kwargs], "config": ..., "result": [costs,
@@ -87,8 +87,6 @@ def encode(inp: MeasureInput, result: MeasureResult, protocol: str = "json") -> 
         row["result"]["flush"] = True
     if result.in_place:
         row["result"]["in_place"] = True
-    if result.scaled:
-        row["result"]["scaled"] = True
     return json.dumps(row)
 
 
@@ -118,7 +116,6 @@ def decode(line: str, protocol: str = "json") -> tuple:
         res = MeasureResult(
             tuple(r["costs"]), int(r["error_no"]), float(r["all_cost"]), float(r["timestamp"]),
             bool(r.get("flush", False)), bool(r.get("in_place", False)),
-            bool(r.get("scaled", False)),
         )
     elif "input" in row and "result" in row:  # classic TVM v0.7-v0.12 ("version": 0.2)
         target, name, args = row["input"][:3]
@@ -180,12 +177,10 @@ def ranked_by_workload(records) -> dict:
     again (``graph.tuning.confirm_best``) counts at its typical speed, and a lucky reading
     of one config does not outrank another's repeated ones.
 
-    Where a workload has measurements timed inside whole runs of its model (``in_place``:
-    ``graph.tuning.confirm_in_place``), those alone rank it: they are the speeds deployment
-    sees (those on the yardstick's scale, ``scaled``, where it has any: raw readings of other
-    moments do not compare with them).  Else, where it has measurements timed with the weights
-    out of the caches (``flush``: ``graph.tuning.confirm_deployed``), those alone: a warm reading
-    is no yardstick for a cold one."""
+    Where a workload has measurements timed inside whole runs of its model (``in_place``), those
+    alone rank it: they are the speeds deployment sees.  Else, where it has measurements timed
+    with the weights out of the caches (``flush``), those alone: a warm reading does not compare
+    with a cold one."""
     ranked: dict = {}
     for inp, res in records:
         if res.error_no != 0 or not res.costs:
@@ -193,8 +188,7 @@ def ranked_by_workload(records) -> dict:
         key = (target_key(inp.target), inp.task.workload)
         ranked.setdefault(key, []).append((inp, res))
     for key, rows in ranked.items():
-        rows = ([row for row in rows if row[1].in_place and row[1].scaled] or [row for row in rows if row[1].in_place]
-                or [row for row in rows if row[1].flush] or rows)
+        rows = [row for row in rows if row[1].in_place] or [row for row in rows if row[1].flush] or rows
         by_config: dict = {}  # config key -> its rows, fastest first
         for row in sorted(rows, key=lambda row: row[1].cost):
             by_config.setdefault(row[0].config.key(), []).append(row)

@@ -11,10 +11,9 @@ candidates a tuner may try.  Every module imports the target lazily: topi
 loads without LLVM.
 """
 
-from topi.x86.conv2d import (  # noqa: F401
-    schedule_conv2d_nchw, schedule_conv2d_nhwc, schedule_conv2d_NCHWc, conv2d_nchw_x86,
-    default_conv2d_config,
-)
+from topi.x86.conv2d import conv2d_nchw_x86  # noqa: F401
+from topi.x86.conv2d_rule import default_conv2d_config  # noqa: F401
+from topi.x86.conv2d_schedule import schedule_conv2d_nchw, schedule_conv2d_nhwc, schedule_conv2d_NCHWc  # noqa: F401
 from topi.x86.conv_direct import default_direct_config  # noqa: F401
 from topi.x86.depthwise_conv2d import (  # noqa: F401
     schedule_depthwise_conv2d_nchw, schedule_depthwise_conv2d_nhwc, default_depthwise_conv2d_config,

@@ -30,6 +30,7 @@ from topi import tag as tags
 from tune.autotvm.config import Config, choose_config, register_rule
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_int
+from topi.config import records_target
 
 TEMPLATE = "attention.x86"
 
@@ -130,6 +131,7 @@ def _register_tile(st, red, axis, vec: int, extent: int, rows: int) -> None:
     st.vectorize(av)
 
 
+@records_target
 def schedule_attention(outs, cfg: Config | None = None):
     """Schedule ``topi.nn.attention`` (see the module docstring).
 

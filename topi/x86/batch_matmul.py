@@ -5,6 +5,7 @@ from __future__ import annotations
 from topi import tag as tags
 from tune.autotvm.config import Config, choose_config, register_rule
 from topi.x86.dense import _schedule, dense_rule, dense_space, dense_workload
+from topi.config import records_target
 
 TEMPLATE = "batch_matmul.x86"
 register_rule(TEMPLATE, dense_space, dense_rule, doc="batch_matmul: the dense kernel per slice")
@@ -17,6 +18,7 @@ def default_batch_matmul_config(batch: int, M: int, N: int, K: int, dtype: str =
     return choose_config(dense_workload(M, N, K, dtype, TEMPLATE))
 
 
+@records_target
 def schedule_batch_matmul(outs, cfg: Config | None = None):
     """Schedule ``topi.nn.batch_matmul`` (and an injective epilogue) for x86.
 

@@ -16,7 +16,10 @@ instead: 68 us; a plain copy: 10 us).
 
 from __future__ import annotations
 
+from topi.config import records_target
 
+
+@records_target
 def schedule_channel_shuffle(outs):
     """Schedule :func:`topi.nn.channel_shuffle.channel_shuffle` and any elementwise ops
     after it (NCHW: plain rows; blocked: the loop nest of the module docstring)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import te
 from tune.autotvm.config import Config
 from topi.x86.conv_direct import _outs, default_direct_config, schedule_direct
+from topi.config import records_target
 
 
 def default_conv1d_config(out_shape: tuple, layout: str = "NCW", dtype: str = "float32") -> Config:
@@ -22,6 +23,7 @@ def _schedule(outs, layout: str, cfg: Config | None):
     return schedule_direct(s, outs[0].op, layout == "NWC", cfg)
 
 
+@records_target
 def schedule_conv1d_ncw(outs, cfg: Config | None = None):
     """Schedule ``conv1d_ncw``: ``OW`` vectorized, a block of channels unrolled,
     (n, channel blocks) parallel, the reduction over (ic, k) outside the tile.
@@ -31,6 +33,7 @@ def schedule_conv1d_ncw(outs, cfg: Config | None = None):
     return _schedule(outs, "NCW", cfg)
 
 
+@records_target
 def schedule_conv1d_nwc(outs, cfg: Config | None = None):
     """Schedule ``conv1d_nwc``: output channels vectorized, columns unrolled.
 

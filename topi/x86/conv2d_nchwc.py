@@ -11,7 +11,7 @@ returns the blocked output ``[N, OC/oc_bn, OH, OW, oc_bn]``::
     conv[n, oc, y, x, ob]    += data_pad[n, ico, y*sh + kh*dh, x*sw + kw*dw, ici]
                                 * kernel[oc, ico, kh, kw, ici, ob]
 
-Its schedule is :func:`topi.x86.conv2d.schedule_conv2d_NCHWc` (the register
+Its schedule is :func:`topi.x86.conv2d_schedule.schedule_conv2d_NCHWc` (the register
 tile of ``ow_bn`` columns x ``oc_bn`` channels, epilogue fused into the
 output loop; a 4-D epilogue that unpacks to NCHW is fused the same way).
 A tile that does not divide OW leaves a narrower tail tile at the end of
@@ -32,7 +32,8 @@ from tune.autotvm.config import Config
 from topi.nn.conv2d import group_conv2d_nchw
 from topi.nn.pad import pad_spatial
 from topi.utils import get_const_tuple
-from topi.x86.conv2d import blocked_conv, default_conv2d_config, pack_data
+from topi.x86.conv2d import blocked_conv, pack_data
+from topi.x86.conv2d_rule import default_conv2d_config
 
 
 def padded_input(data, ic_bn: int, pads: tuple):
@@ -70,7 +71,7 @@ def conv2d_NCHWc_x86(
         As in :func:`topi.nn.conv2d_nchw`.
     cfg : Config, optional
         ``ow_bn``, ``unroll_kw`` (default: the NCHW workload's
-        :func:`topi.x86.conv2d.default_conv2d_config`); the blocks are the kernel's.
+        :func:`topi.x86.conv2d_rule.default_conv2d_config`); the blocks are the kernel's.
     groups : int
         Grouped convolution; a group's channels must be whole blocks.
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import te
 from tune.autotvm.config import Config
 from topi.x86.conv_direct import default_direct_config, schedule_direct
+from topi.config import records_target
 
 
 def default_conv2d_transpose_config(out_shape: tuple, dtype: str = "float32") -> Config:
@@ -16,6 +17,7 @@ def default_conv2d_transpose_config(out_shape: tuple, dtype: str = "float32") ->
     return default_direct_config(out_shape, False, "conv2d_transpose_nchw", dtype)
 
 
+@records_target
 def schedule_conv2d_transpose_nchw(outs, cfg: Config | None = None):
     """Schedule ``conv2d_transpose_nchw`` (with any fused epilogue).
 

@@ -27,11 +27,10 @@ transformed kernel and writing its output rows, all in buffers of its own::
       for (kc) for (e, nu) for (p.outer): mr x bn register tile   // as above
       for (kc, tile row, tile): Y = A^T M A -> out
 
-Apart, a thread reads intermediates the other core wrote, which costs 1.4-2.3x
-when the host moves the vCPUs apart (see :func:`fused_rows`); fused, it reads
-only the input and the kernel.  So ``rows=0`` is legal only where fusing is
-not: a transformed kernel over ``FUSE_MAX_KERNEL_BYTES``, or fewer tile rows
-than threads (:func:`_must_fuse`).
+Apart, a thread reads intermediates another core wrote; fused, it reads only
+the input and the kernel.  So ``rows=0`` is legal only where fusing is not: a
+transformed kernel over ``FUSE_MAX_KERNEL_BYTES``, or fewer tile rows than
+threads (:func:`_must_fuse`).
 
 The workload key is the direct template's (``conv2d_workload``) under the
 name ``conv2d_winograd.x86``: the same convolution, a second implementation.
@@ -42,8 +41,8 @@ from __future__ import annotations
 import math
 
 import te
-from topi.config import YMM_GEMM_TILE, max_accumulators
-from topi.x86.conv2d import TEMPLATE as DIRECT
+from topi.config import YMM_GEMM_TILE, max_accumulators, records_target
+from topi.x86.conv2d_rule import TEMPLATE as DIRECT
 from topi.nn.winograd import (TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw, winograd_geometry,
                                winograd_kernel_shape, winograd_slots)
 from topi.utils import find_anchor, get_const_tuple
@@ -51,28 +50,23 @@ from tune.autotvm.config import Config, choose_config, current_target, register_
 
 TEMPLATE = "conv2d_winograd.x86"
 ROWS = (0, 1, 2, 4, 7)  # knob ``rows``: 0 runs the stages apart, else tile rows per fused block
-# A fused block reads the whole transformed kernel, and so does each core.  ResNet's 512 @7 in
-# F(2x2) (16.8 MB) ran fused 0.90 ms with the vCPUs near and 1.78 ms apart, against 1.06 and
-# 1.00 ms with the stages apart; 256 @14 in F(4x4) (9.4 MB) fused 0.47 / 0.59-0.61 ms against
-# 0.48 / 0.72 (rule configs, 2 threads, one run each).  Past this size ``rows`` is 0 only.
+# A fused block reads the whole transformed kernel, and so does each core: past this size the
+# stages run apart (``rows`` 0 only; ResNet-50's 512 @7 in F(2x2), 16.8 MB, ran faster apart).
 FUSE_MAX_KERNEL_BYTES = 12 << 20
-# A transformed kernel past this does not stay in the last-level cache (32 MiB on this host,
-# shared with the activations and the neighbours): every call streams it from memory, in the
-# model and when timed alone.  The rule then takes F(2x2), whose kernel is 4/9 the size of
-# F(4x4)'s (see :func:`winograd_rule`).
+# A transformed kernel past this does not stay in a 32 MiB last-level cache shared with the
+# activations: every call streams it from memory, and the rule takes F(2x2), whose kernel is
+# 4/9 the size of F(4x4)'s (:func:`f4x4_streams`).
 STREAM_KERNEL_BYTES = 24 << 20
-# In a model run the other layers' weights and activations evict a transformed kernel between
-# its calls, so every call reads it from memory; past this size, and with F(4x4)'s products
-# over fewer than ``STREAM_MIN_TILES`` tiles (each kernel float then serves under 16 flops per
-# byte read; this machine's FMA units do 130-190 GFLOP/s on both cores, its memory reads 10-20
-# GB/s), that read is the call's time, and the rule takes F(2x2) too (see :func:`f4x4_streams`).
+# In a model run the other layers evict a transformed kernel between its calls; past this size,
+# with F(4x4)'s products over fewer than ``STREAM_MIN_TILES`` tiles (each kernel float then serves
+# under 16 flops per byte read), reading it is the call's time, and the rule takes F(2x2) too.
 STREAM_SHARED_BYTES = 8 << 20
 STREAM_MIN_TILES = 32
 
 
 def winograd_workload(dshape, kshape, strides, pads, dilation, groups: int = 1, dtype: str = "float32",
                       out_dtype: str | None = None) -> tuple:
-    """The workload key: NCHW data, OIHW kernel, as ``topi.x86.conv2d.conv2d_workload``."""
+    """The workload key: NCHW data, OIHW kernel, as ``topi.x86.conv2d_rule.conv2d_workload``."""
     return (TEMPLATE, tuple(int(d) for d in dshape), tuple(int(d) for d in kshape),
             tuple(int(v) for v in strides), tuple(int(v) for v in pads), tuple(int(v) for v in dilation),
             int(groups), str(dtype), str(out_dtype or dtype))
@@ -96,16 +90,9 @@ def kernel_bytes(kshape, tile: int, bn: int, cb: int) -> int:
 def f4x4_streams(workload: tuple, size: int) -> bool:
     """Whether F(4x4)'s transformed kernel (``size`` bytes) is read from memory faster than its
     products use it: past ``STREAM_KERNEL_BYTES`` (it streams even when timed alone), or past
-    ``STREAM_SHARED_BYTES`` over fewer than ``STREAM_MIN_TILES`` 4x4 tiles (the batch's).
-
-    ResNet-50's 256->256 @14 (9.0 MiB over 16 tiles): timed alone F(4x4) is the faster (its
-    products are 0.73x F(2x2)'s), but in place in the model, its five calls took 0.90-0.97x the
-    time in F(2x2) (5.92 -> 5.45, 5.49 -> 5.34, 5.48 -> 4.96, 4.92 -> 4.76 ms; four runs of 40-60
-    alternated rounds, rows 4; F(4x4) in blocks of one tile row took 5.47 in the fourth).  Its
-    128 @28 (2.2 MiB, 49 tiles) and 64 @56 keep F(4x4).  Whole models against F(4x4) everywhere
-    (``benchmarks/winograd_stream_ab.py``, 90 s, one busy host): ResNet-50 0.949 (both layers),
-    Inception-v2 0.966 (its 192->320 @7, two calls), ZFNet 1.000; AlexNet 1.027 and 1.031 (its
-    one 256->384 @13: the rule loses there, not found why)."""
+    ``STREAM_SHARED_BYTES`` over fewer than ``STREAM_MIN_TILES`` 4x4 tiles.  Timed alone F(4x4)
+    wins such layers; in the model F(2x2) does (ResNet-50 0.949x the time with it on its two
+    such layers, ``benchmarks/winograd_stream_ab.py``)."""
     tiles = winograd_geometry(workload[1], workload[4], 4)[4]
     return size > STREAM_KERNEL_BYTES or (size > STREAM_SHARED_BYTES and tiles < STREAM_MIN_TILES)
 
@@ -124,10 +111,8 @@ def _threads() -> int:
 def _must_fuse(workload: tuple, tile: int, size: int) -> bool:
     """Whether a config of ``tile`` whose transformed kernel is ``size`` bytes may only fuse
     (``rows > 0``): the kernel is within ``FUSE_MAX_KERNEL_BYTES`` and the image has a block
-    of tile rows for every thread.  Run apart, the stages hand their intermediates from
-    thread to thread, which costs 1.4-2.3x whenever the host moves the vCPUs apart (see
-    :func:`fused_rows`), and a measurement taken while they are near cannot see it: a tuned
-    record of that form would not hold where it is deployed."""
+    of tile rows for every thread.  Run apart, the stages hand their intermediates from thread
+    to thread, which costs most where the threads' cores share no cache (:func:`fused_rows`)."""
     return size <= FUSE_MAX_KERNEL_BYTES and _tile_rows(workload, tile) >= _threads()
 
 
@@ -147,16 +132,10 @@ def winograd_space(workload: tuple, target) -> dict:
 
 
 def winograd_rule(workload: tuple, target) -> dict:
-    """``tile``: F(4x4) unless the output is narrower than 7 or its transformed kernel
-    streams from memory (:func:`f4x4_streams`; then F(2x2)).  A 7x7 output in 4x4 tiles computes 64
-    points for 49 and reads a transformed kernel 4x the size of the direct one.  Timed
-    alone (one thread, CPU time) ResNet's 512->512 @7 ran F(4x4) in 0.80x-0.82x the time
-    of F(2x2); in the model, where every call reads the kernel from memory (37.7 MB
-    against 16.7), F(2x2) ran it 1.29-1.32 ms against 1.34-1.44 (in place, one run), and
-    the whole ResNet-50 in 0.987x and 0.989x the time (two runs of 90 s, each round's
-    builds alternated, medians of the rounds' ratios); below 7 the padding waste grows
-    fast and nothing was measured; ``cb``: one vector; ``rows``: see :func:`fused_rows`;
-    the register tile (``bn`` x ``mr``, ``ku``):
+    """``tile``: F(4x4) unless the output is narrower than 7 (a 7x7 output in 4x4 tiles computes
+    64 points for 49) or its transformed kernel streams from memory (:func:`f4x4_streams`), then
+    F(2x2); ``cb``: one vector; ``rows``: :func:`fused_rows`; the register tile (``bn`` x ``mr``,
+    ``ku``):
 
     * 32 vector registers (AVX-512): ``bn`` four vectors when K holds them (else the
       fewest vectors covering K), ``mr`` the rows 16 accumulators allow, ``ku`` 1;
@@ -181,19 +160,12 @@ def winograd_rule(workload: tuple, target) -> dict:
 
 def ymm_tile(tiles: tuple, rows: int, vec: int) -> tuple:
     """``(bn, mr)`` of the products' register tile with 16 vector registers, ``YMM_GEMM_TILE``'s
-    (:mod:`topi.config`): two vectors of output channels (the block the graph's direct convs write, so that the output keeps
-    it) by 6 tile slots, 12 accumulators; by 4 where padding a block's slots
-    (:func:`topi.nn.winograd.winograd_slots`; ``tiles``: ``(N, K, nH, nW)``) up to 6s
-    wastes more than a sixth of them.
-
-    Against the former ``4v x 2`` (8 accumulators, ``ku`` 1), ResNet-50's layers alone
-    (2 threads, interleaved): ``ku`` 4 alone 0.92-0.94x the time on all four; 64 @56
-    ``16 x 6`` 0.89x; 128 @28 0.92x; 256 @14 (8 slots a fused block: 12 in 6s) ``16 x 4``
-    about 0.88x, ``16 x 6`` 0.94x; 512 @7 (16 slots) ``16 x 6`` 0.85x, ``16 x 4`` the same.
-    Three vectors by 4 ran 256 @14 and 512 @7 faster still (0.82x), but its output
-    blocks (24, or 8 where 24 does not divide K) are not the direct convs': Inception-v2
-    then made 16 layout transforms and SqueezeNet 2.  Four vectors by 3 needs 17
-    registers (0.88-1.25x)."""
+    (:mod:`topi.config`): two vectors of output channels (the block the graph's direct convs
+    write, so the output keeps it) by 6 tile slots, 12 accumulators; by 4 where padding a block's
+    slots (:func:`topi.nn.winograd.winograd_slots`; ``tiles``: ``(N, K, nH, nW)``) up to 6s wastes
+    more than a sixth of them.  Wider blocks (three vectors) ran some layers faster alone but
+    their output blocks differ from the direct convs', and the layout transforms between cost more
+    (``benchmarks/topi_winograd.py`` per layer, ``benchmarks/graph_models.py`` whole)."""
     vectors, mr, _ = YMM_GEMM_TILE
     n, k, nh, nw = tiles
     shape = (n, k, nh, nw, n * nh * nw)
@@ -203,17 +175,11 @@ def ymm_tile(tiles: tuple, rows: int, vec: int) -> tuple:
 
 def fused_rows(tile_rows: int, kernel_size: int, threads: int | None = None) -> int:
     """The rule's ``rows`` for an image ``tile_rows`` tiles high: one block of tile rows per
-    thread (``threads``: the CPUs this process may use), the smallest candidate that
-    covers a share; 0 (stages apart) when there are fewer tile rows than threads or the
-    transformed kernel passes ``FUSE_MAX_KERNEL_BYTES``.
-
-    Why fuse: run apart, each stage splits its work its own way, so a thread reads
-    intermediates the other core wrote.  When the host moves the two vCPUs apart
-    (``benchmarks/vcpu_state.py``: a cache line's round trip 190 -> 390 ns) ResNet's
-    64 @56 took 0.36 -> 0.83 ms apart, 0.37 -> 0.37-0.39 ms fused; 128 @28 0.35 -> 0.61
-    against 0.37 -> 0.39; 256 @14 0.42 -> 0.58 against 0.42 -> 0.44 (rule configs, 2
-    threads, medians of 5 ms windows second by second, one run).  512 @7 stays apart:
-    fused, each block streams its 38 MB kernel, 1.4 against 0.9 ms."""
+    thread (``threads``: the CPUs this process may use), the smallest candidate that covers a
+    share; 0 (stages apart) when there are fewer tile rows than threads or the transformed
+    kernel passes ``FUSE_MAX_KERNEL_BYTES``.  Fused, each thread reads only what it computes:
+    run apart, each stage splits its work its own way and a thread reads intermediates another
+    core wrote, at a cache line's round trip between cores that may share no cache."""
     threads = threads or _threads()
     if kernel_size > FUSE_MAX_KERNEL_BYTES or tile_rows < threads:
         return 0
@@ -227,10 +193,9 @@ def winograd_constraint(workload: tuple, values: dict) -> str | None:
     size = kernel_bytes(workload[2], values["tile"], values["bn"], values["cb"])
     if not values.get("rows") and _must_fuse(workload, values["tile"], size):
         nh = _tile_rows(workload, values["tile"])
-        return (f"rows=0 runs the stages apart, each thread reading intermediates the other wrote "
-                f"(1.4-2.3x slower whenever the host moves the CPUs apart, which a tuning measurement "
-                f"cannot see); this {size / 2**20:.1f} MiB kernel and {nh} tile rows fuse: use "
-                f"rows={fused_rows(nh, size)}")
+        return (f"rows=0 runs the stages apart, each thread reading intermediates another core wrote "
+                f"(slower wherever the cores share no cache, which one tuning measurement may not see); "
+                f"this {size / 2**20:.1f} MiB kernel and {nh} tile rows fuse: use rows={fused_rows(nh, size)}")
     if values.get("rows") and size > FUSE_MAX_KERNEL_BYTES:
         return (f"rows={values['rows']} fuses a block over a {size / 2**20:.1f} MiB transformed kernel "
                 f"(at most {FUSE_MAX_KERNEL_BYTES >> 20} MiB: each block reads all of it); use rows=0, "
@@ -257,11 +222,10 @@ def winograd_preferred(workload: tuple) -> bool:
 
 def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
     """The channel block of a Winograd conv's blocked output in a graph: the ``oc_bn`` the
-    direct template's rule gives the same layer (so its neighbours see the layout they
-    would see without Winograd) when it divides ``bn`` and K, else ``bn`` when it divides
-    K, else their largest common divisor when it is whole vectors (``bn`` 24 on K 256: 8,
-    where NCHW output made ResNet-50's next 1x1 conv pack its input in the kernel, 1.08x
-    slower in place), else 0 (NCHW output)."""
+    direct template's rule gives the same layer (so its neighbours see the layout they would
+    see without Winograd) when it divides ``bn`` and K, else ``bn`` when it divides K, else
+    their largest common divisor when it is whole vectors (``bn`` 24 on K 256: 8), else 0
+    (NCHW output, which makes a blocked consumer pack its input)."""
     k = workload[2][0]
     try:
         direct = choose_config((DIRECT, *tuple(workload)[1:]), target)["oc_bn"]
@@ -436,6 +400,7 @@ def _schedule_output(s, out_op, y, tile: int, bn: int, rows: int = 0):
     return par if rows else None
 
 
+@records_target
 def schedule_conv2d_winograd(outs, cfg: Config | None = None):
     """Schedule :func:`conv2d_winograd_x86` (and an injective epilogue on its output).
 

@@ -1,6 +1,6 @@
 """The direct register-tiled convolution schedule, its knobs read from a Config.
 
-Used for plain NCHW/NHWC conv2d (:func:`topi.x86.conv2d.schedule_conv2d_nchw`),
+Used for plain NCHW/NHWC conv2d (:func:`topi.x86.conv2d_schedule.schedule_conv2d_nchw`),
 conv1d and conv2d_transpose.  The template ``conv_direct.x86`` chooses ``fb``
 (channels per tile), ``xb`` (columns per tile) and ``unroll``; its workload key
 is ``("conv_direct.x86", op name, channels_last, output shape, dtype)``.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import te
 from tune.autotvm.config import Config, choose_config, register_rule
-from topi.config import largest_divisor
+from topi.config import largest_divisor, records_target
 from topi.utils import find_anchor, get_const_tuple
 
 TEMPLATE = "conv_direct.x86"
@@ -100,6 +100,7 @@ def _direct_anchor(s, out_op):
     return anchor
 
 
+@records_target
 def schedule_direct(s, out_op, channels_last: bool, cfg: Config | None = None):
     """Register-tile a plain conv: ``fb`` channels x ``xb`` columns in a local accumulator.
 

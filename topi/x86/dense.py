@@ -40,7 +40,7 @@ from te import expr as E
 from topi import tag as tags
 from topi.accumulate import accumulate_dtype, key_dtype
 from tune.autotvm.config import Config, choose_config, current_target, register_rule
-from topi.config import gemm_tile
+from topi.config import gemm_tile, records_target
 from topi.generic.nn import default_schedule
 from topi.utils import find_anchor, get_const_int, shape_str
 
@@ -109,6 +109,7 @@ def _schedule_kernel(s, rf, cfg: Config) -> None:
     st.vectorize(lanes)
 
 
+@records_target
 def schedule_dense_op(s, op, out_op, cfg: Config | None = None, template: str = TEMPLATE) -> None:
     """Schedule the dense ``op`` (tag ``dense``) inside schedule ``s`` whose output is ``out_op``."""
     C = _tensor(op)
@@ -163,6 +164,7 @@ def _static(op) -> bool:
     return all(isinstance(iv.dom.extent, E.IntImm) for iv in list(op.axis) + list(op.reduce_axis))
 
 
+@records_target
 def schedule_dense(outs, cfg: Config | None = None):
     """Schedule ``topi.nn.dense`` (and its bias add / activation epilogue) for x86.
 
@@ -180,6 +182,7 @@ def schedule_dense(outs, cfg: Config | None = None):
     return _schedule(outs, cfg, tags.DENSE)
 
 
+@records_target
 def schedule_matmul(outs, cfg: Config | None = None):
     """Schedule ``topi.nn.matmul``: the same kernel as :func:`schedule_dense`.
 
@@ -420,6 +423,7 @@ def _schedule_rows(s, out_op, vec: int) -> None:
         st.parallel(st.fuse(*rows) if len(rows) > 1 else rows[0])
 
 
+@records_target
 def schedule_dense_pack(outs, cfg: Config | None = None):
     """Schedule :func:`dense_pack` (and its bias add / activation epilogue) for x86.
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import te
 from tune.autotvm.config import Config, choose_config, register_rule
 from topi.utils import find_anchor, get_const_tuple
+from topi.config import records_target
 
 TEMPLATE_NCHW = "depthwise_conv2d_nchw.x86"
 TEMPLATE_NHWC = "depthwise_conv2d_nhwc.x86"
@@ -101,6 +102,7 @@ def _row_tiles(s, st, cfg: Config) -> None:
     s[st].vectorize(xi)
 
 
+@records_target
 def schedule_depthwise_conv2d_nchw(outs, cfg: Config | None = None):
     """Schedule ``depthwise_conv2d_nchw`` (with any fused epilogue).
 
@@ -136,6 +138,7 @@ def schedule_depthwise_conv2d_nchw(outs, cfg: Config | None = None):
     return s
 
 
+@records_target
 def schedule_depthwise_conv2d_nhwc(outs, cfg: Config | None = None):
     """Schedule ``depthwise_conv2d_nhwc``: channels vectorized, rows parallel.
 
@@ -275,6 +278,7 @@ def pack_depthwise_kernel_numpy(kernel, block: int):
     return np.ascontiguousarray(kernel.reshape(c // block, block, kh, kw).transpose(0, 2, 3, 1))
 
 
+@records_target
 def schedule_depthwise_conv2d_NCHWc(outs):
     """Schedule :func:`depthwise_conv2d_NCHWc` (and its elementwise epilogue): the register
     tile of the section comment; the padding stage parallel over planes, vectorized."""

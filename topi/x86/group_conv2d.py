@@ -40,6 +40,7 @@ from tune.autotvm.config import Config, register_rule
 from topi.nn.conv2d import group_conv2d_nchw
 from topi.utils import get_const_tuple
 from topi.x86.conv2d_nchwc import padded_input
+from topi.config import records_target
 
 GROUP_TEMPLATE = "group_conv2d_NCHWc.x86"
 FIX_TAG = "conv2d_NCHWc_group_fix"  # the boundary rows' stage (computed at root, not inlined)
@@ -135,7 +136,7 @@ def _group_geometry(workload: tuple) -> tuple:
 def group_conv2d_space(workload: tuple, target) -> dict:
     """Knob -> candidates: blocks dividing the whole tensor's channels (not a group's)."""
     from topi.config import divisors, max_accumulators
-    from topi.x86.conv2d import OC_BLOCKS
+    from topi.x86.conv2d_rule import OC_BLOCKS
 
     ic, oc = _group_geometry(workload)[:2]
     return {"ic_bn": divisors(ic, 64), "oc_bn": [b for b in OC_BLOCKS if oc % b == 0],
@@ -286,12 +287,13 @@ def _stages(s, out_op):
     return conv, fix
 
 
+@records_target
 def schedule_group_conv2d_NCHWc(outs):
     """Schedule :func:`group_conv2d_NCHWc_x86` and its elementwise epilogue: the register tile
-    of ``topi.x86.conv2d.schedule_conv2d_NCHWc`` for the output rows (in the output loop)
+    of ``topi.x86.conv2d_schedule.schedule_conv2d_NCHWc`` for the output rows (in the output loop)
     and for the boundary rows (at the root, before it)."""
     from tune.autotvm.config import current_target
-    from topi.x86.conv2d import _schedule_accumulator, _schedule_inputs, _tile_output
+    from topi.x86.conv2d_schedule import _schedule_accumulator, _schedule_inputs, _tile_output
 
     outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
     s = te.create_schedule([o.op for o in outs])

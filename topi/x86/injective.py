@@ -23,6 +23,7 @@ import te
 from tune.autotvm.config import Config, choose_config, register_rule
 from topi.generic.injective import inlined_schedule
 from topi.utils import get_const_tuple
+from topi.config import records_target
 
 __all__ = [
     "default_injective_config",
@@ -70,6 +71,7 @@ def default_injective_config(out: te.Tensor) -> Config:
     return choose_config(injective_workload(out))
 
 
+@records_target
 def schedule_injective_from_existing(s, out: te.Tensor, cfg: Config | None = None):
     """Fuse, vectorize and parallelise the stage of ``out`` inside schedule ``s``."""
     key = injective_workload(out)
@@ -98,6 +100,7 @@ def schedule_injective_from_existing(s, out: te.Tensor, cfg: Config | None = Non
     return s
 
 
+@records_target
 def schedule_injective(outs, cfg: Config | None = None):
     """The x86 schedule of injective outputs ``outs`` (a tensor or a list).
 
@@ -121,16 +124,19 @@ def schedule_injective(outs, cfg: Config | None = None):
     return s
 
 
+@records_target
 def schedule_elemwise(outs, cfg: Config | None = None):
     """Same as :func:`schedule_injective`."""
     return schedule_injective(outs, cfg)
 
 
+@records_target
 def schedule_broadcast(outs, cfg: Config | None = None):
     """Same as :func:`schedule_injective`."""
     return schedule_injective(outs, cfg)
 
 
+@records_target
 def schedule_concatenate(outs, cfg: Config | None = None):
     """Same as :func:`schedule_injective` (the branches on the input stay scalar code)."""
     return schedule_injective(outs, cfg)

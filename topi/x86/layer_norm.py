@@ -21,6 +21,7 @@ from topi.accumulate import accumulate_dtype
 from tune.autotvm.config import Config, choose_config, current_target, register_rule
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_tuple
+from topi.config import records_target
 
 TEMPLATE = "layer_norm.x86"
 PARALLEL_MIN = 1 << 16
@@ -68,6 +69,7 @@ def _stats(op):
     return found
 
 
+@records_target
 def schedule_layer_norm(outs, cfg: Config | None = None):
     """Schedule ``topi.nn.layer_norm`` / ``rms_norm`` for x86 (rows parallel, statistics per row)."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]

@@ -30,6 +30,7 @@ from te import expr as E
 from topi import tag as tags
 from tune.autotvm.config import Config, choose_config, register_rule
 from topi.generic.nn import default_schedule
+from topi.config import records_target
 
 TEMPLATE = "pool.x86"
 UNROLL_TAPS = 8  # taps of a window axis unrolled (7x7 windows included)
@@ -129,6 +130,7 @@ def _schedule_chain(s, chain: list, cfg: Config) -> None:
         _vectorize_inner(s[op], cfg)
 
 
+@records_target
 def schedule_pool(outs, layout: str = "NCHW", cfg: Config | None = None):
     """Schedule ``pool2d`` / ``pool1d`` / ``global_pool`` (and epilogues) for x86.
 
@@ -164,11 +166,13 @@ def schedule_pool(outs, layout: str = "NCHW", cfg: Config | None = None):
     return s
 
 
+@records_target
 def schedule_adaptive_pool(outs, cfg: Config | None = None):
     """Schedule ``adaptive_pool``: the same chain schedule as :func:`schedule_pool`."""
     return schedule_pool(outs, cfg=cfg)
 
 
+@records_target
 def schedule_max_pool_with_indices(outs, cfg: Config | None = None):
     """Schedule ``topi.nn.max_pool2d_with_indices``: its argmax stages (rows computed per
     plane inside the columns' loop) and the two output stages each run parallel over the

@@ -30,7 +30,7 @@ import math
 import te
 from te import expr as E
 from tune.autotvm.config import Config, choose_config, register_rule
-from topi.config import largest_divisor
+from topi.config import largest_divisor, records_target
 from topi.generic.injective import as_tensor_list
 from topi.utils import get_const_tuple, traverse_inline
 from topi.x86.injective import MAX_LANES, schedule_injective_from_existing
@@ -133,6 +133,7 @@ def _schedule_scalar(s, op, cfg: Config) -> None:
     s[rf].parallel(s[rf].op.axis[0])
 
 
+@records_target
 def schedule_reduce_stage(s, op: te.ComputeOp, cfg: Config | None = None) -> None:
     """Schedule the reduction ``op`` inside ``s`` (the reduce-anchor callback)."""
     key = reduce_workload(op)
@@ -146,6 +147,7 @@ def schedule_reduce_stage(s, op: te.ComputeOp, cfg: Config | None = None) -> Non
         _schedule_columns(s, op, cfg)
 
 
+@records_target
 def schedule_reduce(outs, cfg: Config | None = None):
     """The x86 schedule of reduction outputs ``outs`` (a tensor or a list).
 

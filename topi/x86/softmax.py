@@ -28,6 +28,7 @@ from topi.accumulate import accumulate_dtype
 from tune.autotvm.config import Config, choose_config, current_target, register_rule
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_tuple
+from topi.config import records_target
 
 TEMPLATE = "softmax.x86"
 
@@ -82,6 +83,7 @@ def _stages(out_op):
     return None if any(n not in by_name for n in names) else [by_name[n] for n in names]
 
 
+@records_target
 def schedule_softmax(outs, cfg: Config | None = None):
     """Schedule ``topi.nn.softmax`` / ``log_softmax`` for x86.
 

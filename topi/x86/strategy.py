@@ -25,6 +25,8 @@ from topi.strategy import register_layout_helpers, register_strategy
 from topi.utils import find_anchor
 from topi.x86 import batch_matmul, conv2d_nchwc, conv2d_transpose, conv_direct, injective, pooling, softmax
 from topi.x86 import conv2d as x86conv
+from topi.x86 import conv2d_rule as x86conv_rule
+from topi.x86 import conv2d_schedule as x86conv_schedule
 from topi.x86 import conv2d_winograd as x86wino
 from topi.x86 import dense as x86dense
 from topi.x86 import depthwise_conv2d as x86dw
@@ -54,12 +56,12 @@ def _plain_kernel_shape(kernel_shape) -> tuple:
 def conv2d_key(data_shape, kernel_shape, a, dtype: str = "float32") -> tuple:
     """The ``conv2d_NCHWc.x86`` workload key of a conv2d node (OIHW or pre-packed kernel)."""
     st, pad, dil = conv_args(a)
-    return x86conv.conv2d_workload(data_shape, _plain_kernel_shape(kernel_shape), st, pad, dil,
+    return x86conv_rule.conv2d_workload(data_shape, _plain_kernel_shape(kernel_shape), st, pad, dil,
                                    a.get("groups", 1), dtype)
 
 
 def _blockable(data_shape, kernel_shape, a) -> bool:
-    return len(kernel_shape) == 6 or x86conv.conv2d_blockable(conv2d_key(data_shape, kernel_shape, a))
+    return len(kernel_shape) == 6 or x86conv_rule.conv2d_blockable(conv2d_key(data_shape, kernel_shape, a))
 
 
 def conv2d_workload(values, a, out_shape) -> tuple:
@@ -81,7 +83,7 @@ def conv2d_compute(xs, a):
     cfg = a.get("config")
     if cfg is not None and cfg.template == x86wino.TEMPLATE:  # OIHW kernel, transformed in a stage
         return [x86wino.conv2d_winograd_x86(data, kernel, pad, cfg=cfg)]
-    blocked = cfg.template == x86conv.TEMPLATE if cfg is not None else _blockable(data.shape, kernel.shape, a)
+    blocked = cfg.template == x86conv_rule.TEMPLATE if cfg is not None else _blockable(data.shape, kernel.shape, a)
     if not blocked:
         return [group_conv2d_nchw(data, kernel, st, pad, dil, groups)]
     return [x86conv.conv2d_nchw_x86(data, kernel, st, pad, dil, cfg=cfg, groups=groups)]
@@ -91,7 +93,7 @@ def conv2d_schedule(outs, a):
     cfg = a.get("config")
     if cfg is not None and cfg.template == x86wino.TEMPLATE:
         return x86wino.schedule_conv2d_winograd(outs, cfg)
-    return x86conv.schedule_conv2d_nchw(outs, cfg)
+    return x86conv_schedule.schedule_conv2d_nchw(outs, cfg)
 
 
 def group_conv_blocks(data_shape, kernel_shape, a) -> tuple | None:
@@ -99,7 +101,7 @@ def group_conv_blocks(data_shape, kernel_shape, a) -> tuple | None:
     if not _blockable(data_shape, kernel_shape, a):
         return None
     cfg = a.get("config") or choose_config(conv2d_key(data_shape, kernel_shape, a))
-    if cfg.template != x86conv.TEMPLATE:
+    if cfg.template != x86conv_rule.TEMPLATE:
         return None
     return cfg["ic_bn"], cfg["oc_bn"]
 
@@ -108,7 +110,7 @@ register_strategy("conv2d", CPU, conv2d_compute, conv2d_schedule, conv2d_workloa
 register_strategy("conv2d_NCHWc", CPU,
                   lambda xs, a: [conv2d_nchwc.conv2d_NCHWc_x86(xs[0], xs[1], *conv_args(a), cfg=a.get("config"),
                                                                groups=a.get("groups", 1))],
-                  lambda outs, a: x86conv.schedule_conv2d_NCHWc(outs))
+                  lambda outs, a: x86conv_schedule.schedule_conv2d_NCHWc(outs))
 register_strategy("pack_conv2d_kernel", CPU, lambda xs, a: [x86conv.pack_kernel(xs[0], a["ic_bn"], a["oc_bn"])])
 register_strategy("conv2d_winograd", CPU,
                   lambda xs, a: [x86wino.conv2d_winograd_x86(xs[0], xs[1], conv_args(a)[1], cfg=a["config"],
@@ -261,6 +263,6 @@ register_layout_helpers(
     pack_dense_weight_numpy=x86dense.pack_dense_weight_numpy,
     dense_pack_block=dense_pack_block,
     dense_pack_template=x86dense.PACK_TEMPLATE,
-    conv_template=x86conv.TEMPLATE,
+    conv_template=x86conv_rule.TEMPLATE,
     winograd_template=x86wino.TEMPLATE,
 )

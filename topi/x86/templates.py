@@ -2,7 +2,7 @@
 ``softmax.x86`` (classic TVM's task names).
 
 ``autotvm.task.create("conv2d_NCHWc.x86", args, target)`` where ``args`` is
-topi's workload key without its name (``topi.x86.conv2d.conv2d_workload``).
+topi's workload key without its name (``topi.x86.conv2d_rule.conv2d_workload``).
 The bridge is the same for every template of ``topi.config``:
 
 * the space: one ``define_knob`` per knob, its candidates those of
@@ -58,7 +58,9 @@ def conv2d_nchwc(dshape, kshape, strides, pads, dilation, groups=1, dtype="float
     (:func:`topi.x86.conv2d_nchwc.conv2d_NCHWc_x86`); the blocks are the config's, so what is
     timed is the kernel a graph built with that config calls (no packing or unpacking inside).
     The arguments are the NCHW workload's; each tensor declares the logical one it stores."""
-    from topi.x86.conv2d import conv2d_flop, conv2d_workload, kernel_layout, schedule_conv2d_NCHWc
+    from topi.x86.conv2d import kernel_layout
+    from topi.x86.conv2d_rule import conv2d_flop, conv2d_workload
+    from topi.x86.conv2d_schedule import schedule_conv2d_NCHWc
     from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86
 
     workload = conv2d_workload(dshape, kshape, strides, pads, dilation, groups, dtype, out_dtype)
@@ -117,7 +119,7 @@ def conv2d_winograd(dshape, kshape, strides, pads, dilation, groups=1, dtype="fl
     :func:`topi.x86.conv2d_winograd.winograd_out_block` says, and the kernel arriving transformed
     (``topi.nn.winograd.winograd_kernel_transform_numpy``), as a graph folds it."""
     from topi.nn.winograd import winograd_kernel_shape
-    from topi.x86.conv2d import conv2d_flop
+    from topi.x86.conv2d_rule import conv2d_flop
     from topi.x86.conv2d_winograd import (
         conv2d_winograd_x86,
         schedule_conv2d_winograd,

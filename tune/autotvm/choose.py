@@ -137,12 +137,15 @@ def _recorded(workload: tuple, target, records: Records, data_block: int | None)
 
 def _switched(workload: tuple, target, records: Records, data_block: int | None) -> Config:
     """The config of an implementation chosen over another: its best record where that beats the
-    rule's variants by ``RECORD_MARGIN`` (:func:`record_candidates`), else the rule's config in the
-    data's block."""
+    rule's variants by ``RECORD_MARGIN`` (:func:`record_candidates`; a knob the record predates
+    reads as its template's legacy value, a record no longer legal is skipped with a warning),
+    else the rule's config in the data's block."""
     if records.best(target, workload) is not None:
         best = record_candidates(workload, target, records)[0][0]
         if best not in rule_variants(workload, target):
-            return make_config(workload, best, target)
+            cfg = recorded_config(workload, best, target)  # None (warned): no longer legal
+            if cfg is not None:
+                return cfg
     return rule_in_block(workload, data_block, target) or default_config(workload, target)
 
 

@@ -74,7 +74,7 @@ class Records:
 
     @staticmethod
     def of(records) -> Records:
-        if records is None:
+        if records is None or (isinstance(records, (list, tuple)) and not records):
             return Records()
         if isinstance(records, Records):
             return records

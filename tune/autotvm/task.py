@@ -15,6 +15,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import importlib.util
+import os
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -35,6 +38,7 @@ class TemplateEntry:
     func: object = None
     module: str | None = None
     rule: object = None
+    path: str | None = None  # the file that defines it, where a worker can load it from
 
 
 _TEMPLATES: dict = {}
@@ -84,13 +88,36 @@ def template(task_name, func=None):
 
         wrapper.template_name = task_name
         old = _TEMPLATES.get(task_name) or TemplateEntry(task_name)
-        _TEMPLATES[task_name] = dataclasses.replace(old, func=wrapper, module=f.__module__)
+        _TEMPLATES[task_name] = dataclasses.replace(old, func=wrapper, module=f.__module__,
+                                                    path=_defining_file(f.__module__))
         return wrapper
 
     return register(func) if func is not None else register
 
 
 register_template = template
+
+
+def _defining_file(module: str | None) -> str | None:
+    """The source file of ``module`` (None: none, such as code run through ``exec``)."""
+    path = getattr(sys.modules.get(module), "__file__", None) if module else None
+    return os.path.abspath(path) if path and os.path.exists(path) else None
+
+
+def load_by_path(module: str, path: str) -> None:
+    """Run the file that defined a template under a private module name (a module that cannot be
+    imported by name here: a pytest test module, a script beside the parent's working directory)."""
+    name = f"_tessera_template_{abs(hash((module, path)))}"
+    if name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules[name]
+        raise
 
 
 def call_with_config(f, cfg, args, kwargs):
@@ -114,13 +141,17 @@ def get_config() -> ConfigSpace:
     return dispatch.query(Target.current(), None)
 
 
-def lookup(name: str, module: str | None = None) -> TemplateEntry:
-    """The template ``name``; ``module`` is imported first if it is not registered yet (workers)."""
-    if getattr(_TEMPLATES.get(name), "func", None) is None and module and module != "__main__":
+def lookup(name: str, module: str | None = None, path: str | None = None) -> TemplateEntry:
+    """The template ``name``; where it is not registered yet (a measuring worker), its ``module``
+    is imported first, by name, else from the file ``path`` that defined it."""
+    missing = lambda: getattr(_TEMPLATES.get(name), "func", None) is None  # noqa: E731
+    if missing() and module and module != "__main__":
         try:
             importlib.import_module(module)
         except ImportError:
             pass
+    if missing() and module and module != "__main__" and path:
+        load_by_path(module, path)
     entry = _TEMPLATES.get(name)
     if entry is None or entry.func is None:
         known = ", ".join(sorted(n for n, e in _TEMPLATES.items() if e.func is not None)) or "none"
@@ -135,13 +166,14 @@ def lookup(name: str, module: str | None = None) -> TemplateEntry:
 class Task:
     """A template with its arguments and target: what a tuner tunes."""
 
-    def __init__(self, name: str, args: tuple, target="llvm", module: str | None = None):
+    def __init__(self, name: str, args: tuple, target="llvm", module: str | None = None, path: str | None = None):
         from codegen.target import create
 
         self.name = name
         self.args = tuple(args)
         self.target = create(target)
         self.module = module
+        self.path = path
         self.config_space: ConfigSpace | None = None
         self.flop = 0.0
         self._default = None
@@ -154,8 +186,13 @@ class Task:
     def target_key(self) -> str:
         return str(self.target)
 
+    @property
+    def source(self) -> tuple:
+        """``(module, file)`` that define the template (``tune.measure.builder`` reads it)."""
+        return self.module, self.path
+
     def func(self):
-        return lookup(self.name, self.module).func
+        return lookup(self.name, self.module, self.path).func
 
     def prepare(self) -> None:
         """Make the template callable in this process (a measuring worker imports its module)."""
@@ -208,12 +245,13 @@ class Task:
             "args": self.args,
             "target": self.target.spec,
             "module": self.module,
+            "path": self.path,
             "flop": self.flop,
             "space": None,
         }
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["name"], state["args"], state["target"], state["module"])
+        self.__init__(state["name"], state["args"], state["target"], state["module"], state.get("path"))
         self.flop = state["flop"]
 
     def __repr__(self) -> str:
@@ -222,7 +260,8 @@ class Task:
 
 def record_input(target: str, name: str, args: tuple, config: dict) -> MeasureInput:
     """The ``MeasureInput`` of an AutoTVM record line (``tune.record``'s "config" kind)."""
-    task = Task(name, args, target)
+    entry = _TEMPLATES.get(name)
+    task = Task(name, args, target, *((entry.module, entry.path) if entry is not None else ()))
     return MeasureInput(task.target, task, ConfigEntity.from_json_dict(config))
 
 
@@ -232,7 +271,7 @@ record.register_kind("config", ConfigEntity, record_input)
 def create(task_name: str, args, target="llvm", target_host=None, template_key=None) -> Task:
     """A tuning task of the registered template ``task_name`` on ``args`` for ``target``."""
     entry = lookup(task_name)
-    task = Task(task_name, tuple(args), target, entry.module)
+    task = Task(task_name, tuple(args), target, entry.module, entry.path)
     space = ConfigSpace()
     sch, tensors = task.instantiate(space)
     task.config_space = space

@@ -1,8 +1,16 @@
-"""Measuring candidates: builders (compile in workers), runners (time in a separate process)."""
+"""Measuring candidates, for every tuner: a builder compiles them in worker processes, a runner
+checks and times them in another.
 
-from tune.measure.local import LocalBuilder, LocalRunner
+``builder`` (``LocalBuilder``), ``runner`` (``LocalRunner``), ``dask_runner``
+(``DaskRunner``: the same runs on a Dask cluster), ``measure`` (``MeasureInput``,
+``MeasureResult``, classic error numbers), ``statistics`` (the median a result is
+ranked by), ``worker`` (the child process both use), ``option`` (``measure_option``).
+"""
+
+from tune.measure.builder import LocalBuilder
 from tune.measure.measure import BuildResult, MeasureErrorNo, MeasureInput, MeasureResult
 from tune.measure.option import create_measure_batch, measure_option
+from tune.measure.runner import LocalRunner
 
 
 def __getattr__(name):

@@ -17,10 +17,11 @@ import itertools
 import time
 import uuid
 
-from tune.measure.local import LocalRunner, run_result
 from tune.measure.measure import MeasureErrorNo, error_result
+from tune.measure.runner import LocalRunner, run_result
+from tune.measure.worker import PopenWorker
 
-_EXEC = "tune.measure.execute"
+_RUNNER = "tune.measure.runner"
 _worker_state: dict = {}
 POLL_S = 0.05
 GRACE_S = 60.0  # start-up allowance of a worker's measuring child, beyond the timeout
@@ -29,14 +30,12 @@ GRACE_S = 60.0  # start-up allowance of a worker's measuring child, beyond the t
 def dask_measure(payload: dict, timeout: float) -> tuple:
     """Runs on a Dask worker: one measurement in this worker's measuring child;
     ``(status, value, seconds, (start, end))``."""
-    from tune.measure.worker import PopenWorker
-
     w = _worker_state.get("worker")
     if w is None:
-        w = _worker_state["worker"] = PopenWorker(f"{_EXEC}:warm_runner", "tune-dask-runner")
+        w = _worker_state["worker"] = PopenWorker(f"{_RUNNER}:warm_runner", "tune-dask-runner")
     w.start()
     t0, wall0 = time.perf_counter(), time.time()
-    status, value = w.call(f"{_EXEC}:run_candidate", payload, timeout)
+    status, value = w.call(f"{_RUNNER}:run_candidate", payload, timeout)
     return status, value, time.perf_counter() - t0, (wall0, time.time())
 
 
@@ -64,10 +63,6 @@ class DaskRunner(LocalRunner):
 
             self._client = self.address if hasattr(self.address, "submit") else Client(self.address)
         return self._client
-
-    def payload(self, build: dict) -> dict:
-        # every host scales by its own yardstick (hosts differ); its measuring child keeps it
-        return {**super().payload(build), "ref_time": None, "yardstick": None}
 
     def _hosts(self) -> dict:
         """host -> worker addresses, as the scheduler sees them now."""

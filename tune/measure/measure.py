@@ -6,10 +6,11 @@ Every failure is one result with a classic error number; the tuner goes on.
 
 from __future__ import annotations
 
-import statistics
 import time
 from enum import IntEnum
 from typing import NamedTuple
+
+from tune.measure.statistics import robust_cost
 
 
 class MeasureErrorNo(IntEnum):
@@ -36,14 +37,11 @@ class MeasureInput(NamedTuple):
 
 class MeasureResult(NamedTuple):
     """``costs``: seconds per call, one per repeat (on an error, one string: the message);
-    ``all_cost``: wall seconds of the whole trial; ``timestamp``: when it ended; ``flush``:
-    timed with the weights out of the caches (the runner's ``enable_cpu_cache_flush``), as a
-    model run calls the kernel; ``in_place``: timed inside whole runs of the model it was tuned
-    for, one reading per round (``graph.tuning.confirm_in_place``; see
-    ``record.ranked_by_workload``); ``scaled``: an in-place reading put on the records' scale
-    (the call's seconds over the yardstick's timed beside it, times the yardstick's settled
-    seconds, as the runner scales its own), so that readings minutes apart compare; without it
-    (logs written before), raw seconds of the moment."""
+    ``all_cost``: wall seconds of the whole trial; ``timestamp``: when it ended.  How it was
+    timed: ``flush``, with the kernel's inputs after the first out of the caches (the runner's
+    ``enable_cpu_cache_flush``); ``in_place``, inside whole runs of a model that calls the
+    kernel among others, each cost one round's reading; neither: the kernel called in a loop,
+    its data warm."""
 
     costs: tuple
     error_no: int
@@ -51,19 +49,15 @@ class MeasureResult(NamedTuple):
     timestamp: float
     flush: bool = False
     in_place: bool = False
-    scaled: bool = False
 
     @property
     def cost(self) -> float:
-        """Seconds per call: the median of the repeats, so one slow repeat of three does not move
-        it (a ResNet-50 tune's rule config read 12% slow from one repeat of 0.659 ms among 0.489 and
-        0.482, and lost its place to a config no faster).  Rankings, tuners and curves read this."""
-        return float(statistics.median(self.costs))
+        """Seconds per call: :func:`tune.measure.statistics.robust_cost` of the repeats."""
+        return robust_cost(self.costs)
 
     @property
     def warm(self) -> bool:
-        """Timed by the runner with the kernel's data warm, as the search times every candidate
-        (not with the flush, not inside whole runs of a model)."""
+        """Timed with the kernel's data warm (not with the flush, not inside whole runs of a model)."""
         return not (self.flush or self.in_place)
 
     @property

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tune.measure.local import LocalBuilder, LocalRunner
+from tune.measure.builder import LocalBuilder
+from tune.measure.runner import LocalRunner
 
 
 def measure_option(builder="local", runner="local") -> dict:

@@ -1,0 +1,248 @@
+"""``LocalRunner``: built candidates checked and timed, one at a time, in one measuring process.
+
+Timing is classic AutoTVM's, as ``Module.time_evaluator`` times a kernel::
+
+    for each of `repeat` repeats:            # one cost each (seconds per call)
+        call `number` times, more until the calls last `min_repeat_ms`
+    sleep `cooldown_interval` between candidates
+
+With ``enable_cpu_cache_flush`` every call reads the kernel's inputs after the
+first (its weights) from memory, as a call inside a model run does (classic
+TVM's ``cache_flush_cpu_non_first_arg``): the call rotates through copies of
+them larger than the last-level cache, so the flush costs no time between
+calls.  Before timing, ``check_correctness`` compares the candidate's outputs
+with the task's default config's on the same random inputs (a mismatch:
+``WRONG_ANSWER``), each tensor stored in the layout its template declared
+(``tune.layout``).  A candidate whose first call is ``reject_factor`` times
+slower than the task's best so far is timed by that one call: a slow candidate
+would otherwise cost the most tuning time of all.  The reading that ranks a
+candidate is the median of its repeats (``tune.measure.statistics``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+
+from codegen.module import calls_lasting
+from codegen.ndarray import aligned_copy, aligned_empty
+from tune.layout import to_blocked, to_logical
+from tune.measure.measure import MeasureErrorNo, MeasureResult, error_result
+from tune.measure.worker import Worker
+
+_HERE = "tune.measure.runner"
+CHECK_RTOL = 1e-3
+REJECT_FLOOR_S = 1e-3  # a first call shorter than this is never grounds to reject
+# With the cache flush the inputs after the first rotate through copies this large in all: past
+# the last-level cache of the CPUs this targets (32 MiB on a Zen 3 CCX)
+ROTATE_BYTES = 96 << 20
+MAX_ROTATIONS = 1024
+
+
+def run_result(status: str, value, build, t_run: float, timeout: float) -> MeasureResult:
+    """A measuring worker's answer as a MeasureResult (LocalRunner's and DaskRunner's)."""
+    all_cost = build.time_cost + t_run
+    if status == "ok":
+        if value["wrong"]:
+            return error_result(MeasureErrorNo.WRONG_ANSWER, value["wrong"], all_cost)
+        return MeasureResult(tuple(value["costs"]), 0, all_cost, time.time(), bool(value.get("flush")))
+    if status == "timeout":
+        return error_result(MeasureErrorNo.RUN_TIMEOUT, f"run exceeded {timeout:g} s", all_cost)
+    return error_result(MeasureErrorNo.RUNTIME_DEVICE, f"runner: {value}", all_cost)
+
+
+class LocalRunner:
+    """Times candidates in one separate process (see the module doc for the parameters, which are
+    classic AutoTVM's; ``timeout``: seconds per candidate)."""
+
+    def __init__(self, timeout: float = 10, number: int = 4, repeat: int = 3, min_repeat_ms: float = 0,
+                 cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False,
+                 check_correctness: bool = True, reject_factor: float | None = 5.0):
+        if number < 1 or repeat < 1:
+            raise ValueError(f"LocalRunner: number and repeat must be >= 1, got {number}, {repeat}")
+        if min_repeat_ms < 0 or cooldown_interval < 0 or timeout <= 0:
+            raise ValueError(f"LocalRunner: min_repeat_ms and cooldown_interval must be >= 0 and timeout > 0, "
+                             f"got {min_repeat_ms}, {cooldown_interval}, {timeout}")
+        self.timeout = float(timeout)
+        self.number, self.repeat, self.min_repeat_ms = int(number), int(repeat), float(min_repeat_ms)
+        self.cooldown_interval = float(cooldown_interval)
+        self.enable_cpu_cache_flush = bool(enable_cpu_cache_flush)
+        self.check_correctness = bool(check_correctness)
+        self.reject_factor = reject_factor
+        self.best_cost = float("inf")
+        self.worker = Worker(f"{_HERE}:warm_runner", "tune-runner")
+        self.task = None
+        self.ref = None
+
+    def set_task(self, task, reference: dict | None = None) -> None:
+        self.task, self.ref = task, reference
+        self.best_cost = float("inf")
+
+    def payload(self, build: dict) -> dict:
+        reject = self.reject_factor * self.best_cost if self.reject_factor and self.best_cost < float("inf") else None
+        return {"build": build, "ref": self.ref if self.check_correctness else None, "number": self.number,
+                "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms, "flush": self.enable_cpu_cache_flush,
+                "reject_above": reject}
+
+    def note(self, result: MeasureResult) -> MeasureResult:
+        """Track the task's best cost: the bar for rejecting slow candidates early."""
+        if result.error_no == 0 and result.costs:
+            self.best_cost = min(self.best_cost, result.cost)
+        return result
+
+    def run(self, measure_inputs: list, build_results: list) -> list[MeasureResult]:
+        out = []
+        for k, (_, build) in enumerate(zip(measure_inputs, build_results)):
+            if build.build is None:
+                out.append(error_result(build.error_no, build.error, build.time_cost))
+                continue
+            if k and self.cooldown_interval > 0:
+                time.sleep(self.cooldown_interval)
+            try:
+                self.worker.start()
+            except RuntimeError as err:
+                out.append(error_result(MeasureErrorNo.RUNTIME_DEVICE, str(err), build.time_cost))
+                continue
+            t0 = time.perf_counter()
+            status, value = self.worker.call(f"{_HERE}:run_candidate", self.payload(build.build), self.timeout)
+            out.append(self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout)))
+        return out
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+# ---------------------------------------------------- in the worker process --
+_loaded: dict = {}  # (symbol, specs) -> Module (kernels stay loaded for the life of the worker)
+_refs: dict = {}  # reference key -> (inputs, outputs)
+
+
+def warm_runner() -> None:
+    """Worker start-up: the JIT's thread-pool runtime, so the first measurement pays nothing."""
+    from codegen import jit
+
+    jit.runtime_engine()
+
+
+def load_object(build: dict):
+    """The ``codegen.Module`` of a built candidate, its object code linked into this process's JIT."""
+    from codegen import service
+
+    sym = (build["symbol"], repr(build["specs"]))  # one code may serve two signatures (shapes in the checks only)
+    hit = _loaded.get(sym)
+    if hit is None:
+        if len(_loaded) >= 256:  # unload old candidates (the service frees a kernel with its last reference)
+            _loaded.clear()
+        hit = _loaded[sym] = service.module(build["kernel"])
+    return hit
+
+
+def random_arguments(specs: list, seed: int) -> list:
+    """Inputs drawn from a seeded generator, outputs filled with NaN (or -7) so an unwritten element
+    shows; every array ``codegen.ndarray.ALIGN``-aligned, as the graph executor's buffers are."""
+    rng = np.random.default_rng(seed)
+    args = []
+    for p in specs:
+        if p["kind"] != "buffer" or any(not isinstance(d, int) for d in p["shape"]):
+            raise ValueError(f"argument {p['name']!r} has no constant shape; tuning needs constant shapes")
+        shape, dtype = tuple(p["shape"]), np.dtype(p["dtype"])
+        a = aligned_empty(shape, dtype)
+        if p["is_output"]:
+            a.fill(np.nan if dtype.kind == "f" else -7)
+        elif dtype.kind == "f":
+            a[...] = rng.uniform(-1, 1, size=shape)
+        else:
+            a[...] = rng.integers(0, 4, size=shape)
+        args.append(a)
+    return args
+
+
+def _layouts(build: dict) -> list:
+    return build.get("layouts") or [None] * len(build["specs"])
+
+
+def _logical_specs(build: dict) -> list:
+    """The build's parameters as the template's logical tensors (a declared layout undone)."""
+    return [p if lay is None else dict(p, shape=list(lay[1])) for p, lay in zip(build["specs"], _layouts(build))]
+
+
+def _run_logical(build: dict, inputs: list) -> list:
+    """Call the build on logical ``inputs`` (None at outputs), each stored in the build's own
+    layout; its outputs, logical."""
+    args, outs = [], []
+    for a, p, lay in zip(inputs, build["specs"], _layouts(build)):
+        if p["is_output"]:
+            (out,) = random_arguments([p], 0)
+            outs.append((out, lay))
+            args.append(out)
+        else:
+            args.append(a if lay is None else to_blocked(a, lay[0]))
+    load_object(build)(*args)
+    return [o if lay is None else to_logical(o, lay[0], lay[1]) for o, lay in outs]
+
+
+def check_output(build: dict, ref: dict) -> str:
+    """'' when the candidate computes the reference's outputs on the same logical inputs; else what differs."""
+    if [(p["dtype"], tuple(p["shape"])) for p in _logical_specs(build)] != [
+            (p["dtype"], tuple(p["shape"])) for p in _logical_specs(ref)]:
+        return ""  # arguments that stand for different tensors: not comparable
+    hit = _refs.get(ref["key"])
+    if hit is None:
+        specs = _logical_specs(ref)
+        args = random_arguments(specs, ref.get("seed", 0))
+        inputs = [None if p["is_output"] else a for a, p in zip(args, specs)]
+        hit = _refs[ref["key"]] = (inputs, _run_logical(ref, inputs))
+    inputs, want_outs = hit
+    for k, (got, want) in enumerate(zip(_run_logical(build, inputs), want_outs)):
+        tol = CHECK_RTOL * max(1.0, float(np.nanmax(np.abs(want))) if want.size else 1.0)
+        if got.shape != want.shape or not np.allclose(got, want, rtol=CHECK_RTOL, atol=tol):
+            bad = int(np.sum(~np.isclose(got, want, rtol=CHECK_RTOL, atol=tol)))
+            return f"output {k} differs from the reference (default config) in {bad} of {want.size} elements"
+    return ""
+
+
+def rotating_call(mod, arrays: list, specs: list):
+    """``(call, copies)``: a call of ``mod`` that takes its inputs after the first from the next of
+    ``ROTATE_BYTES`` of copies of them each time (the first input, the activations a model's previous
+    layer just wrote, and the outputs stay put); ``copies`` holds the arrays the call points into."""
+    fn = mod._fn
+    rotated = {k for k, (a, p) in enumerate(zip(arrays, specs))
+               if k > 0 and not p["is_output"] and isinstance(a, np.ndarray)}
+    nbytes = sum(arrays[k].nbytes for k in rotated)
+    count = min(MAX_ROTATIONS, -(-ROTATE_BYTES // nbytes)) if nbytes else 1
+    copies = [arrays] + [[aligned_copy(a) if k in rotated else a for k, a in enumerate(arrays)]
+                         for _ in range(count - 1)]
+    raws = itertools.cycle([mod._check(c) for c in copies])
+    return (lambda: fn(*next(raws))), copies
+
+
+def run_candidate(payload: dict) -> dict:
+    """Check and time one build (module doc): ``{"costs": seconds per call per repeat, "wrong", "flush"}``."""
+    build, ref = payload["build"], payload.get("ref")
+    if ref is not None:
+        wrong = check_output(build, ref)
+        if wrong:
+            return {"costs": [], "wrong": wrong}
+    mod = load_object(build)
+    args = random_arguments(build["specs"], 1)
+    flush = bool(payload["flush"])
+    if flush:
+        call, args = rotating_call(mod, args, build["specs"])
+        fn, raw = (lambda: call()), []
+    else:
+        fn, raw = mod._fn, mod._check(args)
+    fn(*raw)  # the first call pays for cold caches and pages: time the second
+    t0 = time.perf_counter()
+    fn(*raw)
+    first = time.perf_counter() - t0
+    reject = payload.get("reject_above")
+    if reject is not None and first > max(reject, REJECT_FLOOR_S):
+        return {"costs": [first], "wrong": "", "rejected": True, "flush": flush}
+    costs = [calls_lasting(fn, raw, payload["number"], payload["min_repeat_ms"])[0] for _ in range(payload["repeat"])]
+    return {"costs": costs, "wrong": "", "flush": flush}
+
+
+__all__ = ["LocalRunner", "check_output", "load_object", "random_arguments", "rotating_call", "run_candidate",
+           "run_result", "warm_runner"]
