@@ -245,12 +245,15 @@ def test_excluding_the_pass_keeps_nchw_and_the_pass_is_idempotent():
     g = b.finish(conv(b, b.op("relu", conv(b, x, 32, name="c1")), 32, name="c2"))
     plain = optimize(g, exclude=("fusion", "alter_op_layout"))
     assert "conv2d_NCHWc" not in ops(plain) and count_transforms(plain) == 0
-    once = alter_op_layout(g)
-    assert alter_op_layout(once) is once
+    from graph.passes.context import BuildContext
+
+    context = BuildContext.of()
+    once = alter_op_layout(g, context)
+    assert alter_op_layout(once, context) is once
     no_conv = GraphBuilder()
     y = no_conv.op("relu", no_conv.input("x", (1, 4, 3, 3)))
     g2 = no_conv.finish(y)
-    assert alter_op_layout(g2) is g2
+    assert alter_op_layout(g2, context) is g2
 
 
 # ------------------------------------------------------------------ helpers and the built kernels

@@ -20,7 +20,7 @@ best few are measured ``CONFIRM_TIMES`` more times and ranked by their median
 candidate warm, in a loop, while a model streams each layer's weights from memory
 between calls; the flush readings, then the in-place ones, rank their tasks where
 a log has them, so the deployed configs are chosen by the speeds deployment sees.
-``tessera tune`` runs all of it (``graph.cli``).
+The ``tessera tune`` command runs all of it.
 """
 
 from __future__ import annotations

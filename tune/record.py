@@ -174,7 +174,7 @@ def ranked_by_workload(records) -> dict:
     """``{(target text, workload): [(input, result), ...]}``: the successful records of each,
     fastest first, one per distinct config: its median measurement (the lower middle one of
     an even count).  The fastest of many noisy measurements is biased low; a config measured
-    again (``graph.tuning.confirm_best``) counts at its typical speed, and a lucky reading
+    again (``tune.network.confirm_best``) counts at its typical speed, and a lucky reading
     of one config does not outrank another's repeated ones.
 
     Where a workload has measurements timed inside whole runs of its model (``in_place``), those

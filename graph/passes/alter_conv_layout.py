@@ -45,7 +45,6 @@ keeps every conv and dense as it is.
 
 from __future__ import annotations
 
-from codegen.target import create
 from graph.ir import Graph, make_node, rebuild
 from topi.strategy import layout_helpers
 from tune.autotvm.choose import out_block as config_out_block
@@ -53,9 +52,9 @@ from tune.autotvm.choose import out_block as config_out_block
 WINOGRAD_TEMPLATE = "conv2d_winograd.x86"
 
 
-def helpers():
-    """The layout helpers of the target being built for (None: it has no blocked layout)."""
-    found = layout_helpers(create(None))
+def helpers(target):
+    """The layout helpers of ``target`` (None: it has no blocked layout)."""
+    found = layout_helpers(target)
     return found if hasattr(found, "conv_template") else None
 
 
@@ -85,12 +84,12 @@ def winograd_layout(node, ins: list, lay) -> tuple:
     template would block it (``topi.x86.conv2d_winograd.winograd_out_block``), so no
     ``layout_transform`` appears on either side."""
     cfg = node.attrs["config"]
-    ob = config_out_block(cfg, create(None))
+    ob = config_out_block(cfg, lay.target)
     conv = winograd_conv(node, ins[0], ins[1], ob, lay.fresh(f"{node.name}_kernel_winograd"))
     return lay.produce(conv, ob)
 
 
-def conv_blocks(node, prefer_ic_bn: int = 0) -> tuple | None:
+def conv_blocks(node, target, prefer_ic_bn: int = 0) -> tuple | None:
     """(ic_bn, oc_bn) of a ``conv2d`` node with an OIHW kernel, None if it cannot be blocked.
 
     The blocks are the node's ``config`` (``ic_bn``, ``oc_bn``) when it has
@@ -100,7 +99,7 @@ def conv_blocks(node, prefer_ic_bn: int = 0) -> tuple | None:
     ``oc_bn`` is lowered to a divisor of each group's output channels.
     """
     kernel = node.inputs[1]
-    h = helpers()
+    h = helpers(target)
     if h is None:
         return None
     oc, icg = kernel.shape[0], kernel.shape[1]
@@ -124,22 +123,23 @@ def conv_blocks(node, prefer_ic_bn: int = 0) -> tuple | None:
     return ic_bn, oc_bn
 
 
-def alter_conv_layout(graph: Graph) -> Graph:
-    """Pack the constant kernels of ``conv2d`` for the target's blocked convolution (grouped too,
-    when each group's channels divide into blocks)."""
-    if helpers() is None:
+def alter_conv_layout(graph: Graph, context) -> Graph:
+    """Pack the constant kernels of ``conv2d`` for the blocked convolution of the build's target
+    (``context.target``; grouped too, when each group's channels divide into blocks)."""
+    target = context.target
+    if helpers(target) is None:
         return graph
 
     def rewrite(node, ins):
         if node.op == "dense":
-            return _pack_dense(node, ins)
+            return _pack_dense(node, ins, target)
         if is_winograd(node):
             return winograd_conv(node, ins[0], ins[1], 0, f"{node.name}_kernel_winograd").outputs
         if node.op != "conv2d" or len(ins[1].shape) != 4:
             return None
         if ins[1].node is None or not ins[1].node.is_constant:
             return None
-        blocks = conv_blocks(node)
+        blocks = conv_blocks(node, target)
         if blocks is None:
             return None
         packed = make_node("pack_conv2d_kernel", [ins[1]], {"ic_bn": blocks[0], "oc_bn": blocks[1]},
@@ -156,7 +156,7 @@ def alter_conv_layout(graph: Graph) -> Graph:
 PACK_GEMV_MAX_BYTES = 32 * 2**20
 
 
-def _pack_dense(node, ins):
+def _pack_dense(node, ins, target):
     w = ins[1]
     if len(w.shape) != 2 or w.node is None or not w.node.is_constant or w.dtype != "float32":
         return None
@@ -164,9 +164,9 @@ def _pack_dense(node, ins):
     if ins[0].shape[0] <= 2 and w.nbytes > PACK_GEMV_MAX_BYTES:
         return None
     cfg = node.attrs.get("config")
-    if cfg is not None and cfg.template != helpers().dense_pack_template:
+    if cfg is not None and cfg.template != helpers(target).dense_pack_template:
         return None  # choose_configs chose the plain dense template
-    bn = cfg["bn"] if cfg is not None else helpers().dense_pack_block(ins[0].shape[0], n, k)
+    bn = cfg["bn"] if cfg is not None else helpers(target).dense_pack_block(ins[0].shape[0], n, k)
     packed = make_node("pack_dense_weight", [w], {"bn": bn}, f"{node.name}_weight_packed")
     return make_node("dense", [ins[0], packed.output], {**node.attrs, "units": n}, node.name,
                      [v.name for v in node.outputs]).outputs

@@ -21,7 +21,6 @@ import math
 
 import numpy as np
 
-from codegen.target import create
 from graph.ir import Graph, Value, constant_node, make_node
 from graph.passes.alter_conv_layout import conv_blocks, helpers
 from graph.passes.layout_state import POOL_OPS, Layouts, convertible, transparent
@@ -34,7 +33,7 @@ def _constant_kernel(node) -> bool:
             and kernel.dtype == "float32" and node.inputs[0].dtype == "float32")
 
 
-def group_convertible(node) -> bool:
+def group_convertible(node, target) -> bool:
     """A grouped ``conv2d`` (not depthwise) whose output channels divide into blocks of 8 and
     that the blocked path refuses, or blocks by less than a vector where a group holds one
     (ShuffleNet's 136 a group: 8; 544 -> 544 at 7x7 by 16 across groups, 75 us, by 8: 116 us): it becomes
@@ -45,8 +44,8 @@ def group_convertible(node) -> bool:
     oc, icg = node.inputs[1].shape[:2]
     if icg == 1 or oc % 8 or len(node.inputs[0].shape) != 4:
         return False
-    vec = create(None).lanes(node.inputs[0].dtype)
-    return not convertible(node) or conv_blocks(node)[1] < vec and oc % vec == 0 and oc // groups >= vec
+    vec = target.lanes(node.inputs[0].dtype)
+    return not convertible(node, target) or conv_blocks(node, target)[1] < vec and oc % vec == 0 and oc // groups >= vec
 
 
 def depthwise_convertible(node) -> bool:
@@ -57,12 +56,12 @@ def depthwise_convertible(node) -> bool:
 
 def group_conv(node, ins: list, lay: Layouts) -> tuple | None:
     """``conv2d`` (grouped) -> ``group_conv2d_NCHWc``; its data's block is kept when it divides IC."""
-    if not group_convertible(node):
+    if not group_convertible(node, lay.target):
         return None
     kernel, groups, data = node.inputs[1], node.attrs["groups"], node.inputs[0]
     st, pad, dil = (tuple(node.attrs.get(k, d)) for k, d in
                     (("strides", (1, 1)), ("padding", (0, 0, 0, 0)), ("dilation", (1, 1))))
-    cfg = helpers().group_conv_config(data.shape, kernel.shape, st, pad, dil, groups, data.dtype)
+    cfg = helpers(lay.target).group_conv_config(data.shape, kernel.shape, st, pad, dil, groups, data.dtype)
     key = cfg.workload
     have = lay.block_of(ins[0])
     want = lay.concat_blocks.get(id(node.output), cfg["oc_bn"])
@@ -71,7 +70,7 @@ def group_conv(node, ins: list, lay: Layouts) -> tuple | None:
         oc_bn = want if want in cfg.space["oc_bn"] else cfg["oc_bn"]
         cfg = make_config(key, {**cfg.values, "ic_bn": ic_bn, "oc_bn": oc_bn})
     packed = constant_node(
-        helpers().pack_group_kernel_numpy(np.asarray(kernel.node.attrs["value"]), groups, cfg["ic_bn"], cfg["oc_bn"]),
+        helpers(lay.target).pack_group_kernel_numpy(np.asarray(kernel.node.attrs["value"]), groups, cfg["ic_bn"], cfg["oc_bn"]),
         lay.fresh(f"{node.name}_kernel_packed"),
     )
     new = lay.to(ins[0], cfg["ic_bn"]) if have else ins[0]
@@ -92,7 +91,7 @@ def depthwise(node, ins: list, lay: Layouts) -> tuple | None:
 
 def _depthwise_node(node, data: Value, taps: np.ndarray, block: int, lay: Layouts, out_name: str):
     """A ``depthwise_conv2d_NCHWc`` node of ``node``'s attrs over blocked ``data``, kernel ``taps``."""
-    packed = constant_node(helpers().pack_depthwise_kernel_numpy(taps, block), lay.fresh(f"{node.name}_kernel_packed"))
+    packed = constant_node(helpers(lay.target).pack_depthwise_kernel_numpy(taps, block), lay.fresh(f"{node.name}_kernel_packed"))
     attrs = {k: v for k, v in node.attrs.items() if k != "config"}
     name = node.name if out_name == node.output.name else out_name
     return make_node("depthwise_conv2d_NCHWc", [data, packed.output], attrs, name, [out_name])

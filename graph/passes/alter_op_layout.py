@@ -44,7 +44,7 @@ from graph.ir import Graph, copy_node, make_node
 from graph.ops import get_op
 from graph.ops.registry import ELEMWISE
 from graph.passes import alter_grouped_layout as grouped
-from graph.passes.alter_conv_layout import helpers
+from graph.passes.alter_conv_layout import conv_blocks, helpers, is_winograd, winograd_layout
 from graph.passes.layout_state import BINARY_OPS, POOL_OPS, Layouts, concat_block, convertible, transparent
 
 
@@ -77,16 +77,18 @@ def _wanted(graph: Graph, convs: set, shuffles: dict) -> set:
     return wanted
 
 
-def alter_op_layout(graph: Graph) -> Graph:
-    """Convert blockable convs to ``conv2d_NCHWc`` and propagate the blocked layout (module docstring);
-    nothing on a target with no blocked layout (``alter_conv_layout.helpers``)."""
-    if helpers() is None:
+def alter_op_layout(graph: Graph, context) -> Graph:
+    """Convert blockable convs to ``conv2d_NCHWc`` and propagate the blocked layout (module docstring)
+    of the build's target (``context.target``); nothing on a target with no blocked layout
+    (``alter_conv_layout.helpers``)."""
+    target = context.target
+    if helpers(target) is None:
         return graph
-    convs = {id(n) for n in graph.nodes
-             if convertible(n) or grouped.group_convertible(n) or grouped.depthwise_convertible(n)}
+    convs = {id(n) for n in graph.nodes if convertible(n, target) or grouped.group_convertible(n, target)
+             or grouped.depthwise_convertible(n)}
     if not convs:
         return graph
-    lay = Layouts(graph)
+    lay = Layouts(graph, target)
     lay.shuffles = grouped.find_shuffles(graph)
     lay.users = graph.consumers()
     lay.wanted = _wanted(graph, convs, lay.shuffles)
@@ -111,7 +113,7 @@ def alter_op_layout(graph: Graph) -> Graph:
 
 def _rewrite(node, ins: list, lay: Layouts) -> tuple | None:
     """The blocked form of ``node`` (new output values), or None to run it in NCHW."""
-    if node.op == "conv2d" and grouped.group_convertible(node):
+    if node.op == "conv2d" and grouped.group_convertible(node, lay.target):
         return grouped.group_conv(node, ins, lay)
     if node.op == "conv2d":
         return _conv(node, ins, lay)
@@ -162,7 +164,8 @@ def _concat(node, ins: list, lay: Layouts) -> tuple | None:
     (the others are converted), else None."""
     if any(len(v.shape) != 4 for v in node.inputs):
         return None
-    block = concat_block([lay.block_of(v) for v in ins], [v.shape[1] for v in node.inputs], node.output.dtype)
+    block = concat_block([lay.block_of(v) for v in ins], [v.shape[1] for v in node.inputs], node.output.dtype,
+                         lay.target)
     if not block:
         return None
     new = [lay.to(v, block) for v in ins]
@@ -173,15 +176,13 @@ def _concat(node, ins: list, lay: Layouts) -> tuple | None:
 
 def _conv(node, ins: list, lay: Layouts) -> tuple | None:
     """``conv2d`` -> ``conv2d_NCHWc`` with a packed kernel, when the x86 fast path can block it."""
-    from graph.passes.alter_conv_layout import conv_blocks, is_winograd, winograd_layout
-
-    if not convertible(node):
+    if not convertible(node, lay.target):
         return None
     if is_winograd(node):  # any data block in, the direct rule's block out
         return winograd_layout(node, ins, lay)
     kernel = node.inputs[1]
     have = lay.block_of(ins[0])
-    blocks = conv_blocks(node, prefer_ic_bn=have)
+    blocks = conv_blocks(node, lay.target, prefer_ic_bn=have)
     if blocks is None:
         return None
     ic_bn, oc_bn = blocks

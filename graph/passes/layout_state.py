@@ -12,6 +12,7 @@ from graph.ir import Graph, Value, constant_node, make_node
 from graph.ops import get_op
 from graph.ops.layout import blocked_layout
 from graph.ops.registry import ELEMWISE
+from graph.passes.alter_conv_layout import conv_blocks, is_winograd
 from topi.config import vector_lanes
 
 # Broadcast binaries that are elementwise once their operands share a layout.
@@ -22,7 +23,8 @@ POOL_OPS = ("pool2d", "global_pool")
 class Layouts:
     """Old value -> new value, the block of each new blocked value, and the transforms made."""
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, target):
+        self.target = target  # the build's: its blocked layouts (topi.strategy.layout_helpers)
         self.new: dict = {}
         self.block: dict = {}  # id(new value) -> channels per block
         self.cache: dict = {}  # (id(new value), layout) -> converted value
@@ -93,10 +95,8 @@ class Layouts:
         return self.cache[key]
 
 
-def convertible(node) -> bool:
+def convertible(node, target) -> bool:
     """Whether ``node`` is a conv2d that becomes ``conv2d_NCHWc`` (or ``conv2d_winograd``)."""
-    from graph.passes.alter_conv_layout import conv_blocks, is_winograd
-
     if node.op != "conv2d" or len(node.inputs) != 2:
         return False
     kernel = node.inputs[1]
@@ -104,7 +104,7 @@ def convertible(node) -> bool:
         return False
     if kernel.dtype != "float32" or node.inputs[0].dtype != "float32":
         return False
-    return conv_blocks(node) is not None or is_winograd(node)
+    return conv_blocks(node, target) is not None or is_winograd(node)
 
 
 def concat_block(blocks: list, channels: list, dtype: str = "float32", target=None) -> int:

@@ -1,7 +1,7 @@
 """Choosing a knob template's config for one kernel of a graph: one function, explicit inputs.
 
 ``choose(workload, target, records, options, data_block)`` decides, for the
-workload a graph node names (``graph.ops`` ``OpDef.workload``):
+workload of one kernel of a model (a graph layer names it per node):
 
 1. an ``ApplyChoices`` answer in ``records`` (a whole-model tune's variant
    builds): taken as it is;
@@ -14,9 +14,9 @@ workload a graph node names (``graph.ops`` ``OpDef.workload``):
    measured (an implementation switched to: only where it beats the rule's
    config by more than ``RECORD_MARGIN``, :func:`record_candidates`), else the
    rule's config reading its input in the block its data already has
-   (``data_block``; :func:`rule_in_block`).  ``graph.passes.tune_layouts``
-   weighs a conv's records against the layout transforms they cost before
-   this runs, with the same margin.
+   (``data_block``; :func:`rule_in_block`).  A graph layer may first weigh a
+   conv's records against the layout transforms they cost its neighbours, with
+   the same margin (:func:`record_candidates`).
 
 ``records`` is a ``tune.autotvm.history.Records`` (or anything ``Records.of``
 takes); the graph layer reads the user's ``apply_history_best`` once, at
