@@ -9,14 +9,12 @@ measured in the same breath, then a few memory-bound kernels.
 from __future__ import annotations
 
 import os
-import statistics
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "benchmarks"))
-import workloads as W  # noqa: E402
+from codegen import timing
+from topi import workloads as W
 
 STEP_NOTES = {
     "default": "the naive triple loop",
@@ -29,19 +27,13 @@ STEP_NOTES = {
 }
 
 
-def timed(fn, args, number: int, repeat: int) -> float:
-    return W.settled_median(fn, args, number, repeat)
-
-
 def versus(k: W.Kernel, base, base_args, ins, number: int, repeat: int) -> tuple[float, float]:
     """Interleaved medians (Tessera, baseline), after checking Tessera's output."""
     k.module(*ins)
     np.testing.assert_allclose(ins[-1], k.reference(*ins[:-1]), rtol=2e-4, atol=1e-4)
-    ts, tb = [], []
-    for _ in range(repeat):
-        ts.append(timed(k.module, ins, number, 1))
-        tb.append(timed(base, base_args, number, 1))
-    return statistics.median(ts), statistics.median(tb)
+    runs = timing.interleaved({"tessera": lambda: k.module(*ins), "base": lambda: base(*base_args)},
+                              repeat=repeat, number=number)
+    return timing.median(runs["tessera"]), timing.median(runs["base"])
 
 
 def row(name: str, t: float, tb: float, k: W.Kernel, note: str = "") -> None:

@@ -6,7 +6,7 @@ model it reports
 
 * latency of Tessera and of onnxruntime (2 intra-op threads each), medians
   of batches interleaved between the two, each after a 0.25 s pause (see
-  ``graph.cli.timing.interleaved``), and the ratio Tessera / onnxruntime (< 1:
+  ``codegen.timing.interleaved``), and the ratio Tessera / onnxruntime (< 1:
   Tessera is faster; the targets: ResNet-50 <= 1.0x, ShuffleNet and
   SqueezeNet <= 1.2x, geometric mean <= 0.95x), after checking that the
   two outputs agree;
@@ -43,7 +43,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from graph.cli.timing import differences, format_time, interleaved
+from codegen.timing import format_time, interleaved
+from graph.cli.timing import differences
 from graph.cli.timing import ort_session as cli_ort_session
 from graph.onnx.zoo import LIGHT_MODELS, light_model_path
 
@@ -254,10 +255,8 @@ if pytest is not None:
     def test_model_latency(benchmark, name):
         """Tessera's run; onnxruntime's median (settled, same input) and the ratio in extra_info."""
         pytest.importorskip("pytest_benchmark")
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import workloads as W
-
         import codegen
+        from codegen import timing
 
         codegen.set_num_threads(THREADS)
         lib, m = _executor(name)
@@ -267,8 +266,9 @@ if pytest is not None:
         if sess is not None:
             m.run()
             np.testing.assert_allclose(m.get_output(0), sess.run(None, feed)[0], rtol=1e-3, atol=1e-5)
-            extra["onnxruntime_s"] = W.settled_median(lambda: sess.run(None, feed), (), number=3, repeat=5)
-        time.sleep(W.SETTLE_S)
+            ort_runs = timing.interleaved({"ort": lambda: sess.run(None, feed)}, repeat=5, number=3)
+            extra["onnxruntime_s"] = timing.median(ort_runs["ort"])
+        time.sleep(timing.SETTLE_S)
         benchmark.pedantic(m.run, rounds=7, iterations=3, warmup_rounds=1)
         if "onnxruntime_s" in extra:
             extra["ratio_vs_onnxruntime"] = benchmark.stats.stats.median / extra["onnxruntime_s"]

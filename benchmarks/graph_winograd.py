@@ -3,9 +3,9 @@
 Run ``python benchmarks/graph_winograd.py [MODEL ...] [--repeat 9] [--records log.jsonl]``
 (default ``resnet50``).  Per model it builds Tessera twice in this process, once
 as ``graph.build`` does by default (3x3 stride-1 convs of >= 64 channels through
-``conv2d_winograd.x86``) and once with ``TESSERA_WINOGRAD=0`` (every conv direct),
+``conv2d_winograd.x86``) and once with the build option ``winograd=False`` (every conv direct),
 checks both outputs against onnxruntime's, then times the three in interleaved
-batches (``graph.cli.timing.interleaved``: each batch after a 0.25 s pause, 2 threads
+batches (``codegen.timing.interleaved``: each batch after a 0.25 s pause, 2 threads
 each), so the with/without ratio is taken under the same load.  It prints medians,
 the spread of the batches ((max - min) / median), the fastest batch of each, and the
 ratios Winograd / direct and Tessera / onnxruntime (medians and fastest batches).
@@ -30,46 +30,17 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from graph_models import THREADS, model_path, seeded_feed, select
 
-from graph.cli.timing import differences, format_time, interleaved
+from codegen.timing import format_time, interleaved
+from graph.cli.timing import differences
 from graph.cli.timing import ort_session as cli_ort_session
 
 
-def interleaved_cpu(fns: dict, repeat: int, budget: float = 0.3) -> dict:
-    """As ``graph.cli.timing.interleaved``, timed by this thread's CPU time (one-thread runs only)."""
-    counts = {}
-    for name, fn in fns.items():
-        fn()
-        t0 = time.thread_time()
-        fn()
-        counts[name] = max(1, int(budget / max(time.thread_time() - t0, 1e-6)))
-    samples: dict = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t0 = time.thread_time()
-            for _ in range(counts[name]):
-                fn()
-            samples[name].append((time.thread_time() - t0) / counts[name])
-    return samples
-
-
 def build(name: str, winograd: bool, records: str | None):
-    """The model built with Winograd on or off (``TESSERA_WINOGRAD``), under ``records`` if given."""
+    """The model built with Winograd on or off (the ``winograd`` build option), with ``records`` if given."""
     import graph
-    from tune import autotvm
 
-    old = os.environ.get("TESSERA_WINOGRAD")
-    os.environ["TESSERA_WINOGRAD"] = "1" if winograd else "0"
-    try:
-        g, params = graph.from_onnx(model_path(name))
-        if records is None:
-            return graph.build(g, params=params)
-        with autotvm.apply_history_best(records):
-            return graph.build(g, params=params)
-    finally:
-        if old is None:
-            os.environ.pop("TESSERA_WINOGRAD")
-        else:
-            os.environ["TESSERA_WINOGRAD"] = old
+    g, params = graph.from_onnx(model_path(name))
+    return graph.build(g, params=params, records=records, options={"winograd": winograd})
 
 
 def winograd_kernels(lib) -> int:
@@ -99,7 +70,8 @@ def bench(name: str, repeat: int, records: str | None, cpu_time: bool = False) -
         row[f"{key}_agree"] = differences(m.get_output(0), ref)[2]
         fns[key] = m.run
     fns["onnxruntime"] = lambda: sess.run(None, feed)
-    samples = interleaved_cpu(fns, repeat) if cpu_time else interleaved(fns, repeat)
+    samples = (interleaved(fns, repeat, budget=0.3, settle=0.0, clock=time.thread_time) if cpu_time
+               else interleaved(fns, repeat))
     for key, s in samples.items():
         row[key] = statistics.median(s)
         row[key + "_best"] = min(s)

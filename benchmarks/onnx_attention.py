@@ -25,7 +25,8 @@ from onnx import TensorProto, helper
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from graph.cli.timing import differences, format_time, interleaved
+from codegen.timing import format_time, interleaved
+from graph.cli.timing import differences
 
 THREADS = int(os.environ.get("TESSERA_BENCH_THREADS", "2"))
 

@@ -1,54 +1,74 @@
-"""Run every benchmark workload once and print one table against numpy.
+"""The performance report: Tessera against numpy and onnxruntime on this machine, in one run.
 
 Usage::
 
-    python benchmarks/report.py [--repeat 15] [--quick]
+    python benchmarks/report.py [--out DIR] [--quick] [--repeat 9] [--models resnet50,squeezenet]
+                                [--records LOG] [--trials 32]
 
-Tessera and numpy timings are interleaved (one Tessera sample, one numpy
-sample, ...) so that both see the same machine load; the table shows
-medians.  ``ratio`` is numpy time / Tessera time (higher is better) except
-where the target names another quantity (copy bandwidth, thread scaling,
-microseconds, milliseconds).  ``--quick`` skips the two slowest opt_gemm
-steps (default and blocking, several seconds per call).
+It measures the machine (float32 FMA peak and copy bandwidth, with Tessera's own
+kernels on every thread), then times, always interleaved with the peer in one run
+(``codegen.timing.interleaved``: alternating batches, each after a pause so that
+another runtime's spinning threads do not steal the cores):
+
+* hand-scheduled kernels against numpy (``topi/workloads.py``: the classic
+  opt_gemm tutorial's steps, the best matmul schedule, memory-bound kernels);
+* ResNet's conv layers (default schedules, no tuning) against onnxruntime;
+* the ONNX "light" models (shipped in the onnx wheel) against onnxruntime;
+* the runtime: thread scaling, the cost of a parallel launch, build times;
+* a tuning curve: best GFLOP/s against trials, from ``--records`` or from a
+  short AutoTVM run of a matmul template.
+
+It prints a markdown report; with ``--out DIR`` it writes ``DIR/report.md`` and
+three pictures: ``roofline.png`` (the kernels on this machine's measured roofline),
+``models.png`` (model latency over onnxruntime's) and ``tuning.png``.  Ratios are
+"speed against the peer" (the peer's time over Tessera's: above 1, Tessera is
+faster) unless a row says otherwise.  The whole run takes about 10-15 minutes
+on 2 cores (``--quick``: a few).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
-import statistics
+import platform
 import sys
+import tempfile
 import time
 
 import numpy as np
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import workloads as W  # noqa: E402
 
 import codegen  # noqa: E402
+import te  # noqa: E402
+from codegen import timing  # noqa: E402
+from codegen.target import Target  # noqa: E402
+from graph import plot  # noqa: E402
+from topi import workloads as W  # noqa: E402
+
+THREADS = 2
 
 
-SETTLE_S = 0.25  # OpenBLAS's threads spin ~0.2 s after a call and would steal our cores
-
-
-def sample(fn, args, number: int) -> float:
-    """Seconds per call of ``number`` back-to-back calls, after a settle pause and a warm-up."""
-    time.sleep(SETTLE_S)
-    fn(*args)
-    t0 = time.perf_counter()
-    for _ in range(number):
-        fn(*args)
-    return (time.perf_counter() - t0) / number
-
-
-def interleaved(a, a_args, b, b_args, repeat: int, number: int = 1) -> tuple[float, float]:
-    """Medians of ``repeat`` alternating samples of ``a(*a_args)`` and ``b(*b_args)``."""
-    a(*a_args), b(*b_args)
-    ta, tb = [], []
-    for _ in range(repeat):
-        ta.append(sample(a, a_args, number))
-        tb.append(sample(b, b_args, number))
-    return statistics.median(ta), statistics.median(tb)
+# ------------------------------------------------------------------ machine
+def machine(repeat: int) -> dict:
+    """CPU name and vector width, and what Tessera's own kernels reach: FMA peak and copy bandwidth
+    (the fastest batch of each, the machine's limit rather than its typical moment)."""
+    target = Target("llvm")
+    peak, copy = W.fma_peak(), W.copy()
+    runs = {}
+    for k in (peak, copy):
+        ins = checked(k)
+        runs[k] = timing.interleaved({"k": lambda k=k, ins=ins: k.module(*ins)}, repeat=repeat)["k"]
+    return {
+        "cpu": f"{platform.processor() or platform.machine()} ({target.cpu}, {target.vector_bits}-bit vectors, "
+               f"{os.cpu_count()} CPUs)",
+        "target": str(target),
+        "peak_gflops": peak.work / min(runs[peak]) / 1e9,
+        "copy_gbs": copy.work / min(runs[copy]) / 1e9,
+    }
 
 
 def checked(k: W.Kernel) -> list:
@@ -58,122 +78,281 @@ def checked(k: W.Kernel) -> list:
     return ins
 
 
-class Table:
-    """Rows of (workload, tessera, numpy, ratio, rate, target, verdict)."""
-
-    HEAD = ("workload", "Tessera", "numpy", "ratio", "rate", "target", "")
+# ------------------------------------------------------------------ rows
+class Report:
+    """Rows of the kernels table and points of the roofline, filled by the sections below."""
 
     def __init__(self):
-        self.rows: list[tuple] = []
+        self.kernels: list[dict] = []
+        self.points: list[tuple] = []  # (label, flops per byte, GFLOP/s)
+        self.models: list[dict] = []
+        self.runtime: list[tuple] = []
 
-    def add(self, name, t, tn, ratio, rate, target, ok):
-        verdict = "" if ok is None else ("PASS" if ok else "FAIL")
-        self.rows.append((name, t, tn, ratio, rate, target, verdict))
-        print("  " + " | ".join(self.rows[-1]), file=sys.stderr, flush=True)
-
-    def show(self) -> None:
-        widths = [max(len(r[i]) for r in self.rows + [self.HEAD]) for i in range(len(self.HEAD))]
-        line = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
-                                   for i, (c, w) in enumerate(zip(r, widths)))
-        print(line(self.HEAD))
-        print("-" * len(line(self.HEAD)))
-        for r in self.rows:
-            print(line(r))
-
-
-def ms(t: float) -> str:
-    return f"{t * 1e3:.3f} ms" if t < 10 else f"{t:.2f} s"
-
-
-def rate(k: W.Kernel, t: float) -> str:
-    return f"{k.work / t / 1e9:.1f} {k.unit}"
+    def versus(self, name: str, k: W.Kernel, ins: list, peer: str, peer_fn, repeat: int, *, number=None,
+               target: tuple | None = None, flops: float | None = None, nbytes: float | None = None) -> float:
+        """Time ``k`` against ``peer_fn`` interleaved; add a row (and a roofline point when ``flops`` and
+        ``nbytes`` are given); ``target``: (text, predicate on the speed ratio)."""
+        runs = timing.interleaved({"tessera": lambda: k.module(*ins), "peer": peer_fn}, repeat=repeat, number=number)
+        t, tp = timing.median(runs["tessera"]), timing.median(runs["peer"])
+        ratio = timing.paired_ratio(runs, "peer", "tessera").median
+        self.kernels.append({"name": name, "tessera": t, "peer": peer, "peer_s": tp, "ratio": ratio,
+                             "rate": f"{k.work / t / 1e9:.1f} {k.unit}", "spread": timing.spread(runs["tessera"]),
+                             "target": target[0] if target else "", "ok": target[1](ratio) if target else None})
+        if flops and nbytes:
+            self.points.append((name, flops / nbytes, flops / t / 1e9))
+        return ratio
 
 
-def gemm_rows(tab: Table, repeat: int, quick: bool) -> None:
-    prev = None
+def gemm_rows(rep: Report, repeat: int, quick: bool) -> None:
+    n = 1024
+    matmul_bytes = 3 * 4.0 * n * n
     for step in W.OPT_GEMM_STEPS:
-        if quick and step in ("default", "blocking"):
+        if quick and step != "parallel":
             continue
-        k = W.opt_gemm(step, 1024)
+        k = W.opt_gemm(step, n)
         a, b, c = checked(k)
         slow = step in ("default", "blocking")
-        t, tn = interleaved(k.module, (a, b, c), np.matmul, (a, b), 1 if slow else repeat)
-        if step == "parallel":
-            want, ok = ">= 0.5x", tn / t >= 0.5
-        elif step == "vectorization":  # LLVM already vectorized the blocked loop: no gain expected
-            want, ok = "~ prev", prev is None or t < 1.1 * prev
-        else:
-            want, ok = "> prev", prev is None or t < prev
-        tab.add(f"opt_gemm {step}", ms(t), ms(tn), f"{tn / t:.2f}x", rate(k, t), want,
-                ok if (prev is not None or step == "parallel") else None)
-        prev = t
+        rep.versus(f"opt_gemm tutorial, step {step} ({n})", k, [a, b, c], "numpy", lambda a=a, b=b: np.matmul(a, b),
+                   1 if slow else repeat, number=1 if slow else None,
+                   target=(">= 0.5x", lambda r: r >= 0.5) if step == "parallel" else None,
+                   flops=k.work if step == "parallel" else None, nbytes=matmul_bytes)
     for n in (1024, 2048):
         k = W.matmul_best(n)
         a, b, c = checked(k)
-        t, tn = interleaved(k.module, (a, b, c), np.matmul, (a, b), repeat)
-        tab.add(f"matmul_best {n}", ms(t), ms(tn), f"{tn / t:.2f}x", rate(k, t), ">= 0.9x",
-                tn / t >= 0.9)
+        rep.versus(f"matmul {n}, best hand schedule", k, [a, b, c], "numpy", lambda a=a, b=b: np.matmul(a, b),
+                   repeat, target=(">= 0.9x", lambda r: r >= 0.9), flops=k.work, nbytes=3 * 4.0 * n * n)
 
 
-def memory_rows(tab: Table, repeat: int) -> None:
+def memory_rows(rep: Report, repeat: int) -> None:
     k = W.fused_elementwise()
     ins = checked(k)
+    n = ins[0].size
     out = np.empty_like(ins[0])
-    t, tc = interleaved(k.module, ins, np.copyto, (out, ins[0]), repeat, 3)
-    bw, bwc = k.work / t, W.copy_bandwidth(ins[0]) / tc
-    tab.add("max(x*a+b,0) 16M vs copyto", ms(t), ms(tc), f"{bw / bwc:.2f}x bw", rate(k, t),
-            ">= 0.8x bw", bw / bwc >= 0.8)
-    t, tn = interleaved(k.module, ins, k.reference, ins[:-1], repeat, 3)
-    tab.add("max(x*a+b,0) 16M vs numpy", ms(t), ms(tn), f"{tn / t:.2f}x", rate(k, t), "> 1x",
-            tn > t)
-    for k, name, want in ((W.row_sum(), "row sum 4096x1000", 1.0), (W.vector_exp(), "exp 16M", 2.0)):
-        ins = checked(k)
-        t, tn = interleaved(k.module, ins, k.reference, ins[:-1], repeat, 3)
-        tab.add(name, ms(t), ms(tn), f"{tn / t:.2f}x", rate(k, t), f">= {want:g}x", tn / t >= want)
+    rep.versus("max(x*a+b, 0) 16M, against a copy of the same bytes", k, ins, "numpy copyto",
+               lambda: np.copyto(out, ins[0]), repeat, target=(">= 0.8x", lambda r: r >= 0.8))
+    rep.versus("max(x*a+b, 0) 16M", k, ins, "numpy", lambda: k.reference(*ins[:-1]), repeat,
+               target=("> 1x", lambda r: r > 1), flops=3.0 * n, nbytes=k.work)
+    k = W.row_sum()
+    ins = checked(k)
+    rep.versus("row sum 4096x1000", k, ins, "numpy", lambda: k.reference(*ins[:-1]), repeat,
+               target=(">= 1x", lambda r: r >= 1), flops=float(ins[0].size), nbytes=k.work)
+    k = W.vector_exp()
+    ins = checked(k)
+    rep.versus("exp 16M", k, ins, "numpy", lambda: k.reference(*ins[:-1]), repeat,
+               target=(">= 2x", lambda r: r >= 2))
 
 
-def runtime_rows(tab: Table, repeat: int) -> None:
+def conv_rows(rep: Report, repeat: int) -> None:
+    """ResNet-style conv layers, default x86 schedules, against onnxruntime (benchmarks/topi_conv.py)."""
+    import topi_conv
+
+    topi_conv.ROUNDS = repeat
+    for layer in topi_conv.LAYERS:
+        args, flops = topi_conv._layer_args(layer)
+        tess, out = topi_conv.tessera_fn(*args)
+        ort = topi_conv.ort_fn(*args)
+        tess()
+        topi_conv._check(out, ort())
+        runs = timing.interleaved({"tessera": tess, "peer": ort}, repeat=repeat)
+        t, tp = timing.median(runs["tessera"]), timing.median(runs["peer"])
+        ic, oc, h, kk, st, p, groups, a, w = args
+        nbytes = 4.0 * (a.size + w.size + out.size)
+        rep.kernels.append({"name": f"conv {layer[0]}", "tessera": t, "peer": "onnxruntime", "peer_s": tp,
+                            "ratio": timing.paired_ratio(runs, "peer", "tessera").median,
+                            "rate": f"{flops / t / 1e9:.1f} GFLOP/s", "spread": timing.spread(runs["tessera"]),
+                            "target": "", "ok": None})
+        rep.points.append((f"conv {layer[0]}", flops / nbytes, flops / t / 1e9))
+
+
+def model_rows(rep: Report, names: list, repeat: int) -> None:
+    """Whole models against onnxruntime (benchmarks/graph_models.py's measurement)."""
+    import graph_models
+
+    for name in names:
+        row = graph_models.bench_model(name, repeat, cold=False)
+        if "onnxruntime" in row:
+            rep.models.append(row)
+            print(f"  {name}: {timing.format_time(row['tessera'])} against {timing.format_time(row['onnxruntime'])}",
+                  file=sys.stderr, flush=True)
+
+
+def runtime_rows(rep: Report, repeat: int) -> None:
     k = W.compute_bound()
     ins = checked(k)
-    old = codegen.get_num_threads()
 
-    def one_thread(*args):
+    def one_thread():
         codegen.set_num_threads(1)
-        k.module(*args)
-        codegen.set_num_threads(2)
+        k.module(*ins)
+        codegen.set_num_threads(THREADS)
 
-    codegen.set_num_threads(2)
-    t2, t1 = interleaved(k.module, ins, one_thread, ins, repeat, 3)
-    codegen.set_num_threads(old)
-    tn = statistics.median(sample(k.reference, ins[:-1], 1) for _ in range(3))
-    tab.add("fma chain, 2 threads vs 1", ms(t2), ms(tn), f"{t1 / t2:.2f}x scal", rate(k, t2),
-            ">= 1.8x", t1 / t2 >= 1.8)
+    runs = timing.interleaved({"2": lambda: k.module(*ins), "1": one_thread}, repeat=repeat)
+    scaling = timing.paired_ratio(runs, "1", "2").median
+    rep.runtime.append(("compute-bound kernel, 2 threads against 1", f"{scaling:.2f}x", ">= 1.8x", scaling >= 1.8))
     par, ser = W.empty_launch(True), W.empty_launch(False)
     ins = checked(par)
-    tp, ts = interleaved(par.module, ins, ser.module, ins, repeat, 20)
-    per_launch = (tp - ts) / W.LAUNCHES
-    tab.add("empty 2-task launch", f"{per_launch * 1e6:.2f} us", "-", f"x{W.LAUNCHES} in native loop",
-            "-", "<= 20 us", per_launch * 1e6 <= 20)
+    runs = timing.interleaved({"par": lambda: par.module(*ins), "ser": lambda: ser.module(*ins)}, repeat=repeat,
+                              number=20)
+    launch = (timing.median(runs["par"]) - timing.median(runs["ser"])) / W.LAUNCHES
+    rep.runtime.append(("empty 2-task parallel launch (native loop)", f"{launch * 1e6:.2f} us", "<= 20 us",
+                        launch <= 20e-6))
     cold, rebuild = W.build_times()
-    tab.add("build matmul_best cold", f"{cold * 1e3:.0f} ms", "-", "-", "-", "<= 1000 ms",
-            cold <= 1.0)
-    tab.add("rebuild same schedule", f"{rebuild * 1e3:.3f} ms", "-", "-", "-", "<= 10 ms",
-            rebuild <= 0.010)
+    rep.runtime.append(("lower + build of the best matmul, cold / rebuild",
+                        f"{cold * 1e3:.0f} ms / {rebuild * 1e3:.2f} ms", "<= 1 s / 10 ms",
+                        cold <= 1.0 and rebuild <= 0.010))
+
+
+# ------------------------------------------------------------------ tuning
+def tuning_curves(records: str | None, trials: int, out_dir: str) -> tuple:
+    """(curves, where they came from): ``records`` as given, else a short XGB run of a matmul template."""
+    from tune import autotvm
+
+    if records is None:
+        records = os.path.join(out_dir, "tuning.jsonl")
+        if os.path.exists(records):
+            os.remove(records)
+        task = autotvm.task.create("report/matmul", args=(512, 512, 512), target="llvm")
+        tuner = autotvm.tuner.XGBTuner(task)
+        tuner.tune(n_trial=trials, measure_option=autotvm.measure_option(
+            builder=autotvm.LocalBuilder(), runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20)),
+            callbacks=[autotvm.callback.log_to_file(records)])
+        source = f"{trials} XGB trials of the report/matmul template (512^3), log {records}"
+    else:
+        source = f"records {records}"
+    flops: dict = {}
+
+    def flop_of(task) -> float:  # the template's own count (cfg.add_flop), from a task made afresh
+        key = (task.name, task.args)
+        if key not in flops:
+            flops[key] = autotvm.task.create(task.name, args=task.args, target=task.target).flop
+        return flops[key]
+
+    return plot.tuning_curves_of_records(autotvm.record.load_from_file(records), flop_of), source
+
+
+def _matmul_template():
+    from tune import autotvm
+
+    @autotvm.template("report/matmul")
+    def matmul(N, L, M):
+        A = te.placeholder((N, L), name="A")
+        B = te.placeholder((L, M), name="B")
+        k = te.reduce_axis((0, L), name="k")
+        C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+        s = te.create_schedule(C.op)
+        y, x = s[C].op.axis
+        cfg = autotvm.get_config()
+        cfg.define_split("tile_y", y, num_outputs=2)
+        cfg.define_split("tile_x", x, num_outputs=2, filter=lambda e: e.size[-1] % 8 == 0)
+        cfg.define_split("tile_k", s[C].op.reduce_axis[0], num_outputs=2)
+        yo, yi = cfg["tile_y"].apply(s, C, y)
+        xo, xi = cfg["tile_x"].apply(s, C, x)
+        ko, ki = cfg["tile_k"].apply(s, C, s[C].op.reduce_axis[0])
+        s[C].reorder(yo, xo, ko, yi, ki, xi)
+        s[C].vectorize(xi)
+        s[C].parallel(yo)
+        cfg.add_flop(2 * N * L * M)
+        return s, [A, B, C]
+
+    return matmul
+
+
+# ------------------------------------------------------------------ output
+def markdown(m: dict, rep: Report, curves_source: str, pictures: bool) -> str:
+    lines = [f"# Tessera performance report ({time.strftime('%Y-%m-%d %H:%M')})", "",
+             f"Machine: {m['cpu']}; target `{m['target'][:60]}{'...' if len(m['target']) > 60 else ''}`; "
+             f"measured float32 FMA peak {m['peak_gflops']:.0f} GFLOP/s and copy bandwidth {m['copy_gbs']:.0f} GB/s "
+             f"(Tessera's kernels on {THREADS} threads, fastest batch). numpy {np.__version__}"
+             + _ort_version() + f"; {THREADS} threads each. Ratios are the peer's time over Tessera's "
+             "(above 1: Tessera faster), medians of interleaved batches in this one run.", "",
+             "| workload | Tessera | peer | peer time | speed vs peer | Tessera rate | target |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rep.kernels:
+        verdict = "" if r["ok"] is None else (" (met)" if r["ok"] else " (NOT met)")
+        lines.append(f"| {r['name']} | {timing.format_time(r['tessera'])} | {r['peer']} | "
+                     f"{timing.format_time(r['peer_s'])} | {r['ratio']:.2f}x | {r['rate']} | {r['target']}{verdict} |")
+    if rep.models:
+        lines += ["", "| model (ONNX light zoo, 1x3x224x224) | Tessera | onnxruntime | Tessera time / onnxruntime time "
+                  "| outputs | spread (Tessera / ort) |", "|---|---|---|---|---|---|"]
+        for r in rep.models:
+            lines.append(f"| {r['model']} | {timing.format_time(r['tessera'])} | {timing.format_time(r['onnxruntime'])} "
+                         f"| {r['ratio']:.2f}x | {'agree' if r.get('agree') else 'DIFFER'} | "
+                         f"{r['tessera_spread']:.0%} / {r['onnxruntime_spread']:.0%} |")
+        geo = math.exp(sum(math.log(r["ratio"]) for r in rep.models) / len(rep.models))
+        lines.append(f"| geometric mean | | | {geo:.2f}x | | |")
+    lines += ["", "| runtime | measured | target |", "|---|---|---|"]
+    lines += [f"| {name} | {value} | {want}{' (met)' if ok else ' (NOT met)'} |" for name, value, want, ok in rep.runtime]
+    spreads = ", ".join(f"{r['name'].split(' (')[0]} {r['spread']:.0%}" for r in rep.kernels)
+    lines += ["", f"Spread of Tessera's batches ((max - min) / median): {spreads}.", "",
+              f"Tuning curve: {curves_source}."]
+    if pictures:
+        lines += ["", "![roofline](roofline.png)", "", "![models](models.png)", "", "![tuning](tuning.png)"]
+    return "\n".join(lines) + "\n"
+
+
+def _ort_version() -> str:
+    try:
+        import onnxruntime
+    except ImportError:
+        return ""
+    return f", onnxruntime {onnxruntime.__version__}"
 
 
 def main(argv=None) -> int:
+    from graph.onnx.zoo import LIGHT_MODELS
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeat", type=int, default=15, help="interleaved samples per workload")
-    p.add_argument("--quick", action="store_true", help="skip the slowest opt_gemm steps")
+    p.add_argument("--out", help="write report.md and the PNG pictures into this directory")
+    p.add_argument("--repeat", type=int, default=9, help="interleaved batches per workload (default 9)")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer workloads: no slow opt_gemm steps, two models, 16 tuning trials")
+    p.add_argument("--models", help=f"comma-separated light models (default: all of {', '.join(LIGHT_MODELS)})")
+    p.add_argument("--records", help="a tuning log to draw the tuning curve from (default: tune a matmul briefly)")
+    p.add_argument("--trials", type=int, default=32, help="trials of the tuning run without --records (default 32)")
     args = p.parse_args(argv)
-    tab = Table()
-    print(f"Tessera vs numpy {np.__version__}, {os.cpu_count()} CPUs; medians of "
-          f"{args.repeat} interleaved samples", file=sys.stderr)
-    gemm_rows(tab, args.repeat, args.quick)
-    memory_rows(tab, args.repeat)
-    runtime_rows(tab, args.repeat)
-    print()
-    tab.show()
+    models = args.models.split(",") if args.models else (["resnet50", "squeezenet"] if args.quick else LIGHT_MODELS)
+    unknown = [m for m in models if m not in LIGHT_MODELS]
+    if unknown:
+        p.error(f"unknown models {unknown}; choose from {', '.join(LIGHT_MODELS)}")
+    codegen.set_num_threads(THREADS)
+    _matmul_template()
+    out_dir = args.out or tempfile.mkdtemp(prefix="tessera-report-")
+    os.makedirs(out_dir, exist_ok=True)
+    start = time.perf_counter()
+    log = lambda what: print(f"[{time.perf_counter() - start:6.0f} s] {what}", file=sys.stderr, flush=True)  # noqa: E731
+
+    log("machine: FMA peak and copy bandwidth")
+    m = machine(args.repeat)
+    rep = Report()
+    log("kernels against numpy")
+    gemm_rows(rep, args.repeat, args.quick)
+    memory_rows(rep, args.repeat)
+    log("conv layers against onnxruntime")
+    conv_rows(rep, args.repeat)
+    log(f"models against onnxruntime: {', '.join(models)}")
+    model_rows(rep, models, args.repeat)
+    log("runtime")
+    runtime_rows(rep, args.repeat)
+    log("tuning curve")
+    curves, source = tuning_curves(args.records, 16 if args.quick and not args.records else args.trials, out_dir)
+
+    pictures = True
+    try:
+        plot.roofline(rep.points, m["peak_gflops"], m["copy_gbs"], os.path.join(out_dir, "roofline.png"),
+                      title=f"Tessera kernels on this machine's roofline ({Target('llvm').cpu}, {THREADS} threads)")
+        if rep.models:
+            plot.latency_ratios([(r["model"], r["tessera"], r["onnxruntime"]) for r in rep.models], "onnxruntime",
+                                os.path.join(out_dir, "models.png"),
+                                title=f"ONNX light zoo, batch 1: Tessera against onnxruntime ({THREADS} threads each)")
+        plot.tuning_curves(curves, os.path.join(out_dir, "tuning.png"), title=f"tuning: {source.split(',')[0]}")
+    except ImportError as e:
+        pictures = False
+        print(f"report: no pictures ({e})", file=sys.stderr)
+    text = markdown(m, rep, source, pictures)
+    if args.out:
+        with open(os.path.join(out_dir, "report.md"), "w") as fh:
+            fh.write(text)
+    print(text)
+    log(f"done{'; wrote ' + out_dir if args.out else ''}")
     return 0
 
 

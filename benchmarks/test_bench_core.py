@@ -10,16 +10,14 @@ only when ``TESSERA_BENCH_ASSERT=1`` (ratios on a loaded machine drift).
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import workloads as W  # noqa: E402
-
-import codegen  # noqa: E402
+import codegen
+from codegen import timing
+from topi import workloads as W
 
 pytest.importorskip("pytest_benchmark")
 ASSERT = os.environ.get("TESSERA_BENCH_ASSERT", "") == "1"
@@ -45,18 +43,15 @@ def kernel(key, builder, *args, **kw) -> W.Kernel:
     return _kernels[key]
 
 
-SETTLE_S = W.SETTLE_S
-
-
 @pytest.fixture(autouse=True)
 def settle():
     """Let a previous test's BLAS threads go to sleep before timing."""
-    time.sleep(SETTLE_S)
+    time.sleep(timing.SETTLE_S)
 
 
 def seconds(fn, *args, number: int = 5, repeat: int = 7) -> float:
-    """Median seconds per call of ``fn(*args)`` (after a settle pause and a warm-up)."""
-    return W.settled_median(fn, args, number, repeat)
+    """Median seconds per call of ``fn(*args)`` (batches of ``number`` calls, each after a pause)."""
+    return timing.median(timing.interleaved({"fn": lambda: fn(*args)}, repeat=repeat, number=number))
 
 
 def target(ok: bool, what: str) -> None:

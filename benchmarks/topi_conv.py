@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import codegen
+from codegen import timing
 from codegen.ndarray import aligned, aligned_zeros
 import te
 import topi
@@ -49,7 +50,6 @@ LAYERS = [  # name, IC, OC, H, K, stride, pad, groups
     ("1x1 64->256 @56", 64, 256, 56, 1, 1, 0, 1),
     ("dw 3x3 32 @112", 32, 32, 112, 3, 1, 1, 32),
 ]
-SETTLE_S = 0.25
 THREADS = 2
 ROUNDS = 7
 STAT = statistics.median
@@ -115,23 +115,10 @@ def torch_fn(ic, oc, h, k, st, p, groups, a, w):
 
 
 def interleaved(fns: dict, rounds: int | None = None, budget_s: float = 0.05) -> dict:
-    """Median seconds per call of each function, timed in interleaved batches."""
-    rounds = rounds or ROUNDS
-    number = {}
-    for name, fn in fns.items():
-        fn()
-        t0 = CLOCK()
-        fn()
-        number[name] = max(1, int(budget_s / max(CLOCK() - t0, 1e-6)))
-    runs = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            if CLOCK is time.perf_counter:
-                time.sleep(SETTLE_S)
-            t0 = CLOCK()
-            for _ in range(number[name]):
-                fn()
-            runs[name].append((CLOCK() - t0) / number[name])
+    """Median (``--best``: fastest) seconds per call of each function, timed in interleaved batches
+    (``codegen.timing.interleaved``; no pauses under ``--cpu-time``, which counts this thread only)."""
+    runs = timing.interleaved(fns, repeat=rounds or ROUNDS, budget=budget_s, clock=CLOCK,
+                              settle=timing.SETTLE_S if CLOCK is time.perf_counter else 0.0)
     global SPREAD
     SPREAD = {name: _spread(r) for name, r in runs.items()}
     return {name: STAT(r) for name, r in runs.items()}

@@ -12,18 +12,16 @@ Run: ``python3 benchmarks/topi_elementwise.py``.
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable
 
 import numpy as np
 
 import codegen
 import te
+from codegen import timing
 import topi
 from topi import x86
 
-SETTLE_S = 0.25
 REPEAT = 7
 NUMBER = 5
 
@@ -62,21 +60,11 @@ def chain_nodes(names):
             helper.make_node("Relu", ["t1"], ["out"])]
 
 
-def timed(fn, args) -> float:
-    time.sleep(SETTLE_S)
-    fn(*args)
-    t0 = time.perf_counter()
-    for _ in range(NUMBER):
-        fn(*args)
-    return (time.perf_counter() - t0) / NUMBER
-
-
 def interleaved(contenders: dict, args) -> dict:
-    samples: dict = {k: [] for k in contenders}
-    for _ in range(REPEAT):
-        for name, fn in contenders.items():
-            samples[name].append(timed(fn, args))
-    return {k: statistics.median(v) for k, v in samples.items()}
+    """Median seconds per call of each contender on ``args`` (``codegen.timing.interleaved``)."""
+    runs = timing.interleaved({k: (lambda fn=fn: fn(*args)) for k, fn in contenders.items()},
+                              repeat=REPEAT, number=NUMBER)
+    return {k: timing.median(v) for k, v in runs.items()}
 
 
 def workloads():

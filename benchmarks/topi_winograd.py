@@ -8,9 +8,9 @@ both as a graph compiler folds a constant weight), both outputs are checked
 against numpy's direct convolution (rtol 1e-3), then the two are timed in
 interleaved batches (each after a 0.25 s pause) for ``--rounds`` rounds.
 Printed per layer: the median batch ms of each, the spread (min-max over
-rounds, in % of the median), their ratio, the fastest single call of each
+rounds, in % of the median), their ratio, the fastest batch of each
 (ms, direct/winograd) and that ratio; last the geometric means of both
-ratios.  On a shared, loaded machine the fastest single calls are the
+ratios.  On a shared, loaded machine the fastest batches are the
 steadier figure (the batch medians swing with other processes' load).  ``--set tile=2`` (repeatable) overrides winograd knobs;
 ``--records`` applies AutoTVM records to both templates (the tuned direct);
 ``--tune-direct N`` compares with the fastest of the direct rule default and N
@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import codegen
+from codegen import timing
 from codegen.ndarray import aligned, aligned_zeros
 import te
 from tune.autotvm.config import make_config
@@ -42,7 +43,6 @@ from topi.x86 import conv2d_winograd as wino
 
 LAYERS = [("3x3 64->64 @56", 64, 56), ("3x3 128->128 @28", 128, 28), ("3x3 256->256 @14", 256, 14),
           ("3x3 512->512 @7", 512, 7)]
-SETTLE_S = 0.25
 
 
 def direct_fn(a, w, cfg=None):
@@ -100,28 +100,11 @@ def winograd_fn(a, w, overrides: dict):
     return (lambda: f(a, u, out)), out, cfg
 
 
-def interleaved(fns: dict, rounds: int, budget_s: float = 0.05) -> dict:
-    """Seconds per call of each function per round (batch means), timed in interleaved batches,
-    and the fastest single call of each (the least disturbed by other processes)."""
-    number = {}
-    for name, fn in fns.items():
-        fn()
-        t0 = time.perf_counter()
-        fn()
-        number[name] = max(1, int(budget_s / max(time.perf_counter() - t0, 1e-6)))
-    runs = {name: [] for name in fns}
-    fastest = dict.fromkeys(fns, float("inf"))
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            time.sleep(SETTLE_S)
-            start = t0 = time.perf_counter()
-            for _ in range(number[name]):
-                fn()
-                t1 = time.perf_counter()
-                fastest[name] = min(fastest[name], t1 - t0)
-                t0 = t1
-            runs[name].append((t0 - start) / number[name])
-    return runs, fastest
+def interleaved(fns: dict, rounds: int, budget_s: float = 0.05) -> tuple:
+    """Seconds per call of each function per round (batch means), timed in interleaved batches
+    (``codegen.timing.interleaved``), and the fastest batch of each (the least disturbed)."""
+    runs = timing.interleaved(fns, repeat=rounds, budget=budget_s)
+    return runs, {name: min(r) for name, r in runs.items()}
 
 
 def _spread(r: list) -> str:
@@ -175,7 +158,7 @@ def main(argv=None) -> int:
               f"{_spread(runs['winograd']):>10s} {d / wg:5.2f}x {1e3 * fastest['direct']:6.3f}/{1e3 * fastest['winograd']:.3f} "
               f"{best:5.2f}x  {vals}", flush=True)
     print(f"geomean speedup of winograd over direct: {_geomean(ratios):.2f}x (medians), "
-          f"{_geomean(best_ratios):.2f}x (fastest single calls)")
+          f"{_geomean(best_ratios):.2f}x (fastest batches)")
     if ctx is not None:
         ctx.__exit__(None, None, None)
     return 0

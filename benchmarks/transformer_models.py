@@ -3,11 +3,11 @@
 Run ``python benchmarks/transformer_models.py [MODEL ...] [--repeat 7] [--profile]``
 (``MODEL``: ``encoder4``, ``bert_base``, ``gpt6``; default all three).  The
 models are exported from ``torch.nn`` modules with seeded weights by
-``benchmarks/make_transformer_models.py`` into ``$TESSERA_MODEL_DIR``
+``python -m graph.onnx.zoo_transformers`` into ``$TESSERA_MODEL_DIR``
 (default ``~/.cache/tessera/models``) on first use; torch is needed once.
 
 Per model: latency of Tessera and onnxruntime (medians of interleaved
-batches, each after a pause: ``graph.cli.timing.interleaved``), the ratio
+batches, each after a pause: ``codegen.timing.interleaved``), the ratio
 Tessera / onnxruntime (targets: <= 1.0x for all three), the spread of each,
 whether the outputs agree, and with ``--profile`` where Tessera's time goes
 (kernel calls summed by fused group name).  ``--dense`` also times the packed
@@ -29,11 +29,10 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import make_transformer_models as M
-
-from graph.cli.timing import differences, format_time, interleaved, ort_session
+from codegen.timing import format_time, interleaved
+from graph.cli.timing import differences, ort_session
+from graph.onnx import zoo_transformers as M
 
 MODELS = ["encoder4", "bert_base", "gpt6"]
 THREADS = int(os.environ.get("TESSERA_BENCH_THREADS", "2"))

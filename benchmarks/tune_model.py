@@ -22,7 +22,8 @@ import numpy as np
 
 import graph
 from graph.cli.common import RTOL
-from graph.cli.timing import ort_session, paired, paired_ratio
+from codegen.timing import paired, paired_ratio
+from graph.cli.timing import ort_session
 from graph.cli.model import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
 from graph.tuning import GraphProgram

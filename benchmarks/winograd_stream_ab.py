@@ -5,7 +5,7 @@ Where F(4x4)'s transformed kernel streams from memory (``topi.x86.conv2d_winogra
 past ``STREAM_KERNEL_BYTES``, or past ``STREAM_SHARED_BYTES`` over fewer than ``STREAM_MIN_TILES``
 tiles) the rule takes F(2x2) (ResNet-50's 512->512 @7: 16.7 against 37.7 MB, which no call finds
 in the caches; its 256->256 @14: 4.2 against 9.4 MB over 16 tiles).  Both builds live in this
-process; each round times both (``graph.cli.timing.paired``: the fastest of 3 runs each, 2 threads, the
+process; each round times both (``codegen.timing.paired``: the fastest of 3 runs each, 2 threads, the
 vCPUs' state read first), and the figure is the median over the near-state rounds of
 (rule / F(4x4)), with its interquartile range: the machine's drift, which moves both builds of
 one round alike, cancels.
@@ -30,7 +30,7 @@ from graph_models import model_path, seeded_feed  # noqa: E402
 from graph.tuning import node_configs  # noqa: E402
 
 import graph  # noqa: E402
-from graph.cli.timing import paired, paired_ratio  # noqa: E402
+from codegen.timing import paired, paired_ratio  # noqa: E402
 import topi.x86.conv2d_winograd as winograd  # noqa: E402
 
 

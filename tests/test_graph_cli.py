@@ -264,21 +264,3 @@ def test_python_dash_m_graph():
     assert res.returncode == 0 and "usage: tessera" in res.stdout and "compile" in res.stdout
 
 
-def test_paired_ratios_are_taken_per_round(monkeypatch):
-    """``paired`` times every function in each round; ``paired_ratio`` divides within a round,
-    where the machine's drift, which moves both alike, cancels."""
-    drift = iter([1.0] * 8 + [3.0, 3.0, 3.0] * 2 + [2.0, 2.0, 2.0] * 2 + [0.5] * 1000)
-    state = {"t": 0.0}
-
-    def timed(cost):
-        def fn():
-            state["t"] += cost * next(drift)
-        return fn
-
-    monkeypatch.setattr(timing.time, "perf_counter", lambda: state["t"])
-    monkeypatch.setattr(timing.time, "sleep", lambda s: None)
-    rounds = timing.paired({"a": timed(1.0), "b": timed(2.0)}, seconds=100.0, times=3)
-    assert len(rounds["a"]) == len(rounds["b"]) >= 6
-    assert rounds["a"][:3] == [1.0, 3.0, 2.0]  # the fastest of 3 calls, the round's drift on it
-    median, lo, hi, n = timing.paired_ratio(rounds, "a", "b")
-    assert (median, lo, hi) == pytest.approx((0.5, 0.5, 0.5)) and n == len(rounds["a"])

@@ -5,8 +5,6 @@ the ONNX converters (Attention, RMSNormalization, Trilu), and small torch.nn mod
 from __future__ import annotations
 
 import math
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -27,8 +25,6 @@ from topi.nn.attention import attention, attention_workload
 from topi.nn.layer_norm import layer_norm, rms_norm
 from topi.x86.attention import schedule_attention
 from topi.x86.layer_norm import layer_norm_workload, schedule_layer_norm
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 
 RNG = np.random.default_rng(0)
 
@@ -576,7 +572,7 @@ def model_dir(tmp_path_factory):
 )
 def test_torch_models_match_onnxruntime(model_dir, name, expect):
     ort = pytest.importorskip("onnxruntime")
-    import make_transformer_models as M
+    from graph.onnx import zoo_transformers as M
 
     spec = M.SPECS[name]
     path = M.model_path(name, model_dir)

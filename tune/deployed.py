@@ -232,27 +232,5 @@ def best_curves(log_path: str, tasks: list, target) -> dict:
     return curves
 
 
-def plot_tuning(log_path: str, tasks: list, out: str, target) -> None:
-    """Best GFLOP/s against trials, one line per task (the picture that says whether to tune longer)."""
-    import os
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for k, (t, curve) in enumerate(best_curves(log_path, tasks, target).items()):
-        if curve:
-            ax.plot(range(1, len(curve) + 1), curve, label=f"{k + 1}: {t.name} x{t.count}")
-    ax.set_xlabel("trials")
-    ax.set_ylabel("best GFLOP/s")
-    ax.set_title(f"tuning {os.path.basename(log_path)}")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
-
-
 __all__ = ["best_curves", "confirm_deployed", "confirm_in_place", "deploy_candidates", "deployed",
-           "in_place_groups", "plot_tuning", "records_changed", "records_changed_note", "task_calls"]
+           "in_place_groups", "records_changed", "records_changed_note", "task_calls"]

@@ -7,6 +7,7 @@ import statistics
 import sys
 import time
 
+from graph import plot
 from graph.cli.common import CliError, Log, flat
 from graph.cli.model import (build_options, check_target, format_type, import_onnx, is_library, load, prepared,
                              print_profile, random_inputs)
@@ -122,7 +123,8 @@ def cmd_tune(args, log: Log) -> int:
           f"({lat['before'] / lat['after']:.2f}x)")
     print(deployed.records_changed_note(program, before, after))
     if args.plot:
-        deployed.plot_tuning(args.log, tasks, args.plot, target)
+        curves = {f"{t.name} x{t.count}": c for t, c in deployed.best_curves(args.log, tasks, target).items()}
+        plot.tuning_curves(curves, args.plot, title=f"tuning {os.path.basename(args.log)}")
         print(f"wrote {args.plot}")
     return 0
 

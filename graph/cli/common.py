@@ -6,8 +6,6 @@ import sys
 
 EXIT_ERROR = 2
 EXIT_MISMATCH = 1
-SETTLE_S = 0.25
-PAIR_SETTLE_S = 0.05  # the pause before each function in a paired round
 RTOL = 1e-3
 ATOL = 1e-5  # times the largest magnitude of the reference output
 

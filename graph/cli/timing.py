@@ -1,85 +1,14 @@
-"""Timing and comparing for the command line and the benchmarks: batches interleaved between
-systems (each after a pause: onnxruntime's and BLAS's worker threads spin after a call), paired
-rounds, onnxruntime sessions, output differences."""
+"""Comparing with onnxruntime for the command line and the benchmarks: sessions, output summaries and
+differences.  Timing itself (interleaved batches, paired rounds) is ``codegen.timing``."""
 
 from __future__ import annotations
 
-import statistics
-import time
 
 import numpy as np
 
-from graph.cli.common import ATOL, EXIT_MISMATCH, PAIR_SETTLE_S, RTOL, SETTLE_S
+from codegen.timing import format_samples, format_time, interleaved, paired, paired_ratio  # noqa: F401  (the CLI's names)
+from graph.cli.common import ATOL, EXIT_MISMATCH, RTOL
 from graph.cli.model import format_type
-
-
-# ------------------------------------------------------------------ timing
-def interleaved(
-    fns: dict, repeat: int = 7, number: int | None = None, settle: float = SETTLE_S, budget: float = 0.1
-) -> dict:
-    """Seconds per call of each function: ``repeat`` rounds, each one batch of ``number``
-    calls per function in turn, every batch after a ``settle`` pause.  Returns name -> samples."""
-    counts = {}
-    for name, fn in fns.items():
-        fn()  # warm-up
-        t0 = time.perf_counter()
-        fn()
-        once = max(time.perf_counter() - t0, 1e-7)
-        counts[name] = number or max(1, min(1000, int(budget / once)))
-    samples: dict = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            time.sleep(settle)
-            t0 = time.perf_counter()
-            for _ in range(counts[name]):
-                fn()
-            samples[name].append((time.perf_counter() - t0) / counts[name])
-    return samples
-
-
-def paired(fns: dict, seconds: float, times: int = 3, settle: float = PAIR_SETTLE_S) -> dict:
-    """Paired rounds for ``seconds`` (one at least): each round times every function as the fastest
-    of ``times`` calls, each after a ``settle`` pause (another runtime's threads spin after a call).
-    Returns name -> [seconds per round]; a ratio taken within one round cancels the machine's
-    drift between rounds (``paired_ratio``)."""
-    for fn in fns.values():
-        fn()  # warm-up
-    rounds: dict = {name: [] for name in fns}
-    end = time.perf_counter() + seconds
-    while not rounds[next(iter(fns))] or time.perf_counter() < end:
-        for name, fn in fns.items():
-            time.sleep(settle)
-            best = float("inf")
-            for _ in range(times):
-                t0 = time.perf_counter()
-                fn()
-                best = min(best, time.perf_counter() - t0)
-            rounds[name].append(best)
-    return rounds
-
-
-def paired_ratio(rounds: dict, name: str, base: str) -> tuple:
-    """``(median, 25th, 75th percentile, rounds)`` of ``name``'s time over ``base``'s, per round of ``paired``."""
-    r = [a / b for a, b in zip(rounds[name], rounds[base])]
-    q = np.percentile(r, [50, 25, 75])
-    return float(q[0]), float(q[1]), float(q[2]), len(r)
-
-
-def format_time(seconds: float) -> str:
-    if seconds >= 1.0:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} us"
-
-
-def format_samples(samples: list) -> str:
-    med = statistics.median(samples)
-    spread = (max(samples) - min(samples)) / med if med > 0 else 0.0
-    return (
-        f"{format_time(med)} median (min {format_time(min(samples))}, max {format_time(max(samples))}, "
-        f"spread {spread:.0%}, {len(samples)} batches)"
-    )
 
 
 # ------------------------------------------------------------------ outputs

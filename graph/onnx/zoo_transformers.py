@@ -1,6 +1,6 @@
-"""Transformer models for tests and benchmarks, exported from ``torch.nn`` modules.
+"""Transformer models for tests, tutorials and benchmarks, exported from ``torch.nn`` modules.
 
-Run ``python benchmarks/make_transformer_models.py [NAME ...] [--out DIR]``
+Run ``python -m graph.onnx.zoo_transformers [NAME ...] [--out DIR]``
 to write the ONNX files (default: all of :data:`SPECS` into
 :func:`cache_dir`).  Nothing here is committed as a model file: the weights
 are seeded random numbers, so a model is regenerated identically wherever
@@ -174,7 +174,7 @@ def export(spec: Spec, path: str) -> str:
 def model_path(name: str, directory: str | None = None) -> str:
     """The ONNX file of ``name`` in ``directory`` (default :func:`cache_dir`), exported on first use."""
     if name not in SPECS:
-        raise ValueError(f"make_transformer_models: unknown model {name!r}; models: {', '.join(SPECS)}")
+        raise ValueError(f"zoo_transformers: unknown model {name!r}; models: {', '.join(SPECS)}")
     path = os.path.join(directory or cache_dir(), f"{name}.onnx")
     if not os.path.exists(path):
         export(SPECS[name], path)

@@ -1,0 +1,116 @@
+"""Pictures of performance: a roofline, latencies against a peer, tuning curves.
+
+The one plotting module, shared by ``tessera tune --plot`` and
+``benchmarks/report.py``.  matplotlib is an optional extra (``pip install
+matplotlib``); every function imports it on use and raises ``ImportError``
+naming the package when it is missing.  Each function writes one PNG and
+takes plain data, so it can be called from anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install matplotlib") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def tuning_curves_of_records(pairs: Iterable, flop_of=None) -> dict:
+    """Best GFLOP/s after each trial, per task, from ``(MeasureInput, MeasureResult)`` pairs in
+    log order (``tune.record.load_from_file``).  ``flop_of(task)``: the FLOPs of a call, where the
+    records' tasks do not carry them (records hold the template's name and arguments only).  A
+    failed trial keeps the best so far; all tasks are plotted in calls per second when one has no
+    FLOP count."""
+    curves: dict = {}
+    best: dict = {}
+    for inp, res in pairs:
+        label = f"{inp.task.name}{tuple(inp.task.args)}"
+        flop = float(getattr(inp.task, "flop", 0) or (flop_of(inp.task) if flop_of else 0))
+        if res.error_no == 0 and res.costs:
+            cost = sorted(res.costs)[len(res.costs) // 2]
+            speed = flop / cost / 1e9 if flop else 1.0 / cost
+            best[label] = max(best.get(label, 0.0), speed)
+        curves.setdefault(label, []).append(best.get(label, 0.0))
+    return curves
+
+
+def tuning_curves(curves: dict, out: str, title: str = "tuning", unit: str = "GFLOP/s") -> str:
+    """One line per task: the best speed found after each trial (whether to tune longer)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for k, (label, curve) in enumerate(curves.items()):
+        if curve:
+            ax.plot(range(1, len(curve) + 1), curve, label=f"{k + 1}: {label}"[:60])
+    ax.set_xlabel("trials")
+    ax.set_ylabel(f"best {unit}")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if curves:
+        ax.legend(fontsize="small")
+    return _save(fig, plt, out)
+
+
+def roofline(points: list, peak_gflops: float, bandwidth_gbs: float, out: str, title: str = "roofline") -> str:
+    """Kernels on this machine's roofline.
+
+    ``points``: ``(label, flops per byte moved, achieved GFLOP/s)``; the roof is
+    ``min(peak_gflops, bandwidth_gbs * intensity)``, both as measured on the machine.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    intensities = [p[1] for p in points] or [1.0]
+    lo = min(min(intensities) / 2, peak_gflops / bandwidth_gbs / 8)
+    hi = max(max(intensities) * 2, peak_gflops / bandwidth_gbs * 8)
+    xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    ax.plot(xs, [min(peak_gflops, bandwidth_gbs * x) for x in xs], color="black", lw=1.5,
+            label=f"roof: {peak_gflops:.0f} GFLOP/s peak, {bandwidth_gbs:.0f} GB/s copy")
+    for k, (label, intensity, gflops) in enumerate(points):
+        ax.scatter([intensity], [gflops], s=40, zorder=3, color=f"C{k % 10}", marker="os^Dv"[k // 10 % 5], label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte read and written)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="x-small", loc="lower right")
+    return _save(fig, plt, out)
+
+
+def latency_ratios(rows: list, peer: str, out: str, title: str = "latency") -> str:
+    """One bar per model: Tessera's time over ``peer``'s (below 1: Tessera is faster).
+
+    ``rows``: ``(model, Tessera seconds, peer seconds)``."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.6))
+    names = [r[0] for r in rows]
+    ratios = [r[1] / r[2] for r in rows]
+    colors = ["C2" if x <= 1 else "C3" for x in ratios]
+    ax.barh(range(len(rows)), ratios, color=colors)
+    for i, (r, (_, ours, theirs)) in enumerate(zip(ratios, rows)):
+        ax.text(r, i, f" {r:.2f}x ({ours * 1e3:.1f} / {theirs * 1e3:.1f} ms)", va="center", fontsize="small")
+    ax.axvline(1.0, color="black", lw=1)
+    ax.set_yticks(range(len(rows)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(ratios + [1.0]) * 1.45)
+    geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else float("nan")
+    ax.set_xlabel(f"Tessera time / {peer} time (lower is better); geometric mean {geo:.2f}x")
+    ax.set_title(title)
+    return _save(fig, plt, out)
+
+
+def _save(fig, plt, out: str) -> str:
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
