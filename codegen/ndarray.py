@@ -13,10 +13,9 @@ import numpy as np
 
 # Byte alignment of every buffer Tessera allocates for a kernel (classic TVM's kAllocAlignment):
 # numpy aligns to 16 bytes, and a 32- or 64-byte vector load from a 16-byte aligned buffer
-# crosses a cache line every other load.  Measured: the same Winograd kernel (ResNet-50's
-# 256 @14, AVX2) with its 9 MiB transformed weights at an address 16 or 48 past a 64-byte line
-# ran 1.05-1.07x the time it takes with them at 0 or 32, so a build's speed was a draw of
-# where numpy put each weight.
+# crosses a cache line every other load: a kernel streaming weights 16 or 48 bytes past a line
+# runs about 5% slower, so without this a build's speed would be a draw of where numpy put
+# each weight.
 ALIGN = 64
 
 

@@ -38,10 +38,13 @@ OPT_GEMM_STEPS = (
     "default", "blocking", "vectorization", "loop_permutation",
     "array_packing", "write_cache", "parallel",
 )
-MATMUL_BEST = {  # N -> (MR rows, NR columns, MB rows per parallel task)
-    1024: (8, 16, 64),
-    2048: (8, 16, 128),
-}
+def matmul_tile(target=None) -> tuple:
+    """``(MR rows, NR columns)`` of the best matmul's register tile on ``target``: 8 rows of one
+    vector with 32 vector registers (AVX-512), 6 rows of two vectors with 16 (AVX2): the
+    accumulators, a broadcast and the B vectors fit the register file either way."""
+    target = target or Target.current()
+    lanes = target.lanes("float32")
+    return (8, lanes) if target.vector_registers >= 32 else (6, 2 * lanes)
 
 
 class Kernel(NamedTuple):
@@ -135,10 +138,10 @@ def matmul_best_schedule(N: int, MR: int | None = None, NR: int | None = None,
                          MB: int | None = None, KU: int = 4):
     """The project's best float32 matmul schedule; returns ``(s, [A, B, C])``.
 
-    Both operands are packed into panels: ``packedA[i/MR, k, MR]`` and
-    ``packedB[j/NR, k, NR]``.  Rows are grouped into blocks of ``MB`` (one
-    parallel task; its packed A block stays in L2); inside a block each
-    ``MR x NR`` tile of C accumulates in a ``cache_write(C, "local")``
+    Both operands are packed into panels padded with zeros to whole tiles:
+    ``packedA[i/MR, k, MR]`` and ``packedB[j/NR, k, NR]``.  Rows are grouped into
+    blocks of ``MB`` (one parallel task; its packed A block stays in L2); inside a
+    block each ``MR x NR`` tile of C accumulates in a ``cache_write(C, "local")``
     buffer that LLVM keeps in registers::
 
         parallel (i.outer, 0, N/MB)            // MB rows of A in L2
@@ -152,22 +155,30 @@ def matmul_best_schedule(N: int, MR: int | None = None, NR: int | None = None,
     Parameters
     ----------
     N : int
-        Square matrix size; ``MR``, ``NR`` and ``MB`` must divide it.
-    MR, NR, MB : int, optional
-        Micro-tile rows, micro-tile columns (a multiple of the vector width)
-        and rows per parallel task; default from :data:`MATMUL_BEST`.
+        Square matrix size (any: the panels are padded).
+    MR, NR : int, optional
+        Micro-tile rows and columns (NR a multiple of the vector width); default
+        :func:`matmul_tile` of the current target.
+    MB : int, optional
+        Rows per parallel task (a multiple of ``MR``; default about 64).
     KU : int
-        The k loop is unrolled by this factor (``N`` must be a multiple).
+        The k loop is unrolled by this factor.
     """
-    dMR, dNR, dMB = MATMUL_BEST.get(N, MATMUL_BEST[1024])
-    MR, NR, MB = MR or dMR, NR or dNR, MB or dMB
-    if N % MR or N % NR or N % MB or MB % MR:
-        raise ValueError(f"matmul_best: N={N} must be a multiple of MR={MR}, NR={NR}, MB={MB}")
+    dMR, dNR = matmul_tile()
+    MR, NR = MR or dMR, NR or dNR
+    MB = MB or MR * max(1, 64 // MR)
+    if MB % MR:
+        raise ValueError(f"matmul_best: MB={MB} must be a multiple of MR={MR}")
     A = te.placeholder((N, N), name="A")
     B = te.placeholder((N, N), name="B")
     k = te.reduce_axis((0, N), "k")
-    pA = te.compute((N // MR, N, MR), lambda x, y, z: A[x * MR + z, y], name="packedA")
-    pB = te.compute((N // NR, N, NR), lambda x, y, z: B[y, x * NR + z], name="packedB")
+    zero = te.const(0.0, "float32")
+    pA = te.compute(((N + MR - 1) // MR, N, MR),
+                    lambda x, y, z: te.if_then_else(x * MR + z < N, A[te.min(x * MR + z, N - 1), y], zero),
+                    name="packedA")
+    pB = te.compute(((N + NR - 1) // NR, N, NR),
+                    lambda x, y, z: te.if_then_else(x * NR + z < N, B[y, te.min(x * NR + z, N - 1)], zero),
+                    name="packedB")
     C = te.compute(
         (N, N), lambda i, j: te.sum(pA[i // MR, k, i % MR] * pB[j // NR, k, j % NR], axis=k),
         name="C",

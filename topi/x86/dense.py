@@ -215,16 +215,12 @@ def dense_pack_rule(workload: tuple, target) -> dict:
     AVX2) whatever ``M`` (the packed layout of a constant weight does not
     depend on the batch).  For ``M <= 2`` (a GEMV streaming the weight once, at
     the cache/memory read bandwidth) the tile is ``M x bn``: four independent
-    accumulators per row; otherwise as many rows as the accumulator budget
-    holds (4 x 64 = 16 zmm; 2 x 32 = 8 ymm).  On the 2-core Zen 4 VM (AVX-512),
-    1x2048->1000 streams ~115-120 GB/s (L3-resident weight, like a plain read
-    of it) and 64x2048->1000 runs ~150-165 GFLOP/s (peak ~182).  Blocks of 128
-    were slower for the GEMV, 32 no better.
-
-    With 16 vector registers (AVX2) and ``M > 2`` the tile is :func:`topi.config.gemm_tile`'s,
-    two vectors by 6 rows (12 accumulators), 4 reduction steps unrolled: on a Zen 3 host (2 threads, interleaved)
-    64x2048->1000, 128x768->768, 128x768->3072 and 256x1024->1024 ran in 0.89, 0.87,
-    0.79 and 0.75x the time of 4 x 2 (``ku`` 4 alone: 0.98-0.99x; 3 x 4: 0.80-0.91x).
+    accumulators per row, the weight read once at the cache or memory bandwidth;
+    otherwise as many rows as the accumulator budget holds (4 x 64 = 16 zmm).
+    With 16 vector registers (AVX2) and ``M > 2`` the tile is
+    :func:`topi.config.gemm_tile`'s: two vectors by 6 rows (12 accumulators), 4
+    reduction steps unrolled, about 0.8x the time of 4 vectors by 2 rows on
+    transformer-sized dense layers (``benchmarks/topi_nn.py``).
     """
     M, dtype = workload[1], workload[4]
     lanes = target.lanes(accumulate_dtype(dtype))

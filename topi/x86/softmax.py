@@ -46,8 +46,8 @@ def softmax_rule(workload: tuple, target) -> dict:
     """Rows per parallel task (``rb``) and vector width (``vec``): two vectors of the
     target per loop iteration (32 float32 lanes with AVX-512, 16 with AVX2).
 
-    Two independent exps per iteration ran the rows ~5% faster than one on the
-    Zen 4 VM (AVX-512); four were no better.  float16 rows count float32 lanes (their
+    Two independent exps per iteration keep both FMA pipes busy (about 5% faster than
+    one, ``benchmarks/topi_nn.py``); four are no better.  float16 rows count float32 lanes (their
     exponentials and sum are computed in float32).
     """
     lanes = target.lanes(accumulate_dtype(workload[3]))
