@@ -40,9 +40,13 @@ class Tensor:
     def ndim(self) -> int:
         return len(self.shape)
 
-    def __getitem__(self, indices) -> TensorRead:
+    def __getitem__(self, indices) -> "TensorRead | TensorSlice":
+        """``A[i, j]``; ``A[i]`` of a 2-d tensor is a :class:`TensorSlice` that ``[j]`` completes
+        (classic TVM's chained indexing, ``A[i][j]``)."""
         if not isinstance(indices, tuple):
             indices = (indices,)
+        if 0 < len(indices) < len(self.shape):
+            return TensorSlice(self, indices)
         return self(*indices)
 
     def __call__(self, *indices) -> TensorRead:
@@ -62,7 +66,7 @@ class Tensor:
             idx.append(e)
         return TensorRead(self, tuple(idx), self.dtype)
 
-    def as_scalar_expr(self) -> TensorRead | None:
+    def as_scalar_expr(self) -> "TensorRead | None":
         """``A()`` for a 0-d tensor (it then reads as a number in expressions), else None."""
         return self() if len(self.shape) == 0 else None
 
@@ -83,6 +87,42 @@ class Tensor:
     def __bool__(self) -> bool:
         return True
 
+
+
+class TensorSlice:
+    """``A[i]`` of a tensor with more dimensions: indexing it again adds indices
+    (``A[i][j]`` is ``A[i, j]``).  Only a fully indexed slice is an expression."""
+
+    __slots__ = ("tensor", "indices")
+
+    def __init__(self, tensor: Tensor, indices: tuple):
+        self.tensor, self.indices = tensor, tuple(indices)
+
+    def __getitem__(self, indices):
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        return self.tensor[self.indices + indices]
+
+    @property
+    def dtype(self) -> str:
+        return self.tensor.dtype
+
+    def asobject(self):
+        """The read of a fully indexed slice."""
+        return self.tensor(*self.indices)
+
+    def __repr__(self) -> str:
+        return f"{self.tensor.name}[{', '.join(map(str, self.indices))}]"
+
+    def _partial(self, *_):
+        raise TypeError(
+            f"{self!r} gives {len(self.indices)} of tensor '{self.tensor.name}''s {len(self.tensor.shape)} "
+            f"indices; index it fully (for example {self.tensor.name}[{', '.join(f'i{k}' for k in range(len(self.tensor.shape)))}]) "
+            f"before using it in an expression"
+        )
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _partial
+    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __neg__ = __lt__ = __gt__ = _partial
 
 class Operation:
     """Base of PlaceholderOp and ComputeOp."""

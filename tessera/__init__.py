@@ -17,10 +17,12 @@ import sys
 import te
 from codegen.ndarray import Device, cl, cpu, cuda, device, metal, opencl, rocm, vulkan
 from codegen.packed import get_global_func, register_func
-from tessera import contrib, ir, nd, runtime, target, testing, tir
+from te.errors import TesseraError as TVMError
+from tessera import contrib, error, ir, modules, nd, runtime, target, testing, tir
 from tessera.driver import build, lower
 
 sys.modules.setdefault("tessera.te", te)
+modules.install()  # tessera.topi.*, tessera.autotvm.* ... as real modules (tessera/modules.py)
 
 _LAZY = {"topi": "topi", "autotvm": "tune.autotvm", "auto_scheduler": "tune.auto_scheduler", "graph": "graph"}
 
@@ -30,7 +32,7 @@ def __getattr__(name: str):
     if name not in _LAZY:
         raise AttributeError(f"module 'tessera' has no attribute '{name}'")
     try:
-        mod = importlib.import_module(_LAZY[name])
+        mod = importlib.import_module(f"tessera.{name}")
     except ImportError as err:
         raise AttributeError(
             f"tessera.{name} is the package '{_LAZY[name]}', which cannot be imported here ({err})"
@@ -41,6 +43,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "Device",
+    "TVMError",
     "auto_scheduler",
     "autotvm",
     "build",
@@ -49,6 +52,7 @@ __all__ = [
     "cpu",
     "cuda",
     "device",
+    "error",
     "get_global_func",
     "graph",
     "ir",

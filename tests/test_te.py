@@ -184,9 +184,19 @@ def test_wrong_lambda_arity_says_so(A):
 
 def test_wrong_index_count_says_so(A):
     with pytest.raises(IndexError, match=r"tensor 'A' has 2 dimensions.*1 indices"):
-        A[1]
+        A(1)
+    with pytest.raises(TypeError, match=r"A\[1\] gives 1 of tensor 'A''s 2 indices; index it fully"):
+        te.compute((4,), lambda i: A[1] + 1.0, name="B")
     with pytest.raises(IndexError, match=r"tensor 'A' has 2 dimensions.*3 indices"):
         te.compute((4, 5), lambda i, j: A[i, j, 0], name="B")
+
+
+def test_chained_indexing_is_one_read(A):
+    """Classic TVM's ``A[i][j]`` reads the same element as ``A[i, j]``."""
+    B = te.compute((4, 5), lambda i, j: A[i][j] * 2.0, name="B")
+    C = te.compute((4, 5), lambda i, j: A[i, j] * 2.0, name="C")
+    assert str(B.op.body[0]).replace("i", "x") == str(C.op.body[0]).replace("i", "x")
+    assert [int(x) for x in A[1][2].indices] == [int(x) for x in A[1, 2].indices] == [1, 2]
 
 
 def test_float_index_rejected(A):

@@ -28,7 +28,7 @@ def test_facade_exposes_the_packages_themselves():
     import topi
 
     assert tvm.te is te_pkg and te is te_pkg
-    assert tvm.topi is topi
+    assert tvm.topi.nn.conv2d_nchw is topi.nn.conv2d_nchw  # the package's own objects, under TVM's path
     assert tvm.tir.indexmod is te_pkg.indexmod and tvm.tir.indexdiv is te_pkg.indexdiv
     assert tvm.testing.utils.install_request_hook(depth=3) is None
 
@@ -40,7 +40,8 @@ def test_tuner_names_are_lazy_and_name_the_package():
         with pytest.raises(AttributeError, match="tune.autotvm"):
             _ = tvm.autotvm
     else:
-        assert tvm.autotvm.__name__ == "tune.autotvm"
+        assert tvm.autotvm.__name__ == "tessera.autotvm"
+        assert tvm.autotvm.task.create is tune.autotvm.task.create
 
 
 @pytest.mark.parametrize("n", [1, 7, 1024, 1027])
@@ -211,3 +212,42 @@ def test_call_pure_extern_calls_the_c_function(n):
     C = te.compute(A.shape, lambda i: tvm.tir.call_pure_extern("float32", "__expf", A[i]), name="C")
     with pytest.raises(ValueError, match="no C function '__expf' is defined in this process"):
         tvm.build(te.create_schedule(C.op), [A, C])
+
+
+def test_classic_module_paths_import_and_share_the_projects_objects():
+    """``import tvm.topi.testing``, ``from tvm.autotvm.task.space import ...`` and the other module
+    paths of classic TVM import, and hold the project's own classes and functions (no copies)."""
+    import importlib
+
+    import topi
+    import tune.autotvm.space
+    import tune.record
+
+    import tessera.topi.testing  # noqa: F401
+    from tessera.autotvm.record import ApplyHistoryBest, encode, measure_str_key  # noqa: F401
+    from tessera.autotvm.task.space import FallbackConfigEntity, SplitEntity
+    from tessera.topi.utils import get_const_tuple
+
+    assert tvm.topi.testing.conv2d_nchw_python is topi.testing.conv2d_nchw_python
+    assert SplitEntity is tune.autotvm.space.SplitEntity and FallbackConfigEntity is tune.autotvm.space.FallbackConfigEntity
+    assert encode is tune.record.encode and get_const_tuple is topi.utils.get_const_tuple
+    for path in ("tessera.topi.nn", "tessera.topi.x86", "tessera.autotvm.task", "tessera.autotvm.measure",
+                 "tessera.autotvm.tuner", "tessera.autotvm.tuner.xgboost_cost_model", "tessera.autotvm.feature",
+                 "tessera.autotvm.database", "tessera.autotvm.env", "tessera.autotvm.measure.executor"):
+        assert importlib.import_module(path) is not None
+    assert tvm.autotvm.record.measure_str_key is measure_str_key  # the classic path however it is reached
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("tessera.topi.no_such_module")
+
+
+def test_errors_are_tvm_errors():
+    """A refused schedule is both a ``ValueError`` (as before) and classic ``tvm.TVMError``
+    (a ``RuntimeError``), with its message unchanged."""
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(B.op.axis[0], factor=2)
+    for caught in (tvm.TVMError, tvm.error.TVMError, RuntimeError, ValueError):
+        with pytest.raises(caught, match="In schedule for stage 'B': cannot split axis 'i'"):
+            s[B].split(B.op.axis[0], factor=2)
+    assert issubclass(tvm.error.OpNotImplemented, tvm.TVMError)

@@ -8,7 +8,7 @@ ranked by), ``worker`` (the child process both use), ``option`` (``measure_optio
 """
 
 from tune.measure.builder import LocalBuilder
-from tune.measure.measure import BuildResult, MeasureErrorNo, MeasureInput, MeasureResult
+from tune.measure.measure import BuildResult, MeasureErrorNo, MeasureInput, MeasureResult, Runner
 from tune.measure.option import create_measure_batch, measure_option
 from tune.measure.runner import LocalRunner
 
@@ -29,6 +29,7 @@ __all__ = [
     "MeasureErrorNo",
     "MeasureInput",
     "MeasureResult",
+    "Runner",
     "create_measure_batch",
     "measure_option",
 ]

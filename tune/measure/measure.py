@@ -69,6 +69,27 @@ def error_result(error_no: int, message: str, all_cost: float) -> MeasureResult:
     return MeasureResult((message,), int(error_no), float(all_cost), time.time())
 
 
+class Runner:
+    """What the measuring loop asks of a runner (classic ``autotvm.measure.Runner``): ``set_task``
+    once per task, ``run(inputs, build results) -> [MeasureResult]`` per batch, ``close``."""
+
+    def __init__(self, timeout: float = 10, n_parallel: int | None = None):
+        self.timeout, self.n_parallel = timeout, n_parallel
+        self.task = None
+
+    def set_task(self, task, reference: dict | None = None) -> None:
+        self.task = task
+
+    def get_build_kwargs(self) -> dict:
+        return {}
+
+    def run(self, measure_inputs: list, build_results: list) -> list:
+        raise NotImplementedError(f"{type(self).__name__}.run")
+
+    def close(self) -> None:
+        """Release what the runner holds (worker processes)."""
+
+
 class BuildResult(NamedTuple):
     """A built candidate: its object code (``build`` dict, or None) or an error."""
 
@@ -78,4 +99,4 @@ class BuildResult(NamedTuple):
     time_cost: float
 
 
-__all__ = ["BuildResult", "MeasureErrorNo", "MeasureInput", "MeasureResult", "error_result"]
+__all__ = ["BuildResult", "MeasureErrorNo", "MeasureInput", "MeasureResult", "Runner", "error_result"]

@@ -29,7 +29,7 @@ import numpy as np
 from codegen.module import calls_lasting
 from codegen.ndarray import aligned_copy, aligned_empty
 from tune.layout import to_blocked, to_logical
-from tune.measure.measure import MeasureErrorNo, MeasureResult, error_result
+from tune.measure.measure import MeasureErrorNo, MeasureResult, Runner, error_result
 from tune.measure.worker import Worker
 
 _HERE = "tune.measure.runner"
@@ -53,7 +53,7 @@ def run_result(status: str, value, build, t_run: float, timeout: float) -> Measu
     return error_result(MeasureErrorNo.RUNTIME_DEVICE, f"runner: {value}", all_cost)
 
 
-class LocalRunner:
+class LocalRunner(Runner):
     """Times candidates in one separate process (see the module doc for the parameters, which are
     classic AutoTVM's; ``timeout``: seconds per candidate)."""
 

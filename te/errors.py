@@ -1,0 +1,10 @@
+"""The project's error base: every error Tessera raises about a program it was given derives from it.
+
+Classic TVM code catches ``tvm.TVMError`` (a ``RuntimeError``); ``tessera.TVMError`` is this class.
+An error that is also a bad value (a refused schedule, ``schedule.ScheduleError``) derives from
+``ValueError`` as well, so both ``except ValueError`` and ``except tvm.TVMError`` catch it.
+"""
+
+
+class TesseraError(RuntimeError):
+    """An error about a program, schedule or argument that Tessera cannot honour."""
