@@ -13,6 +13,7 @@ from te.visitor import pre_order, substitute
 from schedule.errors import ScheduleError
 from schedule.relations import Fuse, Split
 from schedule.stage import Stage
+from schedule.trace import Trace, recorded, snapshot_roots
 
 
 class Schedule:
@@ -23,6 +24,7 @@ class Schedule:
         self.target: str | None = None  # the target its choices read, where a schedule recorded one
         self.stages: list[Stage] = []
         self.stage_map: dict = {}  # op -> Stage (original and current ops)
+        self.trace = Trace()  # every primitive applied, as replayable data (schedule.trace)
         for op in _post_order(self.outputs):
             self._add_stage(Stage(op, self))
         for op in self.outputs:
@@ -30,6 +32,7 @@ class Schedule:
         from schedule.opaque_ops import attach_scan_groups
 
         attach_scan_groups(self)
+        snapshot_roots(self)
 
     def _add_stage(self, stage: Stage, after: Stage | None = None) -> Stage:
         if after is None:
@@ -83,6 +86,7 @@ class Schedule:
         return False
 
     # dataflow rewriting ------------------------------------------------------
+    @recorded("cache_read")
     def cache_read(self, tensor: Tensor, scope: str, readers) -> Tensor:
         """Copy ``tensor`` into a new stage ``tensor.scope`` read by ``readers``.
 
@@ -110,6 +114,7 @@ class Schedule:
         stage.scope = scope
         return cache
 
+    @recorded("cache_write")
     def cache_write(self, tensor, scope: str):
         """Compute ``tensor`` into a new stage ``C.scope``; ``C`` becomes a copy of it.
 
@@ -148,6 +153,7 @@ class Schedule:
         outs = [Tensor(cache_op, k) for k in range(cache_op.num_outputs)]
         return outs if isinstance(tensor, (list, tuple)) else outs[0]
 
+    @recorded("rfactor")
     def rfactor(self, tensor: Tensor, axis, factor_axis: int = 0):
         """Factor a reduction over leaf axis ``axis`` into a new stage ``C.rf``.
 

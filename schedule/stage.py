@@ -14,6 +14,7 @@ from te.simplify import simplify
 from te.tensor import ComputeOp, PlaceholderOp
 from schedule.errors import ScheduleError
 from schedule.relations import Fuse, Singleton, Split
+from schedule.trace import recorded
 
 LEGAL_PRAGMAS = ("auto_unroll_max_step", "unroll_explicit", "parallel_launch_point")
 
@@ -81,6 +82,7 @@ class Stage:
         return iv
 
     # loop transformations ---------------------------------------------------
+    @recorded("split")
     def split(self, parent, factor=None, nparts=None):
         """Split ``parent`` into ``(outer, inner)``; ``inner`` has extent ``factor``.
 
@@ -117,6 +119,7 @@ class Stage:
         self._replace_leaf([parent], [outer, inner], rel)
         return outer, inner
 
+    @recorded("tile")
     def tile(self, x_parent, y_parent, x_factor, y_factor):
         """Split two axes and reorder to ``(x.outer, y.outer, x.inner, y.inner)``."""
         xo, xi = self.split(x_parent, factor=x_factor)
@@ -124,6 +127,7 @@ class Stage:
         self.reorder(xo, yo, xi, yi)
         return xo, yo, xi, yi
 
+    @recorded("fuse")
     def fuse(self, *args):
         """Fuse adjacent leaf axes (outer first) into one: ``x.y.fused``.
 
@@ -170,6 +174,7 @@ class Stage:
         self._replace_leaf([outer, inner], [fused], Fuse(outer, inner, fused))
         return fused
 
+    @recorded("reorder")
     def reorder(self, *args):
         """Put the given leaf axes in this order, in the slots they occupy."""
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
@@ -202,18 +207,22 @@ class Stage:
             )
         self.iter_var_attrs.setdefault(iv, {"kind": None, "pragmas": []})["kind"] = kind
 
+    @recorded("vectorize")
     def vectorize(self, iv) -> None:
         """Emit the loop as SIMD vector instructions (Halide ``f.vectorize(x)``)."""
         self._annotate(iv, "vectorize")
 
+    @recorded("parallel")
     def parallel(self, iv) -> None:
         """Run the loop's iterations on the thread pool (Halide ``f.parallel(x)``)."""
         self._annotate(iv, "parallel")
 
+    @recorded("unroll")
     def unroll(self, iv) -> None:
         """Replicate the loop body once per iteration (Halide ``f.unroll(x)``)."""
         self._annotate(iv, "unroll")
 
+    @recorded("bind")
     def bind(self, ivar, thread_ivar) -> None:
         """Run loop ``ivar`` as GPU thread axis ``thread_ivar`` (see ``schedule.thread_bind``)."""
         from schedule.thread_bind import bind
@@ -224,6 +233,7 @@ class Stage:
         """Record a store predicate (TVM's cross-thread reductions; used by GPU targets only)."""
         self.store_predicate = predicate
 
+    @recorded("pragma")
     def pragma(self, iv, key: str, value=None) -> None:
         """Attach a pragma to a loop: ``auto_unroll_max_step`` and ``unroll_explicit``."""
         self._check_leaf(iv, "pragma")
@@ -233,6 +243,7 @@ class Stage:
             )
         self.iter_var_attrs.setdefault(iv, {"kind": None, "pragmas": []})["pragmas"].append((key, value))
 
+    @recorded("storage_align")
     def storage_align(self, axis, factor: int, offset: int) -> None:
         """Pad the stride of ``axis``'s dimension to ``offset`` modulo ``factor``."""
         if not E.contains(getattr(self.op, "axis", ()), axis):
@@ -246,12 +257,14 @@ class Stage:
             raise ValueError(f"storage_align of stage '{self.name}': factor must be > 0, got {factor}")
         self.storage_aligns[E.index_of(self.op.axis, axis)] = (factor, int(offset) % factor)
 
+    @recorded("set_scope")
     def set_scope(self, scope: str) -> None:
         if scope not in ("global", "local"):
             raise ValueError(f"stage '{self.name}': unknown scope {scope!r}; use 'global' or 'local'")
         self.scope = scope
 
     # where the stage is computed ------------------------------------------
+    @recorded("compute_at")
     def compute_at(self, parent, axis) -> None:
         """Compute this stage inside loop ``axis`` of consumer stage ``parent``.
 
@@ -288,6 +301,7 @@ class Stage:
             )
         self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, axis
 
+    @recorded("compute_inline")
     def compute_inline(self) -> None:
         """Substitute this stage's expression into every consumer."""
         self._check_placeable("compute_inline")
@@ -303,6 +317,7 @@ class Stage:
             )
         self.attach_type, self.attach_stage, self.attach_ivar = "inline", None, None
 
+    @recorded("compute_root")
     def compute_root(self) -> None:
         """Compute the whole stage at the top level (the default)."""
         self._check_placeable("compute_root")
