@@ -30,14 +30,14 @@ def test_a_second_target_kind_registers_conv2d_and_the_graph_builds_through_it(m
         calls.append("compute")
         return [topi.nn.conv2d_nchw(xs[0], xs[1], a["strides"] if "strides" in a else 1, a["padding"], 1)]
 
-    def schedule(outs, a):
-        calls.append("schedule")
+    def schedule(outs, a, target):
+        calls.append(("schedule", target.keys))  # the build's target, handed down
         return topi.generic.default_schedule(outs)
 
     monkeypatch.setitem(strategy._STRATEGIES, ("conv2d", "fakecpu"), strategy.OpStrategy(compute, schedule))
     g = conv_relu()
     lib = graph.build(g, target=FAKE, jobs=1)
-    assert "compute" in calls and "schedule" in calls
+    assert "compute" in calls and ("schedule", ("fakecpu",)) in calls
     bodies = [n for node in lib.graph.nodes if node.op == "fused" for n in node.attrs["body"].nodes]
     assert [n.op for n in bodies if n.op.startswith("conv")] == ["conv2d"]  # no x86 blocked layout
     assert all("config" not in n.attrs for n in bodies)  # no x86 template chose its config

@@ -82,7 +82,7 @@ def records_target(schedule_fn):
     def wrapper(*args, **kwargs):
         s = schedule_fn(*args, **kwargs)
         if hasattr(s, "stages") and getattr(s, "target", None) is None:
-            s.target = str(current_target())
+            s.target = str(kwargs.get("target") or current_target())
         return s
 
     return wrapper

@@ -13,9 +13,10 @@ The x86 strategies are one registration module, ``topi.x86.strategy``
 (registered under ``"cpu"``).  Layout helpers the graph's layout passes use
 (``register_layout_helpers``) are looked up the same way.
 
-``compute(inputs, attrs) -> [tensors]``, ``schedule(outs, attrs) -> Schedule``,
-``workload(values, attrs) -> key | None`` (``values``: the node's inputs, with
-``shape``, ``dtype`` and ``node``), as ``graph.ops.registry.OpDef`` documents.
+``compute(inputs, attrs) -> [tensors]``, ``schedule(outs, attrs, target) -> Schedule``
+(the build's ``Target``, handed down), ``workload(values, attrs, out_shape) -> key | None``
+(``values``: the node's inputs, with ``shape``, ``dtype`` and ``node``; ``out_shape()``
+its output shape), as ``graph.ops.registry.OpDef`` documents.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ no target's topi module.  ``OpDef.implementation(target)`` says which apply.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -58,11 +59,14 @@ class OpDef:
 
     def implementation(self, target=None) -> OpStrategy:
         """The compute, schedule and workload functions ``target`` (None: the current one) runs this
-        operator with: its strategy's, where it registered one, else the generic ones here."""
+        operator with: its strategy's, where it registered one, else the generic ones here (a
+        generic schedule is called as ``schedule(outs, attrs)``; a strategy's also gets the target)."""
         target = create(target)
         found = strategy(self.name, target) or OpStrategy()
-        return OpStrategy(found.compute or self.compute, found.schedule or self.schedule,
-                          found.workload or self.workload_fn)
+        schedule = self.schedule
+        if found.schedule is not None:
+            schedule = functools.partial(_with_target, found.schedule, target)
+        return OpStrategy(found.compute or self.compute, schedule, found.workload or self.workload_fn)
 
     def compute_for(self, inputs: list, attrs: dict, target=None) -> list:
         compute = self.implementation(target).compute
@@ -99,6 +103,10 @@ class OpDef:
 
 
 _REGISTRY: dict = {}
+
+
+def _with_target(schedule, target, outs, attrs):
+    return schedule(outs, attrs, target)
 
 
 def register(name: str, compute=None, pattern: int = OPAQUE, schedule=None, infer=None,
@@ -145,6 +153,8 @@ def injective_schedule(outs, attrs=None, target=None):
     ``topi.generic.schedule_injective``."""
     import topi
 
-    found = strategy("injective", create(target))
-    return (found.schedule if found and found.schedule else lambda o, a: topi.generic.schedule_injective(o))(
-        outs, attrs)
+    target = create(target)
+    found = strategy("injective", target)
+    if found is not None and found.schedule is not None:
+        return found.schedule(outs, attrs, target)
+    return topi.generic.schedule_injective(outs)

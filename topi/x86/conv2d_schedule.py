@@ -36,8 +36,8 @@ def _has_conv(out_op) -> bool:
 def _reads_in_place(conv_op, data_vec_op) -> bool:
     """A 1x1, stride-1, unpadded conv over a wide enough plane reads NCHW data in place:
     packing would only copy it (the register tile broadcasts one scalar per
-    channel and column either way).  Measured on ResNet-50's 1x1 layers at 56x56,
-    28x28 and 14x14: 10-40% faster; at 7x7 and stride 2 the packed copy wins."""
+    channel and column either way); on small planes and with stride 2 the packed copy's
+    contiguous reads win (``IN_PLACE_MIN_PLANE``; ``benchmarks/model_layers.py`` per layer)."""
     wl = conv_op.attrs.get("workload")
     if data_vec_op.name != "data_vec" or wl is None or wl[0] not in ("conv2d_nchw", TEMPLATE):
         return False
@@ -49,9 +49,8 @@ def _reads_in_place(conv_op, data_vec_op) -> bool:
 
 def _schedule_inputs(s, conv_op, vec: int) -> None:
     """Compute packing stages at the root, parallel and vectorized; inline the data packing
-    where the conv reads the data in place, and the zero padding of blocked data (the
-    lowering then skips the taps that read it: stride-2 3x3 convs of ResNet-50 5-9% faster
-    than over a padded copy, stride-1 ones 1-12%, measured alternately) unless the conv runs
+    where the conv reads the data in place, and the zero padding of blocked data (the lowering
+    then skips the taps that read it, cheaper than reading a padded copy) unless the conv runs
     over its plane flattened (``flat``: a column tile crosses rows)."""
     stack = list(conv_op.input_tensors)
     while stack:
@@ -138,11 +137,11 @@ def conv_config(conv_op, cfg: Config | None = None) -> Config:
     return cfg
 
 
-def _schedule_nchwc(s, out_op, cfg: Config | None = None):
+def _schedule_nchwc(s, out_op, cfg: Config | None = None, target=None):
     conv_op = _find_conv(s, out_op)
     cfg = conv_config(conv_op, cfg)
     ocb = cfg["oc_bn"]
-    _schedule_inputs(s, conv_op, current_target().lanes(conv_op.output(0).dtype))
+    _schedule_inputs(s, conv_op, (target or current_target()).lanes(conv_op.output(0).dtype))
     conv = conv_op.output(0)
     if conv_op is out_op:
         conv = s.cache_write(conv, "local")
@@ -157,7 +156,7 @@ def _outs(outs) -> list:
 
 
 @records_target
-def schedule_conv2d_NCHWc(outs, cfg: Config | None = None):
+def schedule_conv2d_NCHWc(outs, cfg: Config | None = None, target=None):
     """Schedule ``conv2d_NCHWc`` (and any injective epilogue on its output).
 
     Parameters
@@ -168,23 +167,25 @@ def schedule_conv2d_NCHWc(outs, cfg: Config | None = None):
     cfg : Config, optional
         The conv's config (default: the one it was computed with); one for
         another workload, or with blocks other than the tensors', is a ``ValueError``.
+    target : Target, optional
+        The CPU it is for (default: the current one).
     """
     outs = _outs(outs)
     s = te.create_schedule([o.op for o in outs])
-    _schedule_nchwc(s, outs[0].op, cfg)
+    _schedule_nchwc(s, outs[0].op, cfg, target)
     return s
 
 
 @records_target
-def schedule_conv2d_nchw(outs, cfg: Config | None = None):
-    """Schedule an NCHW conv: the blocked path for :func:`conv2d_nchw_x86` outputs,
-    a direct register-tiled schedule for plain (or grouped) ``topi.nn.conv2d_nchw``
-    (``cfg`` is then a ``conv_direct.x86`` config)."""
+def schedule_conv2d_nchw(outs, cfg: Config | None = None, target=None):
+    """Schedule an NCHW conv for ``target`` (default: the current one): the blocked path for
+    :func:`conv2d_nchw_x86` outputs, a direct register-tiled schedule for plain (or grouped)
+    ``topi.nn.conv2d_nchw`` (``cfg`` is then a ``conv_direct.x86`` config)."""
     outs = _outs(outs)
     s = te.create_schedule([o.op for o in outs])
     if not _has_conv(outs[0].op):
         return schedule_direct(s, outs[0].op, channels_last=False, cfg=cfg)
-    return _schedule_nchwc(s, outs[0].op, cfg)
+    return _schedule_nchwc(s, outs[0].op, cfg, target)
 
 
 @records_target

@@ -401,8 +401,9 @@ def _schedule_output(s, out_op, y, tile: int, bn: int, rows: int = 0):
 
 
 @records_target
-def schedule_conv2d_winograd(outs, cfg: Config | None = None):
-    """Schedule :func:`conv2d_winograd_x86` (and an injective epilogue on its output).
+def schedule_conv2d_winograd(outs, cfg: Config | None = None, target=None):
+    """Schedule :func:`conv2d_winograd_x86` (and an injective epilogue on its output) for
+    ``target`` (default: the current one).
 
     ``cfg`` (default: the one the conv was computed with) must be for the
     conv's workload, with the compute's ``tile``, ``cb``, ``bn`` and ``mr``;
@@ -422,7 +423,7 @@ def schedule_conv2d_winograd(outs, cfg: Config | None = None):
         if diff:
             raise ValueError(f"schedule_conv2d_winograd: config knobs {diff} differ from the compute's "
                              f"({have.text()}); compute with the config you schedule with")
-    lanes = current_target().lanes(anchor.output(0).dtype)
+    lanes = (target or current_target()).lanes(anchor.output(0).dtype)
     m = anchor.output(0)
     v = _stage(anchor, "winograd_V")
     u = next(t for t in anchor.input_tensors if t is not v)

@@ -89,11 +89,12 @@ def conv2d_compute(xs, a):
     return [x86conv.conv2d_nchw_x86(data, kernel, st, pad, dil, cfg=cfg, groups=groups)]
 
 
-def conv2d_schedule(outs, a):
+def conv2d_schedule(outs, a, target):
+    """The node's config decides the implementation; the target is the build's, handed down."""
     cfg = a.get("config")
     if cfg is not None and cfg.template == x86wino.TEMPLATE:
-        return x86wino.schedule_conv2d_winograd(outs, cfg)
-    return x86conv_schedule.schedule_conv2d_nchw(outs, cfg)
+        return x86wino.schedule_conv2d_winograd(outs, cfg, target=target)
+    return x86conv_schedule.schedule_conv2d_nchw(outs, cfg, target=target)
 
 
 def group_conv_blocks(data_shape, kernel_shape, a) -> tuple | None:
@@ -110,13 +111,13 @@ register_strategy("conv2d", CPU, conv2d_compute, conv2d_schedule, conv2d_workloa
 register_strategy("conv2d_NCHWc", CPU,
                   lambda xs, a: [conv2d_nchwc.conv2d_NCHWc_x86(xs[0], xs[1], *conv_args(a), cfg=a.get("config"),
                                                                groups=a.get("groups", 1))],
-                  lambda outs, a: x86conv_schedule.schedule_conv2d_NCHWc(outs))
+                  lambda outs, a, t: x86conv_schedule.schedule_conv2d_NCHWc(outs, target=t))
 register_strategy("pack_conv2d_kernel", CPU, lambda xs, a: [x86conv.pack_kernel(xs[0], a["ic_bn"], a["oc_bn"])])
 register_strategy("conv2d_winograd", CPU,
                   lambda xs, a: [x86wino.conv2d_winograd_x86(xs[0], xs[1], conv_args(a)[1], cfg=a["config"],
                                                              kshape=tuple(a["kernel_shape"]),
                                                              out_block=a.get("out_block", 0))],
-                  lambda outs, a: x86wino.schedule_conv2d_winograd(outs, a["config"]),
+                  lambda outs, a, t: x86wino.schedule_conv2d_winograd(outs, a["config"], target=t),
                   lambda v, a, out_shape: x86wino.winograd_workload(plain_data_shape(v[0].shape),
                                                          tuple(a["kernel_shape"]), (1, 1), conv_args(a)[1],
                                                          (1, 1), 1, v[0].dtype))
@@ -124,22 +125,22 @@ register_strategy("conv2d_winograd", CPU,
 
 # ---------------------------------------------------- other convolutions ---
 register_strategy("depthwise_conv2d", CPU,
-                  schedule=lambda outs, a: x86dw.schedule_depthwise_conv2d_nchw(outs, a.get("config")),
+                  schedule=lambda outs, a, t: x86dw.schedule_depthwise_conv2d_nchw(outs, a.get("config")),
                   workload=lambda v, a, out_shape: x86dw.depthwise_workload(out_shape(), "NCHW", v[0].dtype))
 register_strategy("depthwise_conv2d_NCHWc", CPU,
                   lambda xs, a: [x86dw.depthwise_conv2d_NCHWc(xs[0], xs[1], *conv_args(a), a.get("config"))],
-                  lambda outs, a: x86dw.schedule_depthwise_conv2d_NCHWc(outs),
+                  lambda outs, a, t: x86dw.schedule_depthwise_conv2d_NCHWc(outs),
                   lambda v, a, out_shape: x86dw.depthwise_nchwc_workload(v[0].shape, v[1].shape[1:3], *conv_args(a),
                                                               v[0].dtype))
 register_strategy("group_conv2d_NCHWc", CPU,
                   lambda xs, a: [x86group.group_conv2d_NCHWc_x86(xs[0], xs[1], *conv_args(a), a["groups"],
                                                                  a["config"])],
-                  lambda outs, a: x86group.schedule_group_conv2d_NCHWc(outs))
-register_strategy("channel_shuffle", CPU, schedule=lambda outs, a: schedule_channel_shuffle(outs))
+                  lambda outs, a, t: x86group.schedule_group_conv2d_NCHWc(outs))
+register_strategy("channel_shuffle", CPU, schedule=lambda outs, a, t: schedule_channel_shuffle(outs))
 
 
 register_strategy("conv2d_transpose", CPU,
-                  schedule=lambda outs, a: conv2d_transpose.schedule_conv2d_transpose_nchw(outs, a.get("config")),
+                  schedule=lambda outs, a, t: conv2d_transpose.schedule_conv2d_transpose_nchw(outs, a.get("config")),
                   workload=lambda v, a, out_shape: conv_direct.direct_workload("conv2d_transpose_nchw", out_shape(),
                                                                                False, v[0].dtype))
 
@@ -158,7 +159,7 @@ def dense_compute(xs, a):
     return [dense_nchw(xs[0], xs[1])]
 
 
-def dense_schedule(outs, a):
+def dense_schedule(outs, a, target):
     if _packs(a):
         return x86dense.schedule_dense_pack(outs, a.get("config"))
     return x86dense.schedule_dense(outs, a.get("config"))
@@ -186,12 +187,12 @@ def batch_matmul_workload(values, a, out_shape) -> tuple:
 register_strategy("dense", CPU, dense_compute, dense_schedule, dense_workload)
 register_strategy("pack_dense_weight", CPU, lambda xs, a: [x86dense.pack_dense_weight(xs[0], a["bn"])])
 register_strategy("batch_matmul", CPU,
-                  schedule=lambda outs, a: batch_matmul.schedule_batch_matmul(outs, a.get("config")),
+                  schedule=lambda outs, a, t: batch_matmul.schedule_batch_matmul(outs, a.get("config")),
                   workload=batch_matmul_workload)
 
 
 # ----------------------------------------------- pooling, softmax, reduce ---
-def _pool(outs, a):
+def _pool(outs, a, target):
     return pooling.schedule_pool(outs, cfg=a.get("config"))
 
 
@@ -221,21 +222,21 @@ def reduce_workload(name: str):
 for _name in ("pool2d", "global_pool"):
     register_strategy(_name, CPU, schedule=_pool, workload=pool_workload)
 register_strategy("max_pool2d_with_indices", CPU,
-                  schedule=lambda outs, a: pooling.schedule_max_pool_with_indices(outs, cfg=a.get("config")),
+                  schedule=lambda outs, a, t: pooling.schedule_max_pool_with_indices(outs, cfg=a.get("config")),
                   workload=pool_workload)
-register_strategy("pool3d", CPU, schedule=lambda outs, a: pooling.schedule_pool(outs))
+register_strategy("pool3d", CPU, schedule=lambda outs, a, t: pooling.schedule_pool(outs))
 for _name in ("softmax", "log_softmax"):
-    register_strategy(_name, CPU, schedule=lambda outs, a: softmax.schedule_softmax(outs, a.get("config")),
+    register_strategy(_name, CPU, schedule=lambda outs, a, t: softmax.schedule_softmax(outs, a.get("config")),
                       workload=softmax_workload)
 for _name in ("sum", "mean", "max", "min", "prod", "argmax", "argmin"):
-    register_strategy(_name, CPU, schedule=lambda outs, a: x86reduce.schedule_reduce(outs, a.get("config")),
+    register_strategy(_name, CPU, schedule=lambda outs, a, t: x86reduce.schedule_reduce(outs, a.get("config")),
                       workload=reduce_workload(_name))
 
 
-register_strategy("injective", CPU, schedule=lambda outs, a: injective.schedule_injective(outs))
+register_strategy("injective", CPU, schedule=lambda outs, a, t: injective.schedule_injective(outs))
 for _name in ("layer_norm", "rms_norm"):
-    register_strategy(_name, CPU, schedule=lambda outs, a: schedule_layer_norm(outs))
-register_strategy("attention", CPU, schedule=lambda outs, a: schedule_attention(outs))
+    register_strategy(_name, CPU, schedule=lambda outs, a, t: schedule_layer_norm(outs))
+register_strategy("attention", CPU, schedule=lambda outs, a, t: schedule_attention(outs))
 
 
 # --------------------------------------------------------- layout helpers ---
