@@ -15,9 +15,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import importlib.util
-import os
-import sys
 import threading
 from dataclasses import dataclass
 
@@ -25,6 +22,7 @@ from tune import record
 from tune.autotvm import dispatch
 from tune.autotvm.errors import TemplateError, TemplateNotFoundError, TuneError
 from tune.autotvm.space import ConfigEntity, ConfigSpace, FallbackConfigEntity
+from tune.measure.builder import defining_file, load_by_path
 from tune.measure.measure import MeasureInput
 
 
@@ -89,35 +87,13 @@ def template(task_name, func=None):
         wrapper.template_name = task_name
         old = _TEMPLATES.get(task_name) or TemplateEntry(task_name)
         _TEMPLATES[task_name] = dataclasses.replace(old, func=wrapper, module=f.__module__,
-                                                    path=_defining_file(f.__module__))
+                                                    path=defining_file(f.__module__))
         return wrapper
 
     return register(func) if func is not None else register
 
 
 register_template = template
-
-
-def _defining_file(module: str | None) -> str | None:
-    """The source file of ``module`` (None: none, such as code run through ``exec``)."""
-    path = getattr(sys.modules.get(module), "__file__", None) if module else None
-    return os.path.abspath(path) if path and os.path.exists(path) else None
-
-
-def load_by_path(module: str, path: str) -> None:
-    """Run the file that defined a template under a private module name (a module that cannot be
-    imported by name here: a pytest test module, a script beside the parent's working directory)."""
-    name = f"_tessera_template_{abs(hash((module, path)))}"
-    if name in sys.modules:
-        return
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    except BaseException:
-        del sys.modules[name]
-        raise
 
 
 def call_with_config(f, cfg, args, kwargs):

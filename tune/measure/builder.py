@@ -20,8 +20,10 @@ worker is killed and a fresh one started for the next candidate.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import queue
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -124,6 +126,29 @@ class LocalBuilder:
         self._pool.shutdown(wait=False)
 
 
+def defining_file(module: str | None) -> str | None:
+    """The source file of ``module`` (None: none, such as code run through ``exec``)."""
+    path = getattr(sys.modules.get(module), "__file__", None) if module else None
+    return os.path.abspath(path) if path and os.path.exists(path) else None
+
+
+def load_by_path(module: str, path: str) -> None:
+    """Run the file that defined a template (or any task's definition) under a private module
+    name, in a process that cannot import ``module`` by name (a pytest test module, a script
+    beside the parent's working directory)."""
+    name = f"_tessera_template_{abs(hash((module, path)))}"
+    if name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules[name]
+        raise
+
+
 # ---------------------------------------------------- in the worker process --
 def warm_builder() -> None:
     """Worker start-up: LLVM's target machine and the schedule package, before any timed build."""
@@ -201,4 +226,5 @@ def lower_here(task, config) -> dict:
         return {"error_no": MeasureErrorNo.COMPILE_HOST, "error": f"{type(err).__name__}: {err}"}
 
 
-__all__ = ["LocalBuilder", "build_candidate", "compile_object", "lower_here", "rebuilt_in_worker", "warm_builder"]
+__all__ = ["LocalBuilder", "build_candidate", "compile_object", "defining_file", "load_by_path", "lower_here",
+           "rebuilt_in_worker", "warm_builder"]
