@@ -195,7 +195,7 @@ _stubs: dict = {}  # import names -> object code of their stubs
 
 def cache_root() -> str:
     """Where Tessera keeps what it compiled and measured: ``$TESSERA_CACHE_DIR``, default
-    ``~/.cache/tessera`` (the kernel cache, the tuner's yardstick scale)."""
+    ``~/.cache/tessera`` (the kernel cache)."""
     return os.environ.get("TESSERA_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tessera")
 
 

@@ -3,7 +3,7 @@
 
 ``autotvm.task.create("conv2d_NCHWc.x86", args, target)`` where ``args`` is
 topi's workload key without its name (``topi.x86.conv2d_rule.conv2d_workload``).
-The bridge is the same for every template of ``topi.config``:
+The bridge is the same for every knob template (a ``tune.autotvm.config.Rule``):
 
 * the space: one ``define_knob`` per knob, its candidates those of
   ``tune.autotvm.config.config_space(workload)`` for the task's target;
@@ -12,7 +12,7 @@ The bridge is the same for every template of ``topi.config``:
 * a combination the template's constraint refuses raises (the trial is an
   instantiation error).
 
->>> from topi.x86.conv2d import conv2d_workload
+>>> from topi.x86.conv2d_rule import conv2d_workload
 >>> wl = conv2d_workload((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
 >>> task = autotvm.task.create(wl[0], wl[1:], target="llvm")
 """

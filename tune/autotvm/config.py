@@ -19,8 +19,9 @@ A workload key is a hashable, printable tuple ``(template, *arguments)``; the
 compute stores it in ``op.attrs["workload"]``, the schedule checks the config
 against it, the graph stores the config on the node (``tune.autotvm.choose``)
 and the kernel cache key prints its values.  A tuner's space point
-(``ConfigEntity``) of a knob template becomes a ``Config`` in one place,
-:func:`entity_config`.
+(``ConfigEntity``) of a knob template becomes a ``Config`` through its knob
+values (``tune.autotvm.history.Records`` reads records so; the template
+bridge of ``topi.x86.templates`` so reads the point it is asked for).
 """
 
 from __future__ import annotations
@@ -215,7 +216,6 @@ def _short(cands: list) -> str:
     return repr(cands) if len(cands) <= 24 else repr(cands[:12])[:-1] + f", ... ({len(cands)} in all)]"
 
 
-
 # ------------------------------------------------------------ choosing ---
 def config_space(workload, target=None) -> dict:
     """Knob -> candidates of ``workload`` for ``target`` (default: the current one)."""
@@ -259,11 +259,6 @@ def recorded_config(workload, values: dict | None, target=None) -> Config | None
         return None
 
 
-def entity_config(workload, entity, target=None) -> Config:
-    """The ``Config`` of a tuner's space point (``ConfigEntity``) of a knob template."""
-    return recorded_config(workload, entity.knob_values(), target)
-
-
 def choose_config(workload, target=None) -> Config:
     """The config a template called outside a graph gets for ``workload``: the innermost
     ``ApplyChoices`` context's, else the rule's (``tune.autotvm.choose`` chooses for a graph)."""
@@ -285,5 +280,5 @@ def sample_config(workload, rng, target=None, tries: int = 100) -> Config:
     raise ValueError(f"sample_config: no legal config of {workload} in {tries} draws")
 
 
-__all__ = ["Config", "Rule", "choose_config", "config_space", "current_target", "default_config", "entity_config", "has_rule",
+__all__ = ["Config", "Rule", "choose_config", "config_space", "current_target", "default_config", "has_rule",
            "make_config", "recorded_config", "recorded_values", "register_rule", "rule_of", "sample_config"]
