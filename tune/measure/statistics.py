@@ -16,10 +16,4 @@ def robust_cost(costs) -> float:
     return float(statistics.median(costs))
 
 
-def spread(costs) -> float:
-    """``(max - min) / median`` of repeated costs: how far apart the readings of one config are."""
-    mid = robust_cost(costs)
-    return (max(costs) - min(costs)) / mid if mid else 0.0
-
-
-__all__ = ["robust_cost", "spread"]
+__all__ = ["robust_cost"]
