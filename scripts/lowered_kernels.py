@@ -90,8 +90,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("mode", choices=("dump", "compare"))
     p.add_argument("dir")
-    p.add_argument("variants", nargs="*", default=list(VARIANTS), choices=VARIANTS)
+    p.add_argument("variants", nargs="*", help=f"of {', '.join(VARIANTS)} (default: all)")
     a = p.parse_args(argv)
+    a.variants = a.variants or list(VARIANTS)
+    unknown = sorted(set(a.variants) - set(VARIANTS))
+    if unknown:
+        p.error(f"unknown variants {unknown}; choose from {', '.join(VARIANTS)}")
     records = os.path.join(a.dir, "records.jsonl")
     if a.mode == "dump" and "records" in a.variants:
         os.makedirs(a.dir, exist_ok=True)

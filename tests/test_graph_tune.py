@@ -156,6 +156,10 @@ def test_apply_history_best_numerics(model, tmp_path):
     np.testing.assert_allclose(y1, ref, rtol=1e-4, atol=1e-5)
     # outside the context the rule defaults come back
     assert configs_of(graph.build(g, target="llvm", params=params)) == configs_of(default)
+    # records given to graph.build choose as the context does, and win over an enclosing one
+    assert configs_of(graph.build(g, target="llvm", params=params, records=str(log))) == got
+    with autotvm.apply_history_best(str(log)):
+        assert configs_of(graph.build(g, target="llvm", params=params, records=[])) == configs_of(default)
 
 
 def test_records_changed_counts_the_kernels_whose_config_a_record_replaced(model, tmp_path):
