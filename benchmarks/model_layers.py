@@ -11,9 +11,9 @@ other kernels (pools, dense, layout transforms) are summed by kind.
     python benchmarks/model_layers.py resnet50
     python benchmarks/model_layers.py resnet50 --records r50.jsonl --seconds 40
 
-A kernel's time in place counts what it pays for the model around it, which a benchmark of the
-layer alone does not see: on a noisy host ResNet-50's kernels summed 1.14x their time called in a
-row, its Winograd convs up to 2x.  Timings share the machine with whatever else runs on it.
+A kernel's time in place counts what it pays for the model around it (weights from memory,
+inputs written by another thread), which a benchmark of the layer alone does not see.  Timings
+share the machine with whatever else runs on it.
 """
 
 from __future__ import annotations

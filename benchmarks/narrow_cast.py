@@ -5,22 +5,22 @@ Usage::
     python benchmarks/narrow_cast.py [--n 4000000] [--repeat 15] [--threads 1]
 
 Each line: the conversion, Tessera's median (the x86 injective schedule:
-vectorized, parallel), ml_dtypes' median, interleaved sample by sample so that
-both see the same load, and numpy time / Tessera time.  Outputs are checked
+vectorized, parallel), ml_dtypes' median, interleaved call by call
+(``codegen.timing.interleaved``) so that both see the same load, and ml_dtypes
+time / Tessera time.  Outputs are checked
 bit for bit (NaN as NaN) before timing.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import ml_dtypes
 import numpy as np
 
 import codegen
 import te
+from codegen import timing
 from topi import narrow, x86
 from topi.testing.narrow import narrow_cast_python
 
@@ -61,15 +61,9 @@ def main() -> None:
         got = narrow.as_logical(y, dst)
         same = (narrow.as_storage(got) == narrow.as_storage(want)) | np.isnan(want.astype(np.float32))
         assert same.all(), f"{src} -> {dst}: output differs from ml_dtypes"
-        ours, theirs = [], []
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            f(xs, y)
-            ours.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            x.astype(target)
-            theirs.append(time.perf_counter() - t)
-        a, b = statistics.median(ours) * 1e3, statistics.median(theirs) * 1e3
+        runs = timing.interleaved({"tessera": lambda: f(xs, y), "ml_dtypes": lambda: x.astype(target)},
+                                  repeat=args.repeat, number=1, settle=0.0)
+        a, b = timing.median(runs["tessera"]) * 1e3, timing.median(runs["ml_dtypes"]) * 1e3
         print(f"{src + ' -> ' + dst:34} {a:10.2f} {b:12.2f} {b / a:6.1f}")
 
 

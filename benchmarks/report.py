@@ -3,7 +3,9 @@
 Usage::
 
     python benchmarks/report.py [--out DIR] [--quick] [--repeat 9] [--models resnet50,squeezenet]
-                                [--records LOG] [--trials 32]
+                                [--records LOG] [--trials 32] [--readme README.md]
+
+The repository's report is made with ``--out docs/report --readme README.md``.
 
 It measures the machine (float32 FMA peak and copy bandwidth, with Tessera's own
 kernels on every thread), then times, always interleaved with the peer in one run
@@ -20,10 +22,11 @@ another runtime's spinning threads do not steal the cores):
 
 It prints a markdown report; with ``--out DIR`` it writes ``DIR/report.md`` and
 three pictures: ``roofline.png`` (the kernels on this machine's measured roofline),
-``models.png`` (model latency over onnxruntime's) and ``tuning.png``.  Ratios are
-"speed against the peer" (the peer's time over Tessera's: above 1, Tessera is
-faster) unless a row says otherwise.  The whole run takes about 10-15 minutes
-on 2 cores (``--quick``: a few).
+``models.png`` (each model's speed against onnxruntime) and ``tuning.png``; with
+``--readme`` it rewrites the README's summary table between two marker comments.
+Every ratio is "speed against the peer" (the peer's time over Tessera's: above 1,
+Tessera is faster).  The whole run takes about 5-10 minutes on 2 cores
+(``--quick``: a few).
 """
 
 from __future__ import annotations
@@ -55,9 +58,10 @@ THREADS = 2
 # ------------------------------------------------------------------ machine
 def machine(repeat: int) -> dict:
     """CPU name and vector width, and the limits Tessera's own kernels reach: the float32 FMA peak
-    (the faster of all threads' fastest batch and one thread's, in its CPU time, times the threads:
-    other processes' load moves wall time, not a thread's CPU time) and the copy bandwidth (fastest
-    batch)."""
+    (``topi.workloads.fma_peak``, the matmul register tile on operands in L1: the faster of all
+    threads' fastest batch and one thread's, in its CPU time, times the threads, since other
+    processes' load moves wall time, not a thread's CPU time) and the copy bandwidth of arrays
+    larger than the caches (fastest batch)."""
     target = Target("llvm")
     peak, copy = W.fma_peak(), W.copy()
     ins = checked(peak)
@@ -90,6 +94,7 @@ class Report:
     def __init__(self):
         self.kernels: list[dict] = []
         self.points: list[tuple] = []  # (label, flops per byte, GFLOP/s)
+        self.peer_gflops: list = []  # the peer's GFLOP/s on each point's workload
         self.models: list[dict] = []
         self.runtime: list[tuple] = []
 
@@ -105,6 +110,7 @@ class Report:
                              "target": target[0] if target else "", "ok": target[1](ratio) if target else None})
         if flops and nbytes:
             self.points.append((name, flops / nbytes, flops / t / 1e9))
+            self.peer_gflops.append(flops / tp / 1e9)
         return ratio
 
 
@@ -167,6 +173,7 @@ def conv_rows(rep: Report, repeat: int) -> None:
                             "rate": f"{flops / t / 1e9:.1f} GFLOP/s", "spread": timing.spread(runs["tessera"]),
                             "target": "", "ok": None})
         rep.points.append((f"conv {layer[0]}", flops / nbytes, flops / t / 1e9))
+        rep.peer_gflops.append(flops / tp / 1e9)
 
 
 def model_rows(rep: Report, names: list, repeat: int) -> None:
@@ -207,20 +214,19 @@ def runtime_rows(rep: Report, repeat: int) -> None:
 
 
 # ------------------------------------------------------------------ tuning
-def tuning_curves(records: str | None, trials: int, out_dir: str) -> tuple:
-    """(curves, where they came from): ``records`` as given, else a short XGB run of a matmul template."""
+def tuning_curves(records: str | None, trials: int) -> tuple:
+    """(curves, where they came from): ``records`` as given, else a short XGB run of a matmul template
+    (its log in a temporary directory)."""
     from tune import autotvm
 
     if records is None:
-        records = os.path.join(out_dir, "tuning.jsonl")
-        if os.path.exists(records):
-            os.remove(records)
+        records = os.path.join(tempfile.mkdtemp(prefix="tessera-report-"), "tuning.jsonl")
         task = autotvm.task.create("report/matmul", args=(512, 512, 512), target="llvm")
         tuner = autotvm.tuner.XGBTuner(task)
         tuner.tune(n_trial=trials, measure_option=autotvm.measure_option(
             builder=autotvm.LocalBuilder(), runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20)),
             callbacks=[autotvm.callback.log_to_file(records)])
-        source = f"{trials} XGB trials of the report/matmul template (512^3), log {records}"
+        source = f"{trials} XGB trials of the report/matmul template (512^3)"
     else:
         source = f"records {records}"
     flops: dict = {}
@@ -262,61 +268,100 @@ def _matmul_template():
 
 
 # ------------------------------------------------------------------ output
-def summary(m: dict, rep: Report) -> list:
+def geomean(xs: list) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def spreads(rep: Report) -> list:
+    """(max - min) / median of Tessera's batches, per kernel and per model."""
+    return [r["spread"] for r in rep.kernels] + [r["tessera_spread"] for r in rep.models]
+
+
+def summary(m: dict, rep: Report, when: str) -> list:
     """The short table the README carries: the rows with a target, the conv layers' and the models'
-    geometric means against onnxruntime."""
-    lines = [f"Machine: {m['cpu']}, {THREADS} threads each; peak {m['peak_gflops']:.0f} GFLOP/s, "
-             f"copy {m['copy_gbs']:.0f} GB/s as measured.", "",
+    speed against onnxruntime, and their geometric means."""
+    sp = spreads(rep)
+    lines = [f"One run of `benchmarks/report.py` ({when}) on {m['cpu']}, {THREADS} threads each; "
+             f"measured FMA peak {m['peak_gflops']:.0f} GFLOP/s, copy {m['copy_gbs']:.0f} GB/s. Speed vs peer "
+             "is the peer's time over Tessera's (above 1: Tessera faster), medians of interleaved batches; "
+             f"Tessera's batches of one workload spread {min(sp):.0%}-{max(sp):.0%} ((max - min) / median).", "",
              "| workload | Tessera | peer | speed vs peer | target |", "|---|---|---|---|---|"]
     for r in rep.kernels:
         if r["target"]:
             lines.append(f"| {r['name']} | {r['rate']} | {r['peer']} | {r['ratio']:.2f}x | {r['target']} |")
-    convs = [r for r in rep.kernels if r["peer"] == "onnxruntime"]
+    convs = [r["ratio"] for r in rep.kernels if r["peer"] == "onnxruntime"]
     if convs:
-        geo = math.exp(sum(math.log(r["ratio"]) for r in convs) / len(convs))
         lines.append(f"| {len(convs)} ResNet conv layers, geometric mean (default schedules) | | onnxruntime | "
-                     f"{geo:.2f}x | |")
+                     f"{geomean(convs):.2f}x | |")
     for r in rep.models:
         lines.append(f"| {r['model']} (ONNX light zoo, batch 1) | {timing.format_time(r['tessera'])} | onnxruntime | "
                      f"{1 / r['ratio']:.2f}x | |")
     if rep.models:
-        geo = math.exp(sum(math.log(1 / r["ratio"]) for r in rep.models) / len(rep.models))
-        lines.append(f"| {len(rep.models)} light models, geometric mean | | onnxruntime | {geo:.2f}x | |")
+        lines.append(f"| {len(rep.models)} light models, geometric mean | | onnxruntime | "
+                     f"{geomean([1 / r['ratio'] for r in rep.models]):.2f}x | |")
     return lines
 
 
-def markdown(m: dict, rep: Report, curves_source: str, pictures: bool) -> str:
-    lines = [f"# Tessera performance report ({time.strftime('%Y-%m-%d %H:%M')})", "", "## Summary", "",
-             *summary(m, rep), "", "## All figures", "",
+def markdown(m: dict, rep: Report, curves_source: str, pictures: bool, when: str) -> str:
+    lines = [f"# Tessera performance report ({when})", "",
+             "Written by `python benchmarks/report.py --out DIR`; every figure below comes from that one run.", "",
+             "## Summary", "", *summary(m, rep, when), "", "## Kernels", "",
              f"Machine: {m['cpu']}; target `{m['target'][:60]}{'...' if len(m['target']) > 60 else ''}`; "
-             f"measured float32 FMA peak {m['peak_gflops']:.0f} GFLOP/s and copy bandwidth {m['copy_gbs']:.0f} GB/s "
-             f"(Tessera's kernels: {THREADS} x one thread's peak, and a copy on {THREADS} threads; the "
-             f"faster of two readings). numpy {np.__version__}"
-             + _ort_version() + f"; {THREADS} threads each. Ratios are the peer's time over Tessera's "
-             "(above 1: Tessera faster), medians of interleaved batches in this one run.", "",
-             "| workload | Tessera | peer | peer time | speed vs peer | Tessera rate | target |",
-             "|---|---|---|---|---|---|---|"]
+             f"measured float32 FMA peak {m['peak_gflops']:.0f} GFLOP/s (the matmul register tile on operands in "
+             f"L1: {THREADS} x one thread's rate in its CPU time, or all threads' wall-clock rate, whichever is "
+             f"faster) and copy bandwidth {m['copy_gbs']:.0f} GB/s (arrays larger than the caches); each the faster "
+             f"of two readings, at the start and at the end. numpy {np.__version__}"
+             + _ort_version() + f"; {THREADS} threads each. Speed vs peer is the peer's time over Tessera's "
+             "(above 1: Tessera faster), the median of per-round ratios; spread is (max - min) / median of "
+             "Tessera's batches.", "",
+             "| workload | Tessera | peer | peer time | speed vs peer | Tessera rate | spread | target |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rep.kernels:
         verdict = "" if r["ok"] is None else (" (met)" if r["ok"] else " (NOT met)")
         lines.append(f"| {r['name']} | {timing.format_time(r['tessera'])} | {r['peer']} | "
-                     f"{timing.format_time(r['peer_s'])} | {r['ratio']:.2f}x | {r['rate']} | {r['target']}{verdict} |")
+                     f"{timing.format_time(r['peer_s'])} | {r['ratio']:.2f}x | {r['rate']} | {r['spread']:.0%} | "
+                     f"{r['target']}{verdict} |")
+    if pictures:
+        lines += ["", "Points above the sloped roof read operands that stay in the caches.", "",
+                  "![roofline](roofline.png)"]
     if rep.models:
-        lines += ["", "| model (ONNX light zoo, 1x3x224x224) | Tessera | onnxruntime | Tessera time / onnxruntime time "
-                  "| outputs | spread (Tessera / ort) |", "|---|---|---|---|---|---|"]
+        lines += ["", "## Models", "",
+                  "The ONNX light zoo shipped in the onnx wheel, input 1x3x224x224, default schedules (no tuning); "
+                  "outputs compared with onnxruntime's.", "",
+                  "| model | Tessera | onnxruntime | speed vs onnxruntime | outputs | spread (Tessera / onnxruntime) |",
+                  "|---|---|---|---|---|---|"]
         for r in rep.models:
             lines.append(f"| {r['model']} | {timing.format_time(r['tessera'])} | {timing.format_time(r['onnxruntime'])} "
-                         f"| {r['ratio']:.2f}x | {'agree' if r.get('agree') else 'DIFFER'} | "
+                         f"| {1 / r['ratio']:.2f}x | {'agree' if r.get('agree') else 'DIFFER'} | "
                          f"{r['tessera_spread']:.0%} / {r['onnxruntime_spread']:.0%} |")
-        geo = math.exp(sum(math.log(r["ratio"]) for r in rep.models) / len(rep.models))
-        lines.append(f"| geometric mean | | | {geo:.2f}x | | |")
-    lines += ["", "| runtime | measured | target |", "|---|---|---|"]
+        lines.append(f"| geometric mean | | | {geomean([1 / r['ratio'] for r in rep.models]):.2f}x | | |")
+        if pictures:
+            lines += ["", "![models](models.png)"]
+    lines += ["", "## Runtime", "", "| runtime | measured | target |", "|---|---|---|"]
     lines += [f"| {name} | {value} | {want}{' (met)' if ok else ' (NOT met)'} |" for name, value, want, ok in rep.runtime]
-    spreads = ", ".join(f"{r['name'].split(' (')[0]} {r['spread']:.0%}" for r in rep.kernels)
-    lines += ["", f"Spread of Tessera's batches ((max - min) / median): {spreads}.", "",
-              f"Tuning curve: {curves_source}."]
+    lines += ["", "## Tuning", "", f"Best GFLOP/s after each trial: {curves_source}."]
     if pictures:
-        lines += ["", "![roofline](roofline.png)", "", "![models](models.png)", "", "![tuning](tuning.png)"]
+        lines += ["", "![tuning](tuning.png)"]
     return "\n".join(lines) + "\n"
+
+
+BEGIN, END = "<!-- benchmarks/report.py summary: begin -->", "<!-- benchmarks/report.py summary: end -->"
+
+
+def update_readme(path: str, lines: list, report: str | None) -> None:
+    """Replace the block between ``BEGIN`` and ``END`` in ``path`` with ``lines`` (and a link to
+    ``report``, relative to the README)."""
+    with open(path) as fh:
+        text = fh.read()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"report: {path} has no {BEGIN} ... {END} block to replace")
+    if report:
+        rel = os.path.relpath(report, os.path.dirname(os.path.abspath(path)))
+        lines = [*lines, "", f"The full report, with a roofline, the models' chart and a tuning curve: [{rel}]({rel})."]
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w") as fh:
+        fh.write(head + BEGIN + "\n" + "\n".join(lines) + "\n" + END + tail)
 
 
 def _ort_version() -> str:
@@ -338,6 +383,8 @@ def main(argv=None) -> int:
     p.add_argument("--models", help=f"comma-separated light models (default: all of {', '.join(LIGHT_MODELS)})")
     p.add_argument("--records", help="a tuning log to draw the tuning curve from (default: tune a matmul briefly)")
     p.add_argument("--trials", type=int, default=32, help="trials of the tuning run without --records (default 32)")
+    p.add_argument("--readme", metavar="README.md",
+                   help="also replace the summary block of this README with this run's table (and link the report)")
     args = p.parse_args(argv)
     models = args.models.split(",") if args.models else (["resnet50", "squeezenet"] if args.quick else LIGHT_MODELS)
     unknown = [m for m in models if m not in LIGHT_MODELS]
@@ -347,6 +394,7 @@ def main(argv=None) -> int:
     _matmul_template()
     out_dir = args.out or tempfile.mkdtemp(prefix="tessera-report-")
     os.makedirs(out_dir, exist_ok=True)
+    when = time.strftime("%Y-%m-%d")
     start = time.perf_counter()
     log = lambda what: print(f"[{time.perf_counter() - start:6.0f} s] {what}", file=sys.stderr, flush=True)  # noqa: E731
 
@@ -363,7 +411,7 @@ def main(argv=None) -> int:
     log("runtime")
     runtime_rows(rep, args.repeat)
     log("tuning curve")
-    curves, source = tuning_curves(args.records, 16 if args.quick and not args.records else args.trials, out_dir)
+    curves, source = tuning_curves(args.records, 16 if args.quick and not args.records else args.trials)
     log("machine again (the limits are the faster of two readings, at the start and at the end)")
     again = machine(args.repeat)
     m.update(peak_gflops=max(m["peak_gflops"], again["peak_gflops"]), copy_gbs=max(m["copy_gbs"], again["copy_gbs"]))
@@ -371,19 +419,23 @@ def main(argv=None) -> int:
     pictures = True
     try:
         plot.roofline(rep.points, m["peak_gflops"], m["copy_gbs"], os.path.join(out_dir, "roofline.png"),
-                      title=f"Tessera kernels on this machine's roofline ({Target('llvm').cpu}, {THREADS} threads)")
+                      title=f"Tessera kernels on this machine's roofline ({Target('llvm').cpu}, {THREADS} threads)",
+                      peers=rep.peer_gflops, peer_names="numpy / onnxruntime")
         if rep.models:
-            plot.latency_ratios([(r["model"], r["tessera"], r["onnxruntime"]) for r in rep.models], "onnxruntime",
+            plot.speed_against_peer([(r["model"], r["tessera"], r["onnxruntime"]) for r in rep.models], "onnxruntime",
                                 os.path.join(out_dir, "models.png"),
                                 title=f"ONNX light zoo, batch 1: Tessera against onnxruntime ({THREADS} threads each)")
         plot.tuning_curves(curves, os.path.join(out_dir, "tuning.png"), title=f"tuning: {source.split(',')[0]}")
     except ImportError as e:
         pictures = False
         print(f"report: no pictures ({e})", file=sys.stderr)
-    text = markdown(m, rep, source, pictures)
-    if args.out:
-        with open(os.path.join(out_dir, "report.md"), "w") as fh:
+    text = markdown(m, rep, source, pictures, when)
+    report = os.path.join(out_dir, "report.md") if args.out else None
+    if report:
+        with open(report, "w") as fh:
             fh.write(text)
+    if args.readme:
+        update_readme(args.readme, summary(m, rep, when), report)
     print(text)
     log(f"done{'; wrote ' + out_dir if args.out else ''}")
     return 0

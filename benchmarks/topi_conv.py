@@ -10,14 +10,14 @@ them pre-packed (``pack_kernel_numpy``), as a graph compiler folds them.
 
 ``--target "llvm -mcpu=x86-64-v3"`` builds Tessera's kernels for that target
 (schedules and configs read it: AVX2 has 8 float lanes and 16 registers);
-``--compare-avx2`` builds every layer for the host (AVX-512) and for AVX2,
+``--compare-avx2`` builds every layer for the host and for AVX2 (x86-64-v3),
 checks both against torch and prints both times and their ratio, interleaved
 in one run.
 
 ``--cpu-time`` (with ``--threads 1``) times each batch by the calling
 thread's CPU time (``time.thread_time``) instead of wall time and skips the
 settling sleeps: on a machine loaded by other processes, wall times swing
-2-3x while a single thread's CPU time stays within a few percent.  It
+while a single thread's CPU time holds steady.  It
 times only Tessera's kernels, so use it with ``--compare-avx2``.
 """
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -20,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import codegen
 import te
+from codegen import timing
 from topi.nn.dense import dense
 from topi.nn.pooling import global_pool, pool2d
 from topi.nn.softmax import softmax
@@ -129,26 +129,10 @@ def workloads(plain_dense: bool = False):
     return w
 
 
-def _batch(fn, n: int) -> float:
-    time.sleep(0.25)
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t0) / n
-
-
 def measure(fns: dict) -> dict:
-    """Median seconds per call of each function, timed in interleaved batches."""
-    counts = {}
-    for k, fn in fns.items():
-        fn()
-        t = _batch(fn, 3)
-        counts[k] = max(3, int(BATCH_SECONDS / max(t, 1e-7)))
-    times = {k: [] for k in fns}
-    for _ in range(ROUNDS):
-        for k, fn in fns.items():
-            times[k].append(_batch(fn, counts[k]))
-    return {k: float(np.median(v)) for k, v in times.items()}
+    """Median seconds per call of each function, timed in interleaved batches (``codegen.timing``)."""
+    runs = timing.interleaved(fns, repeat=ROUNDS, budget=BATCH_SECONDS)
+    return {k: timing.median(v) for k, v in runs.items()}
 
 
 def main(plain_dense: bool = False) -> list:

@@ -6,7 +6,7 @@ group holds a conv config of the log (direct or Winograd) is timed three ways:
 
 * in a loop, in 5 ms windows for ``--seconds``: its 10th percentile against the record (and
   against the deployed config's warm readings, where cold or in-place ones rank the workload);
-* alternated, window by window, with the recorded config built alone from its template (the
+* alternated, round by round, with the recorded config built alone from its template (the
   kernel the runner timed): the median ratio says whether deployment keeps the tuned kernel's
   speed (its fused epilogue, the model's buffers), the machine's drift cancelled;
 * in place, inside whole runs of the model at ``--passes`` + 1 moments: the median over the
@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 import graph
+from codegen import timing
 from graph.cli.model import random_inputs, set_threads
 from graph.onnx.zoo import light_model_path
 from graph.tuning import GraphProgram, node_configs
@@ -111,19 +112,11 @@ def task_kernel(inp):
     return lambda: mod(*arrays)
 
 
-def interleaved(deployed_call, other_call, seconds: float) -> list:
-    """``[(deployed window, deployed / other)]`` over ``seconds`` of alternating windows (5 at least)."""
-    deployed_call(), other_call()
-    pairs, end = [], time.perf_counter() + seconds
-    while time.perf_counter() < end or len(pairs) < 5:
-        mine = window(deployed_call)
-        pairs.append((mine, mine / window(other_call)))
-    return pairs
-
-
 def interleaved_ratio(deployed_call, alone_call, seconds: float) -> float:
-    """Median over alternating windows of (deployed / alone), the drift of the machine cancelled."""
-    return statistics.median(r for _, r in interleaved(deployed_call, alone_call, seconds))
+    """Median over paired rounds of (deployed / alone), the drift of the machine cancelled
+    (``codegen.timing.paired``: each round takes the fastest of three calls of each)."""
+    rounds = timing.paired({"deployed": deployed_call, "alone": alone_call}, seconds, settle=0.0)
+    return timing.paired_ratio(rounds, "deployed", "alone").median
 
 
 def model_nodes(model: str, log: str | None) -> tuple:

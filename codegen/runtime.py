@@ -22,7 +22,7 @@ How it works
 * Workers are created lazily, all signals blocked, and never exit (beyond
   ``num_threads`` they just sleep).  Worker ``i`` owns a cache line ``{gen,
   sleeping}`` and waits for ``gen`` to change: ``pause`` spin for
-  ``spin_ticks`` TSC ticks (~200 us: waking a halted vCPU costs 50-100 us), then futex sleep.
+  ``spin_ticks`` TSC ticks (longer than waking a halted vCPU takes), then futex sleep.
 * The caller stores the job (fn, closure, ntasks, P, ``pending = P - 1``),
   bumps ``gen`` of workers 1..P-1 only, runs its share, then waits the same
   way (spinning 8x longer) for ``pending == 0``; workers decrement it.

@@ -207,7 +207,7 @@ def load_library(objects: list, symbols: list, label: str = "library", cache_dir
     library reaches the process's one copy through import stubs
     (``jit.import_stub_ir``).  ``cache_dir``: keep the linked library there,
     named by a digest of its object codes, so a later load only opens it
-    (ResNet-50: linking ~15-60 ms, opening a cached one ~1 ms).  Without a
+    (``benchmarks/graph_models.py`` prints cold and cached build times).  Without a
     linker the objects go into the process-wide engine instead, kept for the
     process (``jit.load_objects(shared=True)``).
     """
@@ -319,7 +319,7 @@ def link_shared_library(path: str, objects: list, sources: list = (), label: str
     A symbol the object codes call that neither they nor the system
     libraries define is an error here, naming it, not when the library loads.
     ``direct``: object codes only, linked by ``ld`` itself where there is one
-    (~15 ms for ResNet-50's 29 kernels; through the ``cc`` driver ~80 ms).
+    (several times faster than through the ``cc`` driver).
     """
     missing = [s for s in undefined_symbols(objects) if not _in_system_libraries(s)]
     if missing:

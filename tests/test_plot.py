@@ -17,8 +17,8 @@ def png(path) -> bool:
 
 def test_each_picture_is_a_png(tmp_path):
     points = [("matmul", 170.0, 95.0), ("copy", 0.1, 2.0)]
-    assert png(plot.roofline(points, 180.0, 30.0, str(tmp_path / "r.png")))
-    assert png(plot.latency_ratios([("resnet50", 0.040, 0.045), ("vgg", 0.2, 0.1)], "onnxruntime",
+    assert png(plot.roofline(points, 180.0, 30.0, str(tmp_path / "r.png"), peers=[120.0, None]))
+    assert png(plot.speed_against_peer([("resnet50", 0.040, 0.045), ("vgg", 0.2, 0.1)], "onnxruntime",
                                    str(tmp_path / "sub" / "m.png")))
     assert png(plot.tuning_curves({"a": [1.0, 2.0, 2.0], "b": []}, str(tmp_path / "t.png")))
 

@@ -296,44 +296,49 @@ def copy(n: int = 1 << 24, chunk: int = 1 << 16) -> Kernel:
                   8.0 * n, "GB/s")
 
 
-def fma_peak(n: int = 1 << 16, chains: int | None = None, depth: int = 8, chunk: int = 1 << 12) -> Kernel:
-    """Independent multiply-add chains in registers: the machine's float32 FMA peak (``work``: FLOPs).
+def fma_peak(tiles: int = 256, K: int = 256, KU: int = 4) -> Kernel:
+    """The machine's float32 FMA peak: the best matmul's register tile on operands in L1.
 
-    Each element runs ``chains`` chains ``y = y * x + 0.5`` of ``depth`` steps, one vector register
-    each (default: half the target's vector registers, enough in flight to cover the FMA latency on
-    two pipes); ``x`` is the input (in [0.5, 1)), so no algebra folds a chain.  The code emits one
-    chain after another, and the CPU's reorder window overlaps them only when they are short: a
-    depth of 8 reaches about 0.93 of one Zen 3 core's peak where 64 reaches half.  ``work`` is
-    ``2 * chains * depth * n`` FLOPs.
+    ``tiles`` independent ``MR x NR`` tiles (:func:`matmul_tile`), each ``C[t] = A @ B`` with
+    ``A`` of ``MR x K`` and ``B`` of ``K x NR`` (together under 32 KiB, so every load hits L1)::
+
+        parallel (t, 0, tiles)
+          C.local = 0
+          for (k, 0, K)                            // unrolled by KU
+            unrolled (i, 0, MR): C.local[i, :] += A[i, k] * B[k, :]   // NR-wide FMAs
+          C[t] = C.local
+
+    The accumulators are carried by the ``k`` loop, so every iteration issues MR x NR / lanes
+    independent FMAs, enough to cover the FMA latency on two pipes.  (Chains of multiply-adds
+    written as one expression do not measure the peak: LLVM schedules them a few at a time.)
+    ``work`` is ``2 * tiles * MR * NR * K`` FLOPs.
     """
-    target = Target.current()
-    lanes, chains = target.lanes("float32"), chains or target.vector_registers // 2
-    X = te.placeholder((n,), name="x")
-    half = te.const(0.5, "float32")
+    MR, NR = matmul_tile()
+    A = te.placeholder((MR, K), name="A")
+    B = te.placeholder((K, NR), name="B")
+    k = te.reduce_axis((0, K), "k")
+    C = te.compute((tiles, MR, NR), lambda t, i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    CC = s.cache_write(C, "local")
+    t, _, j = s[C].op.axis
+    s[C].parallel(t)
+    s[C].vectorize(j)
+    s[CC].compute_at(s[C], t)
+    _, ic, jc = s[CC].op.axis
+    ko, ki = s[CC].split(s[CC].op.reduce_axis[0], factor=KU)
+    s[CC].reorder(ko, ki, ic, jc)
+    s[CC].unroll(ki)
+    s[CC].unroll(ic)
+    s[CC].vectorize(jc)
+    mod = codegen.build(s, [A, B, C], name="fma_peak")
 
-    def body(i):
-        x = X[i]
-        ys = [x + te.const(float(j), "float32") for j in range(chains)]
-        for _ in range(depth):
-            ys = [y * x + half for y in ys]
-        total = ys[0]
-        for y in ys[1:]:
-            total = total + y
-        return total
+    def make_inputs():
+        return [_rand(MR, K, seed=8), _rand(K, NR, seed=9), np.zeros((tiles, MR, NR), np.float32)]
 
-    Y = te.compute((n,), body, name="y")
-    s = te.create_schedule(Y.op)
-    _split_parallel_vectorize(s, Y, chunk, lanes)
-    mod = codegen.build(s, [X, Y], name="fma_peak")
+    def reference(a, b, c=None):
+        return np.broadcast_to(a @ b, (tiles, MR, NR))
 
-    def reference(x, y=None):
-        ys = [x + np.float32(j) for j in range(chains)]
-        for _ in range(depth):
-            ys = [v * x + np.float32(0.5) for v in ys]
-        return np.sum(ys, axis=0, dtype=np.float32)
-
-    return Kernel(mod, lambda: [np.float32(0.5) + _rand(n, seed=8) / np.float32(2), np.zeros(n, np.float32)],
-                  reference, 2.0 * chains * depth * n)
+    return Kernel(mod, make_inputs, reference, 2.0 * tiles * MR * NR * K)
 
 
 # --------------------------------------------------------------- runtime ---

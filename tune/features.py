@@ -1,8 +1,7 @@
 """Features of a schedule for a cost model, read from its loop nest (every tuner shares them).
 
 ``itervar`` (default): the schedule's first loop nest is built (``schedule_ops``: the nest ``schedule.lower`` starts
-from, before unrolling expands it; lowering a conv layer in full takes ~1 s, the
-first nest ~10 ms).  For the statement doing the most work, and for each of
+from, before unrolling expands it: a small part of the cost of lowering in full).  For the statement doing the most work, and for each of
 its ``DEPTH`` innermost loops::
 
     log2 extent, kind (serial / parallel / vectorized / unrolled),

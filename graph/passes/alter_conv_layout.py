@@ -150,9 +150,8 @@ def alter_conv_layout(graph: Graph, context) -> Graph:
     return rebuild(graph, rewrite)
 
 
-# A GEMV (M <= 2) whose weight does not stay in cache is bound by memory either
-# way; there the plain [N, K] rows measured faster (VGG's 25088x4096: 14.2 ms
-# plain vs 16.0 ms packed; 2048x1000: 0.110 plain vs 0.086 packed).
+# A GEMV (M <= 2) whose weight does not stay in cache keeps its plain [N, K]
+# rows: the same bound as the x86 dense strategy's (topi/x86/dense.py says why).
 PACK_GEMV_MAX_BYTES = 32 * 2**20
 
 

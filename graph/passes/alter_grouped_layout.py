@@ -36,7 +36,7 @@ def _constant_kernel(node) -> bool:
 def group_convertible(node, target) -> bool:
     """A grouped ``conv2d`` (not depthwise) whose output channels divide into blocks of 8 and
     that the blocked path refuses, or blocks by less than a vector where a group holds one
-    (ShuffleNet's 136 a group: 8; 544 -> 544 at 7x7 by 16 across groups, 75 us, by 8: 116 us): it becomes
+    (ShuffleNet's 136 a group: 8; see ``group_conv2d_rule``): it becomes
     ``group_conv2d_NCHWc``, blocks of a vector spanning groups."""
     groups = node.attrs.get("groups", 1)
     if node.op != "conv2d" or len(node.inputs) != 2 or groups == 1 or not _constant_kernel(node):
@@ -161,8 +161,8 @@ def concat_blocks(graph: Graph) -> dict:
     """id(old value) -> the block that a channel concatenation of it will take, when its
     inputs' channels share no whole vector (ShuffleNet's 112 ++ 24: 8), for the values
     from which elementwise ops and constant operands lead to that input: a grouped conv
-    there then writes that block itself (the concat's inlined re-blocking cost 0.6 ms
-    at 28x28x136 where the concat alone takes 0.05 ms)."""
+    there then writes that block itself (an inlined re-blocking inside the concat costs
+    over ten times the concat alone)."""
     found = {}
     for node in graph.nodes:
         if node.op != "concatenate" or node.attrs.get("axis", 0) not in (1, -3):

@@ -234,8 +234,9 @@ register_rule(PACK_TEMPLATE, dense_pack_space, dense_pack_rule, doc="dense over 
 
 
 # A GEMV (M <= 2) whose weight does not stay in cache is bound by memory either
-# way; there the plain [N, K] rows measured faster (VGG's 25088x4096: 14.2 ms
-# plain vs 16.0 ms packed; 2048x1000: 0.110 plain vs 0.086 packed).
+# way, and there the plain [N, K] rows are the faster (VGG's 25088x4096 layer);
+# a weight that stays in cache is faster packed (``benchmarks/topi_nn.py``,
+# dense 1x2048->1000 both ways).
 PACK_GEMV_MAX_BYTES = 32 * 2**20
 
 

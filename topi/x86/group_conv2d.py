@@ -145,9 +145,10 @@ def group_conv2d_space(workload: tuple, target) -> dict:
 
 def group_conv2d_rule(workload: tuple, target) -> dict:
     """Blocks of a whole vector where they divide each group's channels (no zeros in the
-    kernel), else a vector across groups where it divides the channels (544 -> 544 in 4
-    groups at 7x7: 75 us by 16, 116 us by 8 within the groups), else the widest block of
-    ``OC_BLOCKS`` that does; ``ow_bn`` and ``unroll_kw`` as ``conv2d_rule``."""
+    kernel), else a vector across groups where it divides the channels (ShuffleNet's
+    544 -> 544 in 4 groups at 7x7 runs 1.5x faster by 16 across groups than by 8 within
+    them), else the widest block of ``OC_BLOCKS`` that does; ``ow_bn`` and ``unroll_kw``
+    as ``conv2d_rule``."""
     from topi.config import largest_divisor, max_accumulators
 
     ic, oc, icg, ocg, ow, kw = _group_geometry(workload)
