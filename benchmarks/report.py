@@ -18,7 +18,7 @@ another runtime's spinning threads do not steal the cores):
 * the ONNX "light" models (shipped in the onnx wheel) against onnxruntime;
 * the runtime: thread scaling, the cost of a parallel launch, build times;
 * a tuning curve: best GFLOP/s against trials, from ``--records`` or from a
-  short AutoTVM run of a matmul template.
+  short AutoTVM run of topi's packed dense template.
 
 It prints a markdown report; with ``--out DIR`` it writes ``DIR/report.md`` and
 three pictures: ``roofline.png`` (the kernels on this machine's measured roofline),
@@ -46,7 +46,6 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import codegen  # noqa: E402
-import te  # noqa: E402
 from codegen import timing  # noqa: E402
 from codegen.target import Target  # noqa: E402
 from graph import plot  # noqa: E402
@@ -214,19 +213,23 @@ def runtime_rows(rep: Report, repeat: int) -> None:
 
 
 # ------------------------------------------------------------------ tuning
+TUNED = ("dense_pack.x86", (64, 1024, 1024, "float32"))  # a transformer's projection, 64 tokens
+
+
 def tuning_curves(records: str | None, trials: int) -> tuple:
-    """(curves, where they came from): ``records`` as given, else a short XGB run of a matmul template
-    (its log in a temporary directory)."""
+    """(curves, where they came from): ``records`` as given, else a short XGB run of topi's packed
+    dense template on ``TUNED`` (its log in a temporary directory)."""
+    import topi.x86  # noqa: F401  (registers the x86 templates)
     from tune import autotvm
 
     if records is None:
         records = os.path.join(tempfile.mkdtemp(prefix="tessera-report-"), "tuning.jsonl")
-        task = autotvm.task.create("report/matmul", args=(512, 512, 512), target="llvm")
+        task = autotvm.task.create(TUNED[0], args=TUNED[1], target="llvm")
         tuner = autotvm.tuner.XGBTuner(task)
         tuner.tune(n_trial=trials, measure_option=autotvm.measure_option(
             builder=autotvm.LocalBuilder(), runner=autotvm.LocalRunner(number=3, repeat=3, min_repeat_ms=20)),
             callbacks=[autotvm.callback.log_to_file(records)])
-        source = f"{trials} XGB trials of the report/matmul template (512^3)"
+        source = f"{trials} XGB trials of {TUNED[0]}, M, N, K = {TUNED[1][:3]}"
     else:
         source = f"records {records}"
     flops: dict = {}
@@ -238,33 +241,6 @@ def tuning_curves(records: str | None, trials: int) -> tuple:
         return flops[key]
 
     return plot.tuning_curves_of_records(autotvm.record.load_from_file(records), flop_of), source
-
-
-def _matmul_template():
-    from tune import autotvm
-
-    @autotvm.template("report/matmul")
-    def matmul(N, L, M):
-        A = te.placeholder((N, L), name="A")
-        B = te.placeholder((L, M), name="B")
-        k = te.reduce_axis((0, L), name="k")
-        C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-        s = te.create_schedule(C.op)
-        y, x = s[C].op.axis
-        cfg = autotvm.get_config()
-        cfg.define_split("tile_y", y, num_outputs=2)
-        cfg.define_split("tile_x", x, num_outputs=2, filter=lambda e: e.size[-1] % 8 == 0)
-        cfg.define_split("tile_k", s[C].op.reduce_axis[0], num_outputs=2)
-        yo, yi = cfg["tile_y"].apply(s, C, y)
-        xo, xi = cfg["tile_x"].apply(s, C, x)
-        ko, ki = cfg["tile_k"].apply(s, C, s[C].op.reduce_axis[0])
-        s[C].reorder(yo, xo, ko, yi, ki, xi)
-        s[C].vectorize(xi)
-        s[C].parallel(yo)
-        cfg.add_flop(2 * N * L * M)
-        return s, [A, B, C]
-
-    return matmul
 
 
 # ------------------------------------------------------------------ output
@@ -391,7 +367,6 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"unknown models {unknown}; choose from {', '.join(LIGHT_MODELS)}")
     codegen.set_num_threads(THREADS)
-    _matmul_template()
     out_dir = args.out or tempfile.mkdtemp(prefix="tessera-report-")
     os.makedirs(out_dir, exist_ok=True)
     when = time.strftime("%Y-%m-%d")
@@ -425,7 +400,7 @@ def main(argv=None) -> int:
             plot.speed_against_peer([(r["model"], r["tessera"], r["onnxruntime"]) for r in rep.models], "onnxruntime",
                                 os.path.join(out_dir, "models.png"),
                                 title=f"ONNX light zoo, batch 1: Tessera against onnxruntime ({THREADS} threads each)")
-        plot.tuning_curves(curves, os.path.join(out_dir, "tuning.png"), title=f"tuning: {source.split(',')[0]}")
+        plot.tuning_curves(curves, os.path.join(out_dir, "tuning.png"), title=f"tuning: {source}")
     except ImportError as e:
         pictures = False
         print(f"report: no pictures ({e})", file=sys.stderr)
