@@ -86,6 +86,7 @@ class GraphLibrary:
         self.plan = plan
         self.alias = alias
         self.build_seconds = build_seconds
+        self.stage_seconds: dict = {}  # build stage -> seconds (graph.profile.compile_report)
         self._addresses: dict | None = None
         self._loaded = None  # codegen.jit.LoadedCode: the kernels' code, freed with this library
         self.params: dict = {}
@@ -213,6 +214,7 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
     t = context.target
     start = time.perf_counter()
     fused = optimize(bind_params(graph, params), opt_level, include, exclude, profile, context)
+    passes_done = time.perf_counter()
     const_ids = {id(n.output) for n in fused.nodes if n.is_constant}
     input_ids = {id(v) for v in fused.inputs}
     output_ids = {id(v) for v in fused.outputs}
@@ -231,9 +233,15 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
             sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name, t)
         steps.append((node, key))
     kernels = compile_kernels(list(sources.values()), jobs=jobs, progress=print_progress if verbose else None)
+    compiled = time.perf_counter()
     intermediates = {id(v) for node, _ in steps for v in node.outputs} - output_ids
     plan = plan_memory([(n.inputs, n.outputs) for n, _ in steps], intermediates, alias)
     lib = GraphLibrary(fused, {k.key: k for k in kernels}, steps, plan, alias, time.perf_counter() - start, str(t))
     lib.params = dict(params or {})
+    linking = time.perf_counter()
     lib.addresses()
+    done = time.perf_counter()
+    lib.build_seconds = done - start
+    lib.stage_seconds = {"graph passes and fusion": passes_done - start, "kernels": compiled - passes_done,
+                         "memory plan": linking - compiled, "link and load": done - linking}
     return lib

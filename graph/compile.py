@@ -29,7 +29,7 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import te
 from codegen.target import Target, create
@@ -57,6 +57,7 @@ class Kernel:
     label: str
     params: list  # codegen.module.ParamSpec
     obj: bytes
+    stages: dict = field(default_factory=dict)  # seconds per compile stage; empty when from the cache
 
 
 # ------------------------------------------------------------------ keys ---
@@ -150,16 +151,26 @@ def lower_source(src: KernelSource):
 
 
 def compile_source(src: KernelSource) -> Kernel:
-    """Schedule, lower, emit, optimise and assemble one kernel inside ``with target:`` (runs in a worker)."""
+    """Schedule, lower, emit, optimise and assemble one kernel inside ``with target:`` (runs in a
+    worker); the kernel's ``stages`` hold the seconds of each step (``lower/<pass>`` per pass)."""
     from codegen import service
+    from schedule.lower import lower
 
-    target = src.target
+    target, clock, passes = src.target, time.perf_counter, {}
     with target:
+        t0 = clock()
         args, outs = body_to_te(src.body, target)
         sch = schedule_body(src.body, outs, target)
-        compiled = service.compile_schedule(sch, args + outs, name=src.symbol, target=target, symbol=src.symbol,
-                                            keep_ll=False)
-    return Kernel(src.key, src.symbol, src.label, list(compiled.params), compiled.obj)
+        t1 = clock()
+        lowered = lower(sch, args + outs, name=src.symbol, timings=passes)
+        t2 = clock()
+        raw, symbol = service.emit_llvm(lowered, src.symbol)
+        t3 = clock()
+        _, obj = service.compile_ir(raw, target, keep_ll=False)
+        t4 = clock()
+    stages = {"compute+schedule": t1 - t0, "lower": t2 - t1, "emit IR": t3 - t2, "LLVM": t4 - t3}
+    stages.update({f"lower/{k}": v for k, v in passes.items()})
+    return Kernel(src.key, symbol, src.label, list(service.param_specs(lowered)), obj, stages)
 
 
 # ----------------------------------------------------------------- cache ---

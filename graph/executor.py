@@ -55,6 +55,7 @@ class GraphModule:
         self._inputs = {plan["slots"][k]["name"]: self._buffers[k] for k in plan["inputs"]}
         self._params = set(plan.get("params", ()))
         self._calls = [self._bind(call, addresses) for call in plan["calls"]]
+        self.ran = False  # set by run(): a profile needs the inputs the model will see
 
     def _bind(self, call: dict, addresses: dict):
         args = [data_pointer(self._buffers[k]) for k in call["args"]]
@@ -100,6 +101,7 @@ class GraphModule:
             self.set_input(**inputs)
         for call in self._calls:
             call()
+        self.ran = True
 
     def get_output(self, index: int = 0) -> np.ndarray:
         outs = self.plan["outputs"]
@@ -134,6 +136,14 @@ class GraphModule:
                 samples.append(clock() - t)
             out.append((label, float(np.median(samples))))
         return out
+
+    def profile(self, number: int = 10):
+        """Each kernel call's share of the model's time, its GFLOP/s or GB/s and its distance to
+        the machine's limit, slowest first (``graph.profile``; ``print(m.profile())``).  The
+        model must have run once (its inputs set)."""
+        from graph.profile import profile_module
+
+        return profile_module(self, number)
 
     def kernel_runs(self, number: int = 10, between=None) -> np.ndarray:
         """Seconds of each kernel call (columns, in execution order) in each of ``number`` whole

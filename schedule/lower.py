@@ -54,11 +54,15 @@ class LoweredFunc:
     __repr__ = __str__
 
 
-def lower(sch, args, name: str = "main", simple_mode: bool = True) -> LoweredFunc:
-    """Lower ``sch`` to a loop nest over the buffers of ``args`` (tensors and vars)."""
+def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict | None = None) -> LoweredFunc:
+    """Lower ``sch`` to a loop nest over the buffers of ``args`` (tensors and vars); ``timings``, if
+    given, accumulates the seconds of ``schedule_ops`` and of each pass by name (compile profiles)."""
     args = _check_args(sch, args, name)
     arg_keys = {(a.op, a.value_index) for a in args if isinstance(a, Tensor)}
+    t0 = time.perf_counter()
     body, ranges = schedule_ops(sch, arg_keys)
+    if timings is not None:
+        timings["schedule_ops"] = timings.get("schedule_ops", 0.0) + time.perf_counter() - t0
     buffers, params = arg_buffers(sch, args)
     params = params + _implicit_vars(args, name)
     ctx = {
@@ -73,6 +77,8 @@ def lower(sch, args, name: str = "main", simple_mode: bool = True) -> LoweredFun
         t0 = time.perf_counter()
         new = fn(body, ctx)
         dt_ms = (time.perf_counter() - t0) * 1e3
+        if timings is not None:
+            timings[pass_name] = timings.get(pass_name, 0.0) + dt_ms / 1e3
         if trace and new is not body:
             print(f"// after {pass_name} ({dt_ms:.2f} ms)\n{S.stmt_str(new)}", file=sys.stderr)
         body = new

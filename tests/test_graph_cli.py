@@ -137,6 +137,8 @@ def test_run_profile(files, capsys):
     out = capsys.readouterr().out
     assert "Graph pass profile" in out and "fuse_ops" in out
     assert "memory plan:" in out and "naive" in out
+    assert "compile profile: built in" in out and "link and load" in out
+    assert "kernel (ops)" in out and "kernel calls" in out and "FMA peak" in out
 
 
 # ------------------------------------------------------------------ bench

@@ -45,7 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="graph optimisation level 0-3 (default 2)",
     )
     common.add_argument(
-        "--profile", action="store_true", help="print the graph pass profile and the memory plan"
+        "--profile", action="store_true",
+        help="print the graph pass profile, where the compile time went and the memory plan; run and bench "
+             "also print each kernel's share of the time, its GFLOP/s or GB/s and its distance to the "
+             "machine's limits"
     )
     common.add_argument(
         "--target",

@@ -21,7 +21,7 @@ def cmd_run(args, log: Log) -> int:
     samples = interleaved({"tessera": m.run}, args.repeat or 5, args.number, settle=0.0)["tessera"]
     print(f"latency: {format_samples(samples)}")
     if args.profile:
-        print_profile(model)
+        print_profile(model, m)
     return 0
 
 
@@ -49,7 +49,7 @@ def cmd_bench(args, log: Log) -> int:
         ratio = statistics.median(samples["onnxruntime"]) / statistics.median(samples["tessera"])
         print(f"speed ratio (onnxruntime time / Tessera time): {ratio:.2f}x")
     if args.profile:
-        print_profile(model)
+        print_profile(model, m)
     return status
 
 

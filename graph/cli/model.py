@@ -23,6 +23,7 @@ class Loaded:
     onnx_path: str | None
     profile: object = None
     build_seconds: float = 0.0
+    import_seconds: float | None = None
 
     def executor(self):
         return self.lib.create_executor()
@@ -101,7 +102,9 @@ def build_onnx(path: str, args, log: Log) -> Loaded:
 
     target = check_target(args.target)
     records = applied_records(getattr(args, "records", None), target)
+    started = time.perf_counter()
     g, params = import_onnx(path, log)
+    imported = time.perf_counter() - started
     log("compiling ...")
     profile = PassProfile() if args.profile else None
     try:
@@ -111,7 +114,7 @@ def build_onnx(path: str, args, log: Log) -> Loaded:
         raise CliError(f"cannot compile {path}: {one_line(err)}") from None
     log(f"built in {lib.build_seconds:.1f} s: {lib.summary()}")
     inputs = {v.name: (tuple(v.shape), v.dtype) for v in lib.graph.inputs}
-    return Loaded(path, lib, inputs, path, profile, lib.build_seconds)
+    return Loaded(path, lib, inputs, path, profile, lib.build_seconds, imported)
 
 
 def build_options(args) -> dict:
@@ -119,14 +122,22 @@ def build_options(args) -> dict:
     return {"winograd": args.winograd}
 
 
-def print_profile(model: Loaded) -> None:
+def print_profile(model: Loaded, executor=None) -> None:
+    """The pass profile, the compile profile and the memory plan; with ``executor`` (a model
+    that has run), each kernel's share of the time (``graph.profile``)."""
     if model.profile is not None:
         print(model.profile.report())
+    if getattr(model.lib, "stage_seconds", None):
+        from graph.profile import compile_report
+
+        print(compile_report(model.lib, model.import_seconds))
     plan = getattr(model.lib, "plan", None)
     if hasattr(plan, "report"):
         print(plan.report())
     elif isinstance(plan, dict):
         print(f"memory plan: arena {plan['arena_bytes'] / 2**20:.2f} MiB (from the library)")
+    if executor is not None:
+        print(executor.profile())
 
 
 # ------------------------------------------------------------------ inputs
