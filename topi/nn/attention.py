@@ -3,7 +3,7 @@
 For each of ``BH`` (batch x heads) slices, with ``q [Sq, D]``, ``k [Sk, D]``,
 ``v [Sk, Dv]`` and an optional additive ``mask``::
 
-    kt[d, j]    = k[j, d]                                      # K^T, a layout stage
+    kt[d, j]    = k[min(j, Sk - 1), d]                         # K^T, a layout stage
     dot[i, j]   = sum_d q[i, d] * kt[d, j]
     cap[i, j]   = softcap * tanh(dot[i, j] * scale / softcap)  # only with softcap > 0
     score[i, j] = dot[i, j] * scale (or cap[i, j]) + mask[i, j]
@@ -17,6 +17,12 @@ A fully masked row (every score ``-inf``) has ``rmax`` at the max reduction's
 identity (the lowest finite value), so every ``p`` is 0 and ``psum`` is 0: the
 select on the scale factor makes that row 0, as ONNX's reference does, where
 ``0 / 0`` would give NaN.  ``psum`` is at least 1 in any other row.
+
+The score stages (``kt``, ``dot``, ``cap``, ``score``, ``p``) run over the keys
+padded to the schedule's vector chunk (:func:`padded_keys`, the config's
+``vec``): a padded column repeats the last key (and its mask entry), so its
+score leaves ``rmax`` as it is; its ``p`` is 0, and ``acc`` reads the ``Sk``
+real keys only.
 
 ``k`` may be given already transposed (``k_transposed=True``: ``[BH, D, Sk]``,
 as ``MatMul(Q, K^T)`` graphs produce it); the ``kt`` stage then reads it in place.
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import te
 from topi.utils import get_const_tuple, shape_str
+from tune.autotvm.config import choose_config
 
 ATTENTION = "attention"
 
@@ -108,13 +115,19 @@ def attention(
     def up(x):
         return x.astype(cdt) if cdt != dtype else x
 
+    cfg = cfg if cfg is not None else choose_config(attention_workload(bh, sq, sk, d, dv, dtype))
+    skp = padded_keys(sk, cfg["vec"])
+
+    def key(j):  # a padded key column repeats the last key: finite scores that nothing reads
+        return j if skp == sk else te.min(j, sk - 1)
+
     if k_transposed:
-        kt = te.compute((bh, d, sk), lambda b, c, j: k[b, c, j], name="T_attn_kt", tag="attention_kt")
+        kt = te.compute((bh, d, skp), lambda b, c, j: k[b, c, key(j)], name="T_attn_kt", tag="attention_kt")
     else:
-        kt = te.compute((bh, d, sk), lambda b, c, j: k[b, j, c], name="T_attn_kt", tag="attention_kt")
+        kt = te.compute((bh, d, skp), lambda b, c, j: k[b, key(j), c], name="T_attn_kt", tag="attention_kt")
     rd = te.reduce_axis((0, d), name="d")
     dot = te.compute(
-        (bh, sq, sk),
+        (bh, sq, skp),
         lambda b, i, j: te.sum(up(q[b, i, rd]) * up(kt[b, rd, j]), axis=rd),
         name="T_attn_dot",
         tag="attention_dot",
@@ -125,7 +138,7 @@ def attention(
     if softcap > 0:
         cap_c = te.const(softcap, cdt)
         cap = te.compute(
-            (bh, sq, sk),
+            (bh, sq, skp),
             lambda b, i, j: te.tanh(dot[b, i, j] * sc / cap_c) * cap_c,
             name="T_attn_cap",
             tag="attention_cap",
@@ -134,21 +147,24 @@ def attention(
     def score(b, i, j):
         s = cap[b, i, j] if softcap > 0 else dot[b, i, j] * sc
         if mask is not None:
-            s = s + up(mask[b if mshape[0] > 1 else 0, i if mshape[1] > 1 else 0, j])
+            s = s + up(mask[b if mshape[0] > 1 else 0, i if mshape[1] > 1 else 0, key(j)])
         return s
 
-    scores = te.compute((bh, sq, sk), score, name="T_attn_score", tag="attention_score")
-    rj = te.reduce_axis((0, sk), name="j")
+    scores = te.compute((bh, sq, skp), score, name="T_attn_score", tag="attention_score")
+    rj = te.reduce_axis((0, skp), name="j")  # a padded column repeats the last key's score
     rmax = te.compute(
         (bh, sq), lambda b, i: te.max(scores[b, i, rj], axis=rj), name="T_attn_max", tag="attention_max"
     )
-    p = te.compute(
-        (bh, sq, sk),
-        lambda b, i, j: te.exp(scores[b, i, j] - rmax[b, i]),
-        name="T_attn_exp",
-        tag="attention_exp",
-    )
-    rs = te.reduce_axis((0, sk), name="j")
+    zero = te.const(0.0, cdt)
+
+    def prob(b, i, j):  # 0 in a padded column (a select of constants: the stage stays vectorized)
+        x = scores[b, i, j] - rmax[b, i]
+        if skp != sk:
+            x = x + te.if_then_else(j < sk, zero, te.const(float("-inf"), cdt))
+        return te.exp(x)
+
+    p = te.compute((bh, sq, skp), prob, name="T_attn_exp", tag="attention_exp")
+    rs = te.reduce_axis((0, skp), name="j")  # the padded columns too: the exp stage fills whole vectors
     psum = te.compute(
         (bh, sq), lambda b, i: te.sum(p[b, i, rs], axis=rs), name="T_attn_sum", tag="attention_sum"
     )
@@ -159,7 +175,7 @@ def attention(
         name="T_attn_acc",
         tag="attention_acc",
     )
-    one, zero = te.const(1.0, cdt), te.const(0.0, cdt)
+    one = te.const(1.0, cdt)
 
     def inv(b, i):  # 1 / psum, and 0 for a fully masked row (psum == 0)
         return te.if_then_else(psum[b, i] == zero, zero, one / psum[b, i])
@@ -170,8 +186,7 @@ def attention(
     attrs = {"scale": float(scale), "workload": attention_workload(bh, sq, sk, d, dv, dtype)}
     if softcap > 0:
         attrs["softcap"] = float(softcap)
-    if cfg is not None:
-        attrs["config"] = cfg
+    attrs["config"] = cfg
     if heads:
         if bh % heads:
             raise ValueError(f"attention: heads={heads} does not divide the {bh} slices of q {shape_str(q)}")
@@ -190,6 +205,15 @@ def attention(
         tag=ATTENTION,
         attrs=attrs,
     )
+
+
+def padded_keys(sk: int, vec: int) -> int:
+    """The key extent of the score stages: ``sk`` rounded up to ``vec`` lanes (to two vectors
+    beyond four), so the scores' vector loops and register tiles carry no tail, and the row
+    loop can be cut into full row blocks and one partial block.  The max, the sum and ``p @ v``
+    read only the first ``sk``."""
+    unit = vec if sk < 4 * vec else 2 * vec
+    return -(-sk // unit) * unit
 
 
 def attention_workload(bh: int, sq: int, sk: int, d: int, dv: int, dtype: str = "float32") -> tuple:

@@ -2,19 +2,23 @@
 
 ::
 
-    parallel (b, 0, BH)                               // or (b, i.outer) fused when BH is small
-      kt[D, Sk] = k[b]^T                              // once per slice (a strided read of k)
-      for (i.outer, 0, Sq/rb)                         // a block of rb query rows
-        dot[rb, Sk] = sum_d q[b, i, d] * kt[d, :]     // rb x n vector accumulators share kt's loads
-        cap[rb, Sk] = c * tanh(dot * scale / c)       // vectorized, only with softcap = c > 0
-        rmax[rb]    = max_j dot * scale + mask
-        p[rb, Sk]   = exp(dot * scale + mask - rmax)
-        psum[rb]    = sum_j p
+    parallel (b, 0, BH)                               // (i.outer, b) when BH is small: row blocks
+      kt[D, Sk'] = k[b]^T                             // once per slice (a strided read of k); at
+      for (i.outer, 0, Sq/rb)                         // root, parallel, when row blocks are tasks
+        dot[rb, Sk'] = sum_d q[b, i, d] * kt[d, :]    // rb x n vector accumulators share kt's loads
+        cap[rb, Sk'] = c * tanh(dot * scale / c)      // vectorized, only with softcap = c > 0
+        rmax[rb]    = max_j dot * scale + mask        // vec lanes of partial maxima, then folded
+        p[rb, Sk']  = exp(dot * scale + mask - rmax)
+        psum[rb]    = sum_j p                         // vec lanes of partial sums, then folded
         acc[rb, Dv] = sum_j p[:, j] * v[b, j, :]      // rb x Dv/vec accumulators share v's loads
         for (i.inner, 0, rb)
           vectorized: out[b, i, :] = acc / psum         // or out[b / H, i, b % H, :] (heads merged)
 
-Only ``kt`` (D x Sk) and a block of rows of scores are ever materialised; ``q``, ``k``,
+``Sk'`` is the key count padded to the vector chunk (``topi.nn.attention.padded_keys``),
+so no score loop has a tail; the row loop of a Sq that ``rb`` does not divide is cut into
+full blocks (unrolled register tiles) and one partial block.
+
+Only ``kt`` (D x Sk') and a block of rows of scores are ever materialised; ``q``, ``k``,
 ``v`` are read where they lie, through any injective producers fused into the
 kernel (head reshapes and transposes of a QKV projection are inlined reads).
 
@@ -41,24 +45,18 @@ def attention_space(workload: tuple, target) -> dict:
 
 def attention_rule(workload: tuple, target) -> dict:
     """``vec``: one vector of the target; ``rb``: 4 rows (a 4 x 4-vector accumulator tile
-    shares each load of ``kt`` and ``v``), or the largest of 2, 1 dividing Sq; row blocks become parallel tasks too
-    when fewer than 4 slices (BH) are there to share between the threads."""
+    shares each load of ``kt`` and ``v``) whatever Sq divides (the row loop is cut into full
+    blocks and one partial block); row blocks become the parallel tasks when fewer than 4
+    slices (BH) are there to share between the threads."""
     bh, sq = workload[1], workload[2]
-    rb = next(r for r in (4, 2, 1) if sq % r == 0)
+    rb = 4 if sq >= 4 else (2 if sq >= 2 else 1)
     return {"rb": rb, "vec": target.lanes(workload[6]), "fuse_rows": bh < 4}
-
-
-def attention_constraint(workload: tuple, values: dict) -> str | None:
-    if workload[2] % values["rb"]:
-        return f"rb={values['rb']} must divide Sq={workload[2]}"
-    return None
 
 
 register_rule(
     TEMPLATE,
     attention_space,
     attention_rule,
-    attention_constraint,
     doc="scaled dot-product attention (q, k, v, mask) in one kernel",
 )
 
@@ -102,6 +100,26 @@ def _vec(st, axis, vec: int, extent: int) -> None:
     if extent >= vec:
         _, inner = st.split(axis, factor=vec)
         st.vectorize(inner)
+
+
+def _lane_reduce(s, op, vec: int, extent: int, block, o) -> None:
+    """A row reduction over the keys (max, sum) as ``vec`` lanes of partial results, folded
+    once per row: the lanes are a data axis of a factored stage (``rfactor``), vectorized::
+
+        rf[i, :] = init; for (j.outer) rf[i, :] = max(rf[i, :], score[i, j.outer*vec : +vec])
+        rmax[i] = max over the lanes of rf[i, :]
+    """
+    if extent < vec or extent % vec:
+        return
+    t = op.output(0)
+    (r,) = s[op].op.reduce_axis
+    _, ri = s[op].split(r, factor=vec)
+    rf = s.rfactor(t, ri, factor_axis=len(op.axis))
+    s[rf].compute_at(o, block)
+    *rows, lane = s[rf].op.axis
+    (ro,) = s[rf].op.reduce_axis
+    s[rf].reorder(*rows, ro, lane)
+    s[rf].vectorize(lane)
 
 
 # Vector accumulators of a row block kept in registers across a reduction.
@@ -162,15 +180,20 @@ def schedule_attention(outs, cfg: Config | None = None):
     else:
         b, i, e = o.op.axis
     io, ii = o.split(i, factor=cfg["rb"])
-    o.reorder(b, io, ii, e)
-    if cfg["fuse_rows"]:
-        task = block = o.fuse(b, io)
+    if cfg["fuse_rows"]:  # row blocks are the tasks, slices inside: the last (partial) block is a
+        o.reorder(io, b, ii, e)  # loop of its own, the others keep the full register tile
+        task, block = io, b
     else:
+        o.reorder(b, io, ii, e)
         task, block = b, io
     o.parallel(task)
     dv, sk = get_const_int(e.dom.extent), get_const_int(st["attention_kt"].axis[2].dom.extent)
     _vec(o, e, cfg["vec"], dv)
-    s[st["attention_kt"]].compute_at(o, task)
+    kt = s[st["attention_kt"]]
+    if cfg["fuse_rows"]:  # tasks are row blocks: K^T once per call, its slices in parallel
+        kt.parallel(st["attention_kt"].axis[0])
+    else:
+        kt.compute_at(o, task)
     for tag in ("attention_dot", "attention_max", "attention_exp", "attention_sum", "attention_acc"):
         s[st[tag]].compute_at(o, block)
     dot = s[st["attention_dot"]]
@@ -182,6 +205,8 @@ def schedule_attention(outs, cfg: Config | None = None):
         cap.compute_at(o, block)
         _vec(cap, st["attention_cap"].axis[2], cfg["vec"], sk)
     _vec(s[st["attention_exp"]], st["attention_exp"].axis[2], cfg["vec"], sk)
+    for tag in ("attention_max", "attention_sum"):
+        _lane_reduce(s, st[tag], cfg["vec"], sk, block, o)
     acc = s[st["attention_acc"]]
     _, _, ea = acc.op.axis
     (ra,) = acc.op.reduce_axis
