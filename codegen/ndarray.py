@@ -204,15 +204,16 @@ class NDArray:
         return f"<tvm.nd.NDArray shape={self.shape}, {self.device}>\n{self._array!r}"
 
 
-def array(arr, dev: Device | None = None) -> NDArray:
-    """An NDArray holding a C-contiguous copy of ``arr`` (classic ``tvm.nd.array``)."""
+def array(arr, dev: Device | None = None, *, device: Device | None = None) -> NDArray:
+    """An NDArray holding a C-contiguous copy of ``arr`` (classic ``tvm.nd.array``; ``device=``
+    as TVM >= 0.8 names it)."""
     src = arr.numpy() if isinstance(arr, NDArray) else arr
-    return NDArray(aligned_copy(src), dev)
+    return NDArray(aligned_copy(src), dev if dev is not None else device)
 
 
-def empty(shape, dtype: str = "float32", dev: Device | None = None) -> NDArray:
+def empty(shape, dtype: str = "float32", dev: Device | None = None, *, device: Device | None = None) -> NDArray:
     """An uninitialised NDArray (classic ``tvm.nd.empty``)."""
-    return NDArray(aligned_empty(shape, dtype), dev)
+    return NDArray(aligned_empty(shape, dtype), dev if dev is not None else device)
 
 
 def as_numpy(x):

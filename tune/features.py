@@ -185,4 +185,11 @@ def schedule_vector(sch, args, feature_type: str = "itervar") -> np.ndarray:
     return itervar_vector(stmts) if feature_type == "itervar" else curve_vector(stmts)
 
 
-__all__ = ["collect_statements", "curve_vector", "itervar_vector", "loop_nest", "schedule_vector"]
+def store_vectors(sch, args) -> np.ndarray:
+    """One ``itervar`` row per store of the first loop nest of ``sch`` (the auto_scheduler's
+    "pack-sum" model scores a program as the sum of its stores' scores)."""
+    stmts = collect_statements(*loop_nest(sch, args))
+    return np.stack([itervar_vector([st]) for st in stmts] or [itervar_vector([])])
+
+
+__all__ = ["collect_statements", "curve_vector", "itervar_vector", "loop_nest", "schedule_vector", "store_vectors"]

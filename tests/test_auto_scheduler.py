@@ -1,0 +1,289 @@
+"""auto_scheduler: sketches legal and correct, random annotations checked with guard canaries,
+records, the search loop, resume, and the errors of bad input."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import te
+import topi
+from helpers import check_build
+from schedule import ScheduleError
+from schedule.trace import Trace
+from tune import auto_scheduler
+from tune.auto_scheduler.sketch import generate_sketches
+from tune.errors import TuneError
+from tune.record import RecordWarning
+
+
+def matmul_add(n, l, m):
+    A = te.placeholder((n, l), name="A")
+    B = te.placeholder((l, m), name="B")
+    C = te.placeholder((n, m), name="C")
+    k = te.reduce_axis((0, l), name="k")
+    mm = te.compute((n, m), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="matmul")
+    out = te.compute((n, m), lambda i, j: mm[i, j] + C[i, j], name="out")
+    return [A, B, C, out], lambda a, b, c: a @ b + c
+
+
+def matmul(n, l, m):
+    A = te.placeholder((n, l), name="A")
+    B = te.placeholder((l, m), name="B")
+    k = te.reduce_axis((0, l), name="k")
+    return [A, B, te.compute((n, m), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")], lambda a, b: a @ b
+
+
+def conv(n=1, c=4, hw=9, f=6):
+    data = te.placeholder((n, c, hw, hw), name="data")
+    w = te.placeholder((f, c, 3, 3), name="w")
+    out = topi.nn.conv2d_nchw(data, w, 1, 1, 1)
+    relu = te.compute(out.shape, lambda *i: te.max(out(*i), 0.0), name="relu")
+
+    def ref(d, k):
+        from topi.testing import conv2d_nchw_python
+
+        return np.maximum(conv2d_nchw_python(d, k, 1, 1), 0)
+
+    return [data, w, relu], ref
+
+
+def softmax(n=5, m=37):
+    x = te.placeholder((n, m), name="x")
+
+    def ref(a):
+        e = np.exp(a - a.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    return [x, topi.nn.softmax(x, axis=1)], ref
+
+
+def stencil(n=67):
+    A = te.placeholder((n,), name="A")
+    P = te.compute((n + 2,), lambda i: te.if_then_else(te.all(i >= 1, i <= n), A[i - 1], 0.0), name="P")
+    B = te.compute((n,), lambda i: P[i] + P[i + 1] + P[i + 2], name="B")
+    return [A, B], lambda a: np.convolve(a, np.ones(3, a.dtype), mode="same")
+
+
+def chain(n=13, m=29):
+    A = te.placeholder((n, m), name="A")
+    X = te.compute((n, m), lambda i, j: te.exp(A[i, j]), name="X")
+    Y = te.compute((n, m), lambda i, j: X[i, j] * 2.0 + 1.0, name="Y")
+    Z = te.compute((n, m), lambda i, j: te.max(Y[i, j], 1.5), name="Z")
+    return [A, Z], lambda a: np.maximum(np.exp(a) * 2 + 1, 1.5)
+
+
+def row_sum(n=3, m=301):
+    A = te.placeholder((n, m), name="A")
+    k = te.reduce_axis((0, m), name="k")
+    return [A, te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="S")], lambda a: a.sum(axis=1)
+
+
+COMPUTES = {
+    "matmul_add": lambda: matmul_add(21, 13, 35),
+    "matmul": lambda: matmul(12, 50, 24),
+    "conv": conv,
+    "softmax": softmax,
+    "stencil": stencil,
+    "chain": chain,
+    "row_sum": row_sum,
+}
+
+
+def _task(tensors, name="t"):
+    return auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG(tensors), workload_key=name,
+                                     target="llvm")
+
+
+@pytest.mark.parametrize("name", sorted(COMPUTES))
+def test_random_annotations_of_every_sketch_are_correct(name):
+    tensors, ref = COMPUTES[name]()
+    dag = auto_scheduler.ComputeDAG(tensors)
+    sketches = generate_sketches(dag, _task(tensors).target)
+    assert sketches
+    rng = np.random.default_rng(7)
+    for sk in sketches:
+        for _ in range(2):
+            genes = sk.sample(rng)
+            assert sk.valid(genes)
+            sch = sk.realize(genes)
+            check_build(sch, tensors, ref, rtol=1e-4, atol=1e-4)
+            # the trace alone rebuilds the same program
+            again = Trace.from_json(json.loads(json.dumps(sch.trace.to_json()))).apply(dag.schedule())
+            assert again.trace == sch.trace
+
+
+def test_sketch_rules():
+    kinds = lambda tensors: [sk.describe() for sk in generate_sketches(auto_scheduler.ComputeDAG(tensors), None)]
+    assert kinds(matmul_add(8, 8, 8)[0]) == ["matmul:tile/fused", "out:skip, matmul:tile/inplace"]
+    assert kinds(matmul(8, 8, 8)[0]) == ["C:tile/cache", "C:tile/inplace"]
+    assert kinds(row_sum()[0]) == ["S:rfactor", "S:skip"]
+    assert kinds(chain()[0]) == ["Z:skip, Y:inline, X:inline"]
+    conv_kinds = kinds(conv()[0])
+    assert conv_kinds[0].startswith("conv2d_nchw:tile/fused") or "tile/fused" in conv_kinds[0]
+
+
+def test_mutations_stay_valid():
+    tensors, _ = conv()
+    sk = generate_sketches(auto_scheduler.ComputeDAG(tensors), None)[0]
+    rng = np.random.default_rng(0)
+    genes = sk.sample(rng)
+    for _ in range(50):
+        genes = sk.mutate(genes, rng)
+        assert sk.valid(genes)
+
+
+def test_cost_model_ranks_what_it_was_trained_on():
+    from tune.auto_scheduler.cost_model import PackSumGBT
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(300, 4))
+    packs = np.repeat(np.arange(100), 3)
+    y = np.bincount(packs, x[:, 0] * 2 + x[:, 1])
+    y = y / y.max()
+    model = PackSumGBT("reg", n_rounds=40).fit_packs(x, packs, y)
+    pred = np.bincount(packs, model.predict(x))
+    assert np.corrcoef(pred, y)[0, 1] > 0.9
+
+
+def test_tune_records_apply_best_and_print_best(tmp_path):
+    tensors, ref = matmul_add(32, 16, 24)
+    task = _task(tensors, "test_mm_add")
+    log = str(tmp_path / "mm.json")
+    opts = auto_scheduler.TuningOptions(num_measure_trials=6, num_measures_per_round=3, verbose=0,
+                                        runner=auto_scheduler.LocalRunner(number=2, min_repeat_ms=0),
+                                        measure_callbacks=[auto_scheduler.RecordToFile(log)])
+    policy = auto_scheduler.SketchPolicy(task, auto_scheduler.RandomModel(), verbose=0)
+    task.tune(opts, search_policy=policy)
+    rows = auto_scheduler.load_records(log)
+    assert len(rows) == 6 and all(r.error_no == 0 for _, r in rows)
+    sch, args = task.apply_best(log)
+    check_build(sch, args, ref, rtol=1e-4, atol=1e-4)
+    code = task.print_best(log)
+    fresh = task.compute_dag.schedule()
+    A, B, C, out = tensors
+    exec(code, {"s": fresh, "A": A, "B": B, "C": C, "out": out, "matmul": out.op.input_tensors[0]})
+    check_build(fresh, args, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_resume_is_exact(tmp_path):
+    tensors, _ = matmul(16, 16, 16)
+    task = _task(tensors, "test_resume")
+    log = str(tmp_path / "r.json")
+    model = auto_scheduler.XGBModel(num_warmup_sample=2)
+    policy = auto_scheduler.SketchPolicy(task, model, seed=3, verbose=0)
+    opts = auto_scheduler.TuningOptions(num_measure_trials=6, num_measures_per_round=3, verbose=0,
+                                        runner=auto_scheduler.LocalRunner(number=1, min_repeat_ms=0),
+                                        measure_callbacks=[auto_scheduler.RecordToFile(log)])
+    task.tune(opts, search_policy=policy)
+    model2 = auto_scheduler.XGBModel(num_warmup_sample=2)
+    model2.update_from_file(log)
+    resumed = auto_scheduler.SketchPolicy(task, model2, seed=3, verbose=0,
+                                          init_search_callbacks=[auto_scheduler.PreloadMeasuredStates(log)])
+    assert {k: c for k, (_, c) in resumed.measured.items()} == {k: c for k, (_, c) in policy.measured.items()}
+    probe = [st for st, _ in policy.measured.values()]
+    np.testing.assert_array_equal(model2.predict(task, probe), model.predict(task, probe))
+    assert [s.key() for s in resumed.search_round(3)] == [s.key() for s in policy.search_round(3)]
+
+
+def test_failing_candidate_costs_one_trial(tmp_path):
+    tensors, _ = matmul(8, 8, 8)
+    task = _task(tensors, "test_bad")
+    good = task.default_config()
+    bad = auto_scheduler.State(Trace.from_json([["split", "C", {"parent": "nope", "factor": 2, "nparts": None}]]))
+    from tune.measure import MeasureInput
+    from tune.measure.option import create_measure_batch
+
+    opts = auto_scheduler.TuningOptions(runner=auto_scheduler.LocalRunner(number=1, min_repeat_ms=0))
+    batch = create_measure_batch(task, opts.measure_option())
+    res = batch([MeasureInput(task.target, task, bad), MeasureInput(task.target, task, good)])
+    assert res[0].error_no == 1 and "names axis 'nope'" in res[0].error_msg
+    assert res[1].error_no == 0
+
+
+def test_log_of_another_workload_is_not_applied(tmp_path):
+    tensors, _ = matmul(8, 8, 8)
+    task = _task(tensors, "test_one")
+    other = _task(matmul(8, 8, 4)[0], "test_two")
+    from tune.measure import MeasureInput, MeasureResult
+    from tune.auto_scheduler.measure_record import save_records
+
+    log = str(tmp_path / "o.json")
+    save_records(log, [MeasureInput(other.target, other, other.default_config())],
+                 [MeasureResult((1e-3,), 0, 0.1, 0.0)])
+    with open(log, "a") as fh:
+        fh.write("{not json\n")
+    with pytest.warns(RecordWarning) as caught:
+        with pytest.raises(TuneError, match="no valid record"):
+            task.apply_best(log)
+    text = " ".join(str(w.message) for w in caught)
+    assert "o.json:2" in text and "test_two" in text
+
+
+def test_unknown_workload_and_bad_trace():
+    with pytest.raises(TuneError, match="not registered"):
+        auto_scheduler.SearchTask(workload_key="never_registered", args=(1,)).compute_dag
+    tensors, _ = matmul(8, 8, 8)
+    task = _task(tensors)
+    with pytest.raises(TuneError, match=r"names axis 'q'.*Leaf axes of C: \[i, j, k\]"):
+        task.instantiate(auto_scheduler.State(Trace.from_json([["vectorize", "C", {"iv": "q"}]])))
+    with pytest.raises(ScheduleError):
+        Trace.from_json([["vectorize", "C", {"iv": "q"}]]).apply(task.compute_dag.schedule())
+
+
+def test_register_workload_and_compute_dag_print():
+    @auto_scheduler.register_workload
+    def test_as_workload(n):
+        A = te.placeholder((n,), name="A")
+        return [A, te.compute((n,), lambda i: A[i] * 2.0, name="B")]
+
+    task = auto_scheduler.SearchTask(func=test_as_workload, args=(8,), target="llvm")
+    assert str(task.compute_dag) == "A = PLACEHOLDER [8]\nB(i) = (A[i] * 2.0f)\n"
+    assert task.workload_key == '["test_as_workload", 8]'
+    again = auto_scheduler.SearchTask(workload_key="test_as_workload", args=(8,))
+    assert str(again.compute_dag) == str(task.compute_dag)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        auto_scheduler.register_workload(test_as_workload)
+
+
+def test_classic_tutorial_flow(tmp_path):
+    """The calls of TVM's auto_scheduler_matmul_x86 tutorial, through ``import tessera as tvm``."""
+    import tessera as tvm
+    from tessera import auto_scheduler as tas
+
+    @tas.register_workload
+    def test_tut_matmul_add(N, L, M, dtype):
+        A = te.placeholder((N, L), name="A", dtype=dtype)
+        B = te.placeholder((L, M), name="B", dtype=dtype)
+        C = te.placeholder((N, M), name="C", dtype=dtype)
+        k = te.reduce_axis((0, L), name="k")
+        mm = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="matmul",
+                        attrs={"layout_free_placeholders": [B]})
+        return [A, B, C, te.compute((N, M), lambda i, j: mm[i, j] + C[i, j], name="out")]
+
+    target = tvm.target.Target("llvm")
+    task = tvm.auto_scheduler.SearchTask(func=test_tut_matmul_add, args=(40, 24, 33, "float32"), target=target)
+    assert "matmul(i, j) += (A[i, k] * B[k, j])" in str(task.compute_dag)
+    log_file = str(tmp_path / "matmul.json")
+    fast = tas.LocalRunner(number=1, min_repeat_ms=0)
+    task.tune(tas.TuningOptions(num_measure_trials=4, num_measures_per_round=4, runner=fast,
+                                measure_callbacks=[tas.RecordToFile(log_file)], verbose=0))
+    sch, args = task.apply_best(log_file)
+    assert "produce" in str(tvm.lower(sch, args, simple_mode=True))
+    func = tvm.build(sch, args, target)
+    a, b, c = (np.random.uniform(size=s).astype(np.float32) for s in ((40, 24), (24, 33), (40, 33)))
+    dev = tvm.cpu()
+    out = tvm.nd.empty((40, 33), device=dev)
+    func(tvm.nd.array(a, device=dev), tvm.nd.array(b, device=dev), tvm.nd.array(c, device=dev), out)
+    np.testing.assert_allclose(out.numpy(), a @ b + c, rtol=1e-4)
+    assert "s[matmul]" in task.print_best(log_file)
+    cost_model = tas.XGBModel()
+    cost_model.update_from_file(log_file)
+    policy = tas.SketchPolicy(task, cost_model, init_search_callbacks=[tas.PreloadMeasuredStates(log_file)])
+    task.tune(tas.TuningOptions(num_measure_trials=2, runner=fast, verbose=0,
+                                measure_callbacks=[tas.RecordToFile(log_file)]), search_policy=policy)
+    assert len(tas.load_records(log_file)) == 6

@@ -1,0 +1,193 @@
+"""``SketchPolicy``: random annotation of sketches, then evolution under the cost model.
+
+One round of the search (``search_round``)::
+
+    population = best measured programs + random annotations of every sketch
+    for each of `evolutionary_search_num_iters` generations:
+        score the population with the cost model
+        children = mutations of parents drawn by score (tile sizes, unroll,
+                   parallel depth, compute location, vector length)
+    the round's batch = the best-scored unmeasured programs, and an
+                        `eps_greedy` share of random ones
+
+The round's random draws are seeded by ``(seed, programs measured so far)``:
+a search resumed from its log (``PreloadMeasuredStates`` and
+``XGBModel.update_from_file``) draws what the uninterrupted search would have.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from schedule.errors import ScheduleError
+from tune.auto_scheduler.cost_model import RandomModel, program_features
+from tune.auto_scheduler.search_task import State
+from tune.auto_scheduler.sketch import generate_sketches
+from tune.auto_scheduler.tuning import tune_tasks
+from tune.record import load_records, target_key
+
+DEFAULT_PARAMS = {
+    "eps_greedy": 0.05,
+    "population": 64,  # programs per generation
+    "evolutionary_search_num_iters": 2,
+    "mutation_prob": 0.85,
+    "sample_init_min_population": 32,  # random annotations per round
+    "best_measured_in_population": 16,
+}
+
+
+class SketchPolicy:
+    """The search policy of classic TVM's auto_scheduler (``program_cost_model``: ``XGBModel()``,
+    ``RandomModel()``; ``init_search_callbacks``: ``PreloadMeasuredStates(log)``)."""
+
+    def __init__(self, task, program_cost_model=None, params=None, seed=None, verbose=1,
+                 init_search_callbacks=None):
+        self.task = task
+        self.model = program_cost_model if program_cost_model is not None else RandomModel()
+        self.params = dict(DEFAULT_PARAMS, **(params or {}))
+        unknown = set(self.params) - set(DEFAULT_PARAMS)
+        if unknown:
+            raise ValueError(f"SketchPolicy: unknown params {sorted(unknown)}; known: {sorted(DEFAULT_PARAMS)}")
+        self.seed = 0 if seed is None else int(seed)
+        self.verbose = verbose
+        self.sketches = generate_sketches(task.compute_dag, task.target)
+        self.measured: dict = {}  # state key -> (State, seconds or inf)
+        self.search_seconds = 0.0
+        self._features: dict = getattr(self.model, "features", {})  # shared with the model
+        for cb in init_search_callbacks or []:
+            cb.enter(self)
+
+    # ---------------------------------------------------------------- programs --
+    def realize(self, sketch: int, genes: dict) -> State | None:
+        """The program of ``genes`` in sketch ``sketch`` (None where the primitives refuse it)."""
+        try:
+            sch = self.sketches[sketch].realize(genes)
+        except (ScheduleError, ValueError, KeyError):
+            return None
+        state = State(sch.trace, sketch, genes)
+        key = (self.task.workload, state.key())
+        if key not in self._features:
+            program_features(self.task, _Realized(state, sch), self._features)
+        return state
+
+    def sample(self, n: int, rng) -> list[State]:
+        out, seen = [], set()
+        for k in range(4 * n):
+            if len(out) >= n or not self.sketches:
+                break
+            sk = k % len(self.sketches)
+            st = self.realize(sk, self.sketches[sk].sample(rng))
+            if st is not None and st.key() not in seen:
+                seen.add(st.key())
+                out.append(st)
+        return out
+
+    def note_measured(self, inputs, results) -> None:
+        for inp, res in zip(inputs, results):
+            cost = res.cost if res.error_no == 0 and res.costs else float("inf")
+            old = self.measured.get(inp.config.key())
+            if old is None or cost < old[1]:
+                self.measured[inp.config.key()] = (inp.config, cost)
+
+    def best(self) -> tuple:
+        """``(State, seconds)`` of the fastest measured program (``(None, inf)`` before any)."""
+        return min(self.measured.values(), key=lambda sc: sc[1], default=(None, float("inf")))
+
+    # ------------------------------------------------------------------ search --
+    def search_round(self, n: int) -> list[State]:
+        """The next ``n`` programs to measure."""
+        t0 = time.perf_counter()
+        rng = np.random.default_rng([self.seed, len(self.measured)])
+        p = self.params
+        good = sorted((sc for sc in self.measured.values() if math.isfinite(sc[1]) and sc[0].sketch is not None
+                       and sc[0].sketch < len(self.sketches) and self.sketches[sc[0].sketch].valid(sc[0].genes)),
+                      key=lambda sc: sc[1])
+        init = [sc[0] for sc in good[: p["best_measured_in_population"]]]
+        randoms = self.sample(max(p["sample_init_min_population"], n), rng)
+        population = init + randoms
+        pool = self.evolve(population, rng)
+        fresh = [s for s in pool if s.key() not in self.measured]
+        n_random = int(round(n * p["eps_greedy"])) if len(fresh) > n else 0
+        chosen, keys = [], set()
+        for s in fresh[: n - n_random]:
+            chosen.append(s)
+            keys.add(s.key())
+        for s in randoms:
+            if len(chosen) >= n:
+                break
+            if s.key() not in keys and s.key() not in self.measured:
+                chosen.append(s)
+                keys.add(s.key())
+        self.search_seconds += time.perf_counter() - t0
+        return chosen
+
+    def evolve(self, population: list[State], rng) -> list[State]:
+        """Every program seen in ``evolutionary_search_num_iters`` generations, best-scored first."""
+        p = self.params
+        seen: dict = {}
+        for _ in range(p["evolutionary_search_num_iters"] + 1):
+            population = [s for s in population if s.key() not in seen or seen[s.key()][0] is s]
+            if not population:
+                break
+            scores = np.asarray(self.model.predict(self.task, population), dtype=np.float64)
+            for s, sc in zip(population, scores):
+                seen[s.key()] = (s, float(sc))
+            population = self._children(population, scores, rng)
+        return [s for s, _ in sorted(seen.values(), key=lambda v: -v[1])]
+
+    def _children(self, population, scores, rng) -> list[State]:
+        p = self.params
+        finite = np.where(np.isfinite(scores), scores, np.nan)
+        lo = np.nanmin(finite) if np.isfinite(finite).any() else 0.0
+        w = np.nan_to_num(finite - lo, nan=0.0) + 1e-3
+        mutable = [k for k, s in enumerate(population) if s.sketch is not None]
+        if not mutable:
+            return []
+        wm = w[mutable] / w[mutable].sum()
+        out = []
+        for _ in range(p["population"]):
+            parent = population[mutable[int(rng.choice(len(mutable), p=wm))]]
+            genes = dict(parent.genes)
+            sketch = self.sketches[parent.sketch]
+            for _ in range(1 + int(rng.random() < 1 - p["mutation_prob"])):
+                genes = sketch.mutate(genes, rng)
+            child = self.realize(parent.sketch, genes)
+            if child is not None:
+                out.append(child)
+        return out
+
+    # ----------------------------------------------------------------- tuning --
+    def tune(self, options):
+        """Search and measure ``options.num_measure_trials`` programs; returns the best State."""
+        tune_tasks([self], options)
+        return self.best()[0]
+
+
+class _Realized:
+    """A State with the schedule it was realised as (features without replaying the trace)."""
+
+    def __init__(self, state: State, sch):
+        self.state, self.sch = state, sch
+
+    def key(self) -> str:
+        return self.state.key()
+
+
+class PreloadMeasuredStates:
+    """Init callback: the measured programs of the task in a log count as measured (not measured
+    again) and seed the evolution (classic ``auto_scheduler.PreloadMeasuredStates``)."""
+
+    def __init__(self, filename):
+        self.filename = filename
+
+    def enter(self, policy: SketchPolicy) -> None:
+        mine = [(i, r) for i, r in load_records(self.filename)
+                if hasattr(i.config, "trace") and i.task.workload == policy.task.workload
+                and target_key(i.target) == policy.task.target_key]
+        policy.note_measured([i for i, _ in mine], [r for _, r in mine])
+
+
+__all__ = ["DEFAULT_PARAMS", "PreloadMeasuredStates", "SketchPolicy"]

@@ -1,0 +1,352 @@
+"""Sketches for CPUs: the shapes of good schedules, generated from the compute DAG by Ansor's rules.
+
+Each stage gets a *plan*, chosen by the rules below, read from the outputs
+back to the inputs; a stage with two applicable rules doubles the sketches:
+
+* always-inline: an elementwise (injective, non-output) stage is inlined into
+  its consumers; one read by a tiled stage may instead be computed at root
+  (a gene: a padding stage inlined puts a select in the innermost loop);
+* multi-level tiling, for a reduction with data reuse (an input read without
+  some output axis: matmul, conv): the "SSRSRS" structure
+  ``S0 S1 R0 S2 R1 S3`` (each data axis cut in four, each reduce axis in two)
+  either in place, or with its elementwise consumer fused into the tile (the
+  consumer tiled as ``S0 S1 | S2*S3``, the reduction computed at its level 1
+  or 2: a gene), or through a local write cache when it has no such consumer;
+* rfactor, for a reduction with little data parallelism: the innermost reduce
+  axis split and factored into a vectorizable axis of a new stage;
+* otherwise ("skip"), the stage keeps its loops: parallel outer axes,
+  vectorized innermost, an unroll pragma.
+
+The choices a sketch leaves open are genes (``tune.auto_scheduler.genes``):
+tile sizes, unroll depth, how many outer loops run in parallel, compute
+location, vector length.  ``Sketch.realize(genes)`` applies the primitives to a
+fresh schedule, whose trace is the candidate.
+"""
+
+from __future__ import annotations
+
+import math
+
+from te import expr as E
+from te.tensor import ComputeOp
+from te.visitor import collect_reads, walk
+from tune.auto_scheduler.compute_dag import ComputeDAG, extent
+from tune.auto_scheduler.genes import ChoiceGene, TileGene
+
+UNROLL = (0, 16, 64, 512)
+VECTOR = (1, 4, 8, 16, 32, 64)
+RFACTOR_SPACE = 256  # a reduction with fewer output elements than this gets an rfactor sketch
+MAX_SKETCHES = 16
+
+
+def _stage(sch, name):
+    return next(st for st in sch.stages if st.name == name)
+
+
+def _reads(op) -> list:
+    out = []
+    for b in op.body:
+        out.extend(collect_reads(b))
+    return out
+
+
+def has_reuse(op: ComputeOp) -> bool:
+    """A reduction some input of which is read without one of the output axes (matmul, conv)."""
+    if not op.reduce_axis:
+        return False
+    axes = {iv.var for iv in op.axis}
+    for r in _reads(op):
+        used = set()
+        for i in r.indices:
+            walk(i, lambda x: used.add(x) if isinstance(x, E.Var) else None)
+        if axes - used:
+            return True
+    return False
+
+
+def multi_split(stage, axis, lengths) -> list:
+    """Cut ``axis`` into ``len(lengths)`` loops of those lengths, outermost first."""
+    out = []
+    for k in range(len(lengths) - 1):
+        axis_o, axis = stage.split(axis, factor=math.prod(lengths[k + 1:]))
+        out.append(axis_o)
+    return out + [axis]
+
+
+class Plan:
+    """How one stage is scheduled in a sketch; ``emit`` applies it to a schedule."""
+
+    name: str
+    kind = "skip"
+
+    def genes(self) -> list:
+        return []
+
+    def emit(self, sch, g: dict, ctx: dict) -> None:
+        raise NotImplementedError
+
+
+class Inline(Plan):
+    kind = "inline"
+
+    def __init__(self, op, optional: bool, fallback: Plan):
+        self.name, self.optional, self.fallback = op.name, optional, fallback
+
+    def genes(self):
+        if not self.optional:
+            return []
+        return [ChoiceGene(f"{self.name}.inline", (1, 0), (3, 1))] + self.fallback.genes()
+
+    def emit(self, sch, g, ctx):
+        if not self.optional or g[f"{self.name}.inline"]:
+            _stage(sch, self.name).compute_inline()
+        else:
+            self.fallback.emit(sch, g, ctx)
+
+
+class Simple(Plan):
+    """Parallel outer data axes (fused), the innermost data axis split and vectorized, unroll."""
+
+    def __init__(self, op, lanes: int, consumer: str | None = None):
+        self.name = op.name
+        self.space = [extent(iv) for iv in op.axis]
+        self.reduce = bool(op.reduce_axis)
+        self.consumer = consumer  # a simple consumer this stage may be computed inside
+        last = self.space[-1] if self.space else 1
+        self.vecs = (1,) if self.reduce or last < 2 else tuple(v for v in VECTOR if v <= max(last, lanes))
+
+    def genes(self):
+        n = len(self.space)
+        out = [ChoiceGene(f"{self.name}.par", tuple(range(n + 1)), tuple(1 if k == 0 else 2 for k in range(n + 1))),
+               ChoiceGene(f"{self.name}.unroll", UNROLL[:3])]
+        if len(self.vecs) > 1:
+            out.append(ChoiceGene(f"{self.name}.vec", self.vecs))
+        if self.consumer is not None:
+            out.append(ChoiceGene(f"{self.name}.at", ("root", "consumer")))
+        return out
+
+    def emit(self, sch, g, ctx):
+        st = _stage(sch, self.name)
+        axes = list(st.op.axis)
+        vec = g.get(f"{self.name}.vec", 1)
+        inner = None
+        if vec > 1:
+            axes[-1], inner = st.split(axes[-1], factor=vec)
+        at_consumer = g.get(f"{self.name}.at") == "consumer" and self.consumer in ctx
+        par = 0 if at_consumer else g[f"{self.name}.par"]
+        if par:
+            fused = st.fuse(*axes[:par]) if par > 1 else axes[0]
+            st.parallel(fused)
+            axes = [fused] + axes[par:]
+        if inner is not None:
+            st.vectorize(inner)
+        if g[f"{self.name}.unroll"] and st.leaf_iter_vars:
+            st.pragma(st.leaf_iter_vars[0], "auto_unroll_max_step", g[f"{self.name}.unroll"])
+        if at_consumer:
+            consumer = _stage(sch, self.consumer)
+            st.compute_at(consumer, ctx[self.consumer])
+        ctx[self.name] = st.leaf_iter_vars[0] if st.leaf_iter_vars else None
+
+
+class Tiled(Plan):
+    """Multi-level tiling "SSRSRS"; ``mode``: "inplace", "fused" (with ``consumer``) or "cache"."""
+
+    kind = "tile"
+
+    def __init__(self, op, mode: str, consumer: str | None = None):
+        self.name, self.mode, self.consumer = op.name, mode, consumer
+        self.space = [extent(iv) for iv in op.axis]
+        self.reduce = [extent(iv) for iv in op.reduce_axis]
+
+    def genes(self):
+        n = self.name
+        out = [TileGene(f"{n}.S{k}", e, 4) for k, e in enumerate(self.space)]
+        out += [TileGene(f"{n}.R{k}", e, 2, max_inner=e) for k, e in enumerate(self.reduce)]
+        out.append(ChoiceGene(f"{n}.par", tuple(range(1, len(self.space) + 1))))
+        out.append(ChoiceGene(f"{n}.unroll", UNROLL))
+        if self.mode != "inplace":
+            out.append(ChoiceGene(f"{n}.at", (1, 2)))
+        return out
+
+    def emit(self, sch, g, ctx):
+        n = self.name
+        tiles = [g[f"{n}.S{k}"] for k in range(len(self.space))]
+        rtiles = [g[f"{n}.R{k}"] for k in range(len(self.reduce))]
+        if self.mode == "inplace":
+            x = _stage(sch, n)
+            levels = [multi_split(x, a, t) for a, t in zip(list(x.op.axis), tiles)]
+            rlevels = [multi_split(x, a, t) for a, t in zip(list(x.op.reduce_axis), rtiles)]
+            s0, s1, s2, s3 = ([lv[k] for lv in levels] for k in range(4))
+            x.reorder(*s0, *s1, *[r[0] for r in rlevels], *s2, *[r[1] for r in rlevels], *s3)
+            _parallel(x, s0, g[f"{n}.par"])
+            first_serial = s1[0] if s1 else None
+        else:
+            if self.mode == "cache":
+                out_name = n
+                x = _stage(sch, sch.cache_write(_stage(sch, n).op.output(0), "local").op.name)
+            else:
+                out_name, x = self.consumer, _stage(sch, n)
+            o = _stage(sch, out_name)
+            levels = [multi_split(o, a, [t[0], t[1], t[2] * t[3]]) for a, t in zip(list(o.op.axis), tiles)]
+            o0, o1, orest = ([lv[k] for lv in levels] for k in range(3))
+            o.reorder(*o0, *o1, *orest)
+            fused = _parallel(o, o0, g[f"{n}.par"])
+            if orest and tiles[-1][2] * tiles[-1][3] <= 64 and tiles[-1][2] * tiles[-1][3] > 1:
+                o.vectorize(orest[-1])
+            at = g[f"{n}.at"]
+            attach = o1[-1] if at == 2 else (o0[-1] if g[f"{n}.par"] < len(o0) else fused)
+            x.compute_at(o, attach)
+            inner = [t[2:] if at == 2 else t[1:] for t in tiles]
+            levels = [multi_split(x, a, t) for a, t in zip(list(x.op.axis), inner)]
+            rlevels = [multi_split(x, a, t) for a, t in zip(list(x.op.reduce_axis), rtiles)]
+            s3 = [lv[-1] for lv in levels]
+            s2 = [lv[-2] for lv in levels]
+            s1 = [lv[0] for lv in levels] if at == 1 else []
+            x.reorder(*s1, *[r[0] for r in rlevels], *s2, *[r[1] for r in rlevels], *s3)
+            ctx[out_name] = fused
+            first_serial = x.leaf_iter_vars[0]
+        if tiles and tiles[-1][3] > 1:
+            x.vectorize(s3[-1])
+        if g[f"{n}.unroll"] and first_serial is not None:
+            x.pragma(first_serial, "auto_unroll_max_step", g[f"{n}.unroll"])
+
+
+def _parallel(st, outer: list, depth: int):
+    """Fuse the first ``depth`` of ``outer`` and run the fused loop in parallel; returns it."""
+    depth = max(1, min(depth, len(outer)))
+    fused = st.fuse(*outer[:depth]) if depth > 1 else outer[0]
+    st.parallel(fused)
+    return fused
+
+
+class Rfactor(Plan):
+    """The innermost reduce axis split, its inner part factored out and vectorized."""
+
+    kind = "rfactor"
+
+    def __init__(self, op):
+        self.name = op.name
+        self.space = [extent(iv) for iv in op.axis]
+        self.last = extent(op.reduce_axis[-1])
+
+    def genes(self):
+        opts = tuple(f for f in (4, 8, 16, 32, 64) if f <= self.last) or (1,)
+        return [ChoiceGene(f"{self.name}.rf", opts),
+                ChoiceGene(f"{self.name}.par", tuple(range(len(self.space) + 1)))]
+
+    def emit(self, sch, g, ctx):
+        st = _stage(sch, self.name)
+        ko, ki = st.split(st.op.reduce_axis[-1], factor=g[f"{self.name}.rf"])
+        rf = _stage(sch, sch.rfactor(st.op.output(0), ki, factor_axis=len(st.op.axis)).op.name)
+        kf = rf.op.axis[-1]
+        data = list(rf.op.axis[:-1])
+        rf.reorder(*data, *[iv for iv in rf.leaf_iter_vars if iv.iter_type == E.COMM_REDUCE], kf)
+        rf.vectorize(kf)
+        par = g[f"{self.name}.par"]
+        if par and data:
+            _parallel(rf, data, par)
+            _parallel(st, list(st.op.axis), par)
+
+
+class Sketch:
+    """One combination of plans; ``realize(genes)`` applies them to a fresh schedule."""
+
+    def __init__(self, dag: ComputeDAG, plans: list, index: int):
+        self.dag, self.plans, self.index = dag, plans, index
+        self.genes = [gene for p in plans for gene in p.genes()]
+        self.by_key = {gene.key: gene for gene in self.genes}
+
+    def describe(self) -> str:
+        return ", ".join(f"{p.name}:{p.kind}" + (f"/{p.mode}" if isinstance(p, Tiled) else "")
+                         for p in self.plans)
+
+    def sample(self, rng) -> dict:
+        return {gene.key: gene.sample(rng) for gene in self.genes}
+
+    def mutate(self, values: dict, rng) -> dict:
+        out = dict(values)
+        if self.genes:
+            gene = self.genes[int(rng.integers(len(self.genes)))]
+            out[gene.key] = gene.mutate(out[gene.key], rng)
+        return out
+
+    def valid(self, values: dict) -> bool:
+        return set(values) == set(self.by_key) and all(self.by_key[k].valid(v) for k, v in values.items())
+
+    def realize(self, values: dict):
+        sch = self.dag.schedule()
+        ctx: dict = {}
+        for plan in self.plans:
+            plan.emit(sch, values, ctx)
+        return sch
+
+
+def _consumers(dag: ComputeDAG) -> dict:
+    out: dict = {op: [] for op in dag.ops}
+    for op in dag.ops:
+        for t in op.input_tensors:
+            if op not in out[t.op]:
+                out[t.op].append(op)
+    return out
+
+
+def generate_sketches(dag: ComputeDAG, target) -> list[Sketch]:
+    """The sketches of ``dag`` for a CPU ``target`` (at most ``MAX_SKETCHES``)."""
+    lanes = target.lanes("float32") if target is not None else 8
+    consumers = _consumers(dag)
+    outputs = {t.op for t in dag.outputs}
+    tiled = {op for op in dag.ops if isinstance(op, ComputeOp) and has_reuse(op) and op.num_outputs == 1}
+    inlined = {op for op in dag.ops if isinstance(op, ComputeOp) and not op.reduce_axis and op not in outputs
+               and consumers[op] and all(isinstance(c, ComputeOp) for c in consumers[op])}
+    fused_into: dict = {}
+    for op in tiled:
+        real = _effective(op, consumers, inlined)
+        if (len(real) == 1 and not real[0].reduce_axis and real[0] not in tiled and real[0] not in inlined
+                and [extent(iv) for iv in real[0].axis] == [extent(iv) for iv in op.axis]):
+            fused_into[op] = real[0]
+    options: list = []  # per op (outputs first): its alternatives, each a list of plans
+    for op in reversed(dag.ops):
+        if not isinstance(op, ComputeOp) or op in fused_into.values():
+            continue
+        simple_consumer = _simple_consumer(op, consumers, inlined, tiled, fused_into, outputs)
+        if op in inlined:
+            reads_tiled = any(c in tiled for c in consumers[op])
+            options.append([[Inline(op, reads_tiled, Simple(op, lanes))]])
+        elif op in tiled:
+            o = fused_into.get(op)
+            first = [Tiled(op, "fused", o.name)] if o is not None else [Tiled(op, "cache")]
+            options.append([first, ([Simple(o, lanes)] if o is not None else []) + [Tiled(op, "inplace")]])
+        elif op.reduce_axis and math.prod(extent(iv) for iv in op.axis) < RFACTOR_SPACE \
+                and extent(op.reduce_axis[-1]) >= 64 and op.num_outputs == 1:
+            options.append([[Rfactor(op)], [Simple(op, lanes, simple_consumer)]])
+        else:
+            options.append([[Simple(op, lanes, simple_consumer)]])
+    combos: list = [[]]
+    for alts in options:
+        combos = [c + a for c in combos for a in alts][:MAX_SKETCHES]
+    return [Sketch(dag, plans, k) for k, plans in enumerate(combos)]
+
+
+def _effective(op, consumers, inlined) -> list:
+    """The consumers of ``op``, looking through inlined stages."""
+    out, todo = [], list(consumers[op])
+    while todo:
+        c = todo.pop()
+        if c in inlined:
+            todo.extend(consumers[c])
+        elif c not in out:
+            out.append(c)
+    return out
+
+
+def _simple_consumer(op, consumers, inlined, tiled, fused_into, outputs) -> str | None:
+    """The one consumer a non-output stage may be computed inside (a simple stage), if any."""
+    if op in outputs:
+        return None
+    real = _effective(op, consumers, inlined)
+    if len(real) != 1 or real[0] in tiled or real[0] in fused_into.values() or real[0] in inlined:
+        return None
+    return real[0].name
+
+
+__all__ = ["Sketch", "generate_sketches", "has_reuse", "multi_split"]
