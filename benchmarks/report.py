@@ -71,12 +71,24 @@ def machine(repeat: int) -> dict:
     ins = checked(copy)
     runs = timing.interleaved({"k": lambda: copy.module(*ins)}, repeat=repeat)["k"]
     return {
-        "cpu": f"{platform.processor() or platform.machine()} ({target.cpu}, {target.vector_bits}-bit vectors, "
-               f"{os.cpu_count()} CPUs)",
+        "cpu": f"{cpu_model()} ({target.cpu}, {target.vector_bits}-bit vectors, {os.cpu_count()} CPUs)",
         "target": str(target),
         "peak_gflops": peak.work / min(min(one["k"]) / THREADS, min(every["k"])) / 1e9,
         "copy_gbs": copy.work / min(runs) / 1e9,
+        "load": os.getloadavg()[0],  # runnable processes, averaged over a minute: the machine's load
     }
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else the platform's processor or machine."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def checked(k: W.Kernel) -> list:
@@ -220,7 +232,7 @@ def tuning_curves(records: str | None, trials: int) -> tuple:
     """(curves, where they came from): ``records`` as given, else a short XGB run of topi's packed
     dense template on ``TUNED`` (its log in a temporary directory)."""
     import topi.x86  # noqa: F401  (registers the x86 templates)
-    from tune import autotvm
+    from tune import autotvm, deployed
 
     if records is None:
         records = os.path.join(tempfile.mkdtemp(prefix="tessera-report-"), "tuning.jsonl")
@@ -232,15 +244,11 @@ def tuning_curves(records: str | None, trials: int) -> tuple:
         source = f"{trials} XGB trials of {TUNED[0]}, M, N, K = {TUNED[1][:3]}"
     else:
         source = f"records {records}"
-    flops: dict = {}
-
-    def flop_of(task) -> float:  # the template's own count (cfg.add_flop), from a task made afresh
-        key = (task.name, task.args)
-        if key not in flops:
-            flops[key] = autotvm.task.create(task.name, args=task.args, target=task.target).flop
-        return flops[key]
-
-    return plot.tuning_curves_of_records(autotvm.record.load_from_file(records), flop_of), source
+    # the tasks made afresh carry the template's FLOP count (records hold its name and arguments)
+    tasks = {(inp.task.name, tuple(inp.task.args)): inp.task for inp, _ in autotvm.record.load_from_file(records)}
+    tasks = [autotvm.task.create(name, args=args, target=t.target) for (name, args), t in tasks.items()]
+    curves = deployed.best_curves(records, tasks, Target("llvm"))
+    return {f"{t.name}{tuple(t.args)}": c for t, c in curves.items()}, source
 
 
 # ------------------------------------------------------------------ output
@@ -248,33 +256,30 @@ def geomean(xs: list) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-def spreads(rep: Report) -> list:
-    """(max - min) / median of Tessera's batches, per kernel and per model."""
-    return [r["spread"] for r in rep.kernels] + [r["tessera_spread"] for r in rep.models]
-
-
 def summary(m: dict, rep: Report, when: str) -> list:
     """The short table the README carries: the rows with a target, the conv layers' and the models'
     speed against onnxruntime, and their geometric means."""
-    sp = spreads(rep)
     lines = [f"One run of `benchmarks/report.py` ({when}) on {m['cpu']}, {THREADS} threads each; "
-             f"measured FMA peak {m['peak_gflops']:.0f} GFLOP/s, copy {m['copy_gbs']:.0f} GB/s. Speed vs peer "
-             "is the peer's time over Tessera's (above 1: Tessera faster), medians of interleaved batches; "
-             f"Tessera's batches of one workload spread {min(sp):.0%}-{max(sp):.0%} ((max - min) / median).", "",
-             "| workload | Tessera | peer | speed vs peer | target |", "|---|---|---|---|---|"]
+             f"measured FMA peak {m['peak_gflops']:.0f} GFLOP/s, copy {m['copy_gbs']:.0f} GB/s; load average "
+             f"{m['load'][0]:.1f} at the start, {m['load'][1]:.1f} at the end. Speed vs peer "
+             "is the peer's time over Tessera's (above 1: Tessera faster), from batches interleaved with the "
+             "peer; spread is (max - min) / median of Tessera's batches (of a geometric mean: the "
+             f"largest of its rows). Absolute rates are in the full report: they follow the machine's load.", "",
+             "| workload | peer | speed vs peer | spread | target |", "|---|---|---|---|---|"]
     for r in rep.kernels:
         if r["target"]:
-            lines.append(f"| {r['name']} | {r['rate']} | {r['peer']} | {r['ratio']:.2f}x | {r['target']} |")
-    convs = [r["ratio"] for r in rep.kernels if r["peer"] == "onnxruntime"]
+            lines.append(f"| {r['name']} | {r['peer']} | {r['ratio']:.2f}x | {r['spread']:.0%} | {r['target']} |")
+    convs = [r for r in rep.kernels if r["peer"] == "onnxruntime"]
     if convs:
-        lines.append(f"| {len(convs)} ResNet conv layers, geometric mean (default schedules) | | onnxruntime | "
-                     f"{geomean(convs):.2f}x | |")
+        lines.append(f"| {len(convs)} ResNet conv layers, geometric mean (default schedules) | onnxruntime | "
+                     f"{geomean([r['ratio'] for r in convs]):.2f}x | {max(r['spread'] for r in convs):.0%} | |")
     for r in rep.models:
-        lines.append(f"| {r['model']} (ONNX light zoo, batch 1) | {timing.format_time(r['tessera'])} | onnxruntime | "
-                     f"{1 / r['ratio']:.2f}x | |")
-    if rep.models:
-        lines.append(f"| {len(rep.models)} light models, geometric mean | | onnxruntime | "
-                     f"{geomean([1 / r['ratio'] for r in rep.models]):.2f}x | |")
+        lines.append(f"| {r['model']} (ONNX light zoo, batch 1) | onnxruntime | {1 / r['ratio']:.2f}x | "
+                     f"{r['tessera_spread']:.0%} | |")
+    if len(rep.models) > 1:
+        lines.append(f"| {len(rep.models)} light models, geometric mean | onnxruntime | "
+                     f"{geomean([1 / r['ratio'] for r in rep.models]):.2f}x | "
+                     f"{max(r['tessera_spread'] for r in rep.models):.0%} | |")
     return lines
 
 
@@ -389,7 +394,8 @@ def main(argv=None) -> int:
     curves, source = tuning_curves(args.records, 16 if args.quick and not args.records else args.trials)
     log("machine again (the limits are the faster of two readings, at the start and at the end)")
     again = machine(args.repeat)
-    m.update(peak_gflops=max(m["peak_gflops"], again["peak_gflops"]), copy_gbs=max(m["copy_gbs"], again["copy_gbs"]))
+    m.update(peak_gflops=max(m["peak_gflops"], again["peak_gflops"]), copy_gbs=max(m["copy_gbs"], again["copy_gbs"]),
+             load=(m["load"], again["load"]))
 
     pictures = True
     try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
 
 
 def _pyplot():
@@ -25,27 +24,10 @@ def _pyplot():
     return plt
 
 
-def tuning_curves_of_records(pairs: Iterable, flop_of=None) -> dict:
-    """Best GFLOP/s after each trial, per task, from ``(MeasureInput, MeasureResult)`` pairs in
-    log order (``tune.record.load_from_file``).  ``flop_of(task)``: the FLOPs of a call, where the
-    records' tasks do not carry them (records hold the template's name and arguments only).  A
-    failed trial keeps the best so far; all tasks are plotted in calls per second when one has no
-    FLOP count."""
-    curves: dict = {}
-    best: dict = {}
-    for inp, res in pairs:
-        label = f"{inp.task.name}{tuple(inp.task.args)}"
-        flop = float(getattr(inp.task, "flop", 0) or (flop_of(inp.task) if flop_of else 0))
-        if res.error_no == 0 and res.costs:
-            cost = sorted(res.costs)[len(res.costs) // 2]
-            speed = flop / cost / 1e9 if flop else 1.0 / cost
-            best[label] = max(best.get(label, 0.0), speed)
-        curves.setdefault(label, []).append(best.get(label, 0.0))
-    return curves
-
-
 def tuning_curves(curves: dict, out: str, title: str = "tuning", unit: str = "GFLOP/s") -> str:
-    """One line per task: the best speed found after each trial (whether to tune longer)."""
+    """One line per task: the best speed found after each trial (whether to tune longer).
+
+    ``curves``: label -> [best speed after trial 1, 2, ...] (``tune.deployed.best_curves``)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 5))
     for k, (label, curve) in enumerate(curves.items()):

@@ -1,7 +1,6 @@
 """graph.plot: the pictures of ``benchmarks/report.py`` and ``tessera tune --plot``."""
 
 import sys
-from types import SimpleNamespace as NS
 
 import pytest
 
@@ -23,18 +22,35 @@ def test_each_picture_is_a_png(tmp_path):
     assert png(plot.tuning_curves({"a": [1.0, 2.0, 2.0], "b": []}, str(tmp_path / "t.png")))
 
 
-def test_tuning_curves_keep_the_best_so_far():
-    task = NS(name="mm", args=(8, 8), flop=2e9)
-    ok = lambda s: NS(error_no=0, costs=(s, s, s))  # noqa: E731
-    failed = NS(error_no=4, costs=("timeout",))
-    pairs = [(NS(task=task), r) for r in (ok(2.0), failed, ok(1.0), ok(4.0))]
-    assert plot.tuning_curves_of_records(pairs) == {"mm(8, 8)": [1.0, 1.0, 2.0, 2.0]}
-    bare = NS(name="mm", args=(8, 8), flop=0)
-    curves = plot.tuning_curves_of_records([(NS(task=bare), ok(0.5))], flop_of=lambda t: 1e9)
-    assert curves == {"mm(8, 8)": [2.0]}
-
-
 def test_without_matplotlib_the_error_names_the_package(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ImportError, match="pip install matplotlib"):
         plot.tuning_curves({}, str(tmp_path / "t.png"))
+
+
+def test_tuning_curves_of_a_log_keep_the_best_so_far(tmp_path):
+    """``tune.deployed.best_curves``, the data of both pictures: best GFLOP/s after each trial."""
+    import te
+    from codegen.target import Target
+    from tune import autotvm, deployed
+    from tune.measure import MeasureInput, MeasureResult
+
+    @autotvm.template("test_plot/scale")
+    def scale(n):
+        A = te.placeholder((n,), name="A")
+        B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+        s = te.create_schedule(B.op)
+        cfg = autotvm.get_config()
+        cfg.define_split("x", B.op.axis[0], num_outputs=2)
+        cfg["x"].apply(s, B, B.op.axis[0])
+        cfg.add_flop(2e9)
+        return s, [A, B]
+
+    task = autotvm.task.create("test_plot/scale", args=(64,), target="llvm")
+    cfg = task.config_space.get(0)
+    costs = [(2.0, 2.0, 2.0), ("timeout",), (1.0, 1.0, 1.0), (4.0, 4.0, 4.0)]
+    results = [MeasureResult(c, 0 if isinstance(c[0], float) else 4, 1.0, 0.0) for c in costs]
+    log = tmp_path / "log.jsonl"
+    autotvm.callback.log_to_file(str(log))(None, [MeasureInput(task.target, task, cfg)] * 4, results)
+    (curve,) = deployed.best_curves(str(log), [task], Target("llvm")).values()
+    assert curve == [1.0, 1.0, 2.0, 2.0]
