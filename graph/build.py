@@ -24,6 +24,7 @@ from graph.compile import KernelSource, compile_kernels, kernel_key, print_progr
 from graph.fuse import fuse_ops
 from graph.ir import Graph, constant_node, rebuild
 from graph.memory import MemoryPlan, plan_memory
+from graph.schedule_traces import kernel_trace
 
 
 def bind_params(graph: Graph, params: dict | None) -> Graph:
@@ -228,9 +229,10 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
             alias[id(node.output)] = src
             steps.append((node, None))
             continue
-        key = kernel_key(node.attrs["body"])
+        trace = kernel_trace(node.attrs["body"], t, context.records)  # an auto_scheduler record's
+        key = kernel_key(node.attrs["body"], trace)
         if key not in sources:
-            sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name, t)
+            sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name, t, trace)
         steps.append((node, key))
     kernels = compile_kernels(list(sources.values()), jobs=jobs, progress=print_progress if verbose else None)
     compiled = time.perf_counter()

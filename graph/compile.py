@@ -48,6 +48,7 @@ class KernelSource:
     body: object  # graph.ir.Graph
     label: str
     target: Target  # the CPU the kernel is built for
+    trace: object = None  # a schedule.trace.Trace (an auto_scheduler record's) replayed instead of the schedule
 
 
 @dataclass
@@ -107,8 +108,10 @@ def compiler_digest(target=None) -> str:
     return hashlib.sha1((_SOURCE_DIGEST[0] + str(create(target))).encode()).hexdigest()[:16]
 
 
-def kernel_key(body) -> str:
-    return hashlib.sha1(canonical_text(body).encode()).hexdigest()[:20]
+def kernel_key(body, trace=None) -> str:
+    """The key of a kernel: its body's canonical text, and the trace it is scheduled with."""
+    text = canonical_text(body) + ("" if trace is None else "\ntrace " + trace.key())
+    return hashlib.sha1(text.encode()).hexdigest()[:20]
 
 
 # --------------------------------------------------------------- compute ---
@@ -133,8 +136,11 @@ def body_to_te(body, target: Target) -> tuple:
     return args, [tensors[id(v)] for v in body.outputs]
 
 
-def schedule_body(body, outs, target: Target):
-    """The schedule of a fused body: its anchor's (``target``'s strategy), else an injective one."""
+def schedule_body(body, outs, target: Target, trace=None):
+    """The schedule of a fused body: ``trace`` replayed (an auto_scheduler record), else its anchor's
+    (``target``'s strategy), else an injective one."""
+    if trace is not None:
+        return trace.apply(te.create_schedule([t.op for t in outs]))
     anchor = next((n for n in body.nodes if not n.is_constant and get_op(n.op).pattern >= COMM_REDUCE), None)
     if anchor is None:
         return injective_schedule(outs, None, target)
@@ -147,7 +153,7 @@ def lower_source(src: KernelSource):
 
     with src.target:
         args, outs = body_to_te(src.body, src.target)
-        return lower(schedule_body(src.body, outs, src.target), args + outs, name=src.symbol)
+        return lower(schedule_body(src.body, outs, src.target, src.trace), args + outs, name=src.symbol)
 
 
 def compile_source(src: KernelSource) -> Kernel:
@@ -160,7 +166,7 @@ def compile_source(src: KernelSource) -> Kernel:
     with target:
         t0 = clock()
         args, outs = body_to_te(src.body, target)
-        sch = schedule_body(src.body, outs, target)
+        sch = schedule_body(src.body, outs, target, src.trace)
         t1 = clock()
         lowered = lower(sch, args + outs, name=src.symbol, timings=passes)
         t2 = clock()

@@ -108,6 +108,8 @@ def add_tune_parser(sub, common) -> None:
                            "configs the model may deploy")
     tune.add_argument("--plot", default=None, metavar="FILE.png", help="draw best GFLOP/s against trials")
     tune.add_argument("--seed", type=int, default=0, help="seed of the tuners and the inputs (default 0)")
+    tune.add_argument("--auto-scheduler", action="store_true",
+                      help="search schedules without templates (auto_scheduler, Ansor) for every fused kernel")
 
 
 def main(argv: list | None = None) -> int:

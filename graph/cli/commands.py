@@ -88,6 +88,8 @@ def cmd_tune(args, log: Log) -> int:
 
     check_tune_args(args)
     target = check_target(args.target)
+    if args.auto_scheduler:
+        return cmd_tune_auto_scheduler(args, log, target)
     try:
         records = network.read_log(args.log, target)
     except autotvm.RecordError as err:
@@ -125,6 +127,30 @@ def cmd_tune(args, log: Log) -> int:
     if args.plot:
         curves = {f"{t.name} x{t.count}": c for t, c in deployed.best_curves(args.log, tasks, target).items()}
         plot.tuning_curves(curves, args.plot, title=f"tuning {os.path.basename(args.log)}")
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def cmd_tune_auto_scheduler(args, log: Log, target) -> int:
+    """``tessera tune --auto-scheduler``: every fused kernel searched (``graph.auto_schedule``)."""
+    from graph.auto_schedule import tune_model
+
+    g, params = import_onnx(args.model, log)
+    log("extracting tasks and tuning (auto_scheduler) ...")
+    start = time.perf_counter()
+    sched, before, after = tune_model(g, params, target, args.trials, args.log, build_options(args), args.seed,
+                                      None if args.budget is None else 60 * args.budget, verbose=not args.quiet)
+    print(f"tuned {len(sched.tasks)} tasks: {sched.trials} trials in the log, in {time.perf_counter() - start:.1f} s, "
+          f"log {args.log}")
+    lat = model_latency({"before": before, "after": after}, args.seed)
+    print(f"latency before (default schedules): {format_time(lat['before'])}")
+    print(f"latency after (--records {args.log}): {format_time(lat['after'])}  ({lat['before'] / lat['after']:.2f}x)")
+    if args.plot:
+        curve: list = []  # per trial: the model's estimated latency after the round that measured it
+        for trials, est in sched.curve:
+            curve += [est * 1e3 if est < float("inf") else float("nan")] * (trials - len(curve))
+        plot.tuning_curves({"estimated latency": curve}, args.plot, title=f"tuning {os.path.basename(args.log)}",
+                           unit="latency (ms)")
         print(f"wrote {args.plot}")
     return 0
 

@@ -12,14 +12,17 @@ program is a schedule trace (``schedule.trace``): what the records hold, what
 
 from tune.auto_scheduler.compute_dag import ComputeDAG
 from tune.auto_scheduler.cost_model import RandomModel, XGBModel
+from tune.auto_scheduler.dispatcher import ApplyHistoryBest, extract_tasks, register_extractor
 from tune.auto_scheduler.measure_record import RecordReader, load_best_record, load_records, save_records
 from tune.auto_scheduler.search_policy import PreloadMeasuredStates, SketchPolicy
 from tune.auto_scheduler.search_task import State, register_workload
 from tune.auto_scheduler.task import SearchTask
+from tune.auto_scheduler.task_scheduler import TaskScheduler
 from tune.auto_scheduler.tuning import LocalBuilder, LocalRunner, RecordToFile, TuningOptions
 from tune.measure import MeasureInput, MeasureResult
 
 __all__ = [
+    "ApplyHistoryBest",
     "ComputeDAG",
     "LocalBuilder",
     "LocalRunner",
@@ -32,10 +35,13 @@ __all__ = [
     "SearchTask",
     "SketchPolicy",
     "State",
+    "TaskScheduler",
     "TuningOptions",
     "XGBModel",
+    "extract_tasks",
     "load_best_record",
     "load_records",
+    "register_extractor",
     "register_workload",
     "save_records",
 ]

@@ -53,6 +53,12 @@ class ComputeDAG:
         sch = state.trace.apply(self.schedule())
         return str(sch.trace)
 
+    def structure(self) -> tuple:
+        """The computation without its shapes: tasks with equal structure are "similar" (the task
+        scheduler compares their speeds)."""
+        return tuple((type(op).__name__, op.name if isinstance(op, ComputeOp) else "", getattr(op, "tag", ""),
+                      len(getattr(op, "axis", ())), len(getattr(op, "reduce_axis", ()))) for op in self.ops)
+
     @property
     def key(self) -> str:
         return hashlib.sha1(str(self).encode()).hexdigest()[:20]

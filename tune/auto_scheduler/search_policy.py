@@ -31,10 +31,10 @@ from tune.record import load_records, target_key
 
 DEFAULT_PARAMS = {
     "eps_greedy": 0.05,
-    "population": 64,  # programs per generation
+    "population": 32,  # programs per generation (at least twice the round's batch)
     "evolutionary_search_num_iters": 2,
     "mutation_prob": 0.85,
-    "sample_init_min_population": 32,  # random annotations per round
+    "sample_init_min_population": 16,  # random annotations per round (at least the round's batch)
     "best_measured_in_population": 16,
 }
 
@@ -107,12 +107,17 @@ class SketchPolicy:
                       key=lambda sc: sc[1])
         init = [sc[0] for sc in good[: p["best_measured_in_population"]]]
         randoms = self.sample(max(p["sample_init_min_population"], n), rng)
+        self._batch = n
         population = init + randoms
         pool = self.evolve(population, rng)
         fresh = [s for s in pool if s.key() not in self.measured]
         n_random = int(round(n * p["eps_greedy"])) if len(fresh) > n else 0
         chosen, keys = [], set()
-        for s in fresh[: n - n_random]:
+        base = getattr(self.task, "baseline", None)
+        if base is not None and base.key() not in self.measured:  # the kernel's own schedule goes first
+            chosen.append(base)
+            keys.add(base.key())
+        for s in fresh[: n - n_random - len(chosen)]:
             chosen.append(s)
             keys.add(s.key())
         for s in randoms:
@@ -148,7 +153,7 @@ class SketchPolicy:
             return []
         wm = w[mutable] / w[mutable].sum()
         out = []
-        for _ in range(p["population"]):
+        for _ in range(max(p["population"], 2 * self._batch)):
             parent = population[mutable[int(rng.choice(len(mutable), p=wm))]]
             genes = dict(parent.genes)
             sketch = self.sketches[parent.sketch]

@@ -51,12 +51,14 @@ def _freeze(x):
 
 class State:
     """A candidate schedule: its ``trace``, and the ``sketch`` and ``genes`` it was realised from
-    (None for a trace made otherwise: by hand, or read from an older log)."""
+    (None for a trace made otherwise: by hand, or read from an older log); ``own``: the trace of the
+    kernel's own schedule (a graph operator's), which a build need not replay."""
 
-    def __init__(self, trace: Trace, sketch: int | None = None, genes: dict | None = None):
+    def __init__(self, trace: Trace, sketch: int | None = None, genes: dict | None = None, own: bool = False):
         self.trace = trace
         self.sketch = sketch
         self.genes = genes
+        self.own = own
 
     def key(self) -> str:
         return self.trace.key()
@@ -65,13 +67,15 @@ class State:
         out = {"steps": self.trace.to_json()}
         if self.sketch is not None:
             out["sketch"], out["genes"] = self.sketch, self.genes
+        if self.own:
+            out["own"] = True
         return out
 
     @classmethod
     def from_json_dict(cls, row: dict) -> "State":
         if not isinstance(row, dict) or "steps" not in row:
             raise ValueError("an auto_scheduler record's trace is {'steps': [...], ...}")
-        return cls(Trace.from_json(row["steps"]), row.get("sketch"), row.get("genes"))
+        return cls(Trace.from_json(row["steps"]), row.get("sketch"), row.get("genes"), bool(row.get("own")))
 
     def __str__(self) -> str:
         return str(self.trace)
@@ -86,8 +90,10 @@ class Task:
 
     def __init__(self, func=None, args=None, compute_dag: ComputeDAG | None = None, workload_key=None,
                  target="llvm", target_host=None, hardware_params=None, layout_rewrite_option=None,
-                 task_inputs=None, task_inputs_overwrite=False, task_inputs_save_to_file=False, desc=""):
+                 task_inputs=None, task_inputs_overwrite=False, task_inputs_save_to_file=False, desc="",
+                 baseline: State | None = None):
         self.target = create(target)
+        self.baseline = baseline  # a schedule to measure first (a graph kernel's own), or None
         self.args = tuple(_freeze(a) for a in (args or ()))
         self.desc = desc
         self.layout_rewrite_option = layout_rewrite_option
@@ -176,12 +182,13 @@ class Task:
 
     def __getstate__(self) -> dict:
         return {"name": self.name, "args": self.args, "target": self.target.spec, "desc": self.desc,
+                "baseline": self.baseline,
                 "tensors": self.compute_dag.tensors if self.known else None}
 
     def __setstate__(self, state: dict) -> None:
         dag = ComputeDAG(state["tensors"]) if state["tensors"] is not None else None
         self.__init__(workload_key=state["name"], args=state["args"], compute_dag=dag,
-                      target=state["target"], desc=state["desc"])
+                      target=state["target"], desc=state["desc"], baseline=state.get("baseline"))
         if dag is None:
             self._dag = None
 

@@ -1,0 +1,127 @@
+"""auto_scheduler on graphs: extract_tasks, the task scheduler (gradient, resume), ApplyHistoryBest
+with graph.build, and ``tessera tune --auto-scheduler``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import graph
+from tune import auto_scheduler
+
+
+def two_layer_model():
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((8, 4, 3, 3)).astype("float32")
+    w2 = rng.standard_normal((16, 8)).astype("float32")
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+         helper.make_node("GlobalAveragePool", ["r"], ["p"]), helper.make_node("Flatten", ["p"], ["f"]),
+         helper.make_node("Gemm", ["f", "w2"], ["y"], transB=1)], "two",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 10, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])],
+        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _run(lib, x):
+    m = lib.create_executor()
+    m.run(x=x)
+    return m.get_output(0)
+
+
+FAST = dict(runner=auto_scheduler.LocalRunner(number=1, min_repeat_ms=0), num_measures_per_round=2, verbose=0)
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    """The two-layer model's tasks tuned once by the task scheduler: (graph, params, tasks, weights,
+    scheduler, log)."""
+    g, params = graph.from_onnx(two_layer_model())
+    tasks, weights = auto_scheduler.extract_tasks(g, params, target="llvm")
+    log = str(tmp_path_factory.mktemp("net") / "net.json")
+    sched = auto_scheduler.TaskScheduler(tasks, weights, seed=1)
+    sched.tune(auto_scheduler.TuningOptions(num_measure_trials=2 * len(tasks) + 2,
+                                            measure_callbacks=[auto_scheduler.RecordToFile(log)], **FAST))
+    return g, params, tasks, weights, sched, log
+
+
+def test_extract_tune_and_apply(tuned):
+    g, params, tasks, weights, sched, log = tuned
+    assert len(tasks) >= 2 and all(w >= 1 for w in weights)
+    assert "conv2d" in tasks[0].desc and tasks[0].flop >= max(t.flop for t in tasks)
+    assert all(t.baseline is not None for t in tasks)  # each kernel's own schedule, as a trace
+    assert all(r >= 1 for r in sched.rounds) and math.isfinite(sched.estimate())
+    assert sched.curve[-1][0] == sched.trials
+    x = np.random.default_rng(1).standard_normal((1, 4, 10, 10)).astype("float32")
+    plain = graph.build(g, target="llvm", params=params)
+    with auto_scheduler.ApplyHistoryBest(log):
+        tuned_lib = graph.build(g, target="llvm", params=params)
+    np.testing.assert_allclose(_run(tuned_lib, x), _run(plain, x), rtol=1e-4, atol=1e-4)
+    again = graph.build(g, target="llvm", params=params, records=auto_scheduler.ApplyHistoryBest(log))
+    assert set(again.kernels) == set(tuned_lib.kernels)
+    # a kernel whose best record is a searched program (not its own schedule) is keyed by the trace
+    best = {(t.name): auto_scheduler.load_best_record(log, t.workload_key)[0].config.key() for t in tasks}
+    searched = [t for t in tasks if best[t.name] != t.baseline.key()]
+    assert (set(tuned_lib.kernels) != set(plain.kernels)) == bool(searched)
+
+
+def test_scheduler_resume_is_exact(tuned):
+    g, params, tasks, weights, first, log = tuned
+    resumed = auto_scheduler.TaskScheduler(tasks, weights, seed=1, load_log_file=log)
+    resumed.restore(log, FAST["num_measures_per_round"])
+    assert resumed.rounds == first.rounds and resumed.history == first.history
+    assert resumed.curve == first.curve and resumed.trials == first.trials
+    assert resumed.next_task() == first.next_task()
+
+
+def test_gradient_prefers_the_task_that_shortens_the_model():
+    class T:
+        def __init__(self, flop):
+            self.flop, self.desc, self.name = flop, "", "t"
+
+            class D:
+                @staticmethod
+                def structure():
+                    return (flop,)
+            self.compute_dag = D()
+
+    s = auto_scheduler.TaskScheduler([T(1e9), T(1e6)], [1, 1], eps_random=0.0)
+    s.rounds, s.best_costs, s.history = [4, 4], [0.010, 0.001], [[0.010] * 4, [0.001] * 4]
+    assert s.next_task() == 0  # 10 ms of the model's 11 ms
+    s.weights = [1, 100]  # the small kernel runs 100 times
+    assert s.next_task() == 1
+
+
+def test_cli_tune_auto_scheduler(tmp_path, capsys):
+    from graph.cli import main
+
+    path = str(tmp_path / "two.onnx")
+    onnx.save(two_layer_model(), path)
+    log = str(tmp_path / "two.json")
+    assert main(["tune", path, "--auto-scheduler", "--trials", "3", "--log", log, "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "latency after" in out and "tuned" in out
+    assert len(auto_scheduler.load_records(log)) == 3
+    assert main(["run", path, "--records", log, "-q"]) == 0
+
+
+@pytest.mark.parametrize("bad", ["records of another target"])
+def test_records_of_another_target_are_not_applied(tmp_path, bad):
+    from tune.measure import MeasureInput, MeasureResult
+
+    g, params = graph.from_onnx(two_layer_model())
+    tasks, _ = auto_scheduler.extract_tasks(g, params, target="llvm")
+    other = auto_scheduler.SearchTask(compute_dag=tasks[0].compute_dag, workload_key=tasks[0].name,
+                                      target="llvm -mcpu=haswell")
+    log = str(tmp_path / "o.json")
+    auto_scheduler.save_records(log, [MeasureInput(other.target, other, tasks[0].baseline)],
+                                [MeasureResult((1e-5,), 0, 0.1, 0.0)])
+    plain = graph.build(g, target="llvm", params=params)
+    with auto_scheduler.ApplyHistoryBest(log):
+        lib = graph.build(g, target="llvm", params=params)
+    assert set(lib.kernels) == set(plain.kernels)
