@@ -42,8 +42,10 @@ def rfactor(sch, tensor: Tensor, axis: E.IterVar, factor_axis: int = 0):
             raise stage._error(f"reduce axis '{iv.var.name}' has no known extent", "")
     kf = E.IterVar(axis.dom, E.Var(axis.var.name), E.DATA_PAR)
     data = [E.IterVar(iv.dom, E.Var(iv.var.name), E.DATA_PAR) for iv in op.axis]
-    new_reduce = {iv: E.IterVar(iv.dom, E.Var(iv.var.name), E.COMM_REDUCE)
-                  for iv in reduce_leaves if iv is not axis}
+    # the other reduce leaves stay the same axes, the op's own untouched ones first, then those split
+    # from one (classic TVM: rfactor on k1.inner of sum over (k1, k2) reduces over (k2, k1.outer))
+    rest = [iv for iv in reduce_leaves if iv is not axis]
+    new_reduce = {iv: iv for iv in sorted(rest, key=lambda iv: iv not in op.reduce_axis)}
     leaf_value = {axis: kf.var, **{iv: nv.var for iv, nv in new_reduce.items()}}
     values, guards = _reduce_values(stage, leaf_value)
     red = op.body[0]

@@ -12,7 +12,7 @@ from te.tensor import ComputeOp, Operation, Tensor
 from te.visitor import pre_order, substitute
 from schedule.errors import ScheduleError
 from schedule.relations import Fuse, Split
-from schedule.stage import Stage
+from schedule.stage import STORAGE_SCOPES, Stage
 from schedule.trace import Trace, recorded, snapshot_roots
 
 
@@ -184,8 +184,8 @@ class Schedule:
 
 
 def _check_scope(scope: str) -> None:
-    if scope not in ("global", "local"):
-        raise ValueError(f"unknown storage scope {scope!r}; use 'global' or 'local'")
+    if scope not in STORAGE_SCOPES:
+        raise ValueError(f"unknown storage scope {scope!r}; use one of {STORAGE_SCOPES}")
 
 
 def _replace_reads(op: ComputeOp, tmap: dict) -> ComputeOp:

@@ -9,15 +9,56 @@ record.
 
 from __future__ import annotations
 
+from te import dtype as dt
 from te import expr as E
 from te.simplify import simplify
 from te.tensor import ComputeOp, PlaceholderOp
 from schedule.errors import ScheduleError
 from schedule.relations import Fuse, Singleton, Split
+from schedule.thread_bind import check_bind
 from schedule.trace import recorded
 
-LEGAL_PRAGMAS = ("auto_unroll_max_step", "unroll_explicit", "parallel_launch_point")
+KNOWN_PRAGMAS = ("auto_unroll_max_step", "unroll_explicit", "parallel_launch_point")
 
+
+# Classic TVM's memory scopes; on a CPU they all name ordinary memory (GPU code would tell them apart).
+STORAGE_SCOPES = ("global", "local", "shared", "shared.dyn", "warp")
+
+
+class _Text(str):
+    """A string with classic TVM's ``.value``."""
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+
+class IterVarAttr(dict):
+    """The annotations of one loop axis: ``{"kind": "vectorize" | "unroll" | ..., "pragmas":
+    [(key, value)], "bind": thread axis}``; read as classic TVM's ``IterVarAttr``
+    (``iter_type``, ``pragma_keys``, ``pragma_values``, ``bind_thread``) too."""
+
+    _TYPES = {"unroll": E.IterVar.Unrolled, "vectorize": E.IterVar.Vectorized,
+              "parallel": E.IterVar.Parallelized, "tensorize": E.IterVar.Tensorized}
+
+    def __init__(self):
+        super().__init__(kind=None, pragmas=[])
+
+    @property
+    def iter_type(self) -> int:
+        return self._TYPES.get(self["kind"], E.IterVar.DataPar)
+
+    @property
+    def pragma_keys(self) -> list:
+        return [_Text(k) for k, _ in self["pragmas"]]
+
+    @property
+    def pragma_values(self) -> list:
+        return [v for _, v in self["pragmas"]]
+
+    @property
+    def bind_thread(self):
+        return self.get("bind")
 
 class Stage:
     """The schedule of one operation (classic TVM's ``s[C]``)."""
@@ -30,7 +71,7 @@ class Stage:
         self.all_iter_vars: list[E.IterVar] = list(axes)
         self.leaf_iter_vars: list[E.IterVar] = list(axes)
         self.relations: list = []
-        self.iter_var_attrs: dict = {}  # IterVar -> {"kind": str, "pragmas": [(k, v)]}
+        self.iter_var_attrs: dict = {}  # IterVar -> IterVarAttr
         self.attach_type = "root"  # root | inline | scope
         self.attach_ivar: E.IterVar | None = None
         self.attach_stage: Stage | None = None
@@ -102,20 +143,19 @@ class Stage:
                 f"split of '{parent.var.name}' in stage '{self.name}': give exactly one of "
                 f"factor= and nparts=, got factor={factor!r}, nparts={nparts!r}"
             )
-        value = _positive_int(factor if factor is not None else nparts, self, parent)
+        value = _split_factor(factor if factor is not None else nparts, self, parent)
         ext = _extent(parent)
-        short = isinstance(ext, E.IntImm) and ext.value < value  # never wider than the parent
+        # never wider than the parent
+        short = isinstance(ext, E.IntImm) and isinstance(value, E.IntImm) and ext.value < value.value
         if factor is not None:
-            outer_ext = None if ext is None else simplify(E.FloorDiv(ext + (value - 1), E.const(value), "int32"))
-            inner_ext = ext if short else E.const(value)
+            outer_ext = None if ext is None else simplify(E.FloorDiv(ext + (value - 1), value, "int32"))
+            inner_ext = ext if short else value
         else:
-            outer_ext = ext if short else E.const(value)
-            inner_ext = None if ext is None else simplify(E.FloorDiv(ext + (value - 1), E.const(value), "int32"))
+            outer_ext = ext if short else value
+            inner_ext = None if ext is None else simplify(E.FloorDiv(ext + (value - 1), value, "int32"))
         outer = _derived(parent, ".outer", outer_ext)
         inner = _derived(parent, ".inner", inner_ext)
-        rel = Split(parent, outer, inner,
-                    E.const(value) if factor is not None else None,
-                    E.const(value) if nparts is not None else None)
+        rel = Split(parent, outer, inner, value if factor is not None else None, value if nparts is not None else None)
         self._replace_leaf([parent], [outer, inner], rel)
         return outer, inner
 
@@ -195,6 +235,12 @@ class Stage:
         self.leaf_iter_vars[pos:pos] = new
         self.all_iter_vars.extend(new)
         self.relations.append(rel)
+        # a stage computed at a replaced axis moves to the axis that iterates as often: the inner
+        # part of a split, the fused axis (classic TVM's LegalizeInvalidAttach)
+        moved = new[-1]
+        for st in getattr(self.schedule, "stages", ()):
+            if st.attach_stage is self and st.attach_ivar is not None and E.contains(old, st.attach_ivar):
+                st.attach_ivar = moved
 
     # annotations -------------------------------------------------------------
     def _annotate(self, iv, kind: str) -> None:
@@ -205,7 +251,7 @@ class Stage:
                 f"Use s.rfactor({self.name}, {iv.var.name}) to turn it into a data axis of a "
                 f"new stage, then {kind} that axis.",
             )
-        self.iter_var_attrs.setdefault(iv, {"kind": None, "pragmas": []})["kind"] = kind
+        self.iter_var_attrs.setdefault(iv, IterVarAttr())["kind"] = kind
 
     @recorded("vectorize")
     def vectorize(self, iv) -> None:
@@ -225,9 +271,8 @@ class Stage:
     @recorded("bind")
     def bind(self, ivar, thread_ivar) -> None:
         """Run loop ``ivar`` as GPU thread axis ``thread_ivar`` (see ``schedule.thread_bind``)."""
-        from schedule.thread_bind import bind
-
-        bind(self, ivar, thread_ivar)
+        check_bind(self, ivar, thread_ivar)
+        self.iter_var_attrs.setdefault(ivar, IterVarAttr())["bind"] = thread_ivar
 
     def set_store_predicate(self, predicate) -> None:
         """Record a store predicate (TVM's cross-thread reductions; used by GPU targets only)."""
@@ -235,13 +280,17 @@ class Stage:
 
     @recorded("pragma")
     def pragma(self, iv, key: str, value=None) -> None:
-        """Attach a pragma to a loop: ``auto_unroll_max_step`` and ``unroll_explicit``."""
+        """Attach a pragma to a loop.  The CPU code generator acts on ``KNOWN_PRAGMAS``
+        (``auto_unroll_max_step``: unroll inner loops up to that many steps; ``unroll_explicit``;
+        ``parallel_launch_point``); any other name is kept on the loop (printed as
+        ``// pragma key = value``) and ignored by code generation."""
         self._check_leaf(iv, "pragma")
-        if key not in LEGAL_PRAGMAS:
-            raise ValueError(
-                f"pragma '{key}' on stage '{self.name}' is unknown; choose one of {LEGAL_PRAGMAS}"
-            )
-        self.iter_var_attrs.setdefault(iv, {"kind": None, "pragmas": []})["pragmas"].append((key, value))
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"pragma on stage '{self.name}': the key must be a non-empty string, got {key!r}")
+        if key in ("unroll", "vectorize", "parallel"):  # classic TVM: the annotation itself
+            self._annotate(iv, key)
+            return
+        self.iter_var_attrs.setdefault(iv, IterVarAttr())["pragmas"].append((key, value))
 
     @recorded("storage_align")
     def storage_align(self, axis, factor: int, offset: int) -> None:
@@ -259,8 +308,10 @@ class Stage:
 
     @recorded("set_scope")
     def set_scope(self, scope: str) -> None:
-        if scope not in ("global", "local"):
-            raise ValueError(f"stage '{self.name}': unknown scope {scope!r}; use 'global' or 'local'")
+        """Where the stage's buffer lives (classic TVM's memory scopes).  On a CPU every scope is
+        memory of the same kind; the name is kept in the loop nest (``A.shared``)."""
+        if scope not in STORAGE_SCOPES:
+            raise ValueError(f"stage '{self.name}': unknown scope {scope!r}; use one of {STORAGE_SCOPES}")
         self.scope = scope
 
     # where the stage is computed ------------------------------------------
@@ -357,16 +408,23 @@ def _derived(parent: E.IterVar, suffix: str, ext) -> E.IterVar:
     return E.IterVar(dom, E.Var(parent.var.name + suffix), parent.iter_type)
 
 
-def _positive_int(v, stage: Stage, iv) -> int:
+def _split_factor(v, stage: Stage, iv) -> E.Expr:
+    """A split factor: a positive int, or an integer expression of shape variables (``te.var``),
+    which must then be an argument of the build and positive at run time."""
+    if isinstance(v, E.Expr) and not isinstance(v, E.IntImm):
+        if not dt.is_int(v.dtype):
+            raise TypeError(f"split of '{iv.var.name}' in stage '{stage.name}': a symbolic factor must be an "
+                            f"integer expression, got {v} of dtype {v.dtype}")
+        return v
     if isinstance(v, E.IntImm):
         v = v.value
     if isinstance(v, bool) or not isinstance(v, int):
         raise TypeError(
             f"split of '{iv.var.name}' in stage '{stage.name}': the factor must be a positive "
-            f"Python int, got {v!r}"
+            f"Python int or an integer te.var, got {v!r}"
         )
     if v <= 0:
         raise ValueError(
             f"split of '{iv.var.name}' in stage '{stage.name}': the factor must be > 0, got {v}"
         )
-    return v
+    return E.const(v)

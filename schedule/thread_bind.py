@@ -24,8 +24,8 @@ from te.visitor import substitute
 THREAD_BOUND = S.THREAD_BOUND
 
 
-def bind(stage, ivar, thread_ivar) -> None:
-    """Record that leaf axis ``ivar`` of ``stage`` runs as ``thread_ivar``."""
+def check_bind(stage, ivar, thread_ivar) -> None:
+    """Check that leaf axis ``ivar`` of ``stage`` may run as ``thread_ivar`` (the stage records it)."""
     stage._check_leaf(ivar, "bind")
     if not isinstance(thread_ivar, E.IterVar) or thread_ivar.iter_type != THREAD_INDEX:
         raise ScheduleError(
@@ -39,7 +39,6 @@ def bind(stage, ivar, thread_ivar) -> None:
                 f"is already bound to it",
                 "Bind each thread axis once per stage.",
             )
-    stage.iter_var_attrs.setdefault(ivar, {"kind": None, "pragmas": []})["bind"] = thread_ivar
 
 
 def bind_loop(thread_ivar, loop_var: E.Var, extent: E.Expr, body: S.Stmt, ranges: dict) -> S.Stmt:

@@ -323,6 +323,18 @@ class IterVar(Expr):
     iter_type: int = DATA_PAR
     dtype: str = "int32"
 
+    # classic TVM's iteration types (``IterVar.Vectorized``): a stage's annotation of the axis
+    # (``s[C].iter_var_attrs[iv].iter_type``) takes the last four
+    DataPar = DATA_PAR
+    ThreadIndex = 1
+    CommReduce = COMM_REDUCE
+    Ordered = 3
+    Opaque = 4
+    Unrolled = 5
+    Vectorized = 6
+    Parallelized = 7
+    Tensorized = 8
+
     @property
     def name(self) -> str:
         return self.var.name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 
+from te.tag import current_tag
 from te import dtype as dt
 from te import expr as E
 from te.tensor import ComputeOp, PlaceholderOp, Tensor, shape_exprs
@@ -75,7 +76,7 @@ def compute(shape, fcompute, name: str = "compute", tag: str = "", attrs: dict |
         raise ValueError(f"compute '{name}': the lambda returned an empty tuple")
     body = tuple(E.as_expr(o) for o in outs)
     reduce_axes = _check_reductions(body, name)
-    op = ComputeOp(name, tag, dict(attrs or {}), axis, reduce_axes, body)
+    op = ComputeOp(name, current_tag(tag), dict(attrs or {}), axis, reduce_axes, body)
     tensors = [Tensor(op, k) for k in range(len(body))]
     return tensors[0] if len(tensors) == 1 and not isinstance(result, (tuple, list)) else tensors
 

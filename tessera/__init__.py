@@ -18,11 +18,11 @@ import te
 from codegen.ndarray import Device, cl, cpu, cuda, device, metal, opencl, rocm, vulkan
 from codegen.packed import get_global_func, register_func
 from te.errors import TesseraError as TVMError
-from tessera import contrib, error, ir, modules, nd, runtime, target, testing, tir
+from tessera import container, contrib, error, ir, modules, nd, runtime, target, testing, tir
 from tessera.driver import build, lower
 
-sys.modules.setdefault("tessera.te", te)
-modules.install()  # tessera.topi.*, tessera.autotvm.* ... as real modules (tessera/modules.py)
+modules.install()  # tessera.te.*, tessera.topi.*, tessera.autotvm.* ... as real modules (tessera/modules.py)
+te = importlib.import_module("tessera.te")  # the te package's own names, plus classic ones (te.schedule)
 
 _LAZY = {"topi": "topi", "autotvm": "tune.autotvm", "auto_scheduler": "tune.auto_scheduler", "graph": "graph"}
 
@@ -49,6 +49,7 @@ __all__ = [
     "build",
     "cl",
     "contrib",
+    "container",
     "cpu",
     "cuda",
     "device",

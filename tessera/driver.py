@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import codegen
 import schedule
+from tessera.ir import IRModule
 from tessera.runtime import Module
 from tessera.target import Target, check_cpu_target
 
 
-def lower(sch, args=None, name: str = "main", binds=None, simple_mode: bool = False):
-    """The lowered loop nest (``print`` it); ``simple_mode`` is accepted, the body is what prints."""
+def lower(sch, args=None, name: str = "main", binds=None, simple_mode: bool = False) -> IRModule:
+    """An ``IRModule`` holding the lowered function under ``name`` (``mod["main"]``); printing it
+    prints the loop nest.  ``simple_mode`` is accepted: the loop nest is what prints either way."""
     if binds:
         raise ValueError("lower: binds= (buffers bound to tensors) is not supported; pass tensors in args")
-    return schedule.lower(sch, args, name=name)
+    return IRModule.from_lowered(schedule.lower(sch, args, name=name), name)
 
 
 def build(
@@ -25,6 +27,10 @@ def build(
     """
     if binds:
         raise ValueError("build: binds= (buffers bound to tensors) is not supported; pass tensors in args")
+    if isinstance(inputs, IRModule):
+        if len(inputs.functions) != 1:
+            raise ValueError(f"build: the IRModule holds {len(inputs.functions)} functions; build one at a time")
+        ((name, inputs),) = inputs.functions.items()
     if target is None:
         target = Target.current(allow_none=True) or "llvm"
     check_cpu_target(target, "build")

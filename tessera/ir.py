@@ -29,4 +29,58 @@ def register_op_attr(op_name: str, attr_key: str, value=None, level: int = 10):
     return register(value) if value is not None else register
 
 
-__all__ = ["lowering_rules", "op_attrs", "register_intrin_lowering", "register_op_attr"]
+class IRModule:
+    """What ``tvm.lower`` returns: lowered functions by name (``mod["main"]``), printable.
+
+    Each function is a ``schedule.LoweredFunc`` (``.body`` the loop nest, ``.params``);
+    ``tvm.build(mod)`` builds it."""
+
+    def __init__(self, functions: dict):
+        self.functions = dict(functions)
+
+    @classmethod
+    def from_lowered(cls, func, name: str = "main") -> "IRModule":
+        return cls({name: func})
+
+    def __getitem__(self, name: str):
+        if name in self.functions:
+            return self.functions[name]
+        if len(self.functions) == 1 and name == "main":
+            return next(iter(self.functions.values()))
+        raise KeyError(f"IRModule has no function {name!r}; it has {sorted(self.functions)}")
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.functions
+
+    def items(self):
+        return self.functions.items()
+
+    def get_global_vars(self) -> list:
+        return list(self.functions)
+
+    def __str__(self) -> str:
+        if len(self.functions) == 1:  # the loop nest, as the tutorials print it
+            return str(next(iter(self.functions.values())))
+        return "\n".join(f"// function {name}\n{func}" for name, func in self.functions.items())
+
+    def script(self) -> str:
+        return str(self)
+
+    astext = script
+    __repr__ = __str__
+
+
+def structural_equal(a, b) -> bool:
+    """Whether two expressions or statements have the same structure (``te.visitor``)."""
+    from te.visitor import structural_equal as equal
+
+    return bool(equal(a, b))
+
+
+def assert_structural_equal(a, b) -> None:
+    if not structural_equal(a, b):
+        raise ValueError(f"structures differ:\n{a}\n---\n{b}")
+
+
+__all__ = ["IRModule", "assert_structural_equal", "lowering_rules", "op_attrs", "register_intrin_lowering",
+           "register_op_attr", "structural_equal"]

@@ -45,6 +45,8 @@ EXACT = {
 # Tessera has a plain module): a module of their own, holding the first module's names, then the
 # others' (none overriding), and forwarding any other attribute to the first
 PROXIES = {
+    "tessera.te": ("te", "tessera.classic_te"),
+    "tessera.te.schedule": ("schedule", "tessera.classic_schedule"),
     "tessera.autotvm.task": ("tune.autotvm.task", "tune.autotvm.space", "tune.autotvm.dispatch"),
     "tessera.autotvm.record": ("tune.record", "tune.autotvm.history", "tessera.autotvm_compat"),
 }
@@ -105,6 +107,8 @@ def proxy(name: str, sources: list) -> types.ModuleType:
     module.__path__ = []
 
     def attribute(attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
         for source in sources:
             value = getattr(source, attr, None)
             if isinstance(value, types.ModuleType):
@@ -114,7 +118,10 @@ def proxy(name: str, sources: list) -> types.ModuleType:
                     return value
             if value is not None or hasattr(source, attr):
                 return value
-        raise AttributeError(f"module {name!r} has no attribute {attr!r}")
+        try:  # a classic submodule that the project's package does not hold as an attribute
+            return importlib.import_module(f"{name}.{attr}")
+        except ImportError:
+            raise AttributeError(f"module {name!r} has no attribute {attr!r}") from None
 
     module.__getattr__ = attribute
     return module

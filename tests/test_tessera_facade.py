@@ -24,10 +24,12 @@ def _vector_add(n=None):
 
 
 def test_facade_exposes_the_packages_themselves():
+    import schedule
     import te as te_pkg
     import topi
 
-    assert tvm.te is te_pkg and te is te_pkg
+    assert tvm.te.compute is te_pkg.compute and te.placeholder is te_pkg.placeholder
+    assert tvm.te.schedule.create_schedule is schedule.create_schedule  # classic te.schedule
     assert tvm.topi.nn.conv2d_nchw is topi.nn.conv2d_nchw  # the package's own objects, under TVM's path
     assert tvm.tir.indexmod is te_pkg.indexmod and tvm.tir.indexdiv is te_pkg.indexdiv
     assert tvm.testing.utils.install_request_hook(depth=3) is None

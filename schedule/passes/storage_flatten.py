@@ -100,8 +100,8 @@ def storage_flatten(body: S.Stmt, ctx: dict) -> S.Stmt:
             t = s.tensor
             shape = tuple(r.extent for r in s.bounds)
             st_aligns = aligns.get(t.op, {})
-            buf = E.Buffer(f"{t.name}.{s.scope}" if s.scope == "local" and not t.name.endswith(".local") else t.name,
-                           t.dtype, shape, s.scope)
+            scoped = s.scope != "global" and not t.name.endswith("." + s.scope)
+            buf = E.Buffer(f"{t.name}.{s.scope}" if scoped else t.name, t.dtype, shape, s.scope)
             strides = _strides(shape, st_aligns)
             table[key(t)] = (buf, tuple(r.min for r in s.bounds), strides)
             size = _simp(strides[0] * shape[0]) if shape else E.const(1)

@@ -1,0 +1,17 @@
+"""Names of classic ``tvm.te.schedule`` beyond the ``schedule`` package's own (``tessera.te.schedule``)."""
+
+from __future__ import annotations
+
+from schedule.relations import Fuse, Singleton, Split  # noqa: F401
+from schedule.schedule_ops import schedule_ops
+from te.expr import Buffer, IterVar  # noqa: F401
+
+
+def ScheduleOps(sch, bounds=None, debug_keep_trivial_loop: bool = False):  # noqa: N802 (classic TVM name)
+    """The first loop nest of a schedule (before the lowering passes), the outputs taken as
+    arguments; ``bounds`` are recomputed."""
+    outputs = {(st.op, k) for st in sch.stages if st.is_output for k in range(st.op.num_outputs)}
+    return schedule_ops(sch, outputs)[0]
+
+
+__all__ = ["Buffer", "Fuse", "IterVar", "ScheduleOps", "Singleton", "Split"]

@@ -1,0 +1,100 @@
+"""Classic TVM behaviour that TVM's own unit tests rely on (issue: classic TVM, second round)."""
+
+import numpy as np
+import pytest
+
+import tessera as tvm
+from tessera import te
+
+
+def test_symbolic_split_factor_is_a_build_argument():
+    n, f = te.var("n"), te.var("f")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(B.op.axis[0], factor=f)
+    assert "for (i.inner, 0, f)" in str(tvm.lower(s, [A, B, n, f]))
+    mod = tvm.build(s, [A, B, n, f])
+    for size, factor in ((10, 3), (16, 4), (7, 10), (1, 1)):
+        a = np.arange(size, dtype="float32")
+        b = np.zeros(size, "float32")
+        mod(a, b, size, factor)
+        np.testing.assert_array_equal(b, 2 * a)
+    with pytest.raises(TypeError, match="a symbolic factor must be an integer expression"):
+        s2 = te.create_schedule(B.op)
+        s2[B].split(B.op.axis[0], factor=te.var("x", dtype="float32"))
+
+
+def test_rfactor_keeps_the_other_reduce_axes():
+    n = te.size_var("n")
+    k1, k2 = te.reduce_axis((0, n), name="k1"), te.reduce_axis((0, n), name="k2")
+    A = te.placeholder((n, n, n), name="A")
+    B = te.compute((n,), lambda i: te.sum(A[i, k1, k2], axis=[k1, k2]), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k1, factor=4)
+    BF = s.rfactor(B, ki)
+    assert BF.op.body[0].axis[0] is k2 and BF.op.body[0].axis[1] is ko
+    f = tvm.build(s, [A, B, n])
+    a = np.random.default_rng(0).random((6, 6, 6), dtype=np.float32)
+    b = np.zeros(6, np.float32)
+    f(a, b, 6)
+    np.testing.assert_allclose(b, a.sum(axis=(1, 2)), rtol=1e-5)
+
+
+def test_iter_var_attrs_read_as_classic_iter_types():
+    A = te.placeholder((100,), name="A")
+    T = te.compute((100,), lambda i: A[i], name="T")
+    s = te.create_schedule(T.op)
+    xo, xi = s[T].split(T.op.axis[0], factor=10)
+    s[T].pragma(xo, "pragma1")
+    s[T].pragma(xi, "vectorize")  # a pragma named after an annotation is the annotation
+    assert s[T].iter_var_attrs[xo].pragma_keys[0].value == "pragma1"
+    assert s[T].iter_var_attrs[xi].iter_type == tvm.te.schedule.IterVar.Vectorized
+    s[T].unroll(xo)
+    assert s[T].iter_var_attrs[xo].iter_type == tvm.te.schedule.IterVar.Unrolled
+
+
+def test_gpu_memory_scopes_are_memory_on_a_cpu():
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    AA = s.cache_read(A, "shared", [B])
+    xo, xi = s[B].split(B.op.axis[0], factor=16)
+    s[AA].compute_at(s[B], xo)
+    assert "A.shared" in str(tvm.lower(s, [A, B]))
+    f = tvm.build(s, [A, B])
+    a = np.arange(64, dtype="float32")
+    b = np.zeros(64, "float32")
+    f(a, b)
+    np.testing.assert_array_equal(b, a + 1)
+
+
+def test_tag_scope_tags_computes_and_does_not_nest():
+    A = te.placeholder((4,), name="A")
+    with te.tag_scope(tag="gemm"):
+        B = te.compute((4,), lambda i: A[i] * 2.0)
+        C = te.compute((4,), lambda i: A[i] * 2.0, tag="own")
+    assert B.op.tag == "gemm" and C.op.tag == "own"
+
+    @te.tag_scope(tag="conv")
+    def conv_like(x):
+        return te.compute((4,), lambda i: x[i] + 1.0)
+
+    assert conv_like(A).op.tag == "conv"
+    with pytest.raises(ValueError, match=r"tag_scope\('conv'\) inside te.tag_scope\('outer'\): tag scopes do not nest"):
+        with te.tag_scope(tag="outer"):
+            conv_like(A)
+
+
+def test_te_schedule_names():
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] + 1.0, name="B")
+    C = te.compute((16,), lambda i: B[i] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    xo, xi = s[C].split(C.op.axis[0], 4)
+    s[B].compute_at(s[C], xo)
+    bounds = tvm.te.schedule.InferBound(s)
+    assert isinstance(bounds, tvm.container.Map)
+    assert bounds[B.op.axis[0]].extent.value == 4
+    assert "produce B" in str(tvm.te.schedule.ScheduleOps(s, bounds))
+    assert tvm.te.div(te.const(7), te.const(2)).dtype == "int32"
