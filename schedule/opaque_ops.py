@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from schedule import stmt as S
 from schedule.errors import ScheduleError
+from schedule.group import Group
 from te import expr as E
 from te.extern import BufferRef, ExternOp
 from te.scan import ScanOp
@@ -45,16 +46,20 @@ def is_opaque(op) -> bool:
 
 # scheduling -----------------------------------------------------------------
 def attach_scan_groups(sch) -> None:
-    """Attach each scan's init stages and the stages of its step to the scan stage."""
+    """Attach each scan's init stages and the stages of its step to the scan stage; the step's
+    stages form a group (``schedule.group``), as in classic TVM."""
     for st in sch.stages:
         if not isinstance(st.op, ScanOp):
             continue
         for t in st.op.init:
             init = sch[t]
             init.attach_type, init.attach_stage, init.attach_ivar = SCAN_INIT, st, None
+        group = Group(sch, f"scan {st.name}")
+        sch.groups.append(group)
         for op in scan_body_ops(st.op):
             step = sch[op]
             step.attach_type, step.attach_stage, step.attach_ivar = SCAN_STEP, st, st.op.scan_axis
+            step.group = group
 
 
 def scan_body_ops(scan: ScanOp) -> list:

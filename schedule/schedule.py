@@ -11,6 +11,7 @@ from te.operation import compute
 from te.tensor import ComputeOp, Operation, Tensor
 from te.visitor import pre_order, substitute
 from schedule.errors import ScheduleError
+from schedule.group import create_group
 from schedule.relations import Fuse, Split
 from schedule.stage import STORAGE_SCOPES, Stage
 from schedule.trace import Trace, recorded, snapshot_roots
@@ -25,6 +26,8 @@ class Schedule:
         self.stages: list[Stage] = []
         self.stage_map: dict = {}  # op -> Stage (original and current ops)
         self.trace = Trace()  # every primitive applied, as replayable data (schedule.trace)
+        self.groups: list = []  # schedule.group.Group, in creation order
+        self.placing_group = False  # a group's compute_at is placing its members
         for op in _post_order(self.outputs):
             self._add_stage(Stage(op, self))
         for op in self.outputs:
@@ -84,6 +87,13 @@ class Schedule:
                     seen.add(id(p))
                     todo.append(p)
         return False
+
+    def create_group(self, outputs, inputs, include_inputs: bool = False):
+        """The stages that compute ``outputs`` from ``inputs`` as one group (``schedule.group``);
+        ``g.compute_at(s[C], axis)`` then places them together.  Not recorded in the trace: a
+        trace replays the member placements the group made."""
+        self.trace.unrecorded.append("create_group")
+        return create_group(self, outputs, inputs, include_inputs)
 
     # dataflow rewriting ------------------------------------------------------
     @recorded("cache_read")

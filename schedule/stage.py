@@ -71,6 +71,7 @@ class Stage:
         self.all_iter_vars: list[E.IterVar] = list(axes)
         self.leaf_iter_vars: list[E.IterVar] = list(axes)
         self.relations: list = []
+        self.group = None  # the schedule group it belongs to (schedule.group), if any
         self.iter_var_attrs: dict = {}  # IterVar -> IterVarAttr
         self.attach_type = "root"  # root | inline | scope
         self.attach_ivar: E.IterVar | None = None
@@ -326,6 +327,12 @@ class Stage:
             raise TypeError(f"compute_at of '{self.name}': the first argument must be a stage, s[T]")
         if parent is self:
             raise self._error("cannot compute_at itself", "Attach it to a stage that reads it.")
+        if self.group is not None and not self.schedule.placing_group and not self.group.contains(parent):
+            raise self._error(
+                f"cannot compute_at stage '{parent.name}', which is outside its group {self.group.name}",
+                f"Attach it to a stage of the group, or place the whole group with "
+                f"g.compute_at(s[{parent.name}], axis).",
+            )
         self._check_placeable("compute_at")
         if not isinstance(parent.op, ComputeOp):  # te.extern / te.scan: no loops to attach to
             raise self._error(
