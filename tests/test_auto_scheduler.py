@@ -287,3 +287,16 @@ def test_classic_tutorial_flow(tmp_path):
     task.tune(tas.TuningOptions(num_measure_trials=2, runner=fast, verbose=0,
                                 measure_callbacks=[tas.RecordToFile(log_file)]), search_policy=policy)
     assert len(tas.load_records(log_file)) == 6
+
+
+def test_vector_tiles_rounded_up_leave_a_correct_tail():
+    tensors, ref = matmul_add(21, 13, 35)  # 35 columns: vectors of 8 do not divide them
+    dag = auto_scheduler.ComputeDAG(tensors)
+    rng = np.random.default_rng(3)
+    for sk in generate_sketches(dag, None):
+        genes = sk.sample(rng)
+        genes["matmul.vpad"] = 1
+        genes["matmul.SV"] = [1, 5, 1, 8]  # 40 = 35 rounded up to whole vectors
+        genes["matmul.S0"] = [1, 3, 7, 1]
+        assert sk.valid(genes) and sk.accept(genes)[0]
+        check_build(sk.realize(genes), tensors, ref, rtol=1e-4, atol=1e-4)

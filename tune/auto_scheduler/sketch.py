@@ -82,6 +82,11 @@ class Plan:
     def genes(self) -> list:
         return []
 
+    def accept(self, g: dict) -> tuple:
+        """``(legal, preferred)``: whether genes ``g`` may be built at all, and whether they are
+        the kind the search should draw first."""
+        return True, True
+
     def emit(self, sch, g: dict, ctx: dict) -> None:
         raise NotImplementedError
 
@@ -153,14 +158,42 @@ class Tiled(Plan):
 
     kind = "tile"
 
-    def __init__(self, op, mode: str, consumer: str | None = None):
+    def __init__(self, op, mode: str, consumer: str | None = None, lanes: int = 8, registers: int = 16):
         self.name, self.mode, self.consumer = op.name, mode, consumer
         self.space = [extent(iv) for iv in op.axis]
         self.reduce = [extent(iv) for iv in op.reduce_axis]
+        self.lanes = lanes
+        # the innermost tile (S3 of every data axis) stays in registers: at most this many elements,
+        # the vector registers less a few for the operands
+        self.register_tile = lanes * max(registers - 4, 4)
+        # a last axis that whole vectors do not divide (a 28- or 14-wide image) may also be tiled as
+        # if rounded up to them: the splits then leave a tail, the vector loop none
+        last = self.space[-1] if self.space else 1
+        self.padded = last > lanes and last % lanes != 0
+
+    def tiles(self, g) -> list:
+        """The loop lengths of each data axis, outermost first."""
+        out = [g[f"{self.name}.S{k}"] for k in range(len(self.space))]
+        if self.padded and g[f"{self.name}.vpad"]:
+            out[-1] = g[f"{self.name}.SV"]
+        return out
+
+    def accept(self, g):
+        n = self.name
+        s3 = [t[3] for t in self.tiles(g)]
+        if math.prod(s3) > self.register_tile:
+            return False, False
+        last, ext = s3[-1] if s3 else 1, self.space[-1] if self.space else 1
+        vector_ok = last % self.lanes == 0 or last == ext
+        outer = math.prod(t[0] for t in self.tiles(g)[: g[f"{n}.par"]])
+        return True, vector_ok and outer >= 2
 
     def genes(self):
         n = self.name
         out = [TileGene(f"{n}.S{k}", e, 4) for k, e in enumerate(self.space)]
+        if self.padded:
+            out += [TileGene(f"{n}.SV", -(-self.space[-1] // self.lanes) * self.lanes, 4),
+                    ChoiceGene(f"{n}.vpad", (0, 1))]
         out += [TileGene(f"{n}.R{k}", e, 2, max_inner=e) for k, e in enumerate(self.reduce)]
         out.append(ChoiceGene(f"{n}.par", tuple(range(1, len(self.space) + 1))))
         out.append(ChoiceGene(f"{n}.unroll", UNROLL))
@@ -170,7 +203,7 @@ class Tiled(Plan):
 
     def emit(self, sch, g, ctx):
         n = self.name
-        tiles = [g[f"{n}.S{k}"] for k in range(len(self.space))]
+        tiles = self.tiles(g)
         rtiles = [g[f"{n}.R{k}"] for k in range(len(self.reduce))]
         if self.mode == "inplace":
             x = _stage(sch, n)
@@ -260,15 +293,30 @@ class Sketch:
         return ", ".join(f"{p.name}:{p.kind}" + (f"/{p.mode}" if isinstance(p, Tiled) else "")
                          for p in self.plans)
 
-    def sample(self, rng) -> dict:
-        return {gene.key: gene.sample(rng) for gene in self.genes}
+    def accept(self, values: dict) -> tuple:
+        verdicts = [p.accept(values) for p in self.plans]
+        return all(v[0] for v in verdicts), all(v[1] for v in verdicts)
 
-    def mutate(self, values: dict, rng) -> dict:
-        out = dict(values)
-        if self.genes:
+    def sample(self, rng, tries: int = 32) -> dict:
+        """Random genes: the first draw the plans prefer, else the first legal one."""
+        legal = None
+        for _ in range(tries):
+            values = {gene.key: gene.sample(rng) for gene in self.genes}
+            ok, preferred = self.accept(values)
+            if ok and preferred:
+                return values
+            legal = legal or (values if ok else None)
+        return legal or values
+
+    def mutate(self, values: dict, rng, tries: int = 8) -> dict:
+        """``values`` with one gene changed (a legal change; ``values`` when none was found)."""
+        for _ in range(tries if self.genes else 0):
+            out = dict(values)
             gene = self.genes[int(rng.integers(len(self.genes)))]
             out[gene.key] = gene.mutate(out[gene.key], rng)
-        return out
+            if self.accept(out)[0]:
+                return out
+        return dict(values)
 
     def valid(self, values: dict) -> bool:
         return set(values) == set(self.by_key) and all(self.by_key[k].valid(v) for k, v in values.items())
@@ -293,6 +341,7 @@ def _consumers(dag: ComputeDAG) -> dict:
 def generate_sketches(dag: ComputeDAG, target) -> list[Sketch]:
     """The sketches of ``dag`` for a CPU ``target`` (at most ``MAX_SKETCHES``)."""
     lanes = target.lanes("float32") if target is not None else 8
+    regs = target.vector_registers if target is not None else 16
     consumers = _consumers(dag)
     outputs = {t.op for t in dag.outputs}
     tiled = {op for op in dag.ops if isinstance(op, ComputeOp) and has_reuse(op) and op.num_outputs == 1}
@@ -314,8 +363,8 @@ def generate_sketches(dag: ComputeDAG, target) -> list[Sketch]:
             options.append([[Inline(op, reads_tiled, Simple(op, lanes))]])
         elif op in tiled:
             o = fused_into.get(op)
-            first = [Tiled(op, "fused", o.name)] if o is not None else [Tiled(op, "cache")]
-            options.append([first, ([Simple(o, lanes)] if o is not None else []) + [Tiled(op, "inplace")]])
+            first = [Tiled(op, "fused", o.name, lanes, regs)] if o is not None else [Tiled(op, "cache", None, lanes, regs)]
+            options.append([first, ([Simple(o, lanes)] if o is not None else []) + [Tiled(op, "inplace", None, lanes, regs)]])
         elif op.reduce_axis and math.prod(extent(iv) for iv in op.axis) < RFACTOR_SPACE \
                 and extent(op.reduce_axis[-1]) >= 64 and op.num_outputs == 1:
             options.append([[Rfactor(op)], [Simple(op, lanes, simple_consumer)]])

@@ -142,6 +142,7 @@ class TaskScheduler:
                 break
             policy = self.policies[i]
             batch = create_measure_batch(policy.task, tune_option.measure_option())
+            batch.runner.best_cost = self.best_costs[i]  # the bar for rejecting slow candidates
             n = min(tune_option.num_measures_per_round, tune_option.num_measure_trials - self.trials)
             results = measure_round(policy, batch, n, tune_option, stats)
             if not results:

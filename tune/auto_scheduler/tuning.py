@@ -20,13 +20,16 @@ class LocalBuilder(shared.LocalBuilder):
 
 
 class LocalRunner(shared.LocalRunner):
-    """The shared runner with classic ``auto_scheduler.LocalRunner``'s defaults."""
+    """The shared runner with classic ``auto_scheduler.LocalRunner``'s defaults; a candidate whose
+    first timed call is ``reject_factor`` times the task's best is timed by that call alone (most
+    programs a search draws are slow, and they would cost most of its time)."""
 
     def __init__(self, timeout: float = 10, number: int = 3, repeat: int = 1, min_repeat_ms: float = 100,
-                 cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False, **kwargs):
+                 cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False, reject_factor: float = 3.0,
+                 **kwargs):
         super().__init__(timeout=timeout, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
                          cooldown_interval=cooldown_interval, enable_cpu_cache_flush=enable_cpu_cache_flush,
-                         **kwargs)
+                         reject_factor=reject_factor, **kwargs)
 
 
 class TuningOptions:
@@ -98,6 +101,7 @@ def tune_tasks(policies: list, options: TuningOptions) -> Stats:
     for policy in policies:
         batch = create_measure_batch(policy.task, options.measure_option())
         done, since_best, best = 0, 0, policy.best()[1]
+        batch.runner.best_cost = best  # the bar for rejecting slow candidates (a resumed search's)
         while done < options.num_measure_trials:
             n = min(options.num_measures_per_round, options.num_measure_trials - done)
             results = measure_round(policy, batch, n, options, stats)

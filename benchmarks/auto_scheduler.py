@@ -1,0 +1,250 @@
+"""auto_scheduler quality and cost: tuned from the bare compute, against numpy, the AutoTVM template
+and the default schedule, with the tuning's wall time per trial split into search and measurement.
+
+    python benchmarks/auto_scheduler.py matmul --trials 1000        # 1024^3 against numpy
+    python benchmarks/auto_scheduler.py conv --trials 1000           # ResNet-50 layers vs AutoTVM's best
+    python benchmarks/auto_scheduler.py ops --trials 200             # operators without a template vs default
+    python benchmarks/auto_scheduler.py model --model M.onnx --minutes 30
+    python benchmarks/auto_scheduler.py rank                          # the cost model on held-out programs
+
+Each prints ratios from one run (interleaved medians, ``codegen.timing``) and
+the tune's cost: median wall seconds per trial and the search's share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import codegen  # noqa: E402
+import te  # noqa: E402
+import topi  # noqa: E402
+from codegen import timing  # noqa: E402
+from tune import auto_scheduler  # noqa: E402
+from tune.auto_scheduler.tuning import tune_tasks  # noqa: E402
+
+
+def tune_dag(tensors, name, trials, log, per_round=32, seed=0):
+    """Tune a compute from scratch (or resume ``log``); returns (task, stats, best State)."""
+    task = auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG(tensors), workload_key=name)
+    preload = [auto_scheduler.PreloadMeasuredStates(log)] if os.path.exists(log) else []
+    model = auto_scheduler.XGBModel(seed=seed)
+    if preload:
+        model.update_from_file(log)
+    policy = auto_scheduler.SketchPolicy(task, model, seed=seed, init_search_callbacks=preload)
+    done = len(policy.measured)
+    opts = auto_scheduler.TuningOptions(num_measure_trials=max(0, trials - done), num_measures_per_round=per_round,
+                                        measure_callbacks=[auto_scheduler.RecordToFile(log)], verbose=1)
+    stats = tune_tasks([policy], opts)
+    return task, stats, policy.best()[0]
+
+
+def cost_line(stats) -> str:
+    if not stats.trials:
+        return "no trials this run"
+    per = stats.wall / stats.trials
+    return (f"{stats.trials} trials in {stats.wall:.0f} s: {per:.2f} s per trial, search {stats.search / stats.wall:.0%} "
+            f"({stats.search / stats.trials:.3f} s/trial), measurement {stats.measure / stats.wall:.0%}")
+
+
+def random_inputs(tensors, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in tensors:
+        shape = tuple(int(d) for d in t.shape)
+        out.append(rng.uniform(-1, 1, shape).astype(t.dtype) if isinstance(t.op, te.tensor.PlaceholderOp)
+                   else np.zeros(shape, t.dtype))
+    return out
+
+
+def time_pair(fns: dict, repeat=9) -> dict:
+    samples = timing.interleaved(fns, repeat=repeat)
+    return {k: (statistics.median(v), timing.spread(v)) for k, v in samples.items()}
+
+
+def matmul(args):
+    n = args.size
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    task, stats, best = tune_dag([A, B, C], f"bench_matmul_{n}", args.trials, args.log or f"as_matmul{n}.json")
+    print(cost_line(stats))
+    sch, tensors = task.instantiate(best)
+    f = codegen.build(sch, tensors)
+    a, b, c = random_inputs(tensors)
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
+    r = time_pair({"tessera": lambda: f(a, b, c), "numpy": lambda: a @ b})
+    print(f"matmul {n}^3: tessera {r['tessera'][0] * 1e3:.2f} ms (spread {r['tessera'][1]:.0%}), numpy "
+          f"{r['numpy'][0] * 1e3:.2f} ms (spread {r['numpy'][1]:.0%}): {r['numpy'][0] / r['tessera'][0]:.2f}x numpy")
+
+
+RESNET_CONVS = [  # (C, H, F, kernel): ResNet-50's four 3x3 and four 1x1 layer shapes, batch 1
+    (64, 56, 64, 3), (128, 28, 128, 3), (256, 14, 256, 3), (512, 7, 512, 3),
+    (256, 56, 64, 1), (512, 28, 128, 1), (1024, 14, 256, 1), (2048, 7, 512, 1),
+]
+
+
+def conv_nchw(c, h, f, k):
+    """A bare NCHW convolution (stride 1, same padding) in te, its weights marked layout-free."""
+    data = te.placeholder((1, c, h, h), name="data")
+    kernel = te.placeholder((f, c, k, k), name="kernel")
+    p = k // 2
+    pad = te.compute((1, c, h + 2 * p, h + 2 * p), lambda n, ci, y, x: te.if_then_else(
+        te.all(y >= p, y < h + p, x >= p, x < h + p), data[n, ci, y - p, x - p], 0.0), name="pad")
+    rc, ry, rx = te.reduce_axis((0, c), "rc"), te.reduce_axis((0, k), "ry"), te.reduce_axis((0, k), "rx")
+    out = te.compute((1, f, h, h), lambda n, ff, y, x: te.sum(pad[n, rc, y + ry, x + rx] * kernel[ff, rc, ry, rx],
+                                                                axis=[rc, ry, rx]),
+                     name="conv", attrs={"layout_free_placeholders": [kernel]})
+    return [data, kernel, out]
+
+
+def autotvm_best(c, h, f, k, trials, log):
+    """The AutoTVM direct template (conv2d_NCHWc.x86) tuned ``trials`` (resuming ``log``): its best
+    build and its arguments."""
+    import topi.x86.templates  # noqa: F401
+    from topi.x86.conv2d_rule import conv2d_workload
+    from tune import autotvm
+    from tune.network import RUNNER_OPTIONS
+
+    wl = conv2d_workload((1, c, h, h), (f, c, k, k), (1, 1), (k // 2,) * 4, (1, 1))
+    task = autotvm.task.create(wl[0], wl[1:], target="llvm")
+    done = len(autotvm.record.load_records(log)) if os.path.exists(log) else 0
+    if trials > done:
+        tuner = autotvm.tuner.XGBTuner(task)
+        if done:
+            tuner.load_history(autotvm.record.load_records(log))
+        measure = autotvm.measure_option(builder=autotvm.LocalBuilder(), runner=autotvm.LocalRunner(**RUNNER_OPTIONS))
+        tuner.tune(trials - done, measure, callbacks=[autotvm.callback.log_to_file(log)])
+    with autotvm.apply_history_best(log), task.target:
+        sch, tensors = task.func()(*task.args)
+    return codegen.build(sch, tensors), tensors
+
+
+def conv(args):
+    ratios = []
+    for c, h, f, k in RESNET_CONVS[args.first:args.first + args.layers]:
+        name = f"bench_conv_{c}_{h}_{f}_{k}"
+        tensors = conv_nchw(c, h, f, k)
+        task, stats, best = tune_dag(tensors, name, args.trials, f"{args.log or 'as'}_{name}.json")
+        print(cost_line(stats))
+        sch, _ = task.instantiate(best)
+        mine = codegen.build(sch, tensors)
+        theirs, t_tensors = autotvm_best(c, h, f, k, args.trials, f"{args.log or 'as'}_{name}.autotvm.jsonl")
+        a, b = random_inputs(tensors), random_inputs(t_tensors)
+        r = time_pair({"auto_scheduler": lambda: mine(*a), "autotvm": lambda: theirs(*b)})
+        ratio = r["autotvm"][0] / r["auto_scheduler"][0]
+        ratios.append(ratio)
+        print(f"conv {c}x{h}x{h} -> {f} {k}x{k}: auto_scheduler {r['auto_scheduler'][0] * 1e3:.3f} ms "
+              f"(spread {r['auto_scheduler'][1]:.0%}), AutoTVM direct template {r['autotvm'][0] * 1e3:.3f} ms "
+              f"(spread {r['autotvm'][1]:.0%}): {ratio:.2f}x", flush=True)
+    print(f"geometric mean: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x the AutoTVM template's speed")
+
+
+def op_computes() -> dict:
+    """Operators without a hand template: name -> tensors (placeholders first, outputs last)."""
+    out = {}
+    x = te.placeholder((1, 128, 56, 56), name="x")
+    w = te.placeholder((128, 1, 3, 3), name="w")
+    out["depthwise_conv"] = [x, w, topi.nn.depthwise_conv2d_nchw(x, w, 1, 1, 1)]
+    x = te.placeholder((1, 64, 28, 28), name="x")
+    w = te.placeholder((64, 32, 4, 4), name="w")
+    out["conv2d_transpose"] = [x, w, topi.nn.conv2d_transpose_nchw(x, w, (2, 2), (1, 1))]
+    a = te.placeholder((12, 128, 64), name="a")
+    b = te.placeholder((12, 128, 64), name="b")
+    out["batch_matmul_softmax"] = [a, b, topi.nn.softmax(topi.nn.batch_matmul(a, b), axis=-1)]
+    x = te.placeholder((512, 768), name="x")
+    g = te.placeholder((768,), name="g")
+    bb = te.placeholder((768,), name="bb")
+    out["layer_norm"] = [x, g, bb, topi.nn.layer_norm(x, g, bb, axis=[1])]
+    x = te.placeholder((64, 4096), name="x")
+    r = te.reduce_axis((0, 4096), "r")
+    out["row_sum"] = [x, te.compute((64,), lambda i: te.sum(x[i, r], axis=r), name="row_sum")]
+    x = te.placeholder((1 << 20,), name="x")
+    n = 1 << 20
+    p = te.compute((n + 2,), lambda i: te.if_then_else(te.all(i >= 1, i <= n), x[i - 1], 0.0), name="p")
+    out["stencil3"] = [x, te.compute((n,), lambda i: (p[i] + p[i + 1] + p[i + 2]) / 3.0, name="stencil")]
+    x = te.placeholder((1024, 1024), name="x")
+    e1 = te.compute(x.shape, lambda i, j: te.exp(x[i, j]) * 0.5, name="e1")
+    e2 = te.compute(x.shape, lambda i, j: te.max(e1[i, j] + 1.0, 0.0), name="e2")
+    out["elementwise_chain"] = [x, te.compute(x.shape, lambda i, j: te.sqrt(e2[i, j]) * e1[i, j], name="e3")]
+    return out
+
+
+def ops(args):
+    ratios = []
+    for name, tensors in op_computes().items():
+        task, stats, best = tune_dag(tensors, f"bench_op_{name}", args.trials, f"{args.log or 'as'}_op_{name}.json",
+                                     per_round=16)
+        print(cost_line(stats))
+        mine = codegen.build(task.instantiate(best)[0], tensors)
+        default = codegen.build(task.compute_dag.schedule(), tensors)
+        a = random_inputs(tensors)
+        r = time_pair({"auto_scheduler": lambda: mine(*a), "default": lambda: default(*a)}, repeat=7)
+        ratios.append(r["default"][0] / r["auto_scheduler"][0])
+        print(f"{name}: auto_scheduler {r['auto_scheduler'][0] * 1e3:.3f} ms (spread {r['auto_scheduler'][1]:.0%}), "
+              f"default schedule {r['default'][0] * 1e3:.3f} ms (spread {r['default'][1]:.0%}): {ratios[-1]:.2f}x",
+              flush=True)
+    print(f"geometric mean: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x the default schedule's speed")
+
+
+def rank(args):
+    """The cost model trained on a log's first part, ranking the rest: Spearman correlation."""
+    from tune.auto_scheduler.cost_model import XGBModel
+
+    rows = [(i, r) for i, r in auto_scheduler.load_records(args.log) if r.error_no == 0]
+    cut = len(rows) * 2 // 3
+    model = XGBModel(num_warmup_sample=0)
+    model.update([i for i, _ in rows[:cut]], [r for _, r in rows[:cut]])
+    held = rows[cut:]
+    pred = model.predict(held[0][0].task, [i.config for i, _ in held])
+    speed = np.array([1.0 / r.cost for _, r in held])
+    rk = lambda v: np.argsort(np.argsort(v))
+    rho = np.corrcoef(rk(pred), rk(speed))[0, 1]
+    print(f"cost model: trained on {cut} programs, Spearman rank correlation {rho:.2f} on {len(held)} held out")
+
+
+def model(args):
+    import graph
+    from graph.auto_schedule import tune_model
+
+    g, params = graph.from_onnx(args.model, shape=dict(s.split("=") for s in []) or None)
+    log = args.log or os.path.splitext(os.path.basename(args.model))[0] + ".as.json"
+    sched, before, after = tune_model(g, params, "llvm", args.trials, log, budget_s=60 * args.minutes)
+    from graph.tuning import model_feed
+
+    ms = {}
+    for name, lib in (("default", before), ("auto_scheduler", after)):
+        m = lib.create_executor()
+        m.set_input(**model_feed(lib))
+        ms[name] = m.run
+    r = time_pair(ms)
+    print(f"{args.model}: default build {r['default'][0] * 1e3:.2f} ms, auto_scheduler {r['auto_scheduler'][0] * 1e3:.2f} "
+          f"ms ({r['default'][0] / r['auto_scheduler'][0]:.2f}x), {sched.trials} trials")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=["matmul", "conv", "ops", "rank", "model"])
+    p.add_argument("--trials", type=int, default=200)
+    p.add_argument("--size", type=int, default=1024)
+    p.add_argument("--log", default=None, help="log (prefix for conv and ops; the log to read for rank)")
+    p.add_argument("--first", type=int, default=0, help="conv: the first layer")
+    p.add_argument("--layers", type=int, default=8, help="conv: how many layers")
+    p.add_argument("--model", default=None, help="model: an ONNX file")
+    p.add_argument("--minutes", type=float, default=30)
+    args = p.parse_args(argv)
+    {"matmul": matmul, "conv": conv, "ops": ops, "rank": rank, "model": model}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
