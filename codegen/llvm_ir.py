@@ -452,10 +452,27 @@ class CodeGen(ParallelLoops):
             from codegen.packed import emit_call_extern
 
             return emit_call_extern(self, e)
+        if e.name in ("tvm_address_of", "tvm_index_of"):  # schedule.tensorize: a region's first element
+            return self.element_of(e)
         args = [self.expr(a) for a in e.args]
         if e.name == "reinterpret":  # te.reinterpret: the same bits, another type of their width
             return self.b.bitcast(args[0], llvm_type(e.dtype))
         return intrinsics.call(self.b, e.name, args, e.dtype)
+
+    def element_of(self, e):
+        """``tvm_address_of(buf[i], offset)``: a byte pointer to element ``i + offset``;
+        ``tvm_index_of(buf[i])``: ``i``."""
+        load = e.args[0]
+        if not isinstance(load, E.Load):
+            raise ValueError(f"codegen: {e.name} needs a buffer element, got {load}")
+        if e.name == "tvm_index_of":
+            return self.expr(load.index)
+        # values, not a new Add node: the expression memo is keyed by the nodes of the function
+        index = self.as_i64(self.expr(load.index))
+        if len(e.args) > 1 and not (isinstance(e.args[1], E.IntImm) and e.args[1].value == 0):
+            index = self.b.add(index, self.as_i64(self.expr(e.args[1])))
+        elem = memory_type(load.buffer.dtype)
+        return self.b.bitcast(self.address_value(self.cur.symbols[load.buffer], elem, index), PTR)
 
     def expr_TensorRead(self, e):
         raise ValueError(f"codegen: tensor read {e} survived storage_flatten")

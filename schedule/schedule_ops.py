@@ -18,9 +18,10 @@ from schedule.bound import LoopInfo, guard_conditions, infer_bound
 from schedule.errors import ScheduleError
 from schedule.check_reads import check_reads
 from schedule.opaque_ops import is_opaque, opaque_nest, opaque_realize, reads_scan_state
+from schedule.tensorize import tensorize_stmt, tensorized
 from schedule.thread_bind import bind_loop
 
-_KIND = {"vectorize": S.VECTORIZED, "parallel": S.PARALLEL, "unroll": S.UNROLLED, None: S.SERIAL}
+_KIND = {"vectorize": S.VECTORIZED, "parallel": S.PARALLEL, "unroll": S.UNROLLED, "tensorize": S.SERIAL, None: S.SERIAL}
 
 
 def inline_bodies(sch) -> dict:
@@ -125,13 +126,19 @@ class NestBuilder:
         leaves = st.leaf_iter_vars
         root_index = {iv.var: info.index(iv) for iv in list(st.op.axis) + list(st.op.reduce_axis)}
         is_reduce = isinstance(body[0], E.Reduce)
-        if is_reduce:
+        levels = _guard_levels(guard_conditions(info, self.ranges, True, st), leaves)
+        tensor_call = None
+        if tensorized(st) is not None:  # schedule.tensorize: the loops from that axis are one call
+            pos, intrin = tensorized(st)
+            tensor_call = tensorize_stmt(st, info, pos, intrin, body, root_index, levels)
+        if tensor_call is not None:
+            inner, leaves, is_reduce = tensor_call, leaves[:pos], False  # the intrinsic initialises
+        elif is_reduce:
             inner = self.update_stmt(st, info, body, root_index)
         else:
             values = [substitute(b, root_index) for b in body]
             idx = tuple(root_index[iv.var] for iv in st.op.axis)
             inner = S.seq(*[S.Provide(Tensor(st.op, k), idx, v) for k, v in enumerate(values)])
-        levels = _guard_levels(guard_conditions(info, self.ranges, True, st), leaves)
         first_reduce = next((p for p, iv in enumerate(leaves) if iv.iter_type == E.COMM_REDUCE), None)
         nest = self.guard(inner, levels.get(len(leaves) - 1, []))
         nest = self.with_attached(st, leaves[-1], nest) if leaves else nest

@@ -13,6 +13,7 @@ from te import dtype as dt
 from te import expr as E
 from te.simplify import simplify
 from te.tensor import ComputeOp, PlaceholderOp
+from te.tensor_intrin import TensorIntrin
 from schedule.errors import ScheduleError
 from schedule.relations import Fuse, Singleton, Split
 from schedule.thread_bind import check_bind
@@ -268,6 +269,21 @@ class Stage:
     def unroll(self, iv) -> None:
         """Replicate the loop body once per iteration (Halide ``f.unroll(x)``)."""
         self._annotate(iv, "unroll")
+
+    def tensorize(self, iv, intrin) -> None:
+        """Replace the loops from ``iv`` inwards by the tensor intrinsic ``intrin``
+        (``te.decl_tensor_intrin``); see ``schedule.tensorize`` for the rewrite.  The region is
+        checked against the intrinsic's declared shapes when the schedule is lowered."""
+        if not isinstance(intrin, TensorIntrin):
+            raise TypeError(f"tensorize of stage '{self.name}': expected a te.decl_tensor_intrin, got {intrin!r}")
+        self._check_leaf(iv, "tensorize")
+        if not isinstance(self.op, ComputeOp):
+            raise self._error("cannot tensorize it, it is not a compute stage", "Tensorize compute stages.")
+        if any(a.get("kind") == "tensorize" for a in self.iter_var_attrs.values()):
+            raise self._error("it is tensorized already", "Tensorize one axis per stage.")
+        self.schedule.trace.unrecorded.append("tensorize")
+        self.iter_var_attrs.setdefault(iv, IterVarAttr())["kind"] = "tensorize"
+        self.iter_var_attrs[iv]["intrin"] = intrin
 
     @recorded("bind")
     def bind(self, ivar, thread_ivar) -> None:

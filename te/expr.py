@@ -259,15 +259,39 @@ class Reduce(Expr):
 
 @node
 class Buffer:
-    """A flat region of memory: an argument or an allocation."""
+    """A flat region of memory: an argument or an allocation.
+
+    A buffer declared for a tensor intrinsic (``te.decl_buffer``) may carry ``strides``
+    and an ``elem_offset`` (expressions, often variables): when the intrinsic is
+    tensorized into a schedule they take the values of the region it covers."""
 
     name: str
     dtype: str
     shape: tuple
     scope: str = "global"
+    strides: tuple = ()
+    elem_offset: "Expr | None" = None
+    offset_factor: int = 0
 
     def __repr__(self) -> str:
         return self.name
+
+    def access_ptr(self, access_mask="rw", ptr_type: str = "handle", content_lanes: int = 1, offset=0) -> "Call":
+        """A pointer to the buffer's first element (plus ``offset`` elements): classic
+        ``Buffer.access_ptr``, an argument of ``call_extern``/``call_packed``."""
+        return Call("tvm_access_ptr", (BufferPointer(self), as_expr(offset)), "handle")
+
+    @property
+    def data(self) -> "Call":
+        return self.access_ptr("rw")
+
+
+@node
+class BufferPointer(Expr):
+    """The buffer ``buffer`` named as a pointer (the first argument of ``tvm_access_ptr``)."""
+
+    buffer: Buffer
+    dtype: str = "handle"
 
 
 @node

@@ -33,9 +33,26 @@ class BufferRef(E.Expr):
     dtype: str = "handle"
 
 
-def decl_buffer(shape, dtype: str = "float32", name: str = "buffer") -> E.Buffer:
-    """A buffer of ``shape`` and ``dtype`` (classic ``tvm.tir.decl_buffer``)."""
-    return E.Buffer(name, dt.normalize(dtype), shape_exprs(shape))
+def decl_buffer(shape, dtype: str = "float32", name: str = "buffer", data=None, strides=None,
+                elem_offset=None, scope: str = "", data_alignment: int = -1, offset_factor: int = 0,
+                buffer_type: str = "", axis_separators=None) -> E.Buffer:
+    """A buffer of ``shape`` and ``dtype`` (classic ``tvm.tir.decl_buffer``).
+
+    For a tensor intrinsic (``te.decl_tensor_intrin(binds=...)``): ``strides`` (default: compact)
+    and ``elem_offset`` may be ``te.var``s, and ``offset_factor != 0`` makes the offset a variable;
+    tensorizing binds them to the strides and the offset of the region the intrinsic covers, so
+    its body can pass ``buf.strides[0]`` or ``buf.elem_offset`` to the call it makes."""
+    shape = shape_exprs(shape)
+    if strides is None or len(strides) == 0:
+        strides = ()
+    elif len(strides) != len(shape):
+        raise ValueError(f"decl_buffer '{name}': {len(strides)} strides for a shape of {len(shape)} dimensions")
+    else:
+        strides = tuple(E.as_expr(x) for x in strides)
+    if elem_offset is None and offset_factor:
+        elem_offset = E.Var(f"{name}_elem_offset")
+    elem_offset = None if elem_offset is None else E.as_expr(elem_offset)
+    return E.Buffer(name, dt.normalize(dtype), shape, scope or "global", strides, elem_offset, int(offset_factor))
 
 
 def call_packed(name: str, *args) -> E.Call:

@@ -16,6 +16,13 @@ def call_pure_extern(dtype: str, func_name: str, *args) -> Call:
     return Call(f"call_pure_extern:{func_name}", args, dtype)
 
 
+def call_extern(dtype: str, func_name: str, *args) -> Call:
+    """A call of the C function ``func_name`` for its effect (a tensor intrinsic's body); pointers
+    come from ``buffer.access_ptr(...)``.  The function must be defined in the process (a library
+    loaded with ``ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)``)."""
+    return call_pure_extern(dtype, func_name, *args)
+
+
 def call_intrin(dtype: str, func_name: str, *args) -> Call:
     """An intrinsic call (``tir.exp`` is ``te.exp``'s node)."""
     from te.expr import as_expr
@@ -30,7 +37,13 @@ class CallEffectKind:
     ExprAnnotation, Pure, ReadState, UpdateState, Opaque = 0, 1, 2, 3, 4
 
 
+from schedule.stmt import Evaluate  # noqa: E402
+from tessera import tir_ir_builder as ir_builder  # noqa: E402
+
 __all__ = [
+    "Evaluate",
+    "call_extern",
+    "ir_builder",
     "Call",
     "CallEffectKind",
     "Cast",

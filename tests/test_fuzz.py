@@ -237,8 +237,9 @@ class RandomSchedule:
                 self.annotate(stage, op)
             else:
                 getattr(self, op)(stage)
-        for stage, (cons, iv) in self.attached.items():
-            if stage.attach_type == "scope" and not self.honoured(stage, cons, iv):
+        for stage in self.attached:
+            # where the stage is now: an attach axis split or fused later moved it (LegalizeInvalidAttach)
+            if stage.attach_type == "scope" and not self.honoured(stage, stage.attach_stage, stage.attach_ivar):
                 self.expect_error.append(stage.name)
 
     def readers(self, stage) -> list:
