@@ -13,6 +13,7 @@ from te import expr as E
 from te.simplify import simplify
 from te.visitor import children, unsafe_select_loads
 from schedule.interval import interval_of
+from schedule.opaque_ops import SCAN_STEP
 
 
 def unguarded_reads(e: E.Expr) -> list:
@@ -56,6 +57,9 @@ def _monotone(e: E.Expr, seen: set) -> bool:
 def check_reads(stage, body: tuple) -> None:
     op = stage.op
     ranged = {iv.var: (E.const(0), simplify(iv.dom.extent - 1)) for iv in op.axis}
+    scan = getattr(stage.attach_stage, "op", None) if stage.attach_type == SCAN_STEP else None
+    if scan is not None and op.axis:  # a scan's step runs only for the steps after the init rows
+        ranged[op.axis[0].var] = (scan.scan_axis.dom.min, ranged[op.axis[0].var][1])
     exprs = []
     for b in body:
         if isinstance(b, E.Reduce):

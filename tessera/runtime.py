@@ -79,9 +79,40 @@ class Module:
         return f"Module(llvm, {self.entry_name})"
 
 
+class String(str):
+    """``tvm.runtime.String``: a Python string with classic ``.value``."""
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+
+def convert(value):
+    """Python values as classic TVM objects (``tvm.runtime.convert``): an int becomes an integer
+    constant (int64 when it does not fit int32), a float a float32 constant, a bool a boolean one,
+    a string a :class:`String`, and lists, tuples and dicts their elements converted."""
+    import te
+
+    if isinstance(value, te.expr.Expr) or isinstance(value, te.Tensor):
+        return value
+    if isinstance(value, bool):
+        return te.const(value, "bool")
+    if isinstance(value, int):
+        return te.const(value, "int32" if -(2**31) <= value < 2**31 else "int64")
+    if isinstance(value, float):
+        return te.const(value, "float32")
+    if isinstance(value, str):
+        return String(value)
+    if isinstance(value, (list, tuple)):
+        return [convert(v) for v in value]
+    if isinstance(value, dict):
+        return {k: convert(v) for k, v in value.items()}
+    raise TypeError(f"runtime.convert: cannot convert {type(value).__name__} {value!r} to a TVM object")
+
+
 def load_module(path: str, fmt: str = "") -> Module:
     """Load a library written by ``export_library`` or linked by ``contrib.cc.create_shared``."""
     return Module(codegen.load_module(str(path)))
 
 
-__all__ = ["Module", "NDArray", "cpu", "device", "load_module"]
+__all__ = ["Module", "NDArray", "String", "convert", "cpu", "device", "load_module"]

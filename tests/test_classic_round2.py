@@ -98,3 +98,34 @@ def test_te_schedule_names():
     assert bounds[B.op.axis[0]].extent.value == 4
     assert "produce B" in str(tvm.te.schedule.ScheduleOps(s, bounds))
     assert tvm.te.div(te.const(7), te.const(2)).dtype == "int32"
+
+
+def test_scan_step_reads_the_previous_row_of_an_input_one_shorter():
+    """An LSTM-style step reads X[t - 1] with X one row shorter than the scan: the step only runs
+    for t >= 1, so the read stays inside X."""
+    T, n = 6, 5
+    X = te.placeholder((T - 1, n), name="X")
+    state = te.placeholder((T, n), name="state")
+    init = te.compute((1, n), lambda _, i: te.const(0.0, "float32"), name="init")
+    step = te.compute((T, n), lambda t, i: state[t - 1, i] + X[t - 1, i], name="step")
+    res = te.scan(init, step, state, inputs=[X])
+    s = te.create_schedule(res.op)
+    f = tvm.build(s, [X, res])
+    x = np.random.default_rng(0).random((T - 1, n), dtype=np.float32)
+    out = np.zeros((T, n), np.float32)
+    f(x, out)
+    np.testing.assert_allclose(out, np.vstack([np.zeros((1, n)), np.cumsum(x, axis=0)]), rtol=1e-6)
+
+
+def test_runtime_convert():
+    assert tvm.runtime.convert(6).value == 6 and tvm.runtime.convert(6).dtype == "int32"
+    assert tvm.runtime.convert(2**40).dtype == "int64"
+    assert tvm.runtime.convert(1.5).dtype == "float32" and tvm.runtime.convert(True).dtype == "bool"
+    assert tvm.runtime.convert("x").value == "x"
+    assert [v.value for v in tvm.runtime.convert([1, 2])] == [1, 2]
+    assert tvm.runtime.convert({"a": 3})["a"].value == 3
+    n = tvm.runtime.convert(6)
+    A = te.placeholder((n, 4), name="A")  # a converted int works as a shape
+    assert A.shape[0].value == 6
+    with pytest.raises(TypeError, match="cannot convert object"):
+        tvm.runtime.convert(object())
