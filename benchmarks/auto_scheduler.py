@@ -75,7 +75,8 @@ def matmul(args):
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
     k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C",
+                   attrs={"layout_free_placeholders": [B]})  # as the tutorial's: B may be packed
     task, stats, best = tune_dag([A, B, C], f"bench_matmul_{n}", args.trials, args.log or f"as_matmul{n}.json")
     print(cost_line(stats))
     sch, tensors = task.instantiate(best)

@@ -179,6 +179,13 @@ class Schedule:
 
         return rfactor(self, tensor, axis, factor_axis)
 
+    @recorded("rewrite_layout")
+    def rewrite_layout(self, tensor: Tensor, reader, lengths, order) -> Tensor:
+        """Copy ``tensor`` into the layout ``reader``'s loops read it in (``schedule.layout_rewrite``)."""
+        from schedule.layout_rewrite import rewrite_layout
+
+        return rewrite_layout(self, tensor, reader, lengths, order)
+
     def _swap_op(self, stage: Stage, new_op: ComputeOp) -> None:
         stage.op = new_op
         self.stage_map[new_op] = stage

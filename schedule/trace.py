@@ -51,8 +51,9 @@ KINDS: dict = {
     "cache_read": ("schedule", {"tensor": "tensor", "scope": "value", "readers": "stages"}),
     "cache_write": ("schedule", {"tensor": "tensor", "scope": "value"}),
     "rfactor": ("schedule", {"tensor": "tensor", "axis": "axis", "factor_axis": "value"}),
+    "rewrite_layout": ("schedule", {"tensor": "tensor", "reader": "stage", "lengths": "value", "order": "value"}),
 }
-_DATAFLOW = ("cache_read", "cache_write", "rfactor")  # steps that add stages or replace ops
+_DATAFLOW = ("cache_read", "cache_write", "rfactor", "rewrite_layout")  # steps that add stages or replace ops
 
 
 class _Unrecordable(Exception):
@@ -196,7 +197,7 @@ def _encode(sch, stage, kind: str, bound: dict) -> tuple:
                 raise _Unrecordable(name)
             v = tuple(iv.var.name for iv in v)
         elif how == "stage":
-            v = stage_ref(sch, v)
+            v = stage_ref(sch, v if hasattr(v, "leaf_iter_vars") else sch[v])
         elif how == "stages":
             v = (v,) if not isinstance(v, (list, tuple)) else tuple(v)
             v = tuple(stage_ref(sch, sch[r] if not hasattr(r, "leaf_iter_vars") else r) for r in v)
@@ -205,11 +206,23 @@ def _encode(sch, stage, kind: str, bound: dict) -> tuple:
         elif how == "thread":
             v = getattr(v, "thread_tag", None) or v.var.name
         else:
-            v = v.value if isinstance(v, E.IntImm) else v
-            if not (v is None or isinstance(v, (bool, int, float, str))):
+            v = _freeze(_plain(v))
+            if not _json_scalar_tree(v):
                 raise _Unrecordable(name)
         out.append((name, v))
     return tuple(out)
+
+
+def _plain(v):
+    if isinstance(v, E.IntImm):
+        return v.value
+    return [_plain(x) for x in v] if isinstance(v, (list, tuple)) else v
+
+
+def _json_scalar_tree(v) -> bool:
+    if isinstance(v, tuple):
+        return all(_json_scalar_tree(x) for x in v)
+    return v is None or isinstance(v, (bool, int, float, str))
 
 
 def recorded(kind: str):

@@ -124,9 +124,17 @@ class _Printer:
             new = py_name(f"{ref}.{a['scope']}")
             lhs = f"{new}," if isinstance(idx, tuple) else new
             self.lines.append(f"{lhs} = s.cache_write({t}, {a['scope']!r})")
+        elif k == "rewrite_layout":
+            new = py_name(f"{ref.partition('#')[0]}.packed")
+            self.lines.append(f"{new} = s.rewrite_layout({t}, s[{self.tensor(a['reader'])}], "
+                              f"lengths={_list(a['lengths'])}, order={_list(a['order'])})")
         elif k == "rfactor":
             ax = self.axis(ref, a["axis"])
             self.lines.append(f"{py_name(ref + '.rf')} = s.rfactor({t}, {ax}, factor_axis={a['factor_axis']})")
+
+
+def _list(v):
+    return [_list(x) for x in v] if isinstance(v, tuple) else v
 
 
 def trace_python(trace) -> str:

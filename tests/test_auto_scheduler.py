@@ -25,7 +25,8 @@ def matmul_add(n, l, m):
     B = te.placeholder((l, m), name="B")
     C = te.placeholder((n, m), name="C")
     k = te.reduce_axis((0, l), name="k")
-    mm = te.compute((n, m), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="matmul")
+    mm = te.compute((n, m), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="matmul",
+                    attrs={"layout_free_placeholders": [B]})
     out = te.compute((n, m), lambda i, j: mm[i, j] + C[i, j], name="out")
     return [A, B, C, out], lambda a, b, c: a @ b + c
 
@@ -298,5 +299,6 @@ def test_vector_tiles_rounded_up_leave_a_correct_tail():
         genes["matmul.vpad"] = 1
         genes["matmul.SV"] = [1, 5, 1, 8]  # 40 = 35 rounded up to whole vectors
         genes["matmul.S0"] = [1, 3, 7, 1]
+        genes["matmul.pack"] = 1
         assert sk.valid(genes) and sk.accept(genes)[0]
         check_build(sk.realize(genes), tensors, ref, rtol=1e-4, atol=1e-4)

@@ -202,3 +202,18 @@ def test_bind_is_recorded():
     assert str(lower(s2, [A, B])) == str(lower(s, [A, B]))
     assert "te.thread_axis('blockIdx.x')" in str(s.trace)
     np.testing.assert_equal(len(s2.trace), 2)
+
+
+def test_rewrite_layout_round_trip_and_other_shapes():
+    A, B, C, D = matmul(21, 19, 13)
+    s = te.create_schedule(D.op)
+    s.rewrite_layout(B, s[C], lengths=[[13], [5, 4]], order=[[1, 0], [0, 0], [1, 1]])  # 19 -> 20 columns
+    jo, ji = s[C].split(s[C].op.axis[1], factor=4)
+    s[C].vectorize(ji)
+    assert "B_packed = s.rewrite_layout(B, s[C], lengths=[[13], [5, 4]]" in str(s.trace)
+    s2 = Trace.from_json(json.loads(json.dumps(s.trace.to_json()))).apply(te.create_schedule(D.op))
+    assert str(lower(s2, [A, B, D])) == str(lower(s, [A, B, D]))
+    check_build(s2, [A, B, D], _ref, rtol=1e-4, atol=1e-4)
+    A2, B2, C2, D2 = matmul(5, 33, 3)  # 33 columns: the recorded lengths no longer cover them
+    with pytest.raises(ScheduleError, match=r"trace step 0 \(rewrite_layout.*product covers it"):
+        s.trace.apply(te.create_schedule(D2.op))

@@ -170,6 +170,9 @@ class Tiled(Plan):
         # if rounded up to them: the splits then leave a tail, the vector loop none
         last = self.space[-1] if self.space else 1
         self.padded = last > lanes and last % lanes != 0
+        # weights ("layout_free_placeholders": constant tensors) may be copied in the tiles' layout
+        self.free = [t.op.name for t in op.attrs.get("layout_free_placeholders", ())
+                     if pack_dims(op, t) is not None]
 
     def tiles(self, g) -> list:
         """The loop lengths of each data axis, outermost first."""
@@ -199,7 +202,21 @@ class Tiled(Plan):
         out.append(ChoiceGene(f"{n}.unroll", UNROLL))
         if self.mode != "inplace":
             out.append(ChoiceGene(f"{n}.at", (1, 2)))
+        if self.free:
+            out.append(ChoiceGene(f"{n}.pack", (1, 0), (3, 1)))
         return out
+
+    def pack(self, sch, x, tiles, rtiles) -> None:
+        """Copy each layout-free input of ``x`` in the order its tiles read it: levels S0 S1 R0 S2 R1 S3
+        of the dimensions it has, the innermost contiguous (``Schedule.rewrite_layout``)."""
+        for name in self.free:
+            tensor = _stage(sch, name).op.output(0)
+            dims = pack_dims(x.op, tensor)
+            lengths = [list(tiles[k]) if kind == "S" else list(rtiles[k]) for kind, k in dims]
+            order = []
+            for kind, level in (("S", 0), ("S", 1), ("R", 0), ("S", 2), ("R", 1), ("S", 3)):
+                order += [[d, level] for d, (kd, _) in enumerate(dims) if kd == kind]
+            sch.rewrite_layout(tensor, x, lengths, order)
 
     def emit(self, sch, g, ctx):
         n = self.name
@@ -207,6 +224,8 @@ class Tiled(Plan):
         rtiles = [g[f"{n}.R{k}"] for k in range(len(self.reduce))]
         if self.mode == "inplace":
             x = _stage(sch, n)
+            if g.get(f"{n}.pack"):
+                self.pack(sch, x, tiles, rtiles)
             levels = [multi_split(x, a, t) for a, t in zip(list(x.op.axis), tiles)]
             rlevels = [multi_split(x, a, t) for a, t in zip(list(x.op.reduce_axis), rtiles)]
             s0, s1, s2, s3 = ([lv[k] for lv in levels] for k in range(4))
@@ -219,6 +238,8 @@ class Tiled(Plan):
                 x = _stage(sch, sch.cache_write(_stage(sch, n).op.output(0), "local").op.name)
             else:
                 out_name, x = self.consumer, _stage(sch, n)
+            if g.get(f"{n}.pack"):
+                self.pack(sch, x, tiles, rtiles)
             o = _stage(sch, out_name)
             levels = [multi_split(o, a, [t[0], t[1], t[2] * t[3]]) for a, t in zip(list(o.op.axis), tiles)]
             o0, o1, orest = ([lv[k] for lv in levels] for k in range(3))
@@ -242,6 +263,22 @@ class Tiled(Plan):
             x.vectorize(s3[-1])
         if g[f"{n}.unroll"] and first_serial is not None:
             x.pragma(first_serial, "auto_unroll_max_step", g[f"{n}.unroll"])
+
+
+def pack_dims(op, tensor) -> list | None:
+    """Per dimension of ``tensor``, the axis of ``op`` that indexes it in every read: ("S", k) for data
+    axis k, ("R", k) for reduce axis k; None where a read indexes it otherwise (``y + ry``)."""
+    data = {iv.var: ("S", k) for k, iv in enumerate(op.axis)}
+    data.update({iv.var: ("R", k) for k, iv in enumerate(op.reduce_axis)})
+    dims = None
+    for r in _reads(op):
+        if r.tensor.op is not tensor.op:
+            continue
+        got = [data.get(i) if isinstance(i, E.Var) else None for i in r.indices]
+        if None in got or (dims is not None and got != dims) or len(set(got)) != len(got):
+            return None
+        dims = got
+    return dims
 
 
 def _parallel(st, outer: list, depth: int):
