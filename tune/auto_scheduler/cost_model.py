@@ -45,6 +45,45 @@ class PackSumGBT(GBTModel):
         return self
 
 
+class PackSumXGB:
+    """The same loss on xgboost (a custom objective): ``fit_packs(rows, packs, y)``, ``predict(rows)``."""
+
+    def __init__(self, n_rounds: int = 60, max_depth: int = 6, seed: int = 0):
+        import xgboost
+
+        self.xgb, self.n_rounds = xgboost, n_rounds
+        self.params = {"max_depth": max_depth, "eta": 0.3, "min_child_weight": 0, "lambda": 1.0, "seed": seed,
+                       "nthread": 1, "verbosity": 0, "base_score": 0.0}
+        self.booster = None
+
+    def fit_packs(self, x, packs, y) -> "PackSumXGB":
+        w = np.maximum(y, 0.05)[packs]
+
+        def objective(pred, _):
+            total = np.bincount(packs, pred, minlength=len(y))
+            return w * (total - y)[packs], w
+
+        d = self.xgb.DMatrix(np.asarray(x, dtype=np.float32))
+        self.booster = self.xgb.train(self.params, d, self.n_rounds, obj=objective)
+        return self
+
+    def predict(self, x) -> np.ndarray:
+        return self.booster.predict(self.xgb.DMatrix(np.asarray(x, dtype=np.float32)))
+
+
+def pack_sum_model(backend: str, n_rounds: int, max_depth: int, seed: int):
+    """``PackSumXGB`` where xgboost is installed (``backend`` "auto" or "xgboost"), else ``PackSumGBT``."""
+    if backend not in ("auto", "xgboost", "numpy"):
+        raise ValueError(f"XGBModel: unknown backend {backend!r}; use auto, xgboost or numpy")
+    if backend != "numpy":
+        try:
+            return PackSumXGB(n_rounds, max_depth, seed)
+        except ImportError:
+            if backend == "xgboost":
+                raise ImportError("XGBModel(backend='xgboost') needs xgboost: pip install 'tessera[tune]'") from None
+    return PackSumGBT("reg", n_rounds=n_rounds, max_depth=max_depth, seed=seed)
+
+
 class CostModel:
     """``update(inputs, results)`` with measured programs, ``predict(task, states)`` -> scores.
     Random scores are drawn from a generator seeded by ``(seed, programs seen, draws since)``, so
@@ -94,18 +133,21 @@ def program_features(task, state, cache: dict) -> np.ndarray | None:
 
 
 class XGBModel(CostModel):
-    """Boosted trees on per-store features (classic ``auto_scheduler.XGBModel``; numpy trees here,
-    the same in every process; ``num_warmup_sample``: programs measured before it predicts)."""
+    """Boosted trees on per-store features (classic ``auto_scheduler.XGBModel``): xgboost where it is
+    installed, else the numpy trees (``backend``: "auto", "xgboost", "numpy"); ``num_warmup_sample``:
+    programs measured before it predicts."""
 
     def __init__(self, verbose_eval: int = 25, num_warmup_sample: int = 20, seed: int | None = None,
                  model_file=None, adaptive_training: bool = False, disable_early_stopping: bool = False,
-                 n_rounds: int = 60, max_depth: int = 6):
+                 n_rounds: int = 40, max_depth: int = 6, backend: str = "auto"):
+        self.backend = backend
+        pack_sum_model(backend, 1, 1, 0)  # an unknown or missing backend fails here
         self.num_warmup_sample = int(num_warmup_sample)
         self.seed = 0 if seed is None else int(seed)
         self.n_rounds, self.max_depth = n_rounds, max_depth
         self.samples: dict = {}  # (task workload, state key) -> (task, state, seconds)
         self.features: dict = {}
-        self.model: PackSumGBT | None = None
+        self.model = None
 
     def update(self, inputs, results) -> None:
         super().update(inputs, results)
@@ -134,7 +176,7 @@ class XGBModel(CostModel):
             self.model = None
             return
         y = normalise(np.asarray(y), np.asarray(groups))
-        self.model = PackSumGBT("reg", n_rounds=self.n_rounds, max_depth=self.max_depth, seed=self.seed)
+        self.model = pack_sum_model(self.backend, self.n_rounds, self.max_depth, self.seed)
         self.model.fit_packs(np.concatenate(rows), np.concatenate(packs), y)
 
     @property
@@ -155,4 +197,4 @@ class XGBModel(CostModel):
         return out
 
 
-__all__ = ["CostModel", "PackSumGBT", "RandomModel", "XGBModel", "program_features"]
+__all__ = ["CostModel", "PackSumGBT", "PackSumXGB", "RandomModel", "XGBModel", "pack_sum_model", "program_features"]

@@ -114,6 +114,8 @@ class SketchPolicy:
         n_random = int(round(n * p["eps_greedy"])) if len(fresh) > n else 0
         chosen, keys = [], set()
         base = getattr(self.task, "baseline", None)
+        if base is None and not self.sketches:  # nothing to tile or annotate: the default schedule
+            base = self.task.default_config()
         if base is not None and base.key() not in self.measured:  # the kernel's own schedule goes first
             chosen.append(base)
             keys.add(base.key())

@@ -1,0 +1,291 @@
+"""The plans a sketch is made of: how one stage is scheduled, and the genes it leaves open.
+
+``Inline`` (always-inline, or optionally computed at root), ``Simple``
+("skip": parallel outer axes, vectorized innermost, unroll, compute location),
+``Tiled`` (multi-level tiling "SSRSRS", in place, fused with its consumer or
+through a write cache; weights packed in the tiles' layout) and ``Rfactor``.
+``emit(sch, genes, ctx)`` applies a plan's primitives to a schedule (whose
+trace records them); ``accept(genes)`` says which draws are legal and which
+are preferred.
+"""
+
+from __future__ import annotations
+
+import math
+
+from te import expr as E
+from te.visitor import collect_reads
+from tune.auto_scheduler.compute_dag import extent
+from tune.auto_scheduler.genes import ChoiceGene, TileGene
+
+UNROLL = (0, 16, 64, 512)
+VECTOR = (1, 4, 8, 16, 32, 64)
+RFACTOR_SPACE = 256  # a reduction with fewer output elements than this gets an rfactor sketch
+
+
+def _stage(sch, name):
+    return next(st for st in sch.stages if st.name == name)
+
+
+def reads(op) -> list:
+    out = []
+    for b in op.body:
+        out.extend(collect_reads(b))
+    return out
+
+
+def multi_split(stage, axis, lengths) -> list:
+    """Cut ``axis`` into ``len(lengths)`` loops of those lengths, outermost first."""
+    out = []
+    for k in range(len(lengths) - 1):
+        axis_o, axis = stage.split(axis, factor=math.prod(lengths[k + 1:]))
+        out.append(axis_o)
+    return out + [axis]
+
+
+class Plan:
+    """How one stage is scheduled in a sketch; ``emit`` applies it to a schedule."""
+
+    name: str
+    kind = "skip"
+
+    def genes(self) -> list:
+        return []
+
+    def accept(self, g: dict) -> tuple:
+        """``(legal, preferred)``: whether genes ``g`` may be built at all, and whether they are
+        the kind the search should draw first."""
+        return True, True
+
+    def emit(self, sch, g: dict, ctx: dict) -> None:
+        raise NotImplementedError
+
+
+class Inline(Plan):
+    kind = "inline"
+
+    def __init__(self, op, optional: bool, fallback: Plan):
+        self.name, self.optional, self.fallback = op.name, optional, fallback
+
+    def genes(self):
+        if not self.optional:
+            return []
+        return [ChoiceGene(f"{self.name}.inline", (1, 0), (3, 1))] + self.fallback.genes()
+
+    def emit(self, sch, g, ctx):
+        if not self.optional or g[f"{self.name}.inline"]:
+            _stage(sch, self.name).compute_inline()
+        else:
+            self.fallback.emit(sch, g, ctx)
+
+
+class Simple(Plan):
+    """Parallel outer data axes (fused), the innermost data axis split and vectorized, unroll."""
+
+    def __init__(self, op, lanes: int, consumer: str | None = None):
+        self.name = op.name
+        self.space = [extent(iv) for iv in op.axis]
+        self.reduce = bool(op.reduce_axis)
+        self.consumer = consumer  # a simple consumer this stage may be computed inside
+        last = self.space[-1] if self.space else 1
+        self.vecs = (1,) if self.reduce or last < 2 else tuple(v for v in VECTOR if v <= max(last, lanes))
+
+    def genes(self):
+        n = len(self.space)
+        out = [ChoiceGene(f"{self.name}.par", tuple(range(n + 1)), tuple(1 if k == 0 else 2 for k in range(n + 1))),
+               ChoiceGene(f"{self.name}.unroll", UNROLL[:3])]
+        if len(self.vecs) > 1:
+            out.append(ChoiceGene(f"{self.name}.vec", self.vecs))
+        if self.consumer is not None:
+            out.append(ChoiceGene(f"{self.name}.at", ("root", "consumer")))
+        return out
+
+    def emit(self, sch, g, ctx):
+        st = _stage(sch, self.name)
+        axes = list(st.op.axis)
+        vec = g.get(f"{self.name}.vec", 1)
+        inner = None
+        if vec > 1:
+            axes[-1], inner = st.split(axes[-1], factor=vec)
+        at_consumer = g.get(f"{self.name}.at") == "consumer" and self.consumer in ctx
+        par = 0 if at_consumer else g[f"{self.name}.par"]
+        if par:
+            fused = st.fuse(*axes[:par]) if par > 1 else axes[0]
+            st.parallel(fused)
+            axes = [fused] + axes[par:]
+        if inner is not None:
+            st.vectorize(inner)
+        if g[f"{self.name}.unroll"] and st.leaf_iter_vars:
+            st.pragma(st.leaf_iter_vars[0], "auto_unroll_max_step", g[f"{self.name}.unroll"])
+        if at_consumer:
+            consumer = _stage(sch, self.consumer)
+            st.compute_at(consumer, ctx[self.consumer])
+        ctx[self.name] = st.leaf_iter_vars[0] if st.leaf_iter_vars else None
+
+
+class Tiled(Plan):
+    """Multi-level tiling "SSRSRS"; ``mode``: "inplace", "fused" (with ``consumer``) or "cache"."""
+
+    kind = "tile"
+
+    def __init__(self, op, mode: str, consumer: str | None = None, lanes: int = 8, registers: int = 16):
+        self.name, self.mode, self.consumer = op.name, mode, consumer
+        self.space = [extent(iv) for iv in op.axis]
+        self.reduce = [extent(iv) for iv in op.reduce_axis]
+        self.lanes = lanes
+        # the innermost tile (S3 of every data axis) stays in registers: at most this many elements,
+        # the vector registers less a few for the operands
+        self.register_tile = lanes * max(registers - 4, 4)
+        # a last axis that whole vectors do not divide (a 28- or 14-wide image) may also be tiled as
+        # if rounded up to them: the splits then leave a tail, the vector loop none
+        last = self.space[-1] if self.space else 1
+        self.padded = last > lanes and last % lanes != 0
+        # weights ("layout_free_placeholders": constant tensors) may be copied in the tiles' layout
+        self.free = [t.op.name for t in op.attrs.get("layout_free_placeholders", ())
+                     if pack_dims(op, t) is not None]
+
+    def tiles(self, g) -> list:
+        """The loop lengths of each data axis, outermost first."""
+        out = [g[f"{self.name}.S{k}"] for k in range(len(self.space))]
+        if self.padded and g[f"{self.name}.vpad"]:
+            out[-1] = g[f"{self.name}.SV"]
+        return out
+
+    def accept(self, g):
+        n = self.name
+        s3 = [t[3] for t in self.tiles(g)]
+        if math.prod(s3) > self.register_tile:
+            return False, False
+        last, ext = s3[-1] if s3 else 1, self.space[-1] if self.space else 1
+        vector_ok = last % self.lanes == 0 or last == ext
+        outer = math.prod(t[0] for t in self.tiles(g)[: g[f"{n}.par"]])
+        return True, vector_ok and outer >= 2
+
+    def genes(self):
+        n = self.name
+        out = [TileGene(f"{n}.S{k}", e, 4) for k, e in enumerate(self.space)]
+        if self.padded:
+            out += [TileGene(f"{n}.SV", -(-self.space[-1] // self.lanes) * self.lanes, 4),
+                    ChoiceGene(f"{n}.vpad", (0, 1))]
+        out += [TileGene(f"{n}.R{k}", e, 2, max_inner=e) for k, e in enumerate(self.reduce)]
+        out.append(ChoiceGene(f"{n}.par", tuple(range(1, len(self.space) + 1))))
+        out.append(ChoiceGene(f"{n}.unroll", UNROLL))
+        if self.mode != "inplace":
+            out.append(ChoiceGene(f"{n}.at", (1, 2)))
+        if self.free:
+            out.append(ChoiceGene(f"{n}.pack", (1, 0), (3, 1)))
+        return out
+
+    def pack(self, sch, x, tiles, rtiles) -> None:
+        """Copy each layout-free input of ``x`` in the order its tiles read it: levels S0 S1 R0 S2 R1 S3
+        of the dimensions it has, the innermost contiguous (``Schedule.rewrite_layout``)."""
+        for name in self.free:
+            tensor = _stage(sch, name).op.output(0)
+            dims = pack_dims(x.op, tensor)
+            lengths = [list(tiles[k]) if kind == "S" else list(rtiles[k]) for kind, k in dims]
+            order = []
+            for kind, level in (("S", 0), ("S", 1), ("R", 0), ("S", 2), ("R", 1), ("S", 3)):
+                order += [[d, level] for d, (kd, _) in enumerate(dims) if kd == kind]
+            sch.rewrite_layout(tensor, x, lengths, order)
+
+    def emit(self, sch, g, ctx):
+        n = self.name
+        tiles = self.tiles(g)
+        rtiles = [g[f"{n}.R{k}"] for k in range(len(self.reduce))]
+        if self.mode == "inplace":
+            x = _stage(sch, n)
+            if g.get(f"{n}.pack"):
+                self.pack(sch, x, tiles, rtiles)
+            levels = [multi_split(x, a, t) for a, t in zip(list(x.op.axis), tiles)]
+            rlevels = [multi_split(x, a, t) for a, t in zip(list(x.op.reduce_axis), rtiles)]
+            s0, s1, s2, s3 = ([lv[k] for lv in levels] for k in range(4))
+            x.reorder(*s0, *s1, *[r[0] for r in rlevels], *s2, *[r[1] for r in rlevels], *s3)
+            _parallel(x, s0, g[f"{n}.par"])
+            first_serial = s1[0] if s1 else None
+        else:
+            if self.mode == "cache":
+                out_name = n
+                x = _stage(sch, sch.cache_write(_stage(sch, n).op.output(0), "local").op.name)
+            else:
+                out_name, x = self.consumer, _stage(sch, n)
+            if g.get(f"{n}.pack"):
+                self.pack(sch, x, tiles, rtiles)
+            o = _stage(sch, out_name)
+            levels = [multi_split(o, a, [t[0], t[1], t[2] * t[3]]) for a, t in zip(list(o.op.axis), tiles)]
+            o0, o1, orest = ([lv[k] for lv in levels] for k in range(3))
+            o.reorder(*o0, *o1, *orest)
+            fused = _parallel(o, o0, g[f"{n}.par"])
+            if orest and tiles[-1][2] * tiles[-1][3] <= 64 and tiles[-1][2] * tiles[-1][3] > 1:
+                o.vectorize(orest[-1])
+            at = g[f"{n}.at"]
+            attach = o1[-1] if at == 2 else (o0[-1] if g[f"{n}.par"] < len(o0) else fused)
+            x.compute_at(o, attach)
+            inner = [t[2:] if at == 2 else t[1:] for t in tiles]
+            levels = [multi_split(x, a, t) for a, t in zip(list(x.op.axis), inner)]
+            rlevels = [multi_split(x, a, t) for a, t in zip(list(x.op.reduce_axis), rtiles)]
+            s3 = [lv[-1] for lv in levels]
+            s2 = [lv[-2] for lv in levels]
+            s1 = [lv[0] for lv in levels] if at == 1 else []
+            x.reorder(*s1, *[r[0] for r in rlevels], *s2, *[r[1] for r in rlevels], *s3)
+            ctx[out_name] = fused
+            first_serial = x.leaf_iter_vars[0]
+        if tiles and tiles[-1][3] > 1:
+            x.vectorize(s3[-1])
+        if g[f"{n}.unroll"] and first_serial is not None:
+            x.pragma(first_serial, "auto_unroll_max_step", g[f"{n}.unroll"])
+
+
+def pack_dims(op, tensor) -> list | None:
+    """Per dimension of ``tensor``, the axis of ``op`` that indexes it in every read: ("S", k) for data
+    axis k, ("R", k) for reduce axis k; None where a read indexes it otherwise (``y + ry``)."""
+    data = {iv.var: ("S", k) for k, iv in enumerate(op.axis)}
+    data.update({iv.var: ("R", k) for k, iv in enumerate(op.reduce_axis)})
+    dims = None
+    for r in reads(op):
+        if r.tensor.op is not tensor.op:
+            continue
+        got = [data.get(i) if isinstance(i, E.Var) else None for i in r.indices]
+        if None in got or (dims is not None and got != dims) or len(set(got)) != len(got):
+            return None
+        dims = got
+    return dims
+
+
+def _parallel(st, outer: list, depth: int):
+    """Fuse the first ``depth`` of ``outer`` and run the fused loop in parallel; returns it."""
+    depth = max(1, min(depth, len(outer)))
+    fused = st.fuse(*outer[:depth]) if depth > 1 else outer[0]
+    st.parallel(fused)
+    return fused
+
+
+class Rfactor(Plan):
+    """The innermost reduce axis split, its inner part factored out and vectorized."""
+
+    kind = "rfactor"
+
+    def __init__(self, op):
+        self.name = op.name
+        self.space = [extent(iv) for iv in op.axis]
+        self.last = extent(op.reduce_axis[-1])
+
+    def genes(self):
+        opts = tuple(f for f in (4, 8, 16, 32, 64) if f <= self.last) or (1,)
+        return [ChoiceGene(f"{self.name}.rf", opts),
+                ChoiceGene(f"{self.name}.par", tuple(range(len(self.space) + 1)))]
+
+    def emit(self, sch, g, ctx):
+        st = _stage(sch, self.name)
+        ko, ki = st.split(st.op.reduce_axis[-1], factor=g[f"{self.name}.rf"])
+        rf = _stage(sch, sch.rfactor(st.op.output(0), ki, factor_axis=len(st.op.axis)).op.name)
+        kf = rf.op.axis[-1]
+        data = list(rf.op.axis[:-1])
+        rf.reorder(*data, *[iv for iv in rf.leaf_iter_vars if iv.iter_type == E.COMM_REDUCE], kf)
+        rf.vectorize(kf)
+        par = g[f"{self.name}.par"]
+        if par and data:
+            _parallel(rf, data, par)
+            _parallel(st, list(st.op.axis), par)
+
+
+__all__ = ["Inline", "Plan", "RFACTOR_SPACE", "Rfactor", "Simple", "Tiled", "multi_split", "pack_dims", "reads"]
