@@ -166,7 +166,9 @@ def op_computes() -> dict:
     x = te.placeholder((512, 768), name="x")
     g = te.placeholder((768,), name="g")
     bb = te.placeholder((768,), name="bb")
-    out["layer_norm"] = [x, g, bb, topi.nn.layer_norm(x, g, bb, axis=[1])]
+    from topi.nn.layer_norm import layer_norm
+
+    out["layer_norm"] = [x, g, bb, layer_norm(x, g, bb)]
     x = te.placeholder((64, 4096), name="x")
     r = te.reduce_axis((0, 4096), "r")
     out["row_sum"] = [x, te.compute((64,), lambda i: te.sum(x[i, r], axis=r), name="row_sum")]
@@ -214,23 +216,49 @@ def rank(args):
     print(f"cost model: trained on {cut} programs, Spearman rank correlation {rho:.2f} on {len(held)} held out")
 
 
+def model_file(name: str) -> str:
+    """An ONNX path: a file, a transformer of ``graph.onnx.zoo_transformers`` (exported on first use) or a
+    model of the user-model cache (``benchmarks/make_user_models.py``)."""
+    if os.path.exists(name):
+        return name
+    from graph.onnx import zoo_transformers
+
+    if name in zoo_transformers.SPECS:
+        return zoo_transformers.model_path(name)
+    return os.path.join(os.path.expanduser("~/.cache/tessera/models/user"), name + ".onnx")
+
+
+def static_shapes(path: str) -> dict:
+    """Each graph input's declared shape with every symbolic dimension (the batch) set to 1."""
+    import onnx
+
+    m = onnx.load(path, load_external_data=False)
+    inits = {t.name for t in m.graph.initializer}
+    return {i.name: tuple(d.dim_value if d.HasField("dim_value") else 1 for d in i.type.tensor_type.shape.dim)
+            for i in m.graph.input if i.name not in inits}
+
+
 def model(args):
+    """A whole model tuned by the task scheduler for ``--minutes``: latency against the default build."""
     import graph
     from graph.auto_schedule import tune_model
-
-    g, params = graph.from_onnx(args.model, shape=dict(s.split("=") for s in []) or None)
-    log = args.log or os.path.splitext(os.path.basename(args.model))[0] + ".as.json"
-    sched, before, after = tune_model(g, params, "llvm", args.trials, log, budget_s=60 * args.minutes)
     from graph.tuning import model_feed
 
-    ms = {}
+    path = model_file(args.model)
+    g, params = graph.from_onnx(path, shape=static_shapes(path))
+    log = args.log or os.path.splitext(os.path.basename(path))[0] + ".as.json"
+    start = time.perf_counter()
+    sched, before, after = tune_model(g, params, "llvm", args.trials, log, budget_s=60 * args.minutes)
+    print(f"{len(sched.tasks)} tasks, {sched.trials} trials in the log, {time.perf_counter() - start:.0f} s")
+    runs = {}
     for name, lib in (("default", before), ("auto_scheduler", after)):
         m = lib.create_executor()
         m.set_input(**model_feed(lib))
-        ms[name] = m.run
-    r = time_pair(ms)
-    print(f"{args.model}: default build {r['default'][0] * 1e3:.2f} ms, auto_scheduler {r['auto_scheduler'][0] * 1e3:.2f} "
-          f"ms ({r['default'][0] / r['auto_scheduler'][0]:.2f}x), {sched.trials} trials")
+        runs[name] = m.run
+    r = time_pair(runs)
+    print(f"{args.model}: default build {r['default'][0] * 1e3:.2f} ms (spread {r['default'][1]:.0%}), "
+          f"auto_scheduler {r['auto_scheduler'][0] * 1e3:.2f} ms (spread {r['auto_scheduler'][1]:.0%}): "
+          f"{r['default'][0] / r['auto_scheduler'][0]:.2f}x")
 
 
 def main(argv=None):

@@ -219,7 +219,7 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
     const_ids = {id(n.output) for n in fused.nodes if n.is_constant}
     input_ids = {id(v) for v in fused.inputs}
     output_ids = {id(v) for v in fused.outputs}
-    steps, sources, alias = [], {}, {}
+    steps, sources, alias, traces = [], {}, {}, {}
     for node in fused.nodes:
         if node.op != "fused":
             continue
@@ -229,10 +229,13 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
             alias[id(node.output)] = src
             steps.append((node, None))
             continue
-        trace = kernel_trace(node.attrs["body"], t, context.records)  # an auto_scheduler record's
-        key = kernel_key(node.attrs["body"], trace)
+        base = kernel_key(node.attrs["body"])
+        if base not in traces:  # an auto_scheduler record's trace, looked up once per distinct kernel
+            traces[base] = kernel_trace(node.attrs["body"], t, context.records)
+        key = base if traces[base] is None else kernel_key(node.attrs["body"], traces[base])
         if key not in sources:
-            sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name, t, trace)
+            sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name, t,
+                                        traces[base])
         steps.append((node, key))
     kernels = compile_kernels(list(sources.values()), jobs=jobs, progress=print_progress if verbose else None)
     compiled = time.perf_counter()

@@ -293,6 +293,7 @@ class Stage:
 
     def set_store_predicate(self, predicate) -> None:
         """Record a store predicate (TVM's cross-thread reductions; used by GPU targets only)."""
+        self.schedule.trace.unrecorded.append("set_store_predicate")
         self.store_predicate = predicate
 
     @recorded("pragma")

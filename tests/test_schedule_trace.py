@@ -217,3 +217,10 @@ def test_rewrite_layout_round_trip_and_other_shapes():
     A2, B2, C2, D2 = matmul(5, 33, 3)  # 33 columns: the recorded lengths no longer cover them
     with pytest.raises(ScheduleError, match=r"trace step 0 \(rewrite_layout.*product covers it"):
         s.trace.apply(te.create_schedule(D2.op))
+
+
+def test_primitives_a_trace_cannot_replay_are_noted():
+    A, B, C, D = matmul(8, 8, 8)
+    s = te.create_schedule(D.op)
+    s.create_group(outputs=D, inputs=[A, B])
+    assert s.trace.unrecorded == ["create_group"]
