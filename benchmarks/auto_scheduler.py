@@ -5,7 +5,7 @@ and the default schedule, with the tuning's wall time per trial split into searc
     python benchmarks/auto_scheduler.py conv --trials 1000           # ResNet-50 layers vs AutoTVM's best
     python benchmarks/auto_scheduler.py ops --trials 200             # operators without a template vs default
     python benchmarks/auto_scheduler.py model --model M.onnx --minutes 30
-    python benchmarks/auto_scheduler.py rank                          # the cost model on held-out programs
+    python benchmarks/auto_scheduler.py rank --log as_matmul1024.json # the cost model on held-out programs
 
 Each prints ratios from one run (interleaved medians, ``codegen.timing``) and
 the tune's cost: median wall seconds per trial and the search's share.
@@ -70,14 +70,18 @@ def time_pair(fns: dict, repeat=9) -> dict:
     return {k: (statistics.median(v), timing.spread(v)) for k, v in samples.items()}
 
 
-def matmul(args):
-    n = args.size
+def matmul_tensors(n: int) -> list:
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
     k = te.reduce_axis((0, n), name="k")
     C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C",
                    attrs={"layout_free_placeholders": [B]})  # as the tutorial's: B may be packed
-    task, stats, best = tune_dag([A, B, C], f"bench_matmul_{n}", args.trials, args.log or f"as_matmul{n}.json")
+    return [A, B, C]
+
+
+def matmul(args):
+    n = args.size
+    task, stats, best = tune_dag(matmul_tensors(n), f"bench_matmul_{n}", args.trials, args.log or f"as_matmul{n}.json")
     print(cost_line(stats))
     sch, tensors = task.instantiate(best)
     f = codegen.build(sch, tensors)
@@ -183,8 +187,21 @@ def op_computes() -> dict:
     return out
 
 
+def topi_schedules() -> dict:
+    """The schedule a graph build gives each operator (topi's x86 rule), where one applies as a whole."""
+    from topi import x86
+
+    return {"depthwise_conv": x86.depthwise_conv2d.schedule_depthwise_conv2d_nchw,
+            "conv2d_transpose": x86.conv2d_transpose.schedule_conv2d_transpose_nchw,
+            "layer_norm": x86.layer_norm.schedule_layer_norm, "row_sum": x86.reduction.schedule_reduce,
+            "stencil3": x86.injective.schedule_injective, "elementwise_chain": x86.injective.schedule_injective}
+
+
 def ops(args):
-    ratios = []
+    from codegen.target import Target
+
+    ratios, vs_topi = [], []
+    rules = topi_schedules()
     for name, tensors in op_computes().items():
         task, stats, best = tune_dag(tensors, f"bench_op_{name}", args.trials, f"{args.log or 'as'}_op_{name}.json",
                                      per_round=16)
@@ -192,19 +209,33 @@ def ops(args):
         mine = codegen.build(task.instantiate(best)[0], tensors)
         default = codegen.build(task.compute_dag.schedule(), tensors)
         a = random_inputs(tensors)
-        r = time_pair({"auto_scheduler": lambda: mine(*a), "default": lambda: default(*a)}, repeat=7)
+        fns = {"auto_scheduler": lambda: mine(*a), "default": lambda: default(*a)}
+        if name in rules:
+            with Target("llvm"):
+                rule = codegen.build(rules[name]([tensors[-1]]), tensors)
+            fns["topi"] = lambda: rule(*a)
+        r = time_pair(fns, repeat=7)
         ratios.append(r["default"][0] / r["auto_scheduler"][0])
-        print(f"{name}: auto_scheduler {r['auto_scheduler'][0] * 1e3:.3f} ms (spread {r['auto_scheduler'][1]:.0%}), "
-              f"default schedule {r['default'][0] * 1e3:.3f} ms (spread {r['default'][1]:.0%}): {ratios[-1]:.2f}x",
-              flush=True)
-    print(f"geometric mean: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x the default schedule's speed")
+        line = (f"{name}: auto_scheduler {r['auto_scheduler'][0] * 1e3:.3f} ms (spread {r['auto_scheduler'][1]:.0%}), "
+                f"te default schedule {r['default'][0] * 1e3:.3f} ms (spread {r['default'][1]:.0%}): {ratios[-1]:.2f}x")
+        if "topi" in r:
+            vs_topi.append(r["topi"][0] / r["auto_scheduler"][0])
+            line += f"; topi x86 schedule {r['topi'][0] * 1e3:.3f} ms (spread {r['topi'][1]:.0%}): {vs_topi[-1]:.2f}x"
+        print(line, flush=True)
+    geo = lambda v: math.exp(sum(map(math.log, v)) / len(v))
+    print(f"geometric mean: {geo(ratios):.2f}x the te default schedule's speed; {geo(vs_topi):.2f}x topi's x86 "
+          f"schedules' ({len(vs_topi)} operators that have one)")
 
 
 def rank(args):
-    """The cost model trained on a log's first part, ranking the rest: Spearman correlation."""
+    """The cost model trained on the first two thirds of a matmul log (``matmul --log``), ranking the rest:
+    Spearman rank correlation of its scores with the measured speeds (0: chance)."""
     from tune.auto_scheduler.cost_model import XGBModel
 
-    rows = [(i, r) for i, r in auto_scheduler.load_records(args.log) if r.error_no == 0]
+    n = args.size
+    auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG(matmul_tensors(n)),
+                              workload_key=f"bench_matmul_{n}")  # makes the log's task known here
+    rows = [(i, r) for i, r in auto_scheduler.load_records(args.log or f"as_matmul{n}.json") if r.error_no == 0]
     cut = len(rows) * 2 // 3
     model = XGBModel(num_warmup_sample=0)
     model.update([i for i, _ in rows[:cut]], [r for _, r in rows[:cut]])

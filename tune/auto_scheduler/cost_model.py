@@ -15,6 +15,8 @@ retrained from the same records is the same model (exact resume).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tune.cost_model.gbt import GBTModel, _bin, normalise
@@ -132,6 +134,14 @@ def program_features(task, state, cache: dict) -> np.ndarray | None:
     return cache[key]
 
 
+def fit_point(n: int, every: int = 256, growth: float = 1.1) -> int:
+    """How many of ``n`` measured programs the model trains on: all up to ``every``, then the largest
+    of ``every * growth ** k`` not above ``n``."""
+    if n <= every:
+        return n
+    return int(every * growth ** math.floor(math.log(n / every) / math.log(growth) + 1e-9))
+
+
 class XGBModel(CostModel):
     """Boosted trees on per-store features (classic ``auto_scheduler.XGBModel``): xgboost where it is
     installed, else the numpy trees (``backend``: "auto", "xgboost", "numpy"); ``num_warmup_sample``:
@@ -145,7 +155,8 @@ class XGBModel(CostModel):
         self.num_warmup_sample = int(num_warmup_sample)
         self.seed = 0 if seed is None else int(seed)
         self.n_rounds, self.max_depth = n_rounds, max_depth
-        self.samples: dict = {}  # (task workload, state key) -> (task, state, seconds)
+        self.samples: dict = {}  # (task workload, state key) -> (task, state, seconds), measurement order
+        self._fitted_at = 0
         self.features: dict = {}
         self.model = None
 
@@ -162,9 +173,17 @@ class XGBModel(CostModel):
         self.fit()
 
     def fit(self) -> None:
+        """Train on the first ``fit_point(n)`` programs measured (in measurement order, which a log
+        keeps): every update while there are few, then each time they grew by a tenth (training time
+        grows with them), so a model updated from a log is the one that wrote it."""
+        m = fit_point(len(self.samples))
+        if m == self._fitted_at:
+            return
+        self._fitted_at = m
+        first = list(self.samples.items())[:m]
         rows, packs, y, groups = [], [], [], []
         gid: dict = {}
-        for (wl, _), (task, state, cost) in sorted(self.samples.items(), key=lambda kv: repr(kv[0])):
+        for (wl, _), (task, state, cost) in sorted(first, key=lambda kv: repr(kv[0])):
             f = program_features(task, state, self.features)
             if f is None:
                 continue
