@@ -136,15 +136,19 @@ def body_to_te(body, target: Target) -> tuple:
     return args, [tensors[id(v)] for v in body.outputs]
 
 
-def schedule_body(body, outs, target: Target, trace=None):
-    """The schedule of a fused body: ``trace`` replayed (an auto_scheduler record), else its anchor's
-    (``target``'s strategy), else an injective one."""
-    if trace is not None:
-        return trace.apply(te.create_schedule([t.op for t in outs]))
+def schedule_body(body, outs, target: Target):
+    """The schedule of a fused body: its anchor's (``target``'s strategy), else an injective one."""
     anchor = next((n for n in body.nodes if not n.is_constant and get_op(n.op).pattern >= COMM_REDUCE), None)
     if anchor is None:
         return injective_schedule(outs, None, target)
     return get_op(anchor.op).schedule_for(outs, anchor.attrs, target)
+
+
+def schedule_source(src: KernelSource, outs):
+    """The schedule of a kernel: its trace replayed (an auto_scheduler record's), else ``schedule_body``."""
+    if src.trace is not None:
+        return src.trace.apply(te.create_schedule([t.op for t in outs]))
+    return schedule_body(src.body, outs, src.target)
 
 
 def lower_source(src: KernelSource):
@@ -153,7 +157,7 @@ def lower_source(src: KernelSource):
 
     with src.target:
         args, outs = body_to_te(src.body, src.target)
-        return lower(schedule_body(src.body, outs, src.target, src.trace), args + outs, name=src.symbol)
+        return lower(schedule_source(src, outs), args + outs, name=src.symbol)
 
 
 def compile_source(src: KernelSource) -> Kernel:
@@ -166,7 +170,7 @@ def compile_source(src: KernelSource) -> Kernel:
     with target:
         t0 = clock()
         args, outs = body_to_te(src.body, target)
-        sch = schedule_body(src.body, outs, target, src.trace)
+        sch = schedule_source(src, outs)
         t1 = clock()
         lowered = lower(sch, args + outs, name=src.symbol, timings=passes)
         t2 = clock()

@@ -105,7 +105,7 @@ class Task:
             self.name = name
         elif compute_dag is not None:
             self.name = workload_key or f"dag_{compute_dag.key}"
-            DAGS.setdefault(self.name, compute_dag)
+            DAGS[self.name] = compute_dag  # records of this name read in this process replay on it
         elif workload_key is not None:
             self.name = workload_key
         else:
