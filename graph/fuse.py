@@ -55,11 +55,16 @@ def _can_absorb(group: _Group, pattern: int, node: Node) -> bool:
     """May ``node`` (of ``pattern``) join ``group`` (its single consumer)?
 
     Besides TVM's rules, a blocked conv takes the ``layout_transform`` back
-    to NCHW after it: its schedule writes NCHW straight from the register tile.
+    to NCHW after it: its schedule writes NCHW straight from the register tile;
+    and an anchor takes no epilogue larger than its output (squeeze-excite's
+    ``x * gate(conv(pool(x)))`` broadcasts the conv's [N, C, 1, 1] over x: fused,
+    the kernel would recompute the conv for every pixel).
     """
     if group.pattern <= INJECTIVE:
         return pattern <= INJECTIVE or pattern == COMM_REDUCE
     if group.pattern == OUT_ELEMWISE_FUSABLE:
+        if group.anchor is not None and node.output.size > group.anchor.output.size:
+            return False  # the epilogue would broadcast the anchor's values: it would recompute them
         return pattern <= BROADCAST or _unblocks_conv(group, node)
     return False
 

@@ -62,6 +62,18 @@ def test_injective_chain_and_reduction_take_their_inputs():
     assert groups == [["relu", "transpose", "exp", "multiply", "sum"]]
 
 
+def test_anchor_takes_no_epilogue_that_broadcasts_it():
+    """Squeeze-excite: x * clip(conv(mean(x)) + b): the gate's conv is [1, C, 1, 1]; fused into the
+    multiply over [1, C, H, W], the kernel would recompute the conv per pixel."""
+    b = GraphBuilder()
+    x = b.input("x", (1, 8, 9, 7))
+    pooled = b.op("global_pool", x, pool_type="avg")
+    gate = b.op("add", b.op("conv2d", pooled, b.const(rand(8, 8, 1, 1), "w")), b.const(rand(8, 1, 1), "b"))
+    out = b.op("multiply", x, b.op("clip", gate, a_min=0.0, a_max=1.0))
+    groups = [ops_of(g) for g in partition(b.finish(out))]
+    assert groups == [["global_pool"], ["conv2d", "add", "clip"], ["multiply"]]
+
+
 def test_value_with_two_consumers_ends_its_group():
     b = GraphBuilder()
     x = b.input("x", (8,))
