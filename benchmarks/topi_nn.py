@@ -2,7 +2,9 @@
 
 Run ``python3 benchmarks/topi_nn.py`` (``--plain-dense`` adds dense over the
 unpacked ``[N, K]`` weight; the dense rows hand Tessera its weight block-packed
-once, see ``_dense_fn``).  Every system is timed in interleaved
+once, see ``_dense_fn``).  ``--rows`` instead sweeps the row count of a ViT-sized
+packed dense (384 -> 1536), one thread in its CPU time, each row count's GFLOP/s
+next to that of the nearest multiple of the register tile's rows (target: >= 0.85x).  Every system is timed in interleaved
 batches (a 0.25 s sleep before each, since BLAS and onnxruntime threads spin
 after a call and steal the cores); the table shows medians per call and the
 ratio ``baseline / tessera`` (above 1: tessera is faster).
@@ -151,5 +153,36 @@ def main(plain_dense: bool = False) -> list:
     return rows
 
 
+def row_sweep(rows=(1, 3, 4, 7, 8, 13, 48, 50, 196, 197, 198), N: int = 1536, K: int = 384) -> list:
+    """GFLOP/s of the packed dense at each row count (one thread, CPU time) and its ratio to
+    the nearest multiple of the tile's rows (at least one tile)."""
+    import time
+
+    codegen.set_num_threads(1)
+    wt = _rand(N, K, seed=2)
+
+    def rate(M: int) -> float:
+        f, wk = _dense_fn(M, wt, packed=True)
+        x, y = _rand(M, K, seed=1), np.zeros((M, N), np.float32)
+        f(x, wk, y)
+        np.testing.assert_allclose(y, x @ wt.T, rtol=1e-3, atol=1e-3)
+        t = timing.median(timing.interleaved({"k": lambda: f(x, wk, y)}, repeat=ROUNDS, settle=0.0,
+                                             clock=time.thread_time)["k"])
+        return 2.0 * M * N * K / t / 1e9
+
+    out = []
+    print(f"{'rows':>5s} {'tile':>6s} {'GFLOP/s':>8s} {'nearest':>8s} {'GFLOP/s':>8s} {'ratio':>6s}")
+    for M in rows:
+        cfg = default_dense_pack_config(M, N, K)
+        near = max(cfg["mr"], round(M / cfg["mr"]) * cfg["mr"])
+        mine, ref = rate(M), rate(near)
+        print(f"{M:5d} {cfg['bn']:>3d}x{cfg['mr']:<2d} {mine:8.1f} {near:8d} {ref:8.1f} {mine / ref:6.2f}")
+        out.append((M, mine, near, ref))
+    return out
+
+
 if __name__ == "__main__":
-    main(plain_dense="--plain-dense" in sys.argv[1:])
+    if "--rows" in sys.argv[1:]:
+        row_sweep()
+    else:
+        main(plain_dense="--plain-dense" in sys.argv[1:])

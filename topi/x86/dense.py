@@ -220,14 +220,31 @@ def dense_pack_rule(workload: tuple, target) -> dict:
     With 16 vector registers (AVX2) and ``M > 2`` the tile is
     :func:`topi.config.gemm_tile`'s: two vectors by 6 rows (12 accumulators), 4
     reduction steps unrolled, about 0.8x the time of 4 vectors by 2 rows on
-    transformer-sized dense layers (``benchmarks/topi_nn.py``).
+    transformer-sized dense layers (``benchmarks/topi_nn.py``); or three vectors by
+    4 rows where :func:`tile_cost` finds it 15% cheaper (a few rows: 3-11).
     """
     M, dtype = workload[1], workload[4]
     lanes = target.lanes(accumulate_dtype(dtype))
     if M <= 2:
         return {"bn": 4 * lanes, "mr": max(M, 1), "ku": 4}
     vectors, mr, ku = gemm_tile(target)
+    if target.vector_registers < 32 and tile_cost(M, 3, 4) < 0.85 * tile_cost(M, vectors, mr):
+        vectors, mr = 3, 4  # a few rows: three vectors by four rows leave a fuller tail tile
     return {"bn": vectors * lanes, "mr": mr, "ku": ku}
+
+
+FMA_LATENCY = 5  # cycles: an accumulator takes one FMA per reduction step at most this often
+
+
+def tile_cost(M: int, vectors: int, mr: int) -> float:
+    """Cycles per reduction step and output vector of ``M`` rows in ``mr``-row tiles of
+    ``vectors`` vectors: a tile of ``r`` rows takes ``max(r * vectors / 2, FMA_LATENCY)``
+    cycles a step (two FMA pipes, or the latency of one accumulator's chain).  A few rows
+    leave a thin tail tile bound by the latency: 7 rows as 6 + 1 run at 0.65x the speed of 6,
+    as 4 + 3 (three vectors) at 0.86x (``benchmarks/topi_nn.py --rows``)."""
+    full, tail = divmod(M, mr)
+    cycles = full * max(mr * vectors / 2, FMA_LATENCY) + (max(tail * vectors / 2, FMA_LATENCY) if tail else 0)
+    return cycles / vectors
 
 
 register_rule(PACK_TEMPLATE, dense_pack_space, dense_pack_rule, doc="dense over a block-packed weight")
