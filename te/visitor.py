@@ -24,10 +24,14 @@ _CHILDREN: dict[type, tuple[str, ...]] = {
 }
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}  # child_fields by class, filled on first use
+
+
 def child_fields(cls: type) -> tuple[str, ...]:
-    if issubclass(cls, E.BinaryOp):
-        return ("a", "b")
-    return _CHILDREN.get(cls, ())
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = ("a", "b") if issubclass(cls, E.BinaryOp) else _CHILDREN.get(cls, ())
+    return fields
 
 
 def children(e: E.Expr) -> list[E.Expr]:
@@ -43,6 +47,9 @@ def children(e: E.Expr) -> list[E.Expr]:
 
 def map_children(e: E.Expr, fn: Callable[[E.Expr], E.Expr]) -> E.Expr:
     """Apply ``fn`` to each child; rebuild ``e`` only if a child changed."""
+    if isinstance(e, E.BinaryOp):  # most nodes: no field lookups
+        a, b = fn(e.a), fn(e.b)
+        return e if a is e.a and b is e.b else type(e)(a, b, e.dtype)
     fields = child_fields(type(e))
     if not fields:
         return e

@@ -176,24 +176,34 @@ def _scalar_of(x: E.Expr):
 
 def _ramp_arith(t, a: E.Expr, b: E.Expr, memo: dict | None = None):
     """ramp +- scalar, ramp * const, ramp + ramp stay ramps; so do floordiv and floormod of
-    a ramp by a constant when every lane lies in one window of it (:func:`_ramp_divmod`)."""
+    a ramp by a constant when every lane lies in one window of it (:func:`_ramp_divmod`).
+    A base built here is left as it is: the ``simplify`` pass after this one folds it (a
+    simplification per step went over the whole base again at every level of an index)."""
     if t in (E.FloorDiv, E.FloorMod) and isinstance(a, E.Ramp):
         return _ramp_divmod(t, a, _scalar_of(b), memo)
     if t in (E.Add, E.Sub) and isinstance(a, E.Ramp) and isinstance(b, E.Ramp):
-        return E.Ramp(simplify(t(a.base, b.base, a.base.dtype), None, memo), simplify(t(a.stride, b.stride, a.stride.dtype), None, memo), a.lanes, a.dtype)
+        return E.Ramp(t(a.base, b.base, a.base.dtype), _fold(t(a.stride, b.stride, a.stride.dtype)), a.lanes,
+                      a.dtype)
     if isinstance(a, E.Ramp) and _scalar_of(b) is not None:
         s = _scalar_of(b)
         if t in (E.Add, E.Sub):
-            return E.Ramp(simplify(t(a.base, s, s.dtype), None, memo), a.stride, a.lanes, a.dtype)
+            return E.Ramp(t(a.base, s, s.dtype), a.stride, a.lanes, a.dtype)
         if t is E.Mul:
-            return E.Ramp(simplify(E.Mul(a.base, s, s.dtype), None, memo), simplify(E.Mul(a.stride, s, s.dtype), None, memo), a.lanes, a.dtype)
+            return E.Ramp(E.Mul(a.base, s, s.dtype), _fold(E.Mul(a.stride, s, s.dtype)), a.lanes, a.dtype)
     if isinstance(b, E.Ramp) and _scalar_of(a) is not None:
         s = _scalar_of(a)
         if t is E.Add:
-            return E.Ramp(simplify(E.Add(s, b.base, s.dtype), None, memo), b.stride, b.lanes, b.dtype)
+            return E.Ramp(E.Add(s, b.base, s.dtype), b.stride, b.lanes, b.dtype)
         if t is E.Mul:
-            return E.Ramp(simplify(E.Mul(s, b.base, s.dtype), None, memo), simplify(E.Mul(s, b.stride, s.dtype), None, memo), b.lanes, b.dtype)
+            return E.Ramp(E.Mul(s, b.base, s.dtype), _fold(E.Mul(s, b.stride, s.dtype)), b.lanes, b.dtype)
     return None
+
+
+def _fold(e: E.Expr) -> E.Expr:
+    """A stride: constant arithmetic folded (strides are compared with constants below)."""
+    if isinstance(e.a, E.IntImm) and isinstance(e.b, E.IntImm):
+        return simplify(e)
+    return e
 
 
 def _ramp_divmod(t, a: E.Ramp, c, memo: dict | None = None):

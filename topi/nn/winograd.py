@@ -139,7 +139,9 @@ def winograd_kernel_transform_numpy(kernel, tile: int, bn: int | None = None, cp
     _, _, g = winograd_matrices(tile)
     bn, cp = bn or k, cp or c
     gm = np.array(g, dtype=np.float64)
-    u = np.einsum("ar,kcrs,bs->abkc", gm, kernel.astype(np.float64), gm, optimize=True)  # [alpha, alpha, K, C]
+    r = kernel.shape[2]
+    gk = gm @ kernel.astype(np.float64).reshape(k * c, r, r)  # [KC, alpha, s]: batched small products
+    u = (gk @ gm.T).reshape(k, c, gm.shape[0], gm.shape[0]).transpose(2, 3, 0, 1)  # [alpha, alpha, K, C]
     kp = _ceil(k, bn) * bn
     full = np.zeros(u.shape[:2] + (kp, cp))
     full[:, :, :k, :c] = u
