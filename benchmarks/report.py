@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import codegen  # noqa: E402
 from codegen import timing  # noqa: E402
 from codegen.target import Target  # noqa: E402
-from graph import plot  # noqa: E402
+from graph import plot, profile  # noqa: E402
 from topi import workloads as W  # noqa: E402
 
 THREADS = 2
@@ -56,25 +56,18 @@ THREADS = 2
 
 # ------------------------------------------------------------------ machine
 def machine(repeat: int) -> dict:
-    """CPU name and vector width, and the limits Tessera's own kernels reach: the float32 FMA peak
-    (``topi.workloads.fma_peak``, the matmul register tile on operands in L1: the faster of all
-    threads' fastest batch and one thread's, in its CPU time, times the threads, since other
-    processes' load moves wall time, not a thread's CPU time) and the copy bandwidth of arrays
-    larger than the caches (fastest batch)."""
+    """CPU name and vector width, and the limits Tessera's own kernels reach, measured afresh
+    (``graph.profile.machine_limits``, which the per-kernel profile reads too): the float32 FMA
+    peak (the matmul register tile on operands in L1) and the copy bandwidth of arrays larger
+    than the caches."""
     target = Target("llvm")
-    peak, copy = W.fma_peak(), W.copy()
-    ins = checked(peak)
-    codegen.set_num_threads(1)
-    one = timing.interleaved({"k": lambda: peak.module(*ins)}, repeat=repeat, settle=0.0, clock=time.thread_time)
+    limits = profile.machine_limits(THREADS, refresh=True, repeat=repeat)
     codegen.set_num_threads(THREADS)
-    every = timing.interleaved({"k": lambda: peak.module(*ins)}, repeat=repeat)
-    ins = checked(copy)
-    runs = timing.interleaved({"k": lambda: copy.module(*ins)}, repeat=repeat)["k"]
     return {
         "cpu": f"{cpu_model()} ({target.cpu}, {target.vector_bits}-bit vectors, {os.cpu_count()} CPUs)",
         "target": str(target),
-        "peak_gflops": peak.work / min(min(one["k"]) / THREADS, min(every["k"])) / 1e9,
-        "copy_gbs": copy.work / min(runs) / 1e9,
+        "peak_gflops": limits["peak_gflops"],
+        "copy_gbs": limits["copy_gbs"],
         "load": os.getloadavg()[0],  # runnable processes, averaged over a minute: the machine's load
     }
 
