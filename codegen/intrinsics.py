@@ -176,6 +176,8 @@ def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
         return b.call(intrinsic(b.module, "llvm.pow", t, 2), args)
     if name == "fmod":
         return b.frem(args[0], args[1])
+    if name in _BITWISE:
+        return _bitwise(b, name, args, dtype)
     if name == "rsqrt":
         return b.fdiv(_const(t, 1.0), call(b, "sqrt", [x], dtype), flags=FAST)
     from codegen.vecmath import emit_math
@@ -191,6 +193,29 @@ def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
     if name in _LIBM:
         return _libm(b, name, x)
     raise ValueError(f"codegen: unknown intrinsic '{name}'")
+
+
+_BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right"}
+
+
+def _bitwise(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
+    """Bitwise operations of integers.  ``shift_right`` of an unsigned type is logical, of a
+    signed one arithmetic; a shift amount read as unsigned of the width or more (LLVM: poison)
+    shifts every bit out: 0, or the sign for an arithmetic right shift."""
+    x = args[0]
+    if name == "bitwise_not":
+        return b.xor(x, _const(x.type, -1))
+    y = args[1]
+    if name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        return {"bitwise_and": b.and_, "bitwise_or": b.or_, "bitwise_xor": b.xor}[name](x, y)
+    scalar = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+    width = _const(x.type, scalar.width)
+    unsigned = str(dtype or "").startswith("uint")
+    past = b.icmp_unsigned(">=", y, width)
+    if name == "shift_right" and not unsigned:
+        return b.ashr(x, b.select(past, _const(x.type, scalar.width - 1), y))
+    shifted = b.shl(x, y) if name == "shift_left" else b.lshr(x, y)
+    return b.select(past, _const(x.type, 0), shifted)
 
 
 def intrinsic(module: ir.Module, name: str, t: ir.Type, nargs: int) -> ir.Function:

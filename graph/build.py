@@ -206,6 +206,9 @@ def build(graph: Graph, target=None, params: dict | None = None, opt_level: int 
     """
     from graph.passes.context import BuildContext
 
+    if getattr(graph, "is_dynamic", False):  # graph.onnx.program.DynamicGraph: built per signature as it runs
+        return graph.build(target, params, opt_level=opt_level, include=include, exclude=exclude, profile=profile,
+                           jobs=jobs, verbose=verbose, records=records, options=options)
     context = BuildContext.of(target, records, options)
     with context.target:
         return _build(graph, context, params, opt_level, include, exclude, profile, jobs, verbose)

@@ -51,6 +51,46 @@ def isnan(x) -> E.Expr:
     return E.NE(x, x, "bool")
 
 
+def _integer_args(name: str, *args) -> tuple:
+    args = E._pair(*args) if len(args) == 2 else (E.as_expr(args[0]),)
+    if [a.dtype for a in args if not (dt.is_int(a.dtype) or dt.is_unsigned(a.dtype))]:
+        raise TypeError(f"{name}: expects integer operands, got {[a.dtype for a in args]}")
+    return args
+
+
+def bitwise_and(x, y) -> E.Expr:
+    """``x & y`` of integers (classic ``tir.bitwise_and``)."""
+    x, y = _integer_args("bitwise_and", x, y)
+    return E.Call("bitwise_and", (x, y), x.dtype)
+
+
+def bitwise_or(x, y) -> E.Expr:
+    x, y = _integer_args("bitwise_or", x, y)
+    return E.Call("bitwise_or", (x, y), x.dtype)
+
+
+def bitwise_xor(x, y) -> E.Expr:
+    x, y = _integer_args("bitwise_xor", x, y)
+    return E.Call("bitwise_xor", (x, y), x.dtype)
+
+
+def bitwise_not(x) -> E.Expr:
+    (x,) = _integer_args("bitwise_not", x)
+    return E.Call("bitwise_not", (x,), x.dtype)
+
+
+def shift_left(x, y) -> E.Expr:
+    """``x << y`` (0 when ``y`` is the bit width or more)."""
+    x, y = _integer_args("shift_left", x, y)
+    return E.Call("shift_left", (x, y), x.dtype)
+
+
+def shift_right(x, y) -> E.Expr:
+    """``x >> y``: logical for unsigned ``x``, arithmetic for signed (0 past the width)."""
+    x, y = _integer_args("shift_right", x, y)
+    return E.Call("shift_right", (x, y), x.dtype)
+
+
 def reinterpret(dtype: str, value) -> E.Expr:
     """``value``'s bits read as ``dtype`` of the same width (classic TVM's ``tir.reinterpret``;
     LLVM ``bitcast``): ``reinterpret("uint32", x)`` of a float32 ``x`` is its IEEE bits."""

@@ -18,8 +18,10 @@ from topi.broadcast import (  # noqa: F401
 )
 from topi.math import (  # noqa: F401
     exp, log, log2, log10, sqrt, rsqrt, tanh, sigmoid, erf, abs, negative, floor, ceil,
-    round, trunc, sign, sin, cos, fast_exp, fast_tanh, identity,
+    round, trunc, sign, sin, cos, fast_exp, fast_tanh, identity, tan, asin, acos, atan, sinh, cosh,
+    asinh, acosh, atanh,
 )
+from topi import bitwise  # noqa: F401
 from topi.reduction import sum, mean, max, min, prod, argmax, argmin, all, any  # noqa: F401
 from topi.transform import (  # noqa: F401
     reshape, transpose, flatten, concatenate, stack, split, strided_slice, take, gather,

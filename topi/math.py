@@ -20,7 +20,14 @@ from topi import tag
 __all__ = [
     "abs",
     "ceil",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
     "cos",
+    "cosh",
     "erf",
     "exp",
     "fast_exp",
@@ -36,7 +43,9 @@ __all__ = [
     "sigmoid",
     "sign",
     "sin",
+    "sinh",
     "sqrt",
+    "tan",
     "tanh",
     "trunc",
 ]
@@ -107,3 +116,15 @@ cos = _unary("cos", te.cos, "Cosine")
 fast_exp = _unary("fast_exp", te.exp, "``e ** x`` by a vector polynomial (same as ``exp``)")
 fast_tanh = _unary("fast_tanh", te.tanh, "Hyperbolic tangent by a vector polynomial")
 identity = _unary("identity", lambda v: v, "A copy of ``x``")
+tan = _unary("tan", te.tan, "Tangent")
+asin = _unary("asin", te.asin, "Inverse sine")
+acos = _unary("acos", te.acos, "Inverse cosine")
+atan = _unary("atan", te.atan, "Inverse tangent")
+sinh = _unary("sinh", te.sinh, "Hyperbolic sine")
+cosh = _unary("cosh", te.cosh, "Hyperbolic cosine")
+asinh = _unary("asinh", lambda v: te.log(v + te.sqrt(v * v + 1.0)), "Inverse hyperbolic sine, "
+               "``log(x + sqrt(x * x + 1))``")
+acosh = _unary("acosh", lambda v: te.log(v + te.sqrt(v * v - 1.0)), "Inverse hyperbolic cosine, "
+               "``log(x + sqrt(x * x - 1))``")
+atanh = _unary("atanh", lambda v: te.log((1.0 + v) / (1.0 - v)) * 0.5, "Inverse hyperbolic tangent, "
+               "``log((1 + x) / (1 - x)) / 2``")

@@ -24,7 +24,9 @@ time (:mod:`graph.onnx.fold`).
 
 from graph.onnx import (  # noqa: F401  (register converters)
     constant,
+    control,
     elemwise,
+    math,
     nn,
     pool,
     reduce,

@@ -139,10 +139,12 @@ def convert_pow(ctx: Context, node: OnnxNode) -> list:
 
 @converter("Mod", since=10)
 def convert_mod(ctx: Context, node: OnnxNode) -> list:
-    """``floor_mod`` (the sign of the divisor); C's ``fmod`` (fmod=1) is refused."""
+    """``floor_mod`` (the sign of the divisor), or with ``fmod=1`` C's ``fmod`` (the sign of
+    the dividend: ``graph.ops.math``)."""
+    a, b = node.input(0), node.input(1)
     if node.attr("fmod", 0):
-        raise node.error("fmod=1 (C fmod, the sign of the dividend) is not supported; only fmod=0")
-    return [ctx.op("floor_mod", [node.input(0), node.input(1)])]
+        return [ctx.op("fmod", [a, b])]
+    return [ctx.op("floor_mod_float" if a.dtype.startswith("float") else "floor_mod", [a, b])]
 
 
 def _variadic(op_type: str, op: str) -> None:

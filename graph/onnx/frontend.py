@@ -20,7 +20,7 @@ import onnx
 from onnx import numpy_helper
 
 from graph.ir import Graph, Value, make_node
-from graph.onnx.context import (Context, OnnxNode, attribute_value, check_tensor_size, convert_node,
+from graph.onnx.context import (Context, NeedsInputValue, OnnxNode, attribute_value, check_tensor_size, convert_node,
                                 onnx_dtype, refuse_type)
 from graph.onnx.loader import check_supported, default_opset, load_model
 from graph.onnx.table import lookup
@@ -34,32 +34,51 @@ def from_onnx(model, shape: dict | None = None, dtype="float32") -> tuple:
     model : onnx.ModelProto, str, os.PathLike or bytes
         The model, a path to it, or its serialized bytes.
     shape : dict, optional
-        Input name -> shape; overrides the declared shape (required for inputs
-        with symbolic or unknown dimensions).
+        Input name -> shape; overrides the declared shape (pins symbolic dimensions).
     dtype : str or dict, optional
         Element type of data inputs that declare none (a dict maps input names).
 
     Returns
     -------
-    (Graph, dict)
+    (Graph or DynamicGraph, dict)
         The graph, whose inputs are the data inputs and the initializers (in
         the order of the model), and ``params``: initializer name -> array.
+        A model whose shapes are decided when it runs (symbolic input
+        dimensions, shape inputs fed at run time, operators whose output
+        size depends on data, control flow, sequences) imports as a
+        :class:`graph.onnx.program.DynamicGraph` (and no params): ``graph.build``
+        of it specialises the kernels per input signature on first use.
 
     Raises
     ------
     ValueError
         Naming the file for a malformed model, listing every unsupported
         operator with its opset, naming the node for an unsupported attribute
-        or an input that must be known at import time, naming the input for
-        an unknown dimension.
+        or value.
     """
+    from graph.onnx.program import DynamicGraph, needs_program
+
     proto, label = load_model(model)
     opset = default_opset(proto, label)
     domains = {imp.domain: imp.version for imp in proto.opset_import}
+    check_supported(proto.graph, opset, domains)
+    shape = dict(shape or {})
+    if needs_program(proto.graph, shape, opset):
+        return DynamicGraph(proto, label, shape, dtype), {}
+    try:
+        return import_model(proto, label, shape, dtype)
+    except NeedsInputValue:  # a shape operand fed as a graph input: read when the model runs
+        return DynamicGraph(proto, label, shape, dtype), {}
+
+
+def import_model(proto: onnx.ModelProto, label: str, shape: dict, dtype, frozen: dict | None = None) -> tuple:
+    """(Graph, params) of ``proto`` with every shape static: ``shape`` pins input extents and
+    ``frozen`` (input name -> array) makes data inputs known, as initializers are (raises
+    :class:`NeedsInputValue` naming an input whose value a converter needs)."""
+    opset = default_opset(proto, label)
     g = proto.graph
-    check_supported(g, opset, domains)
     ctx = Context(_tensor_names(g), opset)
-    inputs, params = _make_inputs(ctx, g, dict(shape or {}), dtype, label)
+    inputs, params = _make_inputs(ctx, g, shape, dtype, label, dict(frozen or {}))
     used = {name for node in g.node for name in node.input} | {o.name for o in g.output}
     for node in g.node:
         _convert(ctx, node, used, label)
@@ -75,8 +94,9 @@ def _tensor_names(g: onnx.GraphProto) -> set:
 
 
 # ------------------------------------------------------------------ inputs
-def _make_inputs(ctx: Context, g: onnx.GraphProto, shape: dict, dtype, label: str) -> tuple:
-    """Graph inputs in the model's order (declared inputs, then undeclared initializers) and params."""
+def _make_inputs(ctx: Context, g: onnx.GraphProto, shape: dict, dtype, label: str, frozen: dict) -> tuple:
+    """Graph inputs in the model's order (declared inputs, then undeclared initializers) and params
+    (initializers and the ``frozen`` data inputs)."""
     inits = {t.name: t for t in g.initializer}
     data = [v for v in g.input if v.name not in inits]
     unknown = sorted(set(shape) - {v.name for v in data})
@@ -86,8 +106,8 @@ def _make_inputs(ctx: Context, g: onnx.GraphProto, shape: dict, dtype, label: st
     inputs, params = [], {}
     by_name = {v.name: v for v in g.input}
     for name in dict.fromkeys([v.name for v in g.input] + list(inits)):  # the model's order, no repeats
-        if name in inits:
-            array = _initializer_array(inits[name], label)
+        if name in inits or name in frozen:
+            array = np.array(frozen[name], order="C") if name in frozen else _initializer_array(inits[name], label)
             v = Value(name, tuple(int(d) for d in array.shape), str(array.dtype))
             params[name] = array
             ctx.param(v, array)
@@ -112,8 +132,9 @@ def _initializer_array(tensor: onnx.TensorProto, label: str) -> np.ndarray:
 
 def _data_input(info: onnx.ValueInfoProto, shape: dict, dtype, label: str) -> Value:
     name = info.name
-    if not info.type.HasField("tensor_type"):
-        raise ValueError(f"from_onnx: input {name!r} of {label} is not a tensor ({info.type.WhichOneof('value')})")
+    kind = info.type.WhichOneof("value")
+    if kind not in (None, "tensor_type") or (kind is None and name not in shape):
+        raise ValueError(f"from_onnx: input {name!r} of {label} is not a tensor ({kind})")
     ttype = info.type.tensor_type
     if name in shape:
         dims = tuple(int(d) for d in shape[name])
@@ -170,6 +191,13 @@ def _convert(ctx: Context, proto: onnx.NodeProto, used: set, label: str) -> None
             continue
         ctx.env[name] = _adopt_name(ctx, outs[k], name, before)
     ctx.node = None
+
+
+def convert_subgraph_nodes(ctx: Context, g: onnx.GraphProto) -> None:
+    """Convert the nodes of a subgraph inlined into the graph being built (an If branch)."""
+    used = {name for node in g.node for name in node.input} | {o.name for o in g.output}
+    for node in g.node:
+        _convert(ctx, node, used, f"subgraph {g.name!r}")
 
 
 def _adopt_name(ctx: Context, v: Value, name: str, before: int) -> Value:

@@ -101,8 +101,50 @@ def default_opset(proto: onnx.ModelProto, label: str) -> int:
                      f"(opset_import: {[(i.domain, i.version) for i in proto.opset_import]})")
 
 
+# Operators refused by name, with the reason a user reads.
+STRING_OPS = frozenset({"StringNormalizer", "StringSplit", "StringConcat", "RegexFullMatch", "TfIdfVectorizer",
+                        "ImageDecoder"})
+TRAINING_OPS = frozenset({"Gradient", "Momentum", "Adagrad", "Adam"})
+RANDOM_OPS = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
+                        "Bernoulli"})
+
+
+def _why(op_type: str) -> str:
+    if op_type in STRING_OPS:
+        return ": strings and images are not tensors the compiler represents"
+    if op_type in TRAINING_OPS:
+        return ": a training-only operator"
+    if op_type in RANDOM_OPS:
+        return ": a random generator (its draws cannot match another runtime's)"
+    return ""
+
+
+def unsupported_nodes(graph: onnx.GraphProto, opset: int, domains: dict, where: str = "") -> list:
+    """One entry per node of ``graph`` and its subgraphs (If branches, Loop and Scan bodies)
+    that has neither a converter nor a run-time implementation at ``opset``."""
+    from graph.onnx.host import is_host_op
+
+    missing: list = []
+    for node in graph.node:
+        if not isinstance(node.op_type, str) or not isinstance(node.domain, str):  # not valid UTF-8
+            raise ValueError(f"from_onnx: node {node.name!r} has an operator type or domain that is not valid "
+                             f"UTF-8 ({node.op_type!r}, domain {node.domain!r}); the file is corrupt")
+        label = f"{node.name or (node.output[0] if node.output else '?')!r}{where}"
+        if node.domain not in DEFAULT_DOMAINS:
+            missing.append(f"{node.domain}.{node.op_type} {label} (domain {node.domain!r}, "
+                           f"version {domains.get(node.domain, '?')})")
+        elif lookup(node.op_type, opset) is None and not is_host_op(node.op_type, opset):
+            missing.append(f"{node.op_type} {label} (opset {opset}){_why(node.op_type)}")
+        for attr in node.attribute:
+            subgraphs = [attr.g] if attr.HasField("g") else list(attr.graphs)
+            for sub in subgraphs:
+                missing += unsupported_nodes(sub, opset, domains, f" in {attr.name} of {node.op_type} {label}")
+    return missing
+
+
 def check_supported(graph: onnx.GraphProto, opset: int, domains: dict) -> None:
-    """Raise one ValueError listing every operator of ``graph`` without a converter.
+    """Raise one ValueError listing every node of ``graph`` (and its subgraphs) that cannot be
+    imported: op type, node name and opset.
 
     Parameters
     ----------
@@ -112,18 +154,6 @@ def check_supported(graph: onnx.GraphProto, opset: int, domains: dict) -> None:
     domains : dict
         domain -> imported version, for naming operators of other domains.
     """
-    missing: list = []
-    for node in graph.node:
-        if not isinstance(node.op_type, str) or not isinstance(node.domain, str):  # not valid UTF-8
-            raise ValueError(f"from_onnx: node {node.name!r} has an operator type or domain that is not valid "
-                             f"UTF-8 ({node.op_type!r}, domain {node.domain!r}); the file is corrupt")
-        if node.domain not in DEFAULT_DOMAINS:
-            entry = f"{node.domain}.{node.op_type} (domain {node.domain!r}, version {domains.get(node.domain, '?')})"
-        elif lookup(node.op_type, opset) is None:
-            entry = f"{node.op_type} (opset {opset})"
-        else:
-            continue
-        if entry not in missing:
-            missing.append(entry)
+    missing = unsupported_nodes(graph, opset, domains)
     if missing:
-        raise ValueError("from_onnx: unsupported operators: " + ", ".join(missing))
+        raise ValueError(f"from_onnx: unsupported operators ({len(missing)} nodes): " + ", ".join(missing))

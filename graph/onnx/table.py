@@ -11,10 +11,11 @@ with the range of *operator versions* it implements::
 
 The operator version of a node is the ``since_version`` of its schema at the
 model's opset (ONNX's own resolution: a model at opset 17 runs ``Relu``-14).
-``until`` defaults to :data:`LATEST`: the schema bumps from 22 to 25 of the
-operators converted here only add element types (bfloat16, 4-bit, float8),
-so they convert like their predecessor; anything newer is refused until a
-converter claims it.
+``until`` defaults to :data:`LATEST`: the schema bumps from 22 to 28 of the
+operators converted here add element types (bfloat16, 4-bit, float8, float6)
+or an attribute the converter reads (Mod's ``fmod`` for floats, Range's
+``stash_type``, SpaceToDepth's ``mode``), so they convert like their
+predecessor; anything newer is refused until a converter claims it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 import onnx.defs
 
-LATEST = 25
+LATEST = 28
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 

@@ -326,5 +326,9 @@ def convert_space_to_depth(ctx: Context, node: OnnxNode) -> list:
     n, c, h, w = x.shape
     if h % b or w % b:
         raise node.error(f"H, W of {x.shape} are not multiples of blocksize {b}")
-    y = ctx.transpose(ctx.reshape(x, (n, c, h // b, b, w // b, b)), (0, 3, 5, 1, 2, 4))
+    y = ctx.reshape(x, (n, c, h // b, b, w // b, b))
+    if node.attr("mode", "DCR") == "CRD":  # version 28: channels outermost
+        y = ctx.transpose(y, (0, 1, 3, 5, 2, 4))
+    else:
+        y = ctx.transpose(y, (0, 3, 5, 1, 2, 4))
     return [ctx.reshape(y, (n, c * b * b, h // b, w // b))]

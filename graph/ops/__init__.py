@@ -10,6 +10,7 @@ from graph.ops import (  # noqa: F401
     elemwise,
     extra,
     layout,
+    math,
     narrow,
     nn,
     transform,
