@@ -41,8 +41,8 @@ def onnx_dtype(elem_type: int) -> str | None:
 # any other operator on one is refused at import, naming the node and the type, but for
 # elementwise and data-movement operators on bfloat16, computed in float32 (convert_node).
 NARROW_OPS = frozenset({"Cast", "CastLike", "Identity"})
-# Operators whose converters widen a storage-only input themselves (Attention: bfloat16 in float32).
-WIDENING_OPS = frozenset({"Attention"})
+# Operators whose converters widen a storage-only input themselves (bfloat16 in float32).
+WIDENING_OPS = frozenset({"Attention", "OneHot"})
 
 
 def check_narrow_inputs(node: OnnxNode) -> None:

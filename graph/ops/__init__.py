@@ -9,6 +9,7 @@ their operators on import: ``elemwise`` (unary and broadcast binary ops),
 from graph.ops import (  # noqa: F401
     elemwise,
     extra,
+    indexing,
     layout,
     math,
     narrow,

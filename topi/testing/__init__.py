@@ -18,3 +18,6 @@ from topi.testing.common import (  # noqa: F401
     gelu_python, resize_python, layout_transform_python,
 )
 from topi.testing.winograd_python import conv2d_winograd_nchw_python  # noqa: F401
+from topi.testing.indexing import (  # noqa: F401
+    gather_nd_python, scatter_nd_python, scatter_elements_python, cumulative_python,
+)

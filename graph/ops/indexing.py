@@ -1,0 +1,50 @@
+"""Index-driven graph operators (``topi.indexing``): gather_nd, scatter_nd, scatter_elements,
+cumulative.  The scatters reduce over the update positions: OPAQUE, default schedule."""
+
+from __future__ import annotations
+
+import topi
+from graph.ops.registry import INJECTIVE, OPAQUE, default_schedule, injective_schedule, register
+
+
+def _data_type(values, attrs):
+    return [(values[0].shape, values[0].dtype)]
+
+
+def _gather_nd_types(values, attrs):
+    data, idx = values
+    b = attrs.get("batch_dims", 0)
+    q = idx.shape[-1]
+    if q > len(data.shape) - b or idx.shape[:b] != data.shape[:b]:
+        raise ValueError(f"gather_nd: indices {idx.shape} do not fit data {data.shape} with batch_dims={b}")
+    return [(idx.shape[:-1] + data.shape[b + q:], data.dtype)]
+
+
+register("gather_nd", lambda xs, a: [topi.indexing.gather_nd(xs[0], xs[1], a.get("batch_dims", 0))], INJECTIVE,
+         injective_schedule, _gather_nd_types,
+         lambda xs, a: [topi.testing.gather_nd_python(xs[0], xs[1], a.get("batch_dims", 0))],
+         doc="attrs batch_dims (ONNX GatherND)")
+
+
+def _schedule(outs, attrs):
+    return default_schedule(outs)
+
+
+register("scatter_nd", lambda xs, a: [topi.indexing.scatter_nd(*xs, a.get("reduction", "none"))], OPAQUE,
+         _schedule, _data_type,
+         lambda xs, a: [topi.testing.scatter_nd_python(*xs, a.get("reduction", "none"))],
+         doc="inputs data, indices, updates; attrs reduction (ONNX ScatterND)")
+register("scatter_elements",
+         lambda xs, a: [topi.indexing.scatter_elements(*xs, a.get("axis", 0), a.get("reduction", "none"))], OPAQUE,
+         _schedule, _data_type,
+         lambda xs, a: [topi.testing.scatter_elements_python(*xs, a.get("axis", 0), a.get("reduction", "none"))],
+         doc="inputs data, indices, updates; attrs axis, reduction (ONNX ScatterElements)")
+
+
+def _cum_args(a):
+    return a["axis"], a.get("op", "sum"), a.get("exclusive", False), a.get("reverse", False)
+
+
+register("cumulative", lambda xs, a: [topi.indexing.cumulative(xs[0], *_cum_args(a))], OPAQUE, _schedule,
+         _data_type, lambda xs, a: [topi.testing.cumulative_python(xs[0], *_cum_args(a))],
+         doc="attrs axis, op (sum/prod), exclusive, reverse (ONNX CumSum/CumProd)")
