@@ -97,8 +97,8 @@ class GraphModule:
 
     # running -----------------------------------------------------------------
     def run(self, **inputs) -> None:
-        if inputs:
-            self.set_input(**inputs)
+        for name, array in inputs.items():  # not set_input(**inputs): an input may be named "key" or "value"
+            self._set_one(name, array)
         for call in self._calls:
             call()
         self.ran = True

@@ -25,6 +25,7 @@ time (:mod:`graph.onnx.fold`).
 from graph.onnx import (  # noqa: F401  (register converters)
     constant,
     control,
+    einsum,
     elemwise,
     indexing,
     loss,

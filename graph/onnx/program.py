@@ -323,14 +323,17 @@ class DynamicModule:
         if key is not None:
             inputs[key] = value
         for name, array in inputs.items():
-            info = self._infos.get(name)
-            if info is None:
-                raise KeyError(f"set_input: the graph has no input {name!r}; inputs: {sorted(self._infos)}")
-            self._inputs[name] = _checked(info, array, self.lib.graph.shape.get(name))
+            self._set_one(name, array)
+
+    def _set_one(self, name: str, array) -> None:
+        info = self._infos.get(name)
+        if info is None:
+            raise KeyError(f"set_input: the graph has no input {name!r}; inputs: {sorted(self._infos)}")
+        self._inputs[name] = _checked(info, array, self.lib.graph.shape.get(name))
 
     def run(self, **inputs) -> None:
-        if inputs:
-            self.set_input(**inputs)
+        for name, array in inputs.items():  # not set_input(**inputs): an input may be named "key" or "value"
+            self._set_one(name, array)
         missing = [n for n in self._infos if n not in self._inputs]
         if missing:
             raise ValueError(f"run: inputs {missing} are not set")

@@ -1,8 +1,11 @@
-"""Index-driven graph operators (``topi.indexing``): gather_nd, scatter_nd, scatter_elements,
+"""Index-driven graph operators (``topi.indexing``, ``topi.einsum``): gather_nd, scatter_nd, scatter_elements, einsum,
 cumulative.  The scatters reduce over the update positions: OPAQUE, default schedule."""
 
 from __future__ import annotations
 
+import numpy as np
+
+import te
 import topi
 from graph.ops.registry import INJECTIVE, OPAQUE, default_schedule, injective_schedule, register
 
@@ -48,3 +51,13 @@ def _cum_args(a):
 register("cumulative", lambda xs, a: [topi.indexing.cumulative(xs[0], *_cum_args(a))], OPAQUE, _schedule,
          _data_type, lambda xs, a: [topi.testing.cumulative_python(xs[0], *_cum_args(a))],
          doc="attrs axis, op (sum/prod), exclusive, reverse (ONNX CumSum/CumProd)")
+
+
+def _einsum_types(values, attrs):
+    out = topi.einsum.einsum(attrs["equation"], *[te.placeholder(v.shape, dtype=v.dtype) for v in values])
+    return [(tuple(int(d) for d in out.shape), values[0].dtype)]
+
+
+register("einsum", lambda xs, a: [topi.einsum.einsum(a["equation"], *xs)], OPAQUE, _schedule, _einsum_types,
+         lambda xs, a: [np.einsum(a["equation"], *xs).astype(xs[0].dtype)],
+         doc="attrs equation (explicit '->', letters only): one te reduction (ONNX Einsum)")

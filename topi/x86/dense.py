@@ -68,7 +68,7 @@ def dense_rule(workload: tuple, target) -> dict:
     M, K, dtype = workload[1], workload[3], workload[4]
     vec = target.lanes(accumulate_dtype(dtype))
     if M <= 2:
-        vk = next((v for v in (4 * vec, 2 * vec, vec, vec // 2) if K % v == 0), vec // 2)
+        vk = next((v for v in (4 * vec, 2 * vec, vec, vec // 2) if K % v == 0 and v >= 4), max(vec // 2, 4))
         return {"vk": vk, "mr": 1, "nr": 2 if vk == 4 * vec else 4, "nb": 8}
     return {"vk": 8, "mr": 4, "nr": 3, "nb": 48}
 
