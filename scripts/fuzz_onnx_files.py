@@ -1,7 +1,7 @@
 """Mutated ONNX files: each must end in a Python exception or a correct run, never a signal or a hang.
 
-The corpus is onnx's own node test models (``tests/onnx_node_cases.py``, less the known-wrong ones; the
-inputs a converter needs at import time frozen into initializers), each
+The corpus is onnx's own node test models (``tests/onnx_node_cases.py``, less the known-wrong ones and
+those specialised at run time), each
 serialized and mutated in one of four ways, chosen by a seeded RNG:
 
 ``flip``      1 to 4 bytes XORed with a random nonzero byte;
@@ -52,8 +52,10 @@ FEED_LIMIT = 256 << 20  # a mutant whose inputs exceed this is built but not run
 
 
 def corpus(limit: int | None = None, seed: int = 0) -> list:
-    """(name, serialized model, feeds) of the node cases that import and are not known wrong
-    (``KNOWN_WRONG`` of tests/test_onnx_conformance.py), inputs needed at import frozen."""
+    """(name, serialized model, feeds) of the node cases that import as static graphs (no shape
+    read at run time, no host operators) and are not known wrong (``KNOWN_WRONG`` of
+    tests/test_onnx_conformance.py)."""
+    import graph
     from test_onnx_conformance import KNOWN_WRONG
 
     picked = [c for c in cases.eligible_cases() if c.name not in KNOWN_WRONG]
@@ -65,15 +67,12 @@ def corpus(limit: int | None = None, seed: int = 0) -> list:
         names = [v.name for v in case.model.graph.input]
         try:
             feeds = {n: cases._array(a) for n, a in zip(names, case.data_sets[0][0])}
-            _, _, frozen = cases.import_case(case.model, feeds)
+            g, _ = graph.from_onnx(case.model)
         except Exception:  # noqa: BLE001 - refused cases are no use as seeds
-            frozen = None
-        if frozen is None:
             continue
-        model = cases.freeze_inputs(case.model, {n: feeds[n] for n in frozen})
-        out.append(
-            (case.name, model.SerializeToString(), {n: a for n, a in feeds.items() if n not in frozen})
-        )
+        if getattr(g, "is_dynamic", False) or any(not isinstance(a, np.ndarray) for a in feeds.values()):
+            continue
+        out.append((case.name, case.model.SerializeToString(), feeds))
     return out
 
 

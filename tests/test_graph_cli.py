@@ -81,7 +81,7 @@ def files(tmp_path_factory):
     (d / "truncated.onnx").write_bytes(data[: len(data) // 3])
     unsupported = helper.make_model(
         helper.make_graph(
-            [helper.make_node("Hardmax", ["a"], ["b"])],
+            [helper.make_node("StringNormalizer", ["a"], ["b"])],
             "unsupported",
             [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])],
             [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, 3])],
@@ -214,7 +214,7 @@ ERRORS = [
     (["run", "{dir}/text.onnx"], "cannot parse"),
     (["run", "{dir}/truncated.onnx"], "truncated"),
     (["bench", "{dir}/empty.onnx"], "empty"),
-    (["compile", "{dir}/unsupported.onnx"], "unsupported operators: Hardmax"),
+    (["compile", "{dir}/unsupported.onnx"], "unsupported operators (1 nodes): StringNormalizer 'b'"),
     (["run", "{model}", "--input", "y={x}"], "has no input 'y'; its inputs: x (1, 3, 8, 8) float32"),
     (
         ["run", "{model}", "--input", "x={wide}"],

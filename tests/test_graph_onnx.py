@@ -528,9 +528,8 @@ def test_shape_override_and_dtype():
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, ["batch", 3])
     model = make_model([N("Relu", ["X"], ["Y"])], {"X": rand(1, 3)}, ["Y"])
     model.graph.input[0].CopyFrom(x)
-    with pytest.raises(ValueError, match=r"input 'X' of model 'test' has unknown dimensions \['batch', 3\]; "
-                                         r"pass shape=\{'X': \(...\)\}"):
-        graph.from_onnx(model)
+    dynamic, params = graph.from_onnx(model)  # symbolic: specialised when it runs
+    assert getattr(dynamic, "is_dynamic", False) and params == {}
     g, _ = graph.from_onnx(model, shape={"X": (5, 3)})
     assert g.outputs[0].shape == (5, 3)
     with pytest.raises(ValueError, match=r"shape= names \['Z'\], which are not data inputs"):
@@ -540,28 +539,49 @@ def test_shape_override_and_dtype():
     assert g.inputs[0].dtype == "float64"
 
 
-def test_folding_needs_import_time_values():
+def test_shape_inputs_read_at_run_time():
+    """A Reshape target fed as a graph input is read when the model runs; a target that
+    contradicts the data is a ValueError naming the node, at run time."""
     model = make_model([N("Reshape", ["X", "S"], ["Y"])], {"X": rand(2, 6), "S": np.array([3, 4], np.int64)}, ["Y"])
-    with pytest.raises(ValueError, match=r"node 'Y' \(Reshape, opset 13\): input 1 \(shape, 'S'\) must be "
-                                         r"computable at import time, but it depends on the graph input 'S'"):
-        graph.from_onnx(model)
+    g, params = graph.from_onnx(model)
+    m = graph.build(g, params=params).create_executor()
+    x = rand(2, 6)
+    for target in ([3, 4], [4, -1], [12, 1]):
+        m.run(X=x, S=np.array(target, np.int64))
+        np.testing.assert_array_equal(m.get_output(0), x.reshape(target))
+    with pytest.raises(ValueError, match=r"node 'Y' \(Reshape, opset 13\): cannot reshape \(2, 6\) "
+                                         r"\(12 elements\) to \(5, 2\)"):
+        m.run(X=x, S=np.array([5, 2], np.int64))
 
 
 # ------------------------------------------------------------------ refusals and malformed files
 def test_unsupported_operators_listed_at_once():
-    nodes = [N("NonMaxSuppression", ["X", "X"], ["a"]), N("Relu", ["X"], ["b"]), N("Loop", ["X", "X"], ["c"]),
-             N("NonMaxSuppression", ["X", "X"], ["d"]), N("FusedConv", ["X"], ["e"], domain="com.microsoft")]
+    nodes = [N("TfIdfVectorizer", ["X"], ["a"]), N("Relu", ["X"], ["b"]), N("Bernoulli", ["X"], ["c"]),
+             N("TfIdfVectorizer", ["X"], ["d"]), N("FusedConv", ["X"], ["e"], domain="com.microsoft")]
     model = make_model(nodes, {"X": rand(2)}, ["b"], opset=11)
-    msg = ("from_onnx: unsupported operators: NonMaxSuppression (opset 11), Loop (opset 11), "
-           "com.microsoft.FusedConv (domain 'com.microsoft', version ?)")
+    msg = ("from_onnx: unsupported operators (4 nodes): TfIdfVectorizer 'a' (opset 11): strings and images are not "
+           "tensors the compiler represents, Bernoulli 'c' (opset 11): a random generator (its draws cannot match "
+           "another runtime's), TfIdfVectorizer 'd' (opset 11): strings and "
+           "images are not tensors the compiler represents, com.microsoft.FusedConv 'e' (domain 'com.microsoft', "
+           "version ?)")
     with pytest.raises(ValueError, match="^" + msg.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
+        graph.from_onnx(model)
+
+
+def test_unsupported_operators_inside_subgraphs():
+    body = helper.make_graph([N("StringNormalizer", ["x"], ["y"])], "then", [],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    nodes = [N("If", ["C"], ["Y"], then_branch=body, else_branch=body)]
+    model = make_model(nodes, {"C": np.array(True)}, ["Y"])
+    with pytest.raises(ValueError, match=r"unsupported operators \(2 nodes\): StringNormalizer 'y' in "
+                                         r"else_branch of If 'Y' \(opset 13\).*StringNormalizer 'y' in then_branch"):
         graph.from_onnx(model)
 
 
 def test_operator_version_outside_converters():
     model = make_model([N("Upsample", ["X", "s"], ["Y"])], {"X": rand(1, 1, 2, 2)}, ["Y"],
                        {"s": np.ones(4, np.float32)}, opset=10)
-    with pytest.raises(ValueError, match=r"unsupported operators: Upsample \(opset 10\)"):
+    with pytest.raises(ValueError, match=r"unsupported operators \(1 nodes\): Upsample 'Y' \(opset 10\)"):
         graph.from_onnx(model)
 
 

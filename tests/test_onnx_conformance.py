@@ -1,11 +1,12 @@
 """onnx's own node test cases, through ``graph.from_onnx``, ``graph.build`` and the executor.
 
-Every case of ``onnx.backend.test.case.node.collect_testcases`` whose
-operators all have a converter is one test (:mod:`onnx_node_cases` runs it:
-import, build, run every input set, compare with the stored outputs at the
-case's rtol/atol).  A data input that a converter needs as a value at import
-time (a Reshape target, Pad widths, Resize scales fed as graph inputs) is
-frozen to the case's value, as a static-shape compiler needs.
+Every case of ``onnx.backend.test.case.node.collect_testcases`` is fed as the
+case gives it: shape operands, sequences and optionals as run-time inputs
+(:mod:`onnx_node_cases` runs it: import, build, run every input set, compare
+with the stored outputs at the case's rtol/atol).  The whole sweep is
+``python tests/onnx_node_cases.py`` (every case, in forked children); this
+module runs a representative share of it: the first case of every distinct
+set of operators, and one case in sixteen of the rest (by a hash of the name).
 
 A case passes, or it is listed in :data:`REFUSED` with the message its
 import raises (a ValueError naming the node, attribute and value), or in
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+import zlib
 
 import pytest
 
@@ -30,21 +32,83 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import onnx_node_cases as cases
 
-CASES = {c.name: c for c in cases.eligible_cases()}
+ALL_CASES = {c.name: c for c in cases.eligible_cases()}
 
-# name -> the message its import error contains (after "from_onnx: "): strings, optional and
-# sequence inputs, and onnx's expanded bfloat16 Attention bodies (a MatMul on bfloat16, which
-# onnx's reference computes with a rounding at every step).
+
+def _sample(all_cases: dict) -> dict:
+    """The first case (by name) of every distinct operator set, and one in sixteen of the rest."""
+    first: dict = {}
+    for name, case in sorted(all_cases.items()):
+        first.setdefault(tuple(sorted({(n.domain, n.op_type) for n in case.model.graph.node})), name)
+    picked = set(first.values()) | {n for n in all_cases if zlib.crc32(n.encode()) % 16 == 0}
+    return {n: all_cases[n] for n in sorted(picked)}
+
+
+CASES = _sample(ALL_CASES)
+
+# name -> the message its refusal contains (after "from_onnx: "): strings, images, random generators,
+# training and ai.onnx.ml operators, quantization operators (issue 50), and the operators still
+# without a converter; bfloat16 reductions (onnx's reference rounds at every step).  The whole sweep's
+# table: ``python tests/onnx_node_cases.py --refusals FILE``.
 REFUSED = {
+    'test_adagrad': "model 'test_adagrad' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.preview.training', 1)])",
+    'test_adam': "model 'test_adam' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.preview.training', 1)])",
+    'test_adam_multiple': "model 'test_adam_multiple' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.preview.training', 1)])",
+    'test_affine_grid_2d': "unsupported operators (1 nodes): AffineGrid 'grid' (opset 20)",
+    'test_ai_onnx_ml_array_feature_extractor': "model 'test_ai_onnx_ml_array_feature_extractor' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.ml', 1)])",
+    'test_ai_onnx_ml_binarizer': "model 'test_ai_onnx_ml_binarizer' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.ml', 1)])",
+    'test_ai_onnx_ml_label_encoder_string_int': "model 'test_ai_onnx_ml_label_encoder_string_int' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.ml', 4)])",
+    'test_ai_onnx_ml_tree_ensemble_set_membership': "model 'test_ai_onnx_ml_tree_ensemble_set_membership' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.ml', 5)])",
     'test_attention_3d_causal_bf16_expanded': "node 'Attention_test_attention_3d_causal_bf16_expanded_function_QKAttnWeight' (MatMul, opset 23): input 'Attention_test_attention_3d_causal_bf16_expanded_function_QScaled' is bfloat16, computed in flo",
     'test_attention_4d_attn_mask_causal_bf16_expanded': "node 'Attention_test_attention_4d_attn_mask_causal_bf16_expanded_function_QKAttnWeight' (MatMul, opset 23): input 'Attention_test_attention_4d_attn_mask_causal_bf16_expanded_function_QScaled' is bfloa",
-    'test_attention_4d_causal_bf16_expanded': "node 'Attention_test_attention_4d_causal_bf16_expanded_function_QKAttnWeight' (MatMul, opset 23): input 'Attention_test_attention_4d_causal_bf16_expanded_function_QScaled' is bfloat16, computed in flo",
-    'test_attention_4d_causal_padded_kv_bf16_expanded': "node 'Attention_test_attention_4d_causal_padded_kv_bf16_expanded_function_QKAttnWeight' (MatMul, opset 24): input 'Attention_test_attention_4d_causal_padded_kv_bf16_expanded_function_QScaled' is bfloa",
-    'test_attention_4d_padded_kv_bf16_expanded': "node 'Attention_test_attention_4d_padded_kv_bf16_expanded_function_QKAttnWeight' (MatMul, opset 24): input 'Attention_test_attention_4d_padded_kv_bf16_expanded_function_QScaled' is bfloat16, computed ",
-    'test_equal_string': "input 'x' of model 'test_equal_string' has element type STRING, which the compiler cannot represent; supported: float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, boo",
-    'test_equal_string_broadcast': "input 'x' of model 'test_equal_string_broadcast' has element type STRING, which the compiler cannot represent; supported: float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, u",
-    'test_identity_opt': "input 'opt_in' of model 'test_identity_opt' is not a tensor (optional_type)",
-    'test_identity_sequence': "input 'x' of model 'test_identity_sequence' is not a tensor (sequence_type)",
+    'test_basic_deform_conv_with_padding': "unsupported operators (1 nodes): DeformConv 'Y_with_padding' (opset 22)",
+    'test_bernoulli': "unsupported operators (1 nodes): Bernoulli 'y' (opset 22): a random generator (its draws cannot match another runtime's)",
+    'test_bernoulli_double_expanded': "unsupported operators (1 nodes): RandomUniformLike 'Bernoulli_test_bernoulli_double_expanded_function_X_random' (opset 22): a random generator (its draws cannot match another runtime's)",
+    'test_bitcast_2d_float32_to_int32': "unsupported operators (1 nodes): BitCast 'y' (opset 26)",
+    'test_blackmanwindow': "unsupported operators (1 nodes): BlackmanWindow 'y' (opset 17)",
+    'test_cast_e8m0_FLOAT8E8M0_to_FLOAT': "input 'input' of model 'test_cast_e8m0_FLOAT8E8M0_to_FLOAT' has element type FLOAT8E8M0, which the compiler cannot represent; supported: float16, float32, float64, int8, int16, int32, int64, uint8, ui",
+    'test_causal_conv_with_state_b1_c1_degenerate': "unsupported operators (1 nodes): CausalConvWithState 'output' (opset 27)",
+    'test_causal_conv_with_state_with_bias_and_past_state': "unsupported operators (1 nodes): CausalConvWithState 'output' (opset 27)",
+    'test_col2im': "unsupported operators (1 nodes): Col2Im 'output' (opset 18)",
+    'test_col2im_dilations': "unsupported operators (1 nodes): Col2Im 'output' (opset 18)",
+    'test_col2im_pads': "unsupported operators (1 nodes): Col2Im 'output' (opset 18)",
+    'test_convinteger_with_padding': "unsupported operators (1 nodes): ConvInteger 'y' (opset 10)",
+    'test_dequantizelinear': "unsupported operators (1 nodes): DequantizeLinear 'y' (opset 28)",
+    'test_det_2d': "unsupported operators (1 nodes): Det 'y' (opset 22)",
+    'test_dft': "unsupported operators (1 nodes): DFT 'y' (opset 20)",
+    'test_dft_rfft_opset19': "unsupported operators (1 nodes): DFT 'y' (opset 19)",
+    'test_dynamicquantizelinear': "unsupported operators (1 nodes): DynamicQuantizeLinear 'y' (opset 11)",
+    'test_dynamicquantizelinear_expanded': "unsupported operators (1 nodes): QuantizeLinear 'y' (opset 11)",
+    'test_dynamicquantizelinear_max_adjusted_expanded': "unsupported operators (1 nodes): QuantizeLinear 'y' (opset 11)",
+    'test_flexattention': "unsupported operators (1 nodes): ai.onnx.preview.FlexAttention 'Y' (domain 'ai.onnx.preview', version 1)",
+    'test_gridsample': "unsupported operators (1 nodes): GridSample 'Y' (opset 22)",
+    'test_gridsample_border_padding': "unsupported operators (1 nodes): GridSample 'Y' (opset 22)",
+    'test_gru_batchwise': "unsupported operators (1 nodes): GRU 'Y' (opset 22)",
+    'test_hammingwindow': "unsupported operators (1 nodes): HammingWindow 'y' (opset 17)",
+    'test_hannwindow': "unsupported operators (1 nodes): HannWindow 'y' (opset 17)",
+    'test_image_decoder_decode_bmp_rgb': "unsupported operators (1 nodes): ImageDecoder 'output' (opset 20): strings and images are not tensors the compiler represents",
+    'test_linear_attention_decode_step': "unsupported operators (1 nodes): LinearAttention 'output' (opset 27)",
+    'test_linear_attention_gated_delta_mqa': "unsupported operators (1 nodes): LinearAttention 'output' (opset 27)",
+    'test_lstm_batchwise': "unsupported operators (1 nodes): LSTM 'Y' (opset 22)",
+    'test_matmulinteger': "unsupported operators (1 nodes): MatMulInteger 'Y' (opset 10)",
+    'test_maxunpool_export_with_output_shape': "unsupported operators (1 nodes): MaxUnpool 'y' (opset 22)",
+    'test_melweightmatrix': "unsupported operators (1 nodes): MelWeightMatrix 'output' (opset 17)",
+    'test_momentum': "model 'test_momentum' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.preview.training', 1)])",
+    'test_qlinearconv': "unsupported operators (1 nodes): QLinearConv 'y' (opset 10)",
+    'test_qlinearmatmul_2D_int8_float16': "unsupported operators (1 nodes): QLinearMatMul 'y' (opset 21)",
+    'test_quantizelinear': "unsupported operators (1 nodes): QuantizeLinear 'y' (opset 28)",
+    'test_regex_full_match_basic': "unsupported operators (1 nodes): RegexFullMatch 'Y' (opset 20): strings and images are not tensors the compiler represents",
+    'test_rnn_seq_length': "unsupported operators (1 nodes): RNN '' (opset 22)",
+    'test_roialign_aligned_false': "unsupported operators (1 nodes): RoiAlign 'Y' (opset 22)",
+    'test_rotary_embedding': "unsupported operators (1 nodes): RotaryEmbedding 'output' (opset 23)",
+    'test_rotary_embedding_no_position_ids': "unsupported operators (1 nodes): RotaryEmbedding 'output' (opset 23)",
+    'test_stft': "unsupported operators (1 nodes): STFT 'output' (opset 17)",
+    'test_string_concat': "unsupported operators (1 nodes): StringConcat 'result' (opset 20): strings and images are not tensors the compiler represents",
+    'test_string_split_basic': "unsupported operators (1 nodes): StringSplit 'substrings' (opset 20): strings and images are not tensors the compiler represents",
+    'test_strnormalizer_export_monday_casesensintive_lower': "unsupported operators (1 nodes): StringNormalizer 'y' (opset 10): strings and images are not tensors the compiler represents",
+    'test_swiglu': "unsupported operators (1 nodes): SwiGLU 'y' (opset 28)",
+    'test_tensorscatter': "unsupported operators (1 nodes): TensorScatter 'present_cache' (opset 24)",
+    'test_tfidfvectorizer_tf_batch_onlybigrams_skip0': "unsupported operators (1 nodes): TfIdfVectorizer 'Y' (opset 9): strings and images are not tensors the compiler represents",
 }
 
 # name -> what is wrong (each still fails; remove the entry when it passes).
@@ -73,7 +137,7 @@ def test_node_case(name, results):
 
 
 def test_tables_name_real_cases():
-    stale = sorted(set(REFUSED) - set(CASES)) + sorted(set(KNOWN_WRONG) - set(CASES))
+    stale = sorted(set(REFUSED) - set(ALL_CASES)) + sorted(set(KNOWN_WRONG) - set(ALL_CASES))
     assert not stale, f"tables name cases that are not run: {stale}"
     assert not set(REFUSED) & set(KNOWN_WRONG)
 
@@ -86,7 +150,7 @@ def test_pass_rate(results):
         f"\n{passed} of {len(results)} node cases pass, {refused} refused at import, "
         f"{len(results) - passed - refused} other"
     )
-    assert len(results) == len(CASES) and passed + refused + len(KNOWN_WRONG) >= len(results)
+    assert len(results) == len(CASES) and passed + refused + len(set(KNOWN_WRONG) & set(CASES)) >= len(results)
 
 
 def test_mutated_onnx_files_share(monkeypatch, tmp_path):

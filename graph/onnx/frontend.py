@@ -63,6 +63,11 @@ def from_onnx(model, shape: dict | None = None, dtype="float32") -> tuple:
     domains = {imp.domain: imp.version for imp in proto.opset_import}
     check_supported(proto.graph, opset, domains)
     shape = dict(shape or {})
+    inits = {t.name for t in proto.graph.initializer}
+    unknown = sorted(set(shape) - {v.name for v in proto.graph.input if v.name not in inits})
+    if unknown:
+        raise ValueError(f"from_onnx: shape= names {unknown}, which are not data inputs of {label}; "
+                         f"data inputs: {[v.name for v in proto.graph.input if v.name not in inits]}")
     if needs_program(proto.graph, shape, opset):
         return DynamicGraph(proto, label, shape, dtype), {}
     try:

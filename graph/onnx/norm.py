@@ -59,7 +59,7 @@ def convert_group_norm_v21(ctx: Context, node: OnnxNode) -> list:
 
 @converter("LpNormalization")
 def convert_lp_normalization(ctx: Context, node: OnnxNode) -> list:
-    """``x / ||x||_p`` along ``axis`` (p 1 or 2)."""
+    """``x / ||x||_p`` along ``axis`` (p 1 or 2), 0 where the norm is 0 (onnx's reference)."""
     x = node.input(0, "input")
     axis = norm_axis(node, node.attr("axis", -1), len(x.shape))
     p = int(node.attr("p", 2))
@@ -70,7 +70,10 @@ def convert_lp_normalization(ctx: Context, node: OnnxNode) -> list:
         norm = ctx.op("sum", [ctx.op("abs", [x])], attrs)
     else:
         norm = ctx.op("sqrt", [ctx.op("sum", [ctx.op("multiply", [x, x])], attrs)])
-    return [ctx.op("divide", [x, norm])]
+    zero = ctx.scalar(0, x.dtype)
+    is_zero = ctx.op("equal", [norm, zero])
+    safe = ctx.op("where", [is_zero, ctx.scalar(1, x.dtype), norm])
+    return [ctx.op("where", [is_zero, zero, ctx.op("divide", [x, safe])])]
 
 
 @converter("MeanVarianceNormalization", since=9)

@@ -224,6 +224,9 @@ def _pad(ctx: Context, node: OnnxNode, pads: list, value: float, axes=None) -> l
     before, after = [0] * rank, [0] * rank
     for k, a in enumerate(axes):
         before[a], after[a] = int(pads[k]), int(pads[k + len(axes)])
+    for a, (b, e) in enumerate(zip(before, after)):
+        if x.shape[a] + min(b, 0) + min(e, 0) < 0:
+            raise node.error(f"pads {pads} crop axis {a} of extent {x.shape[a]} by {-min(b, 0) - min(e, 0)}")
     if any(p < 0 for p in before + after):  # negative pads crop
         begin = [max(-b, 0) for b in before]
         end = [d - max(-e, 0) for d, e in zip(x.shape, after)]

@@ -13,7 +13,8 @@ node, whose kernel reads q, k and v where they lie::
              %o = batch_matmul(%p, %v)            # [BH, S, S] x [BH, S, Dv]
     after:   %o = attention(%q, %kt, %v, %mask3, scale=0.125, k_transposed=1)
 
-Between the products the pass accepts reshapes, multiplications and
+After the softmax it accepts torch's guard ``where(isnan(p), 0, p)`` (the
+fused kernel zeroes fully masked rows itself).  Between the products the pass accepts reshapes, multiplications and
 divisions by a scalar constant, additive masks, and ``where(cond, fill, s)``
 with a constant ``cond`` and scalar ``fill`` (a causal mask: folded into a
 constant additive mask of 0 and ``fill``).  The mask is brought to
@@ -196,8 +197,10 @@ def _match(node, uses):
     p = node.inputs[0]
     while p.node is not None and p.node.op == "reshape" and uses.get(id(p), 0) == 1:
         p = p.node.inputs[0]
+    guarded = _nan_guarded(p, uses)
+    p = guarded if guarded is not None else p
     sm = p.node
-    if sm is None or sm.op != "softmax" or uses.get(id(p), 0) != 1:
+    if sm is None or sm.op != "softmax" or uses.get(id(p), 0) != (2 if guarded is not None else 1):
         return None
     if sm.attrs.get("axis", -1) % len(p.shape) != len(p.shape) - 1:
         return None
@@ -236,6 +239,21 @@ def _match(node, uses):
     if node.inputs[0].shape != (bh, sq, sk) or v.shape[:2] != (bh, sk) or mm.output.shape != (bh, sq, sk):
         return None
     return q, k, k_transposed, masks, scale
+
+
+def _nan_guarded(p: Value, uses: dict) -> Value | None:
+    """``x`` when ``p`` is ``where(isnan(x), 0, x)``: the guard torch's exporter writes after the
+    softmax of scaled dot-product attention to zero fully masked rows, which the attention
+    kernel zeroes itself (``topi.nn.attention``); None otherwise."""
+    n = p.node
+    if n is None or n.op != "where" or uses.get(id(p), 0) != 1:
+        return None
+    cond, fill, x = n.inputs
+    if cond.node is None or cond.node.op != "isnan" or uses.get(id(cond), 0) != 1:
+        return None
+    if cond.node.inputs[0] is not x or scalar(fill) != 0.0 or x.shape != p.shape:
+        return None
+    return x
 
 
 def _scalar_side(n):
