@@ -286,3 +286,48 @@ def test_if_loop_scan():
     inits = {"two": np.float32(2.0), "yes": np.array(False), "yes2": np.array(True)}
     model = model_of(nodes, feeds, ["y", "k", "acc", "scans", "last", "all"], inits)
     check(model, feeds, dict(feeds, cond=np.array(False), trips=np.array(5, np.int64)))
+
+
+# ------------------------------------------------------------------ recurrent
+def _ort(model, feeds):
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+@pytest.mark.parametrize("op,gates,attrs", [
+    ("LSTM", 4, {"clip": 2.5}),
+    ("LSTM", 4, {"activations": ["HardSigmoid", "Tanh", "Softsign"] * 2, "activation_alpha": [0.3, 0.25],
+                 "activation_beta": [0.4, 0.5]}),
+    ("GRU", 3, {"linear_before_reset": 1}),
+    ("GRU", 3, {}),
+    ("RNN", 1, {"activations": ["Relu", "Tanh"]}),
+])
+def test_recurrent_bidirectional_with_lengths(op, gates, attrs):
+    """Both directions, sequence lengths, initial states (and LSTM peepholes) against onnxruntime."""
+    seq, batch, inp, hidden = 5, 3, 7, 6
+    feeds = {"x": rand(seq, batch, inp), "lens": np.array([5, 2, 4], np.int32), "h0": rand(2, batch, hidden)}
+    inits = {"w": rand(2, gates * hidden, inp) * 0.5, "r": rand(2, gates * hidden, hidden) * 0.5,
+             "b": rand(2, 2 * gates * hidden) * 0.5}
+    inputs, outputs = ["x", "w", "r", "b", "lens", "h0"], ["y", "yh"]
+    if op == "LSTM":
+        feeds["c0"] = rand(2, batch, hidden)
+        inits["p"] = rand(2, 3 * hidden) * 0.5
+        inputs += ["c0", "p"]
+        outputs.append("yc")
+    node = N(op, inputs, outputs, hidden_size=hidden, direction="bidirectional", **attrs)
+    model = model_of([node], feeds, outputs, inits, opset=14)
+    g, params = graph.from_onnx(model)
+    m = graph.build(g, params=params).create_executor()
+    m.run(**feeds)
+    for k, want in enumerate(_ort(model, feeds)):
+        np.testing.assert_allclose(m.get_output(k), want, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_batch_first_reverse():
+    seq, batch, inp, hidden = 4, 2, 3, 5
+    x = rand(batch, seq, inp)
+    inits = {"w": rand(1, 4 * hidden, inp), "r": rand(1, 4 * hidden, hidden)}
+    node = N("LSTM", ["x", "w", "r"], ["y", "yh", "yc"], hidden_size=hidden, direction="reverse", layout=1)
+    check(model_of([node], {"x": x}, ["y", "yh", "yc"], inits, opset=14), {"x": x}, rtol=1e-4)

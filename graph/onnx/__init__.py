@@ -35,6 +35,7 @@ from graph.onnx import (  # noqa: F401  (register converters)
     pool,
     reduce,
     resize,
+    rnn,
     tensor,
     transformer,
 )
