@@ -21,7 +21,7 @@ from topi.math import (  # noqa: F401
     round, trunc, sign, sin, cos, fast_exp, fast_tanh, identity, tan, asin, acos, atan, sinh, cosh,
     asinh, acosh, atanh,
 )
-from topi import bitwise, einsum, indexing  # noqa: F401
+from topi import bitwise, einsum, image, indexing  # noqa: F401
 from topi.reduction import sum, mean, max, min, prod, argmax, argmin, all, any  # noqa: F401
 from topi.transform import (  # noqa: F401
     reshape, transpose, flatten, concatenate, stack, split, strided_slice, take, gather,

@@ -27,7 +27,9 @@ from graph.onnx import (  # noqa: F401  (register converters)
     control,
     einsum,
     elemwise,
+    image,
     indexing,
+    llm,
     loss,
     math,
     nn,
@@ -36,6 +38,7 @@ from graph.onnx import (  # noqa: F401  (register converters)
     reduce,
     resize,
     rnn,
+    signal,
     tensor,
     transformer,
 )

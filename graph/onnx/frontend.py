@@ -58,9 +58,12 @@ def from_onnx(model, shape: dict | None = None, dtype="float32") -> tuple:
     """
     from graph.onnx.program import DynamicGraph, needs_program
 
+    from graph.onnx.functions import expand_functions
+
     proto, label = load_model(model)
     opset = default_opset(proto, label)
     domains = {imp.domain: imp.version for imp in proto.opset_import}
+    proto = expand_functions(proto, opset)
     check_supported(proto.graph, opset, domains)
     shape = dict(shape or {})
     inits = {t.name for t in proto.graph.initializer}

@@ -61,3 +61,18 @@ def _einsum_types(values, attrs):
 register("einsum", lambda xs, a: [topi.einsum.einsum(a["equation"], *xs)], OPAQUE, _schedule, _einsum_types,
          lambda xs, a: [np.einsum(a["equation"], *xs).astype(xs[0].dtype)],
          doc="attrs equation (explicit '->', letters only): one te reduction (ONNX Einsum)")
+
+
+def _grid_sample_args(a):
+    return a.get("mode", "linear"), a.get("padding_mode", "zeros"), bool(a.get("align_corners", False))
+
+
+def _grid_sample_types(values, a):
+    data, grid = values
+    return [(data.shape[:2] + grid.shape[1:-1], data.dtype)]
+
+
+register("grid_sample", lambda xs, a: [topi.image.grid_sample(xs[0], xs[1], *_grid_sample_args(a))], INJECTIVE,
+         injective_schedule, _grid_sample_types,
+         lambda xs, a: [topi.testing.grid_sample_python(xs[0], xs[1], *_grid_sample_args(a))],
+         doc="attrs mode (nearest/linear/cubic), padding_mode (zeros/border/reflection), align_corners")

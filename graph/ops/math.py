@@ -88,3 +88,15 @@ register("floor_mod_float", lambda xs, a: [topi.broadcast._apply("floor_mod_floa
                                                                   xs[0], xs[1])],
          BROADCAST, injective_schedule, _broadcast_types, lambda xs, a: [np.mod(xs[0], xs[1])],
          doc="floating-point Python/numpy modulo (the sign of the divisor)")
+
+
+def _bitcast_compute(xs, a):
+    x, dtype = xs[0], a["dtype"]
+    if x.dtype == "bool" or dtype == "bool":  # one byte, 0 or 1: the bits are the value
+        return [te.compute(x.shape, lambda *i: x(*i).astype(dtype), name="T_bitcast", tag=topi.tag.ELEMWISE)]
+    return [te.compute(x.shape, lambda *i: te.reinterpret(dtype, x(*i)), name="T_bitcast", tag=topi.tag.ELEMWISE)]
+
+
+register("bitcast", _bitcast_compute, ELEMWISE, injective_schedule,
+         lambda values, a: [(values[0].shape, a["dtype"])], lambda xs, a: [xs[0].view(a["dtype"])],
+         doc="attrs dtype: the same bits read as another type of the same width (ONNX BitCast)")
