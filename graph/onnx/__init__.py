@@ -41,6 +41,7 @@ from graph.onnx import (  # noqa: F401  (register converters)
     signal,
     tensor,
     transformer,
+    vision,
 )
 from graph.onnx.frontend import from_onnx
 from graph.onnx.table import supported_ops

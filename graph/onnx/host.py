@@ -24,7 +24,7 @@ _HOST: dict = {}
 
 # Host operators whose outputs are tensors a compiled segment can read.
 _TENSOR_OUTPUTS = {"NonZero", "Unique", "Compress", "NonMaxSuppression", "SequenceAt", "SequenceLength",
-                   "ConcatFromSequence", "OptionalHasElement", "Scan"}
+                   "ConcatFromSequence", "OptionalHasElement", "Scan", "Det"}
 
 
 def host(*op_types: str) -> Callable:
@@ -391,3 +391,10 @@ def run_optional_get_element(program, node, args, attrs, env) -> list:
 def run_identity(program, node, args, attrs, env) -> list:
     return [args[0]]
 
+
+
+@host("Det")
+def run_det(program, node, args, attrs, env) -> list:
+    """The determinant of each trailing square matrix (LU factorisation, numpy)."""
+    x = np.asarray(args[0])
+    return [np.linalg.det(x).astype(x.dtype)]

@@ -76,3 +76,27 @@ register("grid_sample", lambda xs, a: [topi.image.grid_sample(xs[0], xs[1], *_gr
          injective_schedule, _grid_sample_types,
          lambda xs, a: [topi.testing.grid_sample_python(xs[0], xs[1], *_grid_sample_args(a))],
          doc="attrs mode (nearest/linear/cubic), padding_mode (zeros/border/reflection), align_corners")
+
+
+def _col2im_args(a):
+    return tuple(a["image_shape"]), tuple(a["block_shape"]), tuple(a["dilations"]), tuple(a["pads"]), \
+        tuple(a["strides"])
+
+
+register("col2im", lambda xs, a: [topi.image.col2im(xs[0], *_col2im_args(a))], OPAQUE, _schedule, None,
+         lambda xs, a: [topi.testing.col2im_python(xs[0], *_col2im_args(a))],
+         doc="attrs image_shape, block_shape, dilations, pads, strides (ONNX Col2Im)")
+
+
+def _deform_compute(xs, a):
+    mask = xs[3] if len(xs) > 3 else None
+    return [topi.image.deform_conv2d(xs[0], xs[1], xs[2], mask, tuple(a["strides"]), tuple(a["pads"]),
+                                     tuple(a["dilations"]), a.get("groups", 1), a.get("offset_groups", 1))]
+
+
+register("deform_conv2d", _deform_compute, OPAQUE, _schedule,
+         doc="inputs data, weight, offset[, mask]; attrs strides, pads (top, left), dilations, groups, offset_groups")
+register("roi_align", lambda xs, a: [topi.image.roi_align(xs[0], xs[1], xs[2], tuple(a["pooled"]), a["spatial_scale"],
+                                                          a["sampling_ratio"], a["mode"], a["half_pixel"])],
+         OPAQUE, _schedule,
+         doc="inputs data, rois [R, 4], batch_indices; attrs pooled, spatial_scale, sampling_ratio, mode, half_pixel")

@@ -21,4 +21,4 @@ from topi.testing.winograd_python import conv2d_winograd_nchw_python  # noqa: F4
 from topi.testing.indexing import (  # noqa: F401
     gather_nd_python, scatter_nd_python, scatter_elements_python, cumulative_python,
 )
-from topi.testing.image import grid_sample_python  # noqa: F401
+from topi.testing.image import col2im_python, grid_sample_python  # noqa: F401

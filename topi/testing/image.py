@@ -70,3 +70,17 @@ def grid_sample_python(data, grid, mode="linear", padding_mode="zeros", align_co
                     total += w * float(data[(n, c, *idx)])
                 out[(n, c, *o)] = total
     return out
+
+
+def col2im_python(data, image_shape, block_shape, dilations, pads, strides) -> np.ndarray:
+    k = len(image_shape)
+    block = int(np.prod(block_shape))
+    blocks = [(image_shape[d] + pads[d] + pads[d + k] - dilations[d] * (block_shape[d] - 1) - 1) // strides[d] + 1
+              for d in range(k)]
+    out = np.zeros((data.shape[0], data.shape[1] // block) + tuple(image_shape), data.dtype)
+    for bi, b in enumerate(np.ndindex(*block_shape)):
+        for li, q in enumerate(np.ndindex(*blocks)):
+            p = [q[d] * strides[d] - pads[d] + b[d] * dilations[d] for d in range(k)]
+            if all(0 <= p[d] < image_shape[d] for d in range(k)):
+                out[(slice(None), slice(None), *p)] += data[:, bi::block, li][:, : out.shape[1]]
+    return out
