@@ -331,3 +331,98 @@ def test_lstm_batch_first_reverse():
     inits = {"w": rand(1, 4 * hidden, inp), "r": rand(1, 4 * hidden, hidden)}
     node = N("LSTM", ["x", "w", "r"], ["y", "yh", "yc"], hidden_size=hidden, direction="reverse", layout=1)
     check(model_of([node], {"x": x}, ["y", "yh", "yc"], inits, opset=14), {"x": x}, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ signal, image, vision, language models
+@pytest.mark.parametrize("inverse,onesided", [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_dft(inverse, onesided):
+    x = rand(2, 7, 3, 2) if not onesided or inverse else rand(2, 7, 3, 1)
+    if inverse and onesided:
+        x = rand(2, 4, 3, 2)
+    length = np.array(7 if not (inverse and onesided) else 7, np.int64)
+    nodes = [N("DFT", ["x", "n", "axis"], ["y"], inverse=inverse, onesided=onesided)]
+    model = model_of(nodes, {"x": x}, ["y"], {"n": length, "axis": np.array(1, np.int64)}, opset=20)
+    check(model, {"x": x}, rtol=1e-4, atol=1e-4)
+
+
+def test_stft_and_windows():
+    signal = rand(2, 37, 1)
+    nodes = [N("HannWindow", ["size"], ["w"]), N("STFT", ["x", "step", "w", "size"], ["y"]),
+             N("HammingWindow", ["size"], ["h"], periodic=0), N("BlackmanWindow", ["size"], ["b"]),
+             N("MelWeightMatrix", ["bins", "dft", "rate", "lo", "hi"], ["m"])]
+    inits = {"size": np.array(9, np.int64), "step": np.array(4, np.int64), "bins": np.array(5, np.int64),
+             "dft": np.array(16, np.int64), "rate": np.array(8000, np.int64), "lo": np.array(50.0, np.float32),
+             "hi": np.array(3000.0, np.float32)}
+    check(model_of(nodes, {"x": signal}, ["y", "h", "b", "m"], inits, opset=17), {"x": signal}, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [0, 1])
+def test_grid_sample(mode, padding, align):
+    x = rand(2, 3, 5, 7)
+    grid = RNG.uniform(-1.3, 1.3, (2, 4, 6, 2)).astype(np.float32)
+    nodes = [N("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=padding, align_corners=align)]
+    check(model_of(nodes, {"x": x, "g": grid}, ["y"], opset=22), {"x": x, "g": grid}, rtol=1e-4, atol=1e-5)
+
+
+def test_affine_grid_and_volumetric_sampling():
+    theta = rand(2, 3, 4) * 0.5
+    x = rand(2, 1, 3, 5, 4)
+    nodes = [N("AffineGrid", ["t", "size"], ["g"], align_corners=0), N("GridSample", ["x", "g"], ["y"])]
+    inits = {"size": np.array([2, 1, 3, 5, 7], np.int64)}
+    check(model_of(nodes, {"t": theta, "x": x}, ["g", "y"], inits, opset=22), {"t": theta, "x": x}, rtol=1e-4,
+          atol=1e-5)
+
+
+def test_col2im_maxunpool_deform_conv_roi_align():
+    cols = rand(1, 2 * 6, 15)  # C=2, block 2x3 over a 5x7 image with pads (1, 0, 0, 1), strides (1, 2): 5 x 3 blocks
+    x = rand(1, 1, 4, 6)
+    pooled, idx = rand(1, 1, 2, 3), np.array([[[[1, 8, 10], [13, 19, 22]]]], np.int64)
+    img, w = rand(1, 4, 5, 6), rand(2, 2, 2, 3)
+    offset = rand(1, 2 * 2 * 6, 5, 5) * 1.5
+    mask = RNG.uniform(0, 1, (1, 2 * 6, 5, 5)).astype(np.float32)
+    rois = np.array([[0.5, 1.0, 4.5, 3.7], [1.2, 0.3, 5.9, 4.8], [-2.0, 2.0, 3.0, 9.0]], np.float32)
+    nodes = [N("Col2Im", ["cols", "image", "block"], ["c"], pads=[1, 0, 0, 1], strides=[1, 2]),
+             N("MaxUnpool", ["p", "i", "oshape"], ["u"], kernel_shape=[2, 2], strides=[2, 2]),
+             N("DeformConv", ["img", "w", "off", "b", "mask"], ["d"], group=2, offset_group=2, pads=[1, 0, 0, 1]),
+             N("RoiAlign", ["img", "rois", "bi"], ["r"], output_height=3, output_width=2, sampling_ratio=2,
+               spatial_scale=0.9, mode="max"),
+             N("RoiAlign", ["img", "rois", "bi"], ["r2"], output_height=2, output_width=3, sampling_ratio=3)]
+    inits = {"image": np.array([5, 7], np.int64), "block": np.array([2, 3], np.int64),
+             "oshape": np.array([1, 1, 5, 7], np.int64), "b": rand(2), "bi": np.array([0, 0, 0], np.int64)}
+    feeds = {"cols": cols, "p": pooled, "i": idx, "img": img, "w": w, "off": offset, "mask": mask, "rois": rois}
+    del x
+    check(model_of(nodes, feeds, ["c", "u", "d", "r", "r2"], inits, opset=22), feeds, rtol=1e-4, atol=1e-5)
+
+
+def test_language_model_operators():
+    x = rand(2, 4, 3, 8)
+    cos, sin = rand(9, 4), rand(9, 4)
+    pos = np.array([[0, 3, 8], [1, 1, 2]], np.int64)
+    past, upd = rand(2, 3, 7, 5), rand(2, 3, 3, 5)
+    nodes = [N("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["r"], interleaved=1),
+             N("TensorScatter", ["past", "upd", "wi"], ["t"], mode="circular"),
+             N("SwiGLU", ["a", "b"], ["s"], alpha=1.5)]
+    feeds = {"x": x, "cos": cos, "sin": sin, "pos": pos, "past": past, "upd": upd,
+             "wi": np.array([5, 1], np.int64), "a": rand(3, 5), "b": rand(3, 5)}
+    check(model_of(nodes, feeds, ["r", "t", "s"], opset=28), feeds, rtol=1e-5)
+
+
+def test_function_bodies_inline_and_host_det():
+    """CausalConvWithState has no converter: its ONNX function body is inlined; Det runs on the host."""
+    x, w = rand(2, 3, 9), rand(3, 1, 4)
+    m = rand(3, 5, 5)
+    nodes = [N("CausalConvWithState", ["x", "w"], ["y", "state"], activation="silu"), N("Det", ["m"], ["d"]),
+             N("BitCast", ["x"], ["bits"], to=TensorProto.INT32)]
+    check(model_of(nodes, {"x": x, "w": w, "m": m}, ["y", "state", "d", "bits"], opset=27),
+          {"x": x, "w": w, "m": m}, rtol=1e-4)
+
+
+def test_global_lp_pool():  # not in onnx's reference: numpy
+    x = rand(2, 3, 5, 7)
+    g, params = graph.from_onnx(model_of([N("GlobalLpPool", ["x"], ["g"], p=3)], {"x": x}, ["g"]))
+    m = graph.build(g, params=params).create_executor()
+    m.run(x=x)
+    want = (np.abs(x.astype(np.float64)) ** 3).sum(axis=(2, 3), keepdims=True) ** (1 / 3)
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-5)

@@ -13,13 +13,12 @@ import numpy as np
 from onnx import numpy_helper
 
 from graph.onnx.context import Context, OnnxNode
+from graph.onnx.importer import convert_subgraph_nodes
 from graph.onnx.table import converter
 
 
 @converter("If")
 def convert_if(ctx: Context, node: OnnxNode) -> list:
-    from graph.onnx.frontend import convert_subgraph_nodes
-
     cond = np.asarray(ctx.value(node, 0, "cond"))
     if cond.size != 1:
         raise node.error(f"cond must hold one element, got shape {cond.shape}")

@@ -22,6 +22,7 @@ import onnx
 import onnx.defs
 from onnx import helper
 
+from graph.onnx.host import is_host_op
 from graph.onnx.loader import RANDOM_OPS
 from graph.onnx.table import DEFAULT_DOMAINS, lookup
 
@@ -32,10 +33,10 @@ MAX_DEPTH = 4  # a body may use operators defined by functions in turn
 
 def _candidates(g: onnx.GraphProto, opset: int) -> set:
     """The indices of the nodes of ``g`` to expand."""
-    from graph.onnx.host import is_host_op
-
     out = set()
     for k, node in enumerate(g.node):
+        if not isinstance(node.op_type, str) or not isinstance(node.domain, str):
+            continue  # not valid UTF-8: check_supported names it
         if node.domain not in DEFAULT_DOMAINS or node.op_type in NOT_EXPANDED:
             continue
         if lookup(node.op_type, opset) is not None or is_host_op(node.op_type, opset):

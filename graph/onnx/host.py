@@ -82,26 +82,9 @@ def run_host(program, node: onnx.NodeProto, env: dict) -> list:
         raise ValueError(f"from_onnx: node {node.name!r} ({node.op_type}): {type(err).__name__}: {err}") from err
 
 
-def _subprogram(program, node: onnx.NodeProto, key: str):
-    """The Program of subgraph attribute ``key`` of ``node`` (made once)."""
-    from graph.onnx.program import Program
-
-    cache = program.__dict__.setdefault("_subprograms", {})
-    ident = (id(node), key)
-    if ident not in cache:
-        g = next(a.g for a in node.attribute if a.name == key)
-        cache[ident] = Program(g, program.opset_import, program.opset, f"{program.label} ({node.op_type} "
-                               f"{node.name!r} {key})", program.options)
-    return cache[ident]
-
-
 def _run_sub(program, node, key: str, env: dict, feeds: dict) -> list:
-    from graph.onnx.program import outer_reads
-
-    sub = _subprogram(program, node, key)
-    scope = {n: env[n] if n in env else program.initializer(n) for n in outer_reads(sub.graph)
-             if n not in feeds and (n in env or n in program.initializers)}
-    return sub.run({**scope, **feeds})
+    sub = program.subprogram(node, key)
+    return sub.run({**program.outer_values(sub.graph, env, feeds), **feeds})
 
 
 def _scalar(value, default=None):

@@ -14,6 +14,7 @@ import os
 import onnx
 from google.protobuf.message import DecodeError
 
+from graph.onnx.host import is_host_op
 from graph.onnx.table import DEFAULT_DOMAINS, lookup
 
 
@@ -122,8 +123,6 @@ def _why(op_type: str) -> str:
 def unsupported_nodes(graph: onnx.GraphProto, opset: int, domains: dict, where: str = "") -> list:
     """One entry per node of ``graph`` and its subgraphs (If branches, Loop and Scan bodies)
     that has neither a converter nor a run-time implementation at ``opset``."""
-    from graph.onnx.host import is_host_op
-
     missing: list = []
     for node in graph.node:
         if not isinstance(node.op_type, str) or not isinstance(node.domain, str):  # not valid UTF-8

@@ -36,6 +36,9 @@ import onnx
 from onnx import numpy_helper
 
 from graph.onnx.context import NeedsInputValue, onnx_dtype
+from graph.onnx.host import run_host, runs_on_host
+from graph.onnx.importer import import_model
+from graph.onnx.scope import outer_reads, reads
 
 # Inputs whose extents are not all known; the placeholder dims of a symbolic input.
 _SYMBOLIC = "?"
@@ -71,8 +74,6 @@ def needs_program(g: onnx.GraphProto, shape: dict, opset: int) -> bool:
 
 def host_nodes(g: onnx.GraphProto, opset: int) -> set:
     """The indices of the nodes of ``g`` that run on the host (:mod:`graph.onnx.host`)."""
-    from graph.onnx.host import runs_on_host
-
     non_tensor = {v.name for v in g.input if not _is_tensor(v)}
     constants = _constants(g)
     out = set()
@@ -126,6 +127,7 @@ class Program:
         self.output_names = [o.name for o in g.output]
         self.steps = self._partition(host_nodes(g, opset))
         self._arrays: dict = {}
+        self._subprograms: dict = {}
 
     def _partition(self, host: set) -> list:
         steps, current = [], []
@@ -142,23 +144,36 @@ class Program:
         later: set = set(self.output_names)
         out = []
         for step in reversed(steps):  # what each segment must hand on: read by a later step or an output
-            reads = _reads(step.node) if isinstance(step, HostStep) else {n for node in step for n in _reads(node)}
+            read = reads(step.node) if isinstance(step, HostStep) else {n for node in step for n in reads(node)}
             if isinstance(step, list):
                 made = {n for node in step for n in node.output if n}
                 inside = made | set(self.initializers)
-                step = Segment(step, sorted(n for n in reads if n not in inside),
+                step = Segment(step, sorted(n for n in read if n not in inside),
                                [n for n in dict.fromkeys(n for node in step for n in node.output) if n in later])
                 later -= made
-            later |= reads
+            later |= read
             out.append(step)
         return list(reversed(out))
+
+    def subprogram(self, node: onnx.NodeProto, key: str) -> Program:
+        """The Program of subgraph attribute ``key`` of ``node`` (an If branch, a Loop or Scan
+        body), made once and compiled per signature like this one."""
+        ident = (id(node), key)
+        if ident not in self._subprograms:
+            g = next(a.g for a in node.attribute if a.name == key)
+            label = f"{self.label} ({node.op_type} {node.name!r} {key})"
+            self._subprograms[ident] = Program(g, self.opset_import, self.opset, label, self.options)
+        return self._subprograms[ident]
+
+    def outer_values(self, g: onnx.GraphProto, env: dict, feeds: dict) -> dict:
+        """The values subgraph ``g`` reads from this program's scope (``env``, initializers)."""
+        return {n: env[n] if n in env else self.initializer(n) for n in outer_reads(g)
+                if n not in feeds and (n in env or n in self.initializers)}
 
     # ------------------------------------------------------------- running
     def run(self, feeds: dict) -> list:
         """The graph outputs for ``feeds`` (input name -> array, list for a sequence, None for an
         empty optional; a subgraph's feeds include the outer values it reads)."""
-        from graph.onnx.host import run_host
-
         env = dict(feeds)
         for step in self.steps:
             if isinstance(step, HostStep):
@@ -197,7 +212,7 @@ class Program:
         if seg.model is None:
             g = onnx.GraphProto(name=f"{self.graph.name or 'main'}_part")
             g.node.extend(seg.nodes)
-            used = {n for node in seg.nodes for n in _reads(node)}
+            used = {n for node in seg.nodes for n in reads(node)}
             g.initializer.extend(t for name, t in self.initializers.items() if name in used)
             g.input.extend(onnx.ValueInfoProto(name=n) for n in seg.inputs)
             g.output.extend(onnx.ValueInfoProto(name=n) for n in seg.outputs)
@@ -207,8 +222,7 @@ class Program:
     def _specialise(self, seg: Segment, arrays: dict) -> tuple:
         """Import the segment with the inputs' shapes pinned (and the inputs converters need as
         values known), build it, and return (executor, frozen input names)."""
-        import graph
-        from graph.onnx.frontend import import_model
+        from graph.build import build
 
         model = self._segment_model(seg)
         shapes = {n: a.shape for n, a in arrays.items()}
@@ -225,28 +239,8 @@ class Program:
                 if err.input_name not in arrays or err.input_name in seg.frozen:
                     raise
                 seg.frozen.add(err.input_name)
-        lib = graph.build(g, params=params, **self.options)
+        lib = build(g, params=params, **self.options)
         return lib.create_executor(), set(frozen)
-
-
-def _reads(node: onnx.NodeProto) -> set:
-    """The names ``node`` reads: its inputs and what its subgraphs read from outside them."""
-    names = {n for n in node.input if n}
-    for attr in node.attribute:
-        for sub in ([attr.g] if attr.HasField("g") else list(attr.graphs)):
-            names |= outer_reads(sub)
-    return names
-
-
-def outer_reads(g: onnx.GraphProto) -> set:
-    """The names a subgraph reads from the scope around it."""
-    defined = {v.name for v in g.input} | {t.name for t in g.initializer}
-    reads: set = set()
-    for node in g.node:
-        reads |= {n for n in _reads(node) if n not in defined}
-        defined.update(node.output)
-    reads |= {o.name for o in g.output if o.name not in defined}
-    return reads
 
 
 # ------------------------------------------------------------------ the graph-layer API
