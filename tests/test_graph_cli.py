@@ -266,3 +266,21 @@ def test_python_dash_m_graph():
     assert res.returncode == 0 and "usage: tessera" in res.stdout and "compile" in res.stdout
 
 
+
+
+def test_shape_pins_symbolic_dimensions(tmp_path, capsys):
+    """A model exported with a dynamic batch runs with --shape; without it the error says how."""
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "dyn",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3, 5])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    path = str(tmp_path / "dyn.onnx")
+    onnx.save(model, path)
+    assert main(["run", path, "-q", "--repeat", "1"]) == 2
+    assert "--shape NAME=EXTENTS, e.g. --shape x=" in capsys.readouterr().err
+    assert main(["run", path, "-q", "--repeat", "1", "--shape", "x=4x3x5"]) == 0
+    assert main(["compile", path, "-q", "--shape", "x=2x3x5", "-o", str(tmp_path / "dyn.so")]) == 0
+    assert main(["bench", path, "-q", "--repeat", "1", "--number", "1", "--shape", "x=4x3x5"]) == 0
+    assert main(["run", path, "-q", "--shape", "x=4by3"]) == 2
+    assert "--shape 'x=4by3': expected NAME=EXTENTS" in capsys.readouterr().err

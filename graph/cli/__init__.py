@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common.add_argument("--no-winograd", dest="winograd", action="store_false",
                         help="run every convolution direct (no Winograd 3x3 convolutions)")
+    common.add_argument("--shape", action="append", default=[], metavar="NAME=1x3x224x224",
+                        help="pin the extents of an input with symbolic dimensions (repeatable)")
     common.add_argument("--quiet", "-q", action="store_true", help="no progress or notes on stderr")
     common.add_argument("--debug", action="store_true", help="show the traceback of an error")
     timed = argparse.ArgumentParser(add_help=False)

@@ -94,7 +94,7 @@ def cmd_tune(args, log: Log) -> int:
         records = network.read_log(args.log, target)
     except autotvm.RecordError as err:
         raise CliError(f"--log {args.log}: {err}") from None
-    g, params = import_onnx(args.model, log)
+    g, params = import_onnx(args.model, log, args.shape)
     log("extracting tasks ...")
     tasks = extract_tasks(g, params, target, build_options(args))
     if not tasks:
@@ -135,7 +135,7 @@ def cmd_tune_auto_scheduler(args, log: Log, target) -> int:
     """``tessera tune --auto-scheduler``: every fused kernel searched (``graph.auto_schedule``)."""
     from graph.auto_schedule import tune_model
 
-    g, params = import_onnx(args.model, log)
+    g, params = import_onnx(args.model, log, args.shape)
     log("extracting tasks and tuning (auto_scheduler) ...")
     start = time.perf_counter()
     sched, before, after = tune_model(g, params, target, args.trials, args.log, build_options(args), args.seed,

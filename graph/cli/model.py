@@ -61,8 +61,24 @@ def check_target(spec: str):
         raise CliError(f"--target {spec!r}: {one_line(err)}") from None
 
 
-def import_onnx(path: str, log: Log) -> tuple:
-    """``(graph, params)`` of an ONNX file; a CliError naming what is wrong."""
+def parse_shapes(items: list) -> dict:
+    """``--shape NAME=1x3x224x224`` (repeatable) as name -> extents; a CliError for a malformed one."""
+    out = {}
+    for item in items or ():
+        name, sep, dims = item.partition("=")
+        try:
+            extents = tuple(int(d) for d in dims.lower().split("x"))
+        except ValueError:
+            extents = ()
+        if not sep or not name or not extents or min(extents) < 0:
+            raise CliError(f"--shape {item!r}: expected NAME=EXTENTS such as x=1x3x224x224")
+        out[name] = extents
+    return out
+
+
+def import_onnx(path: str, log: Log, shapes: list | None = None) -> tuple:
+    """``(graph, params)`` of an ONNX file with the ``--shape`` pins; a CliError naming what is
+    wrong (an input whose extents are symbolic and not pinned among them)."""
     import graph
 
     if not os.path.exists(path):
@@ -70,11 +86,14 @@ def import_onnx(path: str, log: Log) -> tuple:
     start = time.perf_counter()
     log(f"importing {path} ...")
     try:
-        g, params = graph.from_onnx(path)
+        g, params = graph.from_onnx(path, shape=parse_shapes(shapes))
     except FileNotFoundError as err:
         raise CliError(one_line(err)) from None
     except (ValueError, TypeError, NotImplementedError, KeyError) as err:
         raise CliError(f"cannot import {path}: {one_line(err).removeprefix('from_onnx: ')}") from None
+    if getattr(g, "is_dynamic", False):
+        raise CliError(f"{path} has shapes decided when it runs ({g}); pin its symbolic input dimensions with "
+                       f"--shape NAME=EXTENTS, e.g. --shape {g.input_names[0]}=1x3x224x224")
     log(f"imported {g.op_count()} operators in {time.perf_counter() - start:.1f} s")
     return g, params
 
@@ -103,7 +122,7 @@ def build_onnx(path: str, args, log: Log) -> Loaded:
     target = check_target(args.target)
     records = applied_records(getattr(args, "records", None), target)
     started = time.perf_counter()
-    g, params = import_onnx(path, log)
+    g, params = import_onnx(path, log, getattr(args, "shape", None))
     imported = time.perf_counter() - started
     log("compiling ...")
     profile = PassProfile() if args.profile else None
