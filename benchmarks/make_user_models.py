@@ -42,6 +42,7 @@ from graph.onnx.zoo_transformers import cache_dir as models_cache_dir
 
 IMAGE = "image"  # float32 (batch, 3, H, W)
 TOKENS = "tokens"  # int64 input_ids and attention_mask (batch, seq)
+IDS = "ids"  # int64 input_ids (batch, seq) alone
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,13 @@ class UserModel:
     size: int = 224  # image side, or sequence length for TOKENS
 
     def input_names(self) -> list:
-        return ["x"] if self.kind == IMAGE else ["input_ids", "attention_mask"]
+        return {IMAGE: ["x"], IDS: ["input_ids"]}.get(self.kind, ["input_ids", "attention_mask"])
 
     def input_shapes(self, batch: int = 1) -> dict:
         if self.kind == IMAGE:
             return {"x": (batch, 3, self.size, self.size)}
+        if self.kind == IDS:
+            return {"input_ids": (batch, self.size)}
         return {"input_ids": (batch, self.size), "attention_mask": (batch, self.size)}
 
 
@@ -107,6 +110,9 @@ MODELS = {
     "hf_distilbert": _hf("DistilBertConfig", "DistilBertModel"),
     "hf_gpt2": _hf("GPT2Config", "GPT2Model"),
     "hf_t5_small_encoder": _hf("T5Config", "T5EncoderModel", d_model=512, d_ff=2048, num_layers=6, num_heads=8),
+    # torch.nn (a model defined here)
+    "lstm_lm": UserModel("torch", "LstmLanguageModel", {"vocab": 1000, "embed": 128, "hidden": 256, "layers": 2},
+                         IDS, 35),
 }
 
 
@@ -154,6 +160,8 @@ def construct(spec: UserModel):
         import timm
 
         m = timm.create_model(spec.constructor, pretrained=False, **spec.kwargs)
+    elif spec.library == "torch":
+        m = globals()[spec.constructor](**spec.kwargs)
     elif spec.library == "transformers":
         import transformers
 
@@ -164,6 +172,25 @@ def construct(spec: UserModel):
         raise ValueError(f"make_user_models: unknown library {spec.library!r}")
     randomize_statistics(m)
     return m.eval()
+
+
+def LstmLanguageModel(vocab: int, embed: int, hidden: int, layers: int):  # noqa: N802 - a constructor
+    """A word-level LSTM language model (PyTorch's word_language_model example): embedding,
+    stacked LSTM, linear decoder to the vocabulary."""
+    import torch
+
+    class Lm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(vocab, embed)
+            self.lstm = torch.nn.LSTM(embed, hidden, layers, batch_first=True)
+            self.decoder = torch.nn.Linear(hidden, vocab)
+
+        def forward(self, ids):
+            out, _ = self.lstm(self.embed(ids))
+            return self.decoder(out)
+
+    return Lm()
 
 
 def first_output(model, kind: str):
@@ -211,6 +238,8 @@ def sample_inputs(spec: UserModel, batch: int = 1) -> dict:
     if spec.kind == IMAGE:
         return {"x": rng.standard_normal(shapes["x"]).astype("float32")}
     ids = rng.integers(0, 1000, size=shapes["input_ids"]).astype("int64")
+    if spec.kind == IDS:
+        return {"input_ids": ids}
     return {"input_ids": ids, "attention_mask": np.ones(shapes["attention_mask"], dtype="int64")}
 
 
