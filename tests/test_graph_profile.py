@@ -96,7 +96,11 @@ def test_compile_report_names_stages(tmp_path, monkeypatch):
     cold = graph.build(g, params=params, jobs=1)
     text = P.compile_report(cold, import_seconds=0.01)
     assert "2 compiled now, 0 from the cache" in text
-    for stage in ("graph passes and fusion", "link and load", "lower", "LLVM", "emit IR", "vectorize_loops"):
+    for stage in ("graph passes and fusion", "link and load", "lower", "LLVM", "emit IR"):
         assert stage in text
+    from schedule.lower import PIPELINE
+
+    # the lowering passes by name (the five slowest, which depend on the moment's timings)
+    assert any(name in text for name, _ in PIPELINE), text
     warm = graph.build(g, params=params)
     assert "0 compiled now, 2 from the cache" in P.compile_report(warm)
