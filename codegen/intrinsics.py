@@ -195,7 +195,14 @@ def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
     raise ValueError(f"codegen: unknown intrinsic '{name}'")
 
 
-_BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right"}
+_BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right", "popcount"}
+
+
+def _int_suffix(t: ir.Type) -> str:
+    """LLVM's overload suffix of an integer type: ``i32``, ``v8i32``."""
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}i{t.element.width}"
+    return f"i{t.width}"
 
 
 def _bitwise(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
@@ -205,6 +212,10 @@ def _bitwise(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Va
     x = args[0]
     if name == "bitwise_not":
         return b.xor(x, _const(x.type, -1))
+    if name == "popcount":
+        full = f"llvm.ctpop.{_int_suffix(x.type)}"
+        fn = b.module.globals.get(full) or ir.Function(b.module, ir.FunctionType(x.type, [x.type]), name=full)
+        return b.call(fn, [x])
     y = args[1]
     if name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
         return {"bitwise_and": b.and_, "bitwise_or": b.or_, "bitwise_xor": b.xor}[name](x, y)

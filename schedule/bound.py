@@ -24,6 +24,7 @@ from te.simplify import can_prove, const_bounds, simplify, upper_key
 from te.visitor import collect_reads, substitute
 from schedule.errors import ScheduleError
 from schedule.interval import interval_of, union
+from schedule.hybrid.op import HybridOp, hybrid_region
 from schedule.opaque_ops import SCAN_INIT, SCAN_STEP, scan_region
 from schedule.relations import Fuse, Singleton, Split
 
@@ -52,11 +53,13 @@ def infer_bound(sch, bodies: dict, ranges: dict) -> dict:
     """
     infos: dict = {}
     for stage in reversed(sch.stages):
-        if stage not in bodies:
+        op = stage.op
+        if stage not in bodies and not isinstance(op, HybridOp):
             continue
         info = LoopInfo()
-        op = stage.op
-        if stage.attach_type == "scope":
+        if isinstance(op, HybridOp):  # its loops run whole; it is computed at root
+            region = hybrid_region(op)
+        elif stage.attach_type == "scope":
             region = _required_region(sch, stage, bodies, infos, ranges)
         elif stage.attach_type in (SCAN_INIT, SCAN_STEP):
             region = scan_region(stage, ranges)

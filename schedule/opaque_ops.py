@@ -1,6 +1,6 @@
 """Loop nests of the stages that are not compute lambdas: extern calls and scans.
 
-``schedule_ops`` hands these stages here.  An extern stage is one statement,
+``schedule_ops`` hands these stages here (a hybrid script's: ``schedule.hybrid.op``).  An extern stage is one statement,
 its packed call with each declared buffer replaced by the array of the
 tensor it stands for::
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 from schedule import stmt as S
 from schedule.errors import ScheduleError
 from schedule.group import Group
+from schedule.hybrid.op import HybridOp, hybrid_nest
 from te import expr as E
 from te.extern import BufferRef, ExternOp
 from te.scan import ScanOp
@@ -41,7 +42,7 @@ SCAN_INIT, SCAN_STEP = "scan_init", "scan_step"
 
 
 def is_opaque(op) -> bool:
-    return isinstance(op, (ExternOp, ScanOp))
+    return isinstance(op, (ExternOp, ScanOp, HybridOp))
 
 
 # scheduling -----------------------------------------------------------------
@@ -144,6 +145,8 @@ def reads_scan_state(sch, body: tuple) -> bool:
 def opaque_nest(builder, st) -> S.Stmt:
     if isinstance(st.op, ExternOp):
         return _extern_nest(builder, st)
+    if isinstance(st.op, HybridOp):
+        return hybrid_nest(builder, st)
     return _scan_nest(builder, st)
 
 

@@ -92,7 +92,7 @@ class NestBuilder:
         body = S.seq(*[self.stage_nest(st) for st in roots])
         for st in reversed(roots):
             passed = [k for k in range(st.op.num_outputs) if self.is_arg(st, k)]
-            if st.is_output and not passed:
+            if st.is_output and not passed and not self.is_read(st):
                 raise ScheduleError(
                     f"output stage '{st.name}' is not in the argument list; pass its tensor to "
                     f"lower/build"
@@ -100,6 +100,10 @@ class NestBuilder:
             if len(passed) < st.op.num_outputs:
                 body = self.realize(st, body, skip=passed)
         return body
+
+    def is_read(self, st) -> bool:
+        """Whether another stage reads ``st`` (an output that is also an intermediate)."""
+        return any(t.op in (st.op, st.origin_op) for other in self.sch.stages for t in other.op.input_tensors)
 
     def is_arg(self, st, k: int) -> bool:
         return (st.op, k) in self.args or (st.origin_op, k) in self.args
@@ -154,6 +158,18 @@ class NestBuilder:
             nest = S.seq(self.init_stmt(st, info, body, root_index, len(leaves)), nest)
         nest = self.guard(nest, levels.get(-1, []))
         return S.Produce(st.name, nest)
+
+    def leaf_loops(self, st, inner: S.Stmt) -> S.Stmt:
+        """``inner`` inside the leaf loops of ``st`` (no reduction), each guard of an
+        overshooting split just inside the innermost loop it names (a hybrid stage's nest)."""
+        info, leaves = self.infos[st], st.leaf_iter_vars
+        levels = _guard_levels(guard_conditions(info, self.ranges, True, st), leaves)
+        nest = self.guard(inner, levels.get(len(leaves) - 1, []))
+        for p in reversed(range(len(leaves))):
+            nest = self.loop(st, leaves[p], info, nest)
+            if p > 0:
+                nest = self.guard(nest, levels.get(p - 1, []))
+        return self.guard(nest, levels.get(-1, []))
 
     def with_attached(self, st, iv, body: S.Stmt) -> S.Stmt:
         """Producers computed at loop ``iv`` of ``st`` go first inside it."""

@@ -44,6 +44,12 @@ class For(Stmt):
 class Block(Stmt):
     stmts: tuple
 
+    def __getitem__(self, k: int) -> Stmt:  # classic SeqStmt indexing (``seq[0]``)
+        return self.stmts[k]
+
+    def __len__(self) -> int:
+        return len(self.stmts)
+
 
 @node
 class IfThenElse(Stmt):
@@ -180,6 +186,16 @@ def walk_stmt(s: Stmt, fn: Callable[[Stmt], None]) -> None:
             continue
         for x in v if isinstance(v, tuple) else (v,):
             walk_stmt(x, fn)
+
+
+def child_stmts(s: Stmt) -> list:
+    """The statements directly under ``s``."""
+    out = []
+    for name in _STMTS.get(type(s), ()):
+        v = getattr(s, name)
+        if v is not None:
+            out.extend(v if isinstance(v, tuple) else (v,))
+    return out
 
 
 def stmt_exprs(s: Stmt) -> list:

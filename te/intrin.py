@@ -91,6 +91,12 @@ def shift_right(x, y) -> E.Expr:
     return E.Call("shift_right", (x, y), x.dtype)
 
 
+def popcount(x) -> E.Expr:
+    """The number of set bits of an integer (``llvm.ctpop``)."""
+    (x,) = _integer_args("popcount", x)
+    return E.Call("popcount", (x,), x.dtype)
+
+
 def reinterpret(dtype: str, value) -> E.Expr:
     """``value``'s bits read as ``dtype`` of the same width (classic TVM's ``tir.reinterpret``;
     LLVM ``bitcast``): ``reinterpret("uint32", x)`` of a float32 ``x`` is its IEEE bits."""

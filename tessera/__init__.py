@@ -18,7 +18,7 @@ import te
 from codegen.ndarray import Device, cl, cpu, cuda, device, metal, opencl, rocm, vulkan
 from codegen.packed import get_global_func, register_func
 from te.errors import TesseraError as TVMError
-from tessera import container, contrib, error, ir, modules, nd, runtime, target, testing, tir
+from tessera import arith, container, contrib, error, ir, modules, nd, runtime, target, testing, tir
 from tessera.driver import build, lower
 
 modules.install()  # tessera.te.*, tessera.topi.*, tessera.autotvm.* ... as real modules (tessera/modules.py)
@@ -44,6 +44,7 @@ def __getattr__(name: str):
 __all__ = [
     "Device",
     "TVMError",
+    "arith",
     "auto_scheduler",
     "autotvm",
     "build",

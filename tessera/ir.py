@@ -77,10 +77,29 @@ def structural_equal(a, b) -> bool:
     return bool(equal(a, b))
 
 
+def Range(begin, end=None):  # noqa: N802 (classic TVM's name)
+    """``tvm.ir.Range(begin, end)``: ``[begin, end)`` (``Range(end)``: from 0) as a te Range."""
+    from te.expr import Range as _Range
+    from te.expr import as_expr
+
+    begin, end = (0, begin) if end is None else (begin, end)
+    return _Range(as_expr(begin), as_expr(end) - as_expr(begin))
+
+
+def _from_min_extent(min_value, extent):
+    from te.expr import Range as _Range
+    from te.expr import as_expr
+
+    return _Range(as_expr(min_value), as_expr(extent))
+
+
+Range.from_min_extent = _from_min_extent
+
+
 def assert_structural_equal(a, b) -> None:
     if not structural_equal(a, b):
         raise ValueError(f"structures differ:\n{a}\n---\n{b}")
 
 
-__all__ = ["IRModule", "assert_structural_equal", "lowering_rules", "op_attrs", "register_intrin_lowering",
+__all__ = ["IRModule", "Range", "assert_structural_equal", "lowering_rules", "op_attrs", "register_intrin_lowering",
            "register_op_attr", "structural_equal"]

@@ -49,12 +49,14 @@ PROXIES = {
     "tessera.te.schedule": ("schedule", "tessera.classic_schedule"),
     "tessera.autotvm.task": ("tune.autotvm.task", "tune.autotvm.space", "tune.autotvm.dispatch"),
     "tessera.autotvm.record": ("tune.record", "tune.autotvm.history", "tessera.autotvm_compat"),
+    "tessera.te.hybrid": ("schedule.hybrid", "schedule.hybrid.module"),
 }
 PREFIXES = {
     "tessera.topi": "topi",
     "tessera.autotvm": "tune.autotvm",
     "tessera.auto_scheduler": "tune.auto_scheduler",
     "tessera.graph": "graph",
+    "tessera.te.hybrid": "schedule.hybrid",
 }
 
 

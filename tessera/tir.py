@@ -37,11 +37,22 @@ class CallEffectKind:
     ExprAnnotation, Pure, ReadState, UpdateState, Opaque = 0, 1, 2, 3, 4
 
 
-from schedule.stmt import Evaluate  # noqa: E402
+class ForKind:
+    """Loop kinds as classic ``tir.ForKind`` names them (``loop.kind == ForKind.PARALLEL``)."""
+
+    SERIAL, PARALLEL, VECTORIZED, UNROLLED = "serial", "parallel", "vectorized", "unrolled"
+    THREAD_BINDING = "thread_binding"
+
+
+from schedule.stmt import Evaluate, For  # noqa: E402
 from tessera import tir_ir_builder as ir_builder  # noqa: E402
+from tessera import tir_stmt_functor as stmt_functor  # noqa: E402
 
 __all__ = [
     "Evaluate",
+    "For",
+    "ForKind",
+    "stmt_functor",
     "call_extern",
     "ir_builder",
     "Call",

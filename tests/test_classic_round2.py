@@ -129,3 +129,52 @@ def test_runtime_convert():
     assert A.shape[0].value == 6
     with pytest.raises(TypeError, match="cannot convert object"):
         tvm.runtime.convert(object())
+
+
+def test_arith_analyzer_and_stmt_functor():
+    n, i = te.size_var("n"), te.var("i")
+    ana = tvm.arith.Analyzer()
+    e = tvm.tir.stmt_functor.substitute((n * 4 + 3) // 4, {n: 99})
+    assert isinstance(ana.simplify(e), tvm.tir.IntImm) and ana.simplify(e).value == 99
+    ana.bind(i, tvm.ir.Range(0, 8))
+    assert ana.can_prove(i < 8) and not ana.can_prove(i < 7)
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda x: A[x] + 1.0, name="B")
+    stmt = tvm.lower(te.create_schedule(B.op), [A, B])["main"].body
+    loops = []
+    tvm.tir.stmt_functor.post_order_visit(stmt, lambda x: loops.append(x) if isinstance(x, tvm.tir.For) else None)
+    assert [lp.loop_var.name for lp in loops] == ["x"] and loops[0].kind == tvm.tir.ForKind.SERIAL
+
+
+MEMO_CALLS: list = []
+
+
+def test_pickle_memoize_computes_each_call_once():
+    from tessera.contrib.pickle_memoize import memoize
+
+    scale = 3
+
+    @memoize("tests.classic.reference")
+    def reference(n):
+        MEMO_CALLS.append(n)
+        return np.arange(n) * scale
+
+    assert reference(4).tolist() == reference(4).tolist() == [0, 3, 6, 9]
+    assert MEMO_CALLS == [4]
+    with pytest.raises(TypeError, match="positional arguments only"):
+        reference(n=4)
+
+
+def test_an_output_stage_read_by_another_is_realized_when_not_passed():
+    """create_schedule([c.op, d.op]) with d reading c: lowering for [a, d] keeps c internal."""
+    a = te.placeholder((6,), name="a")
+    c = te.compute((6,), lambda x: a[x] + 1.0, name="c")
+    d = te.compute((6,), lambda x: c[x] * 2.0, name="d")
+    s = te.create_schedule([c.op, d.op])
+    f = tvm.build(s, [a, d])
+    out = tvm.nd.array(np.zeros(6, "float32"))
+    f(tvm.nd.array(np.arange(6, dtype="float32")), out)
+    np.testing.assert_allclose(out.numpy(), (np.arange(6) + 1.0) * 2.0)
+    e = te.compute((6,), lambda x: a[x] * 3.0, name="e")
+    with pytest.raises(tvm.TVMError, match="output stage 'e' is not in the argument list"):
+        tvm.lower(te.create_schedule([d.op, e.op]), [a, d])
