@@ -87,7 +87,7 @@ def test_split_policies():
     assert len(cfg.space_map["f"]) == 18  # ordered factorisations of 12 into 3
     cfg.define_split("p", 10, policy="power2")
     assert sorted(e.size[1] for e in cfg.space_map["p"].entities) == [1, 2, 4, 8]
-    assert cfg.space_map["p"].entities[-1].size == (2, 8)  # a tail: ceil(10/8) outer
+    assert cfg.space_map["p"].entities[-1].size == [2, 8]  # a tail: ceil(10/8) outer
     cfg.define_split("v", 12, policy="verbose")
     assert {e.size[1] for e in cfg.space_map["v"].entities} == {1, 2, 3, 4, 6, 8, 12}
     cfg.define_split("m", 64, max_factor=8)
@@ -130,7 +130,7 @@ def test_fallback_defaults_and_split_apply():
     fb = autotvm.FallbackConfigEntity()
     fb.define_split("t", 64, num_outputs=3)
     fb["t"] = autotvm.SplitEntity((-1, 4, 8))
-    assert fb.is_fallback and fb["t"].size == (-1, 4, 8)
+    assert fb.is_fallback and fb["t"].size == [-1, 4, 8]
     A = te.placeholder((64,), name="A")
     B = te.compute((64,), lambda i: A[i] + 1.0, name="B")
     s = te.create_schedule(B.op)
@@ -174,11 +174,11 @@ def test_old_schema_fixture_loads_and_applies():
     assert len(recs) == 4
     inp, res = recs[1]
     assert inp.task.name == "test/matmul" and inp.task.args == (64, 64, 64, "float32")
-    assert inp.config["tile_x"].size == (-1, 16) and res.costs == (0.0002, 0.0002) and res.error_no == 0
+    assert inp.config["tile_x"].size == [-1, 16] and res.costs == (0.0002, 0.0002) and res.error_no == 0
     assert recs[2][1].error_no == autotvm.MeasureErrorNo.RUN_TIMEOUT
-    assert recs[3][0].config["tile_y"].size == (-1, 2)  # the v0.1 ("i"/"r"/"v") format
+    assert recs[3][0].config["tile_y"].size == [-1, 2]  # the v0.1 ("i"/"r"/"v") format
     best = autotvm.ApplyHistoryBest(FIXTURE).query("llvm", ("test/matmul",) + SHAPE)
-    assert best["tile_y"].size == (-1, 8) and best["tile_x"].size == (-1, 16)  # the fastest record
+    assert best["tile_y"].size == [-1, 8] and best["tile_x"].size == [-1, 16]  # the fastest record
     with autotvm.apply_history_best(FIXTURE):
         s, args = matmul(*SHAPE)
         values = autotvm.lookup_values(("test/matmul",) + SHAPE)  # the hook for topi's choose_config
@@ -482,8 +482,8 @@ def test_transfer_learning_warms_the_model(measure, tmp_path):
     autotvm.tuner.RandomTuner(other, seed=2).tune(8, measure, callbacks=[autotvm.callback.log_to_file(log)])
     task = autotvm.task.create("test/matmul", args=SHAPE, target="llvm")
     tuner = autotvm.tuner.XGBTuner(task, plan_size=4, seed=2, model="numpy")
-    tuner.load_history(record.load_from_file(log))
-    assert tuner.cost_model.fitted and len(tuner.trials) == 4  # a first plan from the other task's records
+    tuner.load_history(record.load_from_file(log), min_seed_records=8)
+    assert tuner.cost_model.base_model.fitted and len(tuner.trials) == 4  # a first plan from the other task's records
     assert not tuner.visited
 
 

@@ -45,7 +45,8 @@ def two_convs():
 
 def config_with(task, **want):
     """The first legal config of ``task`` whose knobs take the values ``want``."""
-    for cfg in task.config_space:
+    space = task.config_space
+    for cfg in (space.get(i) for i in range(space.range_length) if space.is_index_valid(i)):
         values = {k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}
         if all(values.get(k) == v for k, v in want.items()):
             try:

@@ -20,6 +20,10 @@ class KnobError(TuneError, ValueError):
     """A knob defined twice with different candidates, or a bad definition."""
 
 
+class FallbackSplitError(KnobError, RuntimeError):
+    """``fallback_split`` found no split within its constraints (classic: a RuntimeError)."""
+
+
 class MissingKnobError(TuneError, KeyError):
     def __str__(self) -> str:
         return str(self.args[0])
@@ -34,6 +38,7 @@ class InstantiationError(TuneError):
 
 
 __all__ = [
+    "FallbackSplitError",
     "InstantiationError",
     "KnobError",
     "MissingKnobError",

@@ -72,11 +72,21 @@ class VirtualAxis:
 
 
 # ----------------------------------------------------------------- entities --
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SplitEntity:
-    """Sizes of a split, outermost first: ``[outer, f1, ..., f_inner]`` (``-1``: the rest)."""
+    """Sizes of a split, outermost first: ``[outer, f1, ..., f_inner]`` (``-1``: the rest); a
+    list, as classic TVM's (``cfg["tile_x"].size == [4, 8]``)."""
 
-    size: tuple
+    size: list
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", [int(x) for x in self.size])
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SplitEntity) and self.size == other.size
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.size))
 
     def apply(self, sch, op, axis) -> list:
         """Split ``axis`` of stage ``op`` into ``len(size)`` loops; returns them outermost first."""

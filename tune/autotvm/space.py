@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 
-from tune.autotvm.errors import KnobError, MissingKnobError
+from tune.autotvm.errors import FallbackSplitError, KnobError, MissingKnobError
 from tune.autotvm.knobs import (
     ENTITY_OF_KIND,
     AnnotateSpace,
@@ -39,13 +39,18 @@ class ConfigSpace:
 
     is_fallback = False
 
-    def __init__(self):
+    def __init__(self, one_definition: bool = False):
         self.space_map: dict = {}
         self._entity_map: dict = {}
         self._collect = True
+        # True while a template runs (task.create): a knob defined again with other candidates is
+        # a template bug; afterwards a new definition replaces the old (classic: narrowing a space)
+        self.one_definition = one_definition
         self.flop = 0
         self.code_hash = None
         self.errors: list = []
+        self._filter = None  # multi_filter's predicate over a config's entities
+        self._valid = None  # its verdict per index, computed on first use
 
     # ------------------------------------------------------------ defining --
     def axis(self, var) -> VirtualAxis:
@@ -88,15 +93,19 @@ class ConfigSpace:
     def _add(self, name: str, make) -> None:
         space = make()
         old = self.space_map.get(name)
-        if old is not None:
-            if not old.same(space):
-                raise KnobError(
-                    f"knob {name!r} defined twice with different candidates: first {old!r}, then {space!r}; "
-                    f"give each knob one definition (or a distinct name)"
-                )
+        if old is not None and old.same(space):
             return
+        if old is not None and self.one_definition:
+            raise KnobError(
+                f"knob {name!r} defined twice with different candidates: first {old!r}, then {space!r}; "
+                f"give each knob one definition (or a distinct name)"
+            )
         self.space_map[name] = space
-        self._entity_map.setdefault(name, space[0])
+        if old is None:
+            self._entity_map.setdefault(name, space[0])
+        else:
+            self._entity_map[name] = space[0]
+        self._valid = None
 
     def add_flop(self, flop) -> None:
         """Floating-point operations of one call (GFLOP/s in progress bars and records)."""
@@ -126,19 +135,117 @@ class ConfigSpace:
     def __contains__(self, name: str) -> bool:
         return name in self._entity_map
 
-    def __len__(self) -> int:
+    @property
+    def range_length(self) -> int:
+        """The number of indices: the product of the knobs' lengths (valid or not)."""
         return math.prod(len(s) for s in self.space_map.values())
 
+    @property
+    def dims(self) -> list:
+        """The length of each knob's space, in definition order."""
+        return [len(s) for s in self.space_map.values()]
+
+    def __len__(self) -> int:
+        """The number of valid configs (all indices unless ``multi_filter`` removed some)."""
+        return self.range_length if self._filter is None else sum(self._validity())
+
+    def __iter__(self):
+        """The knob names (classic TVM: a space iterates as its entity map)."""
+        return iter(self._entity_map)
+
+    def multi_filter(self, filter) -> None:  # noqa: A002 (classic keyword)
+        """Keep only the configs whose entities ``filter({knob: entity})`` accepts (a constraint
+        between knobs, where ``define_split(filter=)`` constrains one).  Indices keep their
+        meaning; the others become invalid (``is_index_valid``), which tuners skip."""
+        self._filter, self._valid = filter, None
+
+    def _validity(self) -> tuple:
+        if self._valid is None:
+            self._valid = tuple(bool(self._filter(self._entities(i))) for i in range(self.range_length))
+        return self._valid
+
+    def is_index_valid(self, index: int) -> bool:
+        return self._filter is None or self._validity()[index]
+
+    def subrange_length(self, start: int, end: int) -> int:
+        """Valid indices in ``[start, end)``."""
+        if not 0 <= start <= end <= self.range_length:
+            raise IndexError(f"subrange [{start}, {end}) is not inside [0, {self.range_length})")
+        return end - start if self._filter is None else sum(self._validity()[start:end])
+
+    def point2knob(self, point: int) -> list:
+        """Index -> one choice per knob (the first knob varies fastest)."""
+        knob = []
+        for dim in self.dims:
+            knob.append(point % dim)
+            point //= dim
+        return knob
+
+    def knob2point(self, knob) -> int:
+        point, stride = 0, 1
+        for k, dim in zip(knob, self.dims):
+            point += k * stride
+            stride *= dim
+        return point
+
+    def _entities(self, index: int) -> dict:
+        return {name: space[k] for (name, space), k in zip(self.space_map.items(), self.point2knob(index))}
+
     def get(self, index: int) -> ConfigEntity:
-        """The config at ``index`` (0 <= index < len(space))."""
-        n = len(self)
+        """The config at ``index`` (0 <= index < range_length, and valid)."""
+        n = self.range_length
         if not 0 <= index < n:
             raise IndexError(f"config index {index} out of range; this space has {n} configs")
-        entities, t = {}, index
-        for name, space in self.space_map.items():
-            entities[name] = space[t % len(space)]
-            t //= len(space)
-        return ConfigEntity(index, self.code_hash, entities, self.errors)
+        if not self.is_index_valid(index):
+            raise IndexError(f"config index {index} is removed by the space's multi_filter; "
+                             f"check is_index_valid(index) first")
+        return ConfigEntity(index, self.code_hash, self._entities(index), self.errors)
+
+    def get_rand_index(self, start=None, end=None, to_exclude=None, rng=random) -> int:
+        """A random valid index in ``[start, end)`` not in ``to_exclude``."""
+        start, end = start or 0, end or self.range_length
+        exclude = to_exclude if isinstance(to_exclude, (set, dict)) else set(to_exclude or ())
+        for _ in range(64):
+            index = rng.randrange(start, end)
+            if self.is_index_valid(index) and index not in exclude:
+                return index
+        rest = [i for i in range(start, end) if self.is_index_valid(i) and i not in exclude]
+        if not rest:
+            raise IndexError(f"no valid index left in [{start}, {end})")
+        return rng.choice(rest)
+
+    def get_next_index(self, index: int, n: int = 1, start=None, end=None) -> int | None:
+        """The ``n``-th valid index after ``index`` (before it for ``n < 0``) inside
+        ``[start, end)``, or None past the range."""
+        if n == 0:
+            raise ValueError("get_next_index: n must not be 0")
+        start, end = start or 0, end or self.range_length
+        step, count = (1, n) if n > 0 else (-1, -n)
+        while count:
+            index += step
+            if not start <= index < end:
+                return None
+            if self.is_index_valid(index):
+                count -= 1
+        return index
+
+    def sample_ints(self, m: int, rng=random) -> list:
+        """``m`` distinct valid indices drawn at random."""
+        if self._filter is None:
+            return rng.sample(range(self.range_length), m)
+        return rng.sample([i for i, ok in enumerate(self._validity()) if ok], m)
+
+    def random_walk(self, point: int, rng=random) -> int:
+        """A valid index that differs from ``point`` in one knob's choice."""
+        old = self.point2knob(point)
+        moves = [(k, v) for k, dim in enumerate(self.dims) for v in range(dim) if v != old[k]]
+        rng.shuffle(moves)
+        for k, v in moves:
+            knob = list(old)
+            knob[k] = v
+            if self.is_index_valid(self.knob2point(knob)):
+                return self.knob2point(knob)
+        raise IndexError(f"config {point} has no valid neighbour one knob away")
 
     def index_of(self, entity_map: dict) -> int | None:
         """The index of the config choosing ``entity_map`` (None if a choice is not in the space)."""
@@ -154,10 +261,7 @@ class ConfigSpace:
         return index
 
     def sample(self, rng: random.Random) -> ConfigEntity:
-        return self.get(rng.randrange(len(self)))
-
-    def __iter__(self):
-        return (self.get(i) for i in range(len(self)))
+        return self.get(self.get_rand_index(rng=rng))
 
     def __repr__(self) -> str:
         lines = [f"ConfigSpace (len={len(self)}, space_map="]
@@ -232,7 +336,11 @@ class FallbackConfigEntity(ConfigSpace):
             if all(c == -1 or c >= s for c, s in zip(constraints, e.size)):
                 if best is None or list(e.size[1:]) > list(best.size[1:]):
                     best = e
-        self._entity_map[name] = best or space[0]
+        if best is None:
+            raise FallbackSplitError(
+                f"fallback_split {name!r}: no split of {space.product} into {len(constraints)} parts "
+                f"has every size within {constraints} (-1: any); relax the constraints")
+        self._entity_map[name] = best
 
     def to_entity(self, space: ConfigSpace) -> ConfigEntity:
         """This fallback as a config of ``space`` (index -1 when a choice is outside it)."""

@@ -248,8 +248,9 @@ def create(task_name: str, args, target="llvm", target_host=None, template_key=N
     """A tuning task of the registered template ``task_name`` on ``args`` for ``target``."""
     entry = lookup(task_name)
     task = Task(task_name, tuple(args), target, entry.module, entry.path)
-    space = ConfigSpace()
+    space = ConfigSpace(one_definition=True)
     sch, tensors = task.instantiate(space)
+    space.one_definition = False
     task.config_space = space
     task.flop = space.flop or compute_flop(sch)
     return task

@@ -1,13 +1,16 @@
 """``GATuner``: a genetic algorithm over the knob choices (classic AutoTVM's).
 
-A gene is one choice index per knob.  Each generation of ``pop_size``
-genes is measured; the next keeps the ``elite_num`` best, and fills up with
-children of parents drawn in proportion to their throughput (one-point
-crossover, then each knob re-drawn with ``mutation_prob``), never a config
-measured before.
+A gene is one choice index per knob (``space.point2knob``).  The first generation is
+``pop_size`` valid configs drawn at random when the tuner is made; each next one keeps the
+``elite_num`` best genes and fills up with children of parents drawn in proportion to their
+throughput (one-point crossover, then each knob re-drawn with ``mutation_prob``), never a
+config chosen before nor one the space's ``multi_filter`` removed.  ``visited`` holds every
+config chosen (measured or queued), as classic AutoTVM's.
 """
 
 from __future__ import annotations
+
+import random
 
 import numpy as np
 
@@ -24,102 +27,85 @@ class GATuner(Tuner):
         seed: int | None = None,
     ):
         super().__init__(task)
-        self.dims = [len(s) for s in self.space.space_map.values()]
+        if elite_num > pop_size:
+            raise ValueError(f"GATuner: elite_num {elite_num} exceeds pop_size {pop_size}")
         self.pop_size = min(pop_size, len(self.space))
         self.elite_num = min(elite_num, self.pop_size)
         self.mutation_prob = mutation_prob
-        self.rng = np.random.default_rng(seed)
-        self.genes: list = []
-        self.scores: list = []
-        self.queue: list = []  # indices to measure, this generation
+        self.rng = random.Random(seed)
+        first = self.space.sample_ints(self.pop_size, self.rng)
+        self.visited = set(first)
+        self.genes = [self.space.point2knob(i) for i in first]
+        self.trial_pt = 0
+        self.score_of: dict = {}  # index -> measured throughput
         self.elites: list = []
         self.elite_scores: list = []
 
-    def _index(self, gene) -> int:
-        index, stride = 0, 1
-        for g, d in zip(gene, self.dims):
-            index += int(g) * stride
-            stride *= d
-        return index
-
-    def _gene(self, index: int) -> list:
-        out = []
-        for d in self.dims:
-            out.append(index % d)
-            index //= d
-        return out
-
-    def _random_unvisited(self) -> int | None:
-        for _ in range(1000):
-            index = int(self.rng.integers(len(self.space)))
-            if index not in self.visited:
-                return index
-        rest = [i for i in range(len(self.space)) if i not in self.visited] if len(self.space) < 10**6 else []
-        return rest[0] if rest else None
+    def has_next(self) -> bool:
+        return self.trial_pt < len(self.genes) or len(self.visited) < len(self.space)
 
     def next_batch(self, batch_size: int) -> list:
         out = []
-        while len(out) < batch_size and self.has_next():
-            if not self.queue:
+        while len(out) < batch_size:
+            if self.trial_pt >= len(self.genes):
+                if any(self.space.knob2point(g) not in self.score_of for g in self.genes):
+                    break  # this generation's results are not all in
                 self._next_generation()
-            index = self.queue.pop() if self.queue else self._random_unvisited()
-            if index is None:
-                break
-            if index in self.visited:
-                continue
-            self.visited.add(index)
-            out.append(self.space.get(index))
+                if not self.genes:
+                    break
+            index = self.space.knob2point(self.genes[self.trial_pt])
+            self.trial_pt += 1
+            if index not in self.score_of:
+                out.append(self.space.get(index))
         return out
 
     def update(self, inputs: list, results: list) -> None:
         for inp, res in zip(inputs, results):
-            if inp.config.index < 0:
-                continue
-            self.genes.append(self._gene(inp.config.index))
-            self.scores.append(self._flops(res))
+            if inp.config.index >= 0:
+                self.score_of[inp.config.index] = self._flops(res)
 
     def _next_generation(self) -> None:
-        genes = self.elites + self.genes
-        scores = np.array(self.elite_scores + self.scores, dtype=np.float64)
-        self.genes, self.scores = [], []
-        if not genes:
-            self.queue = [
-                i for i in (self._random_unvisited() for _ in range(self.pop_size)) if i is not None
-            ]
-            return
+        remaining = len(self.space) - len(self.visited)
+        if remaining <= self.pop_size:
+            children = [i for i in range(self.space.range_length)
+                        if self.space.is_index_valid(i) and i not in self.visited]
+        else:
+            children = self._children()
+        self.visited.update(children)
+        self.genes = [self.space.point2knob(i) for i in children]
+        self.trial_pt = 0
+
+    def _children(self) -> list:
+        genes = self.genes + self.elites
+        scores = np.array([self.score_of.get(self.space.knob2point(g), 0.0) for g in self.genes]
+                          + self.elite_scores, dtype=np.float64)
         order = np.argsort(-scores)[: self.elite_num]
         self.elites = [genes[k] for k in order]
         self.elite_scores = [float(scores[k]) for k in order]
-        prob = scores + 1e-8
-        prob = prob / prob.sum()
-        children, tries = [], 0
-        while len(children) < self.pop_size and tries < 20 * self.pop_size:
-            tries += 1
-            a, b = self.rng.choice(len(genes), size=2, p=prob)
-            cut = int(self.rng.integers(len(self.dims) + 1))
-            child = list(genes[a][:cut]) + list(genes[b][cut:])
-            for k, d in enumerate(self.dims):
-                if self.rng.random() < self.mutation_prob:
-                    child[k] = int(self.rng.integers(d))
-            index = self._index(child)
-            if index not in self.visited and index not in children:
-                children.append(index)
-        for _ in range(4 * self.pop_size):
+        weights = list(scores + 1e-8)
+        dims = self.space.dims
+        children: list = []
+        for _ in range(20 * self.pop_size):
             if len(children) >= self.pop_size:
                 break
-            index = self._random_unvisited()
-            if index is None:
-                break
-            if index not in children:
+            a, b = self.rng.choices(range(len(genes)), weights=weights, k=2)
+            cut = self.rng.randrange(len(dims) + 1)
+            child = list(genes[a][:cut]) + list(genes[b][cut:])
+            for k, d in enumerate(dims):
+                if self.rng.random() < self.mutation_prob:
+                    child[k] = self.rng.randrange(d)
+            index = self.space.knob2point(child)
+            if index not in self.visited and index not in children and self.space.is_index_valid(index):
                 children.append(index)
-        self.queue = children[::-1]
+        while len(children) < self.pop_size:  # a converged population: fresh random configs
+            children.append(self.space.get_rand_index(to_exclude=self.visited | set(children), rng=self.rng))
+        return children
 
     def _load_same(self, records: list) -> None:
         for inp, res in records:
             index = self.space.index_of(inp.config._entity_map)
             if index is not None:
-                self.genes.append(self._gene(index))
-                self.scores.append(self._flops(res))
+                self.score_of[index] = self._flops(res)
 
 
 __all__ = ["GATuner"]

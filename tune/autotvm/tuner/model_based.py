@@ -1,7 +1,7 @@
 """Model-based tuning: a cost model ranks the candidates simulated annealing finds.
 
-Every ``plan_size`` measurements the model is refit on all of them (and on
-records of other tasks given to ``load_history``); simulated annealing then
+Every ``plan_size`` measurements the model is refit on all of them (and on the
+other tasks' records of the base model ``load_history`` trained); simulated annealing then
 walks the space (one knob changed per step) under the model's score and the
 best ``plan_size`` unmeasured points become the next plan, measured in
 batches of the builder's ``n_parallel``.  The walk is bounded in time by a
@@ -38,7 +38,7 @@ class SimulatedAnnealingOptimizer:
         self.task = task
         self.dims = [len(s) for s in task.config_space.space_map.values()]
         self.n_iter, self.temp, self.persistent = n_iter, temp, persistent
-        self.parallel_size = min(parallel_size, len(task.config_space))
+        self.parallel_size = min(parallel_size, task.config_space.range_length)
         self.early_stop = early_stop
         self.rng = np.random.default_rng(seed)
         self.points = None
@@ -60,7 +60,8 @@ class SimulatedAnnealingOptimizer:
 
     def find_maximums(self, model, num: int, exclusive: set) -> list:
         t0 = time.perf_counter()
-        n = len(self.task.config_space)
+        space = self.task.config_space
+        n = space.range_length
         if self.points is None or not self.persistent:
             self.points = self.rng.integers(n, size=self.parallel_size)
         points = np.array(self.points, dtype=np.int64)
@@ -71,7 +72,7 @@ class SimulatedAnnealingOptimizer:
         def offer(ps, ss):
             for p, s in zip(ps, ss):
                 p = int(p)
-                if s > heap[0][0] and p not in in_heap and p not in exclusive:
+                if s > heap[0][0] and p not in in_heap and p not in exclusive and space.is_index_valid(p):
                     popped = heapq.heapreplace(heap, (float(s), p))
                     in_heap.discard(popped[1])
                     in_heap.add(p)
@@ -125,12 +126,14 @@ class ModelBasedTuner(Tuner):
         self._measure_mark = 0.0
 
     def _random_unvisited(self) -> int | None:
-        n = len(self.space)
+        n = self.space.range_length
         for _ in range(1000):
             index = int(self.rng.integers(n))
-            if index not in self.visited:
+            if index not in self.visited and self.space.is_index_valid(index):
                 return index
-        return next((i for i in range(n) if i not in self.visited), None) if n < 10**6 else None
+        if n >= 10**6:
+            return None
+        return next((i for i in range(n) if i not in self.visited and self.space.is_index_valid(i)), None)
 
     def next_batch(self, batch_size: int) -> list:
         out = []
@@ -151,10 +154,13 @@ class ModelBasedTuner(Tuner):
         return out
 
     def update(self, inputs: list, results: list) -> None:
+        """Add measurements to the training set (callable outside ``tune`` too: the configs then
+        count as measured)."""
         for inp, res in zip(inputs, results):
             if inp.config.index >= 0:
                 self.xs.append(inp.config.index)
                 self.ys.append(self._flops(res))
+                self.visited.add(inp.config.index)
         if len(self.xs) >= self.plan_size * (self.train_ct + 1) and max(self.ys, default=0) > 1e-6:
             self._replan()
 
@@ -181,11 +187,21 @@ class ModelBasedTuner(Tuner):
                 self.xs.append(index)
                 self.ys.append(self._flops(res))
 
-    def _load_other(self, records: list, min_seed_records: int) -> None:
-        if self.cost_model.load_log(records) and not self.trials:
+    def load_history(self, data_set, min_seed_records: int = 500) -> None:
+        """Resume (this task's records count as measured), and with at least
+        ``min_seed_records`` records of any tasks train a base model on them: its knowledge
+        warms the cost model and, before any measurement, its best configs are the first plan."""
+        from tune.record import load_records
+
+        records = load_records(data_set)
+        super().load_history(records, min_seed_records)
+        base = self.cost_model.spawn_base_model()
+        if not base.fit_log(records, self.plan_size, min_seed_records):
+            return
+        self.cost_model.load_basemodel(base)
+        if not self.trials:
             self.optimizer.time_budget = 30.0
-            self.cost_model.fit(self.xs, self.ys)
-            self.trials = self.optimizer.find_maximums(self.cost_model, self.plan_size, self.visited)
+            self.trials = self.optimizer.find_maximums(base, self.plan_size, self.visited)
             self.trial_pt = 0
 
 

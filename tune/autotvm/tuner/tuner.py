@@ -3,7 +3,8 @@
 ::
 
     measure the default (fallback) config first, then ``tuner.measure_first`` (the caller's
-    configs to read before any search), each unless a loaded record has
+    configs to read before any search), each unless a loaded record has, or the tuner's range
+    (``in_range``) leaves it out
     while trials remain:
         configs = tuner.next_batch(n_parallel)      # never a config measured before
         results = measure_batch(configs)            # build in parallel, run one by one
@@ -64,6 +65,11 @@ class Tuner:
     def update(self, inputs: list, results: list) -> None:
         pass
 
+    def in_range(self, config) -> bool:
+        """Whether ``config`` is one this tuner may measure (a range-limited tuner's range; a
+        config the space's ``multi_filter`` removed is measured by none)."""
+        return config.index < 0 or self.space.is_index_valid(config.index)
+
     def _mark(self, config) -> None:
         self.visited.add(config_key(config))
 
@@ -83,7 +89,7 @@ class Tuner:
         self.n_trial, self.early_stopping = n_trial, early_stopping
         default = self.task.default_config()
         pending = list({config_key(c): c for c in (default, *self.measure_first)
-                        if config_key(c) not in self.visited}.values())
+                        if config_key(c) not in self.visited and self.in_range(c)}.values())
         i = 0
         self.best_iter = 0
         while i < n_trial:

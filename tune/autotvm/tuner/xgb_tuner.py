@@ -77,12 +77,15 @@ class XGBoostCostModel:
         if feature_type not in ("itervar", "knob", "curve"):
             raise ValueError(f"XGBTuner: unknown feature_type {feature_type!r}; use itervar, knob or curve")
         self.task, self.feature_type, self.loss_type = task, feature_type, loss_type
+        self.backend, self.seed = model, seed
         self.model = make_model(loss_type, model, seed)
         self.cache: dict = {}
-        self.hist_x: list = []  # other tasks' features, throughput and group
+        self.hist_x: list = []  # loaded records' features, throughput, group and workload
         self.hist_y: list = []
         self.hist_g: list = []
+        self.hist_w: list = []
         self.fitted = False
+        self.base_model = None  # the model trained on loaded records (load_basemodel)
 
     def feature(self, index: int) -> np.ndarray:
         hit = self.cache.get(index)
@@ -107,7 +110,9 @@ class XGBoostCostModel:
                 ok[k] = True
         return x, ok
 
-    def fit(self, xs, ys) -> None:
+    def fit(self, xs, ys, plan_size=None) -> None:  # noqa: ARG002 (classic signature)
+        """Train on the configs ``xs`` (indices) of this task measured at ``ys`` (throughput),
+        with the loaded records of other tasks, each task a group of its own."""
         x, ok = self._matrix(xs)
         y = np.asarray(ys, dtype=np.float64)
         x, y = x[ok], y[ok]
@@ -124,7 +129,8 @@ class XGBoostCostModel:
             self.fitted = True
             self.width = x.shape[1]
 
-    def predict(self, indices) -> np.ndarray:
+    def predict(self, indices, output_margin: bool = False) -> np.ndarray:  # noqa: ARG002
+        """Scores of the configs ``indices`` (higher: faster); only their order means anything."""
         x, ok = self._matrix(indices)
         if not self.fitted:
             return self.task_rng_scores(len(x))
@@ -135,19 +141,46 @@ class XGBoostCostModel:
     def task_rng_scores(self, n: int) -> np.ndarray:
         return np.random.default_rng(len(self.cache)).random(n)
 
+    def spawn_base_model(self) -> "XGBoostCostModel":
+        """A fresh model of the same kind, to train on loaded records (``fit_log``)."""
+        return XGBoostCostModel(self.task, self.feature_type, self.loss_type, self.backend, self.seed)
+
+    def fit_log(self, records, plan_size=None, min_seed_records: int = 500) -> bool:  # noqa: ARG002
+        """Train on ``records`` (a path or (input, result) pairs, of any tasks) when there are at
+        least ``min_seed_records``; True when the model was trained."""
+        from tune.record import load_records
+
+        records = load_records(records)
+        if len(records) < min_seed_records or not self.load_log(records):
+            return False
+        self.fit([], [])
+        return self.fitted
+
+    def load_basemodel(self, base_model: "XGBoostCostModel") -> None:
+        """Learn from what ``base_model`` was trained on: its records of other tasks join this
+        model's training set (each task its own group; this task's own records are its
+        measurements)."""
+        self.base_model = base_model
+        mine = (str(self.task.target), self.task.workload)
+        for x, y, g, w in zip(base_model.hist_x, base_model.hist_y, base_model.hist_g, base_model.hist_w):
+            if w != mine:
+                self.hist_x.append(x)
+                self.hist_y.append(y)
+                self.hist_g.append(g)
+                self.hist_w.append(w)
+
     def load_log(self, records: list) -> bool:
-        """Features of other tasks' records (their templates instantiated); True when any was usable."""
+        """Features of records (their templates instantiated); True when any was usable.  Knob
+        features are only comparable within one task: other tasks' records are then skipped."""
         from tune.autotvm.task import lookup
 
-        if self.feature_type == "knob":
-            logger.warning(
-                "XGBTuner: knob features are not comparable across tasks; history of other tasks "
-                "is ignored (use feature_type='itervar' or 'curve' for transfer learning)"
-            )
-            return False
         groups: dict = {}
+        skipped = 0
         for inp, res in records:
             task = inp.task
+            if self.feature_type == "knob" and task.workload != self.task.workload:
+                skipped += 1
+                continue
             try:
                 lookup(task.name)
                 feats = extract(task, inp.config, self.feature_type)
@@ -158,10 +191,16 @@ class XGBoostCostModel:
             if res.error_no == 0 and res.costs:
                 flop = _task_flop(task)
                 flops = flop / res.cost if flop else 1.0 / res.cost
-            gid = groups.setdefault((str(inp.target), task.workload), len(groups) + 1)
+            where = (str(inp.target), task.workload)
+            gid = groups.setdefault(where, len(groups) + 1)
             self.hist_x.append(feats)
             self.hist_y.append(flops)
             self.hist_g.append(gid)
+            self.hist_w.append(where)
+        if skipped:
+            logger.warning(
+                "XGBTuner: knob features are not comparable across tasks; %d records of other tasks "
+                "ignored (use feature_type='itervar' or 'curve' for transfer learning)", skipped)
         if self.hist_x:
             width = max(len(f) for f in self.hist_x)
             self.hist_x = [np.pad(f, (0, width - len(f))) for f in self.hist_x]
