@@ -9,7 +9,7 @@ Each kernel call is timed inside whole runs of the model (as deployed: its
 weights come from memory, its input from whichever thread wrote it; the
 median over ``number`` runs), as TVM's debug executor and onnxruntime's
 profiler do.  Its work is counted on the compute definitions of its fused
-body: arithmetic operations (``tune.autotvm.task.compute_flop``) and the
+body: arithmetic operations (``tune.autotvm.task.count_flop``) and the
 bytes of its distinct inputs and outputs.  A kernel whose arithmetic
 intensity (FLOPs per byte) is below the machine's ridge point (peak FLOP/s
 over copy bandwidth) is memory-bound: it is rated in GB/s against the copy
@@ -130,12 +130,12 @@ def kernel_work(body, target=None) -> tuple:
     import te
     from codegen.target import create
     from graph.compile import body_to_te
-    from tune.autotvm.task import compute_flop
+    from tune.autotvm.task import count_flop
 
     t = create(target)
     with t:
         args, outs = body_to_te(body, t)
-        flops = compute_flop(te.create_schedule([o.op for o in outs]))
+        flops = count_flop(te.create_schedule([o.op for o in outs]))
     seen, nbytes = set(), 0
     for v in (*body.inputs, *body.outputs):
         if id(v) not in seen:

@@ -25,8 +25,11 @@ its line number (a ``RecordWarning``) and skipped; nothing is pickled.
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
+import pickle
 import warnings
 from collections.abc import Callable
 
@@ -57,6 +60,9 @@ class RecordWarning(UserWarning):
     """A record line that could not be read (and was skipped)."""
 
 
+PROTOCOLS = ("json", "pickle")
+
+
 def _jsonable(x):
     if isinstance(x, (list, tuple)):
         return [_jsonable(v) for v in x]
@@ -64,9 +70,17 @@ def _jsonable(x):
 
 
 def encode(inp: MeasureInput, result: MeasureResult, protocol: str = "json") -> str:
-    """One record line (no newline)."""
-    if protocol != "json":
-        raise RecordError(f"record.encode: unknown protocol {protocol!r}; records are JSON lines")
+    """One record line (no newline): JSON, or with ``protocol="pickle"`` the same record
+    pickled and base64-encoded (classic AutoTVM's second protocol; unpickle only your own)."""
+    if protocol not in PROTOCOLS:
+        raise RecordError(f"record.encode: unknown protocol {protocol!r}; use one of {PROTOCOLS}")
+    row = _row(inp, result)
+    if protocol == "pickle":
+        return base64.b64encode(pickle.dumps(row)).decode("ascii")
+    return json.dumps(row)
+
+
+def _row(inp: MeasureInput, result: MeasureResult) -> dict:
     field = next((f for f, (kind, _) in _KINDS.items() if isinstance(inp.config, kind)), None)
     if field is None:
         raise RecordError(f"record.encode: no record kind holds a {type(inp.config).__name__}; "
@@ -87,7 +101,7 @@ def encode(inp: MeasureInput, result: MeasureResult, protocol: str = "json") -> 
         row["result"]["flush"] = True
     if result.in_place:
         row["result"]["in_place"] = True
-    return json.dumps(row)
+    return row
 
 
 def _tuplify(x):
@@ -106,7 +120,9 @@ def _input(field: str, target: str, name: str, args, candidate) -> MeasureInput:
 
 def decode(line: str, protocol: str = "json") -> tuple:
     """``(MeasureInput, MeasureResult)`` of one line, of any schema written so far."""
-    row = json.loads(line)
+    if protocol not in PROTOCOLS:
+        raise RecordError(f"record.decode: unknown protocol {protocol!r}; use one of {PROTOCOLS}")
+    row = pickle.loads(base64.b64decode(line)) if protocol == "pickle" else json.loads(line)
     if not isinstance(row, dict):
         raise RecordError("a record line must be a JSON object")
     if row.get("schema") == 1:
@@ -144,25 +160,38 @@ def load_from_file(filename):
     except OSError as err:
         raise RecordError(f"cannot read tuning records {os.fspath(filename)!r}: {err.strerror}") from None
     with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield decode(line)
-            except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecordError) as err:
-                warnings.warn(
-                    f"{os.fspath(filename)}:{lineno}: skipped a malformed record: "
-                    f"{type(err).__name__}: {err}",
-                    RecordWarning,
-                    stacklevel=2,
-                )
+        yield from load_from_buffer(fh, os.fspath(filename))
+
+
+def load_from_buffer(lines, name: str = "<buffer>"):
+    """Yield the records of an open text file or any iterable of lines (skipping malformed ones)."""
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield decode(line)
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecordError) as err:
+            warnings.warn(
+                f"{name}:{lineno}: skipped a malformed record: {type(err).__name__}: {err}",
+                RecordWarning,
+                stacklevel=3,
+            )
 
 
 def load_records(records) -> list:
-    """Records given as a path or as (input, result) pairs, as a list of pairs."""
+    """Records given as a path, an open text file, (input, result) pairs, or any nesting of
+    iterables of those (several files, several batches), as one list of pairs."""
     if isinstance(records, (str, bytes)) or hasattr(records, "__fspath__"):
         return list(load_from_file(records))
-    return list(records)
+    if isinstance(records, io.TextIOBase):
+        return list(load_from_buffer(records))
+    out: list = []
+    for item in records:
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], MeasureInput):
+            out.append(item)
+        else:
+            out.extend(load_records(item))
+    return out
 
 
 def save_to_file(records, filename) -> None:
@@ -217,6 +246,8 @@ __all__ = [
     "best_by_workload",
     "decode",
     "encode",
+    "PROTOCOLS",
+    "load_from_buffer",
     "load_from_file",
     "load_records",
     "pick_best",

@@ -252,39 +252,69 @@ def create(task_name: str, args, target="llvm", target_host=None, template_key=N
     sch, tensors = task.instantiate(space)
     space.one_definition = False
     task.config_space = space
-    task.flop = space.flop or compute_flop(sch)
+    try:
+        task.flop = space.flop or compute_flop(sch)
+    except FlopCalculationError:  # a copy, or symbolic lengths: GFLOP/s are not shown
+        task.flop = 0.0
     return task
 
 
+class FlopCalculationError(TuneError, RuntimeError):
+    """The operations of a schedule cannot be counted (classic ``FlopCalculationError``)."""
+
+
 def compute_flop(sch) -> float:
-    """Arithmetic operations of one call, counted on the compute definitions (classic ``compute_flop``)."""
+    """Arithmetic operations of one call, as classic AutoTVM counts them (:func:`count_flop`);
+    a schedule with none (a copy) raises :class:`FlopCalculationError`: give a template's
+    count with ``cfg.add_flop``."""
+    flop = count_flop(sch)
+    if flop == 0:
+        raise FlopCalculationError(
+            "no arithmetic operation in this schedule's computes; set the template's count with "
+            "cfg.add_flop(n)")
+    return flop
+
+
+def count_flop(sch) -> float:
+    """Arithmetic operations of one call, counted on the compute definitions as classic AutoTVM
+    did: every arithmetic, comparison and logic operation of any dtype once per point of the
+    compute's axes (and reduce axes, with the combiner's own), a cast or an intrinsic call as
+    its arguments, a select as its condition and its costlier branch, index arithmetic never."""
     from te import expr as E
     from te.tensor import ComputeOp
-    from te.visitor import walk
+    from te.visitor import children
 
-    arith = (E.Add, E.Sub, E.Mul, E.Div, E.Min, E.Max, E.Call)
-    total = 0.0
-    for stage in sch.stages:
-        op = stage.op
-        if not isinstance(op, ComputeOp):
-            continue
-        count = [0]
-
-        def visit(x):
-            if isinstance(x, arith) and not str(x.dtype).startswith(("int", "uint", "bool")):
-                count[0] += 1
-            if isinstance(x, E.Reduce):
-                count[0] += len(x.source)  # the combiner's add
-
-        for b in op.body:
-            walk(b, visit)
-        iters = 1
-        for iv in tuple(op.axis) + tuple(op.reduce_axis):
+    def extent(axes) -> int:
+        n = 1
+        for iv in axes:
             try:
-                iters *= int(iv.dom.extent)
+                n *= int(iv.dom.extent)
             except (TypeError, ValueError):
-                return 0.0
-        total += iters * count[0]
+                raise FlopCalculationError(
+                    f"axis '{iv.var.name}' has no constant length ({iv.dom.extent})") from None
+        return n
+
+    def ops(e) -> int:
+        if isinstance(e, E.Reduce):
+            combine = sum(ops(r) for r in e.combiner.result)
+            return extent(e.axis) * (combine + sum(ops(x) for x in e.source))
+        if isinstance(e, (E.TensorRead, E.IntImm, E.FloatImm, E.Var, E.StringImm)):
+            return 0
+        if isinstance(e, E.Select):
+            return ops(e.cond) + max(ops(e.true_value), ops(e.false_value))
+        own = 1 if isinstance(e, (E.BinaryOp, E.Not)) else 0  # Cast, Call: their arguments only
+        return own + sum(ops(c) for c in children(e))
+
+    total, seen, todo = 0, set(), list(sch.outputs)  # the definitions, whatever the schedule did
+    while todo:
+        op = todo.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        todo.extend(t.op for t in op.input_tensors)
+        if isinstance(op, ComputeOp) and op.body:
+            bodies = op.body[:1] if isinstance(op.body[0], E.Reduce) else op.body  # one multi-value reduction
+            total += extent(op.axis) * sum(ops(b) for b in bodies)
     return float(total)
 
 
@@ -320,7 +350,9 @@ __all__ = [
     "Task",
     "TemplateEntry",
     "args_to_workload",
+    "FlopCalculationError",
     "compute_flop",
+    "count_flop",
     "create",
     "extract_from_program",
     "get_config",
