@@ -257,7 +257,31 @@ def _relaxed_loops(stage, reader, infos, ranges) -> dict:
         )
     for iv in target.leaf_iter_vars[pos + 1:]:
         ranged[iv.var] = (E.const(0), simplify(infos[target].extent[iv] - 1, ranges))
+    outer, at = target, pos
+    while outer is not None:  # threads around the attach point that share the stage's memory
+        for iv in outer.leaf_iter_vars[: at + 1]:
+            bound = outer.iter_var_attrs.get(iv, {}).get("bind")
+            if bound is not None and _shares_memory(bound.var.name, stage.scope):
+                ranged[iv.var] = (E.const(0), simplify(infos[outer].extent[iv] - 1, ranges))
+        if outer.attach_type != "scope":
+            break
+        outer, at = outer.attach_stage, E.index_of(outer.attach_stage.leaf_iter_vars, outer.attach_ivar)
     return ranged
+
+
+_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3}
+
+
+def _shares_memory(thread_tag: str, scope: str) -> bool:
+    """Whether the threads of ``thread_tag`` all see one copy of memory of ``scope`` (classic TVM's
+    ``NeedRelax``): a stage in shared memory computed inside a loop bound to ``threadIdx`` covers
+    what all the block's threads read, one in global memory what all threads read; local memory
+    is each thread's own.  In warp memory ``threadIdx.x`` is the lane, which the warp shares."""
+    rank = _SCOPE_RANK.get(scope.split(".")[0], 0)
+    thread_rank = 0 if thread_tag.startswith("blockIdx") else 1
+    if rank == 2 and thread_tag == "threadIdx.x":
+        return True
+    return rank <= thread_rank
 
 
 def _where(st) -> str:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import te
 from te import dtype as dt
+from te.extern import ExternOp
+from te.scan import ScanOp
+from schedule.hybrid import HybridOp
 
 
 def div(a, b):
@@ -16,4 +19,4 @@ def div(a, b):
     return te.truncdiv(a, b) if dt.is_int(a.dtype) and dt.is_int(b.dtype) else a / b
 
 
-__all__ = ["div"]
+__all__ = ["ExternOp", "HybridOp", "ScanOp", "div"]

@@ -77,6 +77,9 @@ def structural_equal(a, b) -> bool:
     return bool(equal(a, b))
 
 
+from te.serialize import load_json, save_json  # noqa: E402
+
+
 def Range(begin, end=None):  # noqa: N802 (classic TVM's name)
     """``tvm.ir.Range(begin, end)``: ``[begin, end)`` (``Range(end)``: from 0) as a te Range."""
     from te.expr import Range as _Range
@@ -101,5 +104,5 @@ def assert_structural_equal(a, b) -> None:
         raise ValueError(f"structures differ:\n{a}\n---\n{b}")
 
 
-__all__ = ["IRModule", "Range", "assert_structural_equal", "lowering_rules", "op_attrs", "register_intrin_lowering",
+__all__ = ["IRModule", "Range", "load_json", "save_json", "assert_structural_equal", "lowering_rules", "op_attrs", "register_intrin_lowering",
            "register_op_attr", "structural_equal"]

@@ -2,6 +2,7 @@
 
 from te import const, floordiv, floormod, if_then_else, indexdiv, indexmod, truncdiv, truncmod
 from te.expr import Call, Cast, FloatImm, IntImm, StringImm, Var
+from te.expr import Expr as PrimExpr
 from te.extern import call_packed, decl_buffer
 
 Select = if_then_else  # cond ? a : b, both sides evaluated (a node, as TVM's tir.Select)
@@ -50,6 +51,7 @@ from tessera import tir_stmt_functor as stmt_functor  # noqa: E402
 
 __all__ = [
     "Evaluate",
+    "PrimExpr",
     "For",
     "ForKind",
     "stmt_functor",

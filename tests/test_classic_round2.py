@@ -178,3 +178,65 @@ def test_an_output_stage_read_by_another_is_realized_when_not_passed():
     e = te.compute((6,), lambda x: a[x] * 3.0, name="e")
     with pytest.raises(tvm.TVMError, match="output stage 'e' is not in the argument list"):
         tvm.lower(te.create_schedule([d.op, e.op]), [a, d])
+
+
+def test_save_json_round_trips_a_schedule_with_shared_nodes():
+    n = te.var("n")
+    A = te.placeholder((n, 8), name="A")
+    k = te.reduce_axis((0, 8), name="k")
+    C = te.compute((n,), lambda i: te.sum(A[i, k] * A[i, k], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    s[C].split(C.op.axis[0], 4)
+    s2 = tvm.ir.load_json(tvm.ir.save_json(s))
+    assert isinstance(s2, tvm.te.schedule.Schedule) and s2 is not s
+    C2 = s2.outputs[0].output(0)
+    A2 = C2.op.input_tensors[0]
+    n2 = A2.shape[0]
+    assert str(tvm.lower(s2, [A2, C2, n2])) == str(tvm.lower(s, [A, C, n]))
+    body = C2.op.body[0].source[0]
+    assert body.a.tensor.op is body.b.tensor.op  # one placeholder, as before
+    f = tvm.build(s2, [A2, C2, n2])
+    a = np.arange(48, dtype="float32").reshape(6, 8)
+    out = np.zeros(6, "float32")
+    f(a, out, 6)
+    np.testing.assert_allclose(out, (a * a).sum(axis=1))
+    with pytest.raises(TypeError, match="has no JSON form"):
+        tvm.ir.save_json(lambda x: x)
+
+
+def test_shared_memory_bounds_cover_the_threads_that_share_it():
+    """A stage in shared memory computed inside a loop bound to threadIdx covers every thread's
+    reads (classic InferBound); in local memory, one thread's."""
+    A = te.placeholder((64, 64), name="A")
+    A1 = te.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="A1")
+    A2 = te.compute((64, 64), lambda i, j: A1[i, j] + 3.0, name="A2")
+    for scope, rows in (("shared", 32), ("local", 2)):
+        s = te.create_schedule(A2.op)
+        s[A1].set_scope(scope)
+        xo, xi = s[A2].split(A2.op.axis[0], 32)
+        tx, xi1 = s[A2].split(xi, nparts=16)
+        s[A2].bind(tx, te.thread_axis("threadIdx.x"))
+        yo, yi = s[A2].split(A2.op.axis[1], 16)
+        s[A2].reorder(xo, tx, yo, xi1, yi)
+        s[A1].compute_at(s[A2], yo)
+        bounds = tvm.te.schedule.InferBound(s)
+        assert bounds[A1.op.axis[0]].extent.value == rows and bounds[A1.op.axis[1]].extent.value == 16
+        f = tvm.build(s, [A, A2])  # a bound loop runs serially on the CPU
+        a = np.random.default_rng(1).random((64, 64), dtype=np.float32)
+        out = np.zeros((64, 64), "float32")
+        f(a, out)
+        np.testing.assert_allclose(out, a * 2 + 3, rtol=1e-6)
+
+
+def test_topi_testing_dispatches_schedules_by_target_keys():
+    from tessera import topi
+
+    assert tvm.topi.testing.get_injective_schedule("llvm") is topi.x86.schedule_injective
+    assert tvm.topi.testing.get_reduce_schedule(tvm.target.Target("llvm -keys=other")) is topi.generic.schedule_reduce
+    x = np.random.default_rng(2).random((3, 5), dtype=np.float32)
+    tvm.topi.testing.compare_numpy_tvm([x, x], x + x, "llvm", tvm.cpu(), topi.add,
+                                       tvm.topi.testing.get_broadcast_schedule("llvm"))
+    from tessera.topi.nn.utils import get_pad_tuple
+
+    assert get_pad_tuple("SAME", (3, 3)) == (1, 1, 1, 1)
+    assert isinstance(te.var("n") + 1, tvm.tir.PrimExpr) and tvm.te.ScanOp and tvm.te.HybridOp

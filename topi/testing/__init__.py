@@ -22,3 +22,7 @@ from topi.testing.indexing import (  # noqa: F401
     gather_nd_python, scatter_nd_python, scatter_elements_python, cumulative_python,
 )
 from topi.testing.image import col2im_python, grid_sample_python  # noqa: F401
+from topi.testing.dispatch import (  # noqa: F401
+    compare_numpy_tvm, dispatch, get_broadcast_schedule, get_conv2d_nchw_implement,
+    get_elemwise_schedule, get_injective_schedule, get_reduce_schedule,
+)
