@@ -61,13 +61,19 @@ _TYPES = {
     "nvptx": 2,
     "cl": 4,
     "opencl": 4,
+    "sdaccel": 4,
+    "aocl": 5,
+    "aocl_sw_emu": 5,
     "vulkan": 7,
     "metal": 8,
     "vpi": 9,
     "rocm": 10,
     "ext_dev": 12,
+    "hexagon": 14,
+    "webgpu": 15,
 }
-_NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi", 10: "rocm", 12: "ext_dev"}
+_NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 5: "aocl", 7: "vulkan", 8: "metal", 9: "vpi", 10: "rocm",
+          12: "ext_dev", 14: "hexagon", 15: "webgpu"}
 
 
 class Device:

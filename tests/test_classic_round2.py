@@ -240,3 +240,20 @@ def test_topi_testing_dispatches_schedules_by_target_keys():
 
     assert get_pad_tuple("SAME", (3, 3)) == (1, 1, 1, 1)
     assert isinstance(te.var("n") + 1, tvm.tir.PrimExpr) and tvm.te.ScanOp and tvm.te.HybridOp
+
+
+def test_topi_top_level_names_and_tensor_astype():
+    from tessera import topi
+
+    a = te.placeholder((4,), "int32", name="a")
+    b = te.placeholder((4,), "int32", name="b")
+    c = topi.bitwise_xor(a, b).astype("float32")
+    assert c.dtype == "float32" and c.op.tag == topi.tag.ELEMWISE
+    s = te.create_schedule(c.op)
+    f = tvm.build(s, [a, b, c])
+    x, y = np.arange(4, dtype="int32"), np.array([3, 3, 1, 7], "int32")
+    out = np.zeros(4, "float32")
+    f(x, y, out)
+    np.testing.assert_array_equal(out, (x ^ y).astype("float32"))
+    assert callable(topi.einsum) and topi.clip and topi.matmul
+    assert not tvm.testing.device_enabled("sdaccel") and tvm.device("sdaccel").device_type == 4

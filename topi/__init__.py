@@ -22,6 +22,10 @@ from topi.math import (  # noqa: F401
     asinh, acosh, atanh,
 )
 from topi import bitwise, einsum, image, indexing  # noqa: F401
+from topi.bitwise import (  # noqa: F401
+    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, isinf, isnan, left_shift, right_shift,
+)
+from topi.einsum import einsum  # noqa: F401,F811  (classic topi.einsum is the function)
 from topi.reduction import sum, mean, max, min, prod, argmax, argmin, all, any  # noqa: F401
 from topi.transform import (  # noqa: F401
     reshape, transpose, flatten, concatenate, stack, split, strided_slice, take, gather,
@@ -29,6 +33,8 @@ from topi.transform import (  # noqa: F401
 )
 from topi.sort import topk  # noqa: F401,E402
 from topi import generic, nn, testing, x86  # noqa: F401,E402
+from topi.nn.elemwise import clip  # noqa: F401,E402  (classic topi.clip)
+from topi.nn.dense import matmul  # noqa: F401,E402  (classic topi.matmul(a, b, transp_a, transp_b))
 from topi.operators import install_tensor_operators  # noqa: E402
 
 install_tensor_operators()

@@ -54,11 +54,11 @@ register("cumulative", lambda xs, a: [topi.indexing.cumulative(xs[0], *_cum_args
 
 
 def _einsum_types(values, attrs):
-    out = topi.einsum.einsum(attrs["equation"], *[te.placeholder(v.shape, dtype=v.dtype) for v in values])
+    out = topi.einsum(attrs["equation"], *[te.placeholder(v.shape, dtype=v.dtype) for v in values])
     return [(tuple(int(d) for d in out.shape), values[0].dtype)]
 
 
-register("einsum", lambda xs, a: [topi.einsum.einsum(a["equation"], *xs)], OPAQUE, _schedule, _einsum_types,
+register("einsum", lambda xs, a: [topi.einsum(a["equation"], *xs)], OPAQUE, _schedule, _einsum_types,
          lambda xs, a: [np.einsum(a["equation"], *xs).astype(xs[0].dtype)],
          doc="attrs equation (explicit '->', letters only): one te reduction (ONNX Einsum)")
 
