@@ -54,9 +54,11 @@ class LoweredFunc:
     __repr__ = __str__
 
 
-def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict | None = None) -> LoweredFunc:
+def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict | None = None,
+          pipeline=None) -> LoweredFunc:
     """Lower ``sch`` to a loop nest over the buffers of ``args`` (tensors and vars); ``timings``, if
-    given, accumulates the seconds of ``schedule_ops`` and of each pass by name (compile profiles)."""
+    given, accumulates the seconds of ``schedule_ops`` and of each pass by name (compile profiles);
+    ``pipeline``: the passes to run (default :data:`PIPELINE`; ``()``: the first nest only)."""
     args = _check_args(sch, args, name)
     arg_keys = {(a.op, a.value_index) for a in args if isinstance(a, Tensor)}
     t0 = time.perf_counter()
@@ -73,7 +75,7 @@ def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict
     trace = os.environ.get("TESSERA_PRINT_PASSES", "") not in ("", "0")
     if trace:
         print(f"// {name}: schedule_ops\n{S.stmt_str(body)}", file=sys.stderr)
-    for pass_name, fn in PIPELINE:
+    for pass_name, fn in PIPELINE if pipeline is None else pipeline:
         t0 = time.perf_counter()
         new = fn(body, ctx)
         dt_ms = (time.perf_counter() - t0) * 1e3

@@ -45,6 +45,7 @@ class ForKind:
     THREAD_BINDING = "thread_binding"
 
 
+from schedule.lower import LoweredFunc as PrimFunc  # noqa: E402
 from schedule.stmt import Evaluate, For  # noqa: E402
 from tessera import tir_ir_builder as ir_builder  # noqa: E402
 from tessera import tir_stmt_functor as stmt_functor  # noqa: E402
@@ -52,6 +53,7 @@ from tessera import tir_stmt_functor as stmt_functor  # noqa: E402
 __all__ = [
     "Evaluate",
     "PrimExpr",
+    "PrimFunc",
     "For",
     "ForKind",
     "stmt_functor",

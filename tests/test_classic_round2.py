@@ -257,3 +257,17 @@ def test_topi_top_level_names_and_tensor_astype():
     np.testing.assert_array_equal(out, (x ^ y).astype("float32"))
     assert callable(topi.einsum) and topi.clip and topi.matmul
     assert not tvm.testing.device_enabled("sdaccel") and tvm.device("sdaccel").device_type == 4
+
+
+def test_schedule_to_module_holds_the_first_loop_nest():
+    from tessera.driver.build_module import schedule_to_module
+
+    A = te.placeholder((10,), name="A")
+    B = te.compute((10,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(B.op.axis[0], 4)
+    mod = schedule_to_module(s, [A, B])
+    assert isinstance(mod["main"], tvm.tir.PrimFunc)
+    text = str(mod["main"])
+    assert "B[((i.outer * 4) + i.inner)] = (A[((i.outer * 4) + i.inner)] + 1.0f)" in text  # before flattening
+    assert "likely" in text and text != str(tvm.lower(s, [A, B])["main"])

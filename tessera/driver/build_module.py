@@ -17,6 +17,14 @@ def lower(sch, args=None, name: str = "main", binds=None, simple_mode: bool = Fa
     return IRModule.from_lowered(schedule.lower(sch, args, name=name), name)
 
 
+def schedule_to_module(sch, args=None, name: str = "main", binds=None) -> IRModule:
+    """The schedule's first loop nest (bounds inferred, loops built, no lowering pass run) as an
+    ``IRModule`` (classic ``driver.build_module.schedule_to_module``)."""
+    if binds:
+        raise ValueError("schedule_to_module: binds= is not supported; pass tensors in args")
+    return IRModule.from_lowered(schedule.lower(sch, args, name=name, pipeline=()), name)
+
+
 def build(
     inputs, args=None, target=None, target_host=None, name: str = "default_function", binds=None
 ) -> Module:
@@ -39,4 +47,4 @@ def build(
     return Module(codegen.build(inputs, args, target=target, name=name))
 
 
-__all__ = ["build", "lower"]
+__all__ = ["build", "lower", "schedule_to_module"]
