@@ -8,3 +8,8 @@ An error that is also a bad value (a refused schedule, ``schedule.ScheduleError`
 
 class TesseraError(RuntimeError):
     """An error about a program, schedule or argument that Tessera cannot honour."""
+
+
+class ComputeError(TesseraError, ValueError):
+    """A compute definition that cannot be one stage (a reduction inside an expression, outputs
+    mixing reductions and values): a bad value and a ``TVMError``, as classic TVM raised."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 
+from te.errors import ComputeError
 from te.tag import current_tag
 from te import dtype as dt
 from te import expr as E
@@ -89,16 +90,16 @@ def _check_reductions(body: tuple, name: str) -> tuple:
         for x in inner:
             walk(x, lambda n: nested.append(n) if isinstance(n, E.Reduce) else None)
         if nested:
-            raise ValueError(
+            raise ComputeError(
                 f"compute '{name}': a reduction must be the whole body, not part of an "
                 f"expression; compute the reduction in its own stage first"
             )
     if not tops:
         return ()
     if len(tops) != len(body):
-        raise ValueError(f"compute '{name}': all outputs must be reductions, or none")
+        raise ComputeError(f"compute '{name}': all outputs must be reductions, or none")
     first = tops[0]
     for t in tops[1:]:
         if t.combiner is not first.combiner or t.source is not first.source:
-            raise ValueError(f"compute '{name}': the outputs must come from one tuple reduction")
+            raise ComputeError(f"compute '{name}': the outputs must come from one tuple reduction")
     return first.axis

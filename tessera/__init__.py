@@ -24,7 +24,8 @@ from tessera.driver import build, lower
 modules.install()  # tessera.te.*, tessera.topi.*, tessera.autotvm.* ... as real modules (tessera/modules.py)
 te = importlib.import_module("tessera.te")  # the te package's own names, plus classic ones (te.schedule)
 
-_LAZY = {"topi": "topi", "autotvm": "tune.autotvm", "auto_scheduler": "tune.auto_scheduler", "graph": "graph"}
+_LAZY = {"topi": "topi", "autotvm": "tune.autotvm", "auto_scheduler": "tune.auto_scheduler", "graph": "graph",
+         "_ffi": "tessera.error"}
 
 
 def __getattr__(name: str):

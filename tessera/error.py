@@ -1,5 +1,6 @@
 """``tvm.error``: classic TVM's error classes, over Tessera's one error base."""
 
+from te.errors import ComputeError
 from te.errors import TesseraError as TVMError
 from schedule.errors import ScheduleError
 
@@ -36,5 +37,5 @@ class RPCError(TVMError):
     """Remote execution is not part of Tessera."""
 
 
-__all__ = ["DiagnosticError", "InternalError", "OpAttributeInvalid", "OpAttributeRequired",
+__all__ = ["ComputeError", "DiagnosticError", "InternalError", "OpAttributeInvalid", "OpAttributeRequired",
            "OpAttributeUnImplemented", "OpError", "OpNotImplemented", "RPCError", "ScheduleError", "TVMError"]

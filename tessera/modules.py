@@ -41,6 +41,7 @@ EXACT = {
     "tessera.autotvm.tuner.ga_tuner": "tune.autotvm.tuner.ga_tuner",
     "tessera.autotvm.tuner.index_based_tuner": "tune.autotvm.tuner.index_based",
     "tessera.topi.nn.utils": "topi.nn.conv2d",  # get_pad_tuple
+    "tessera._ffi.base": "tessera.error",
 }
 # classic modules whose names Tessera keeps in more than one module (or that have submodules where
 # Tessera has a plain module): a module of their own, holding the first module's names, then the
@@ -51,6 +52,7 @@ PROXIES = {
     "tessera.autotvm.task": ("tune.autotvm.task", "tune.autotvm.space", "tune.autotvm.dispatch"),
     "tessera.autotvm.record": ("tune.record", "tune.autotvm.history", "tessera.autotvm_compat"),
     "tessera.te.hybrid": ("schedule.hybrid", "schedule.hybrid.module"),
+    "tessera._ffi": ("tessera.error",),  # tvm._ffi.base.TVMError: the one error base
 }
 PREFIXES = {
     "tessera.topi": "topi",

@@ -271,3 +271,14 @@ def test_schedule_to_module_holds_the_first_loop_nest():
     text = str(mod["main"])
     assert "B[((i.outer * 4) + i.inner)] = (A[((i.outer * 4) + i.inner)] + 1.0f)" in text  # before flattening
     assert "likely" in text and text != str(tvm.lower(s, [A, B])["main"])
+
+
+def test_invalid_compute_is_a_tvm_error_and_a_value_error():
+    n = te.size_var("n")
+    A = te.placeholder((n, 4), name="A")
+    k = te.reduce_axis((0, 4), "k")
+    for bad in (lambda i: te.sum(A[i, k], axis=k) + 1, lambda i: (te.sum(A[i, k], axis=k), A[i, 0] + 1)):
+        with pytest.raises(tvm._ffi.base.TVMError, match="compute 'B'"):
+            te.compute((n,), bad, name="B")
+        with pytest.raises(ValueError):
+            te.compute((n,), bad, name="B")
