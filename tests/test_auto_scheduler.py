@@ -316,3 +316,15 @@ def test_compute_without_sketches_gets_the_default_schedule():
     policy.sketches = []  # as for a computation no rule applies to
     (state,) = policy.search_round(4)
     assert state.key() == task.default_config().key()
+
+
+def test_first_round_measures_the_default_schedule_so_the_best_is_never_worse():
+    from tune.auto_scheduler.search_policy import SketchPolicy
+
+    tensors, _ = chain(4, 4)
+    task = _task(tensors, "test_default_first")
+    policy = SketchPolicy(task, auto_scheduler.RandomModel(), verbose=0)
+    assert policy.sketches  # the rules apply: the default still goes first
+    first = policy.search_round(4)
+    assert first[0].key() == task.default_config().key()
+    assert task.default_config().key() not in [s.key() for s in first[1:]]

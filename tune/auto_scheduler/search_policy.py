@@ -7,8 +7,8 @@ One round of the search (``search_round``)::
         score the population with the cost model
         children = mutations of parents drawn by score (tile sizes, unroll,
                    parallel depth, compute location, vector length)
-    the round's batch = the best-scored unmeasured programs, and an
-                        `eps_greedy` share of random ones
+    the round's batch = the default schedule (until measured), the best-scored
+                        unmeasured programs, and an `eps_greedy` share of random ones
 
 The round's random draws are seeded by ``(seed, programs measured so far)``:
 a search resumed from its log (``PreloadMeasuredStates`` and
@@ -113,10 +113,10 @@ class SketchPolicy:
         fresh = [s for s in pool if s.key() not in self.measured]
         n_random = int(round(n * p["eps_greedy"])) if len(fresh) > n else 0
         chosen, keys = [], set()
-        base = getattr(self.task, "baseline", None)
-        if base is None and not self.sketches:  # nothing to tile or annotate: the default schedule
-            base = self.task.default_config()
-        if base is not None and base.key() not in self.measured:  # the kernel's own schedule goes first
+        # The kernel's own schedule (a graph kernel's) or the default one goes first, so the search
+        # never ends on a program slower than what the compute runs without it.
+        base = getattr(self.task, "baseline", None) or self.task.default_config()
+        if base.key() not in self.measured:
             chosen.append(base)
             keys.add(base.key())
         for s in fresh[: n - n_random - len(chosen)]:
