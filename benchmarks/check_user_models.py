@@ -10,6 +10,13 @@ Per model and batch: whether it ran, the largest difference from onnxruntime
 relative to the output's scale, and the seconds the first run took (import,
 compile and run of that batch's specialisation) and a second run took.
 
+``--static`` measures the dynamic build against static ones: per batch, the
+model imported with that batch pinned (``graph.from_onnx(path, shape=...)``)
+and built; the report gives the static import+build seconds beside the
+dynamic build's cost for that signature (its first run less a later run) and
+the run time of both, timed in interleaved paired rounds (median ratio
+dynamic / static with its quartiles).
+
 Each model runs in its own process (a failure or a crash is reported, the next
 model goes on).  Exit status 1 when a model fails to import, build, run or match.
 """
@@ -32,8 +39,9 @@ import make_user_models as U
 TOLERANCE = 1e-3  # max |tessera - onnxruntime| / max(|onnxruntime|, 1)
 
 
-def check_one(name: str, batches: list) -> dict:
-    """Import, build once, run at every batch size, compare with onnxruntime."""
+def check_one(name: str, batches: list, static: bool = False) -> dict:
+    """Import, build once, run at every batch size, compare with onnxruntime (and, with
+    ``static``, time each batch against a build with that batch pinned)."""
     import numpy as np
     import onnxruntime as ort
 
@@ -64,11 +72,33 @@ def check_one(name: str, batches: list) -> dict:
         err = float(np.abs(got.astype(np.float64) - want).max()) / scale if got.shape == want.shape else float("inf")
         out[f"batch{b}"] = {"shape": list(got.shape), "rel_err": err, "first_run_s": first, "run_s": second,
                             "ok": bool(err <= TOLERANCE)}
+        if static:
+            out[f"batch{b}"]["static"] = against_static(path, feeds, m, got)
     return out
 
 
-def run_isolated(name: str, batches: list, timeout: float) -> dict:
-    cmd = [sys.executable, __file__, "--one", name, "--batches", *map(str, batches)]
+def against_static(path: str, feeds: dict, dynamic, got) -> dict:
+    """A build of ``path`` with the batch of ``feeds`` pinned: its import+build seconds, whether
+    it computes what the dynamic build did, and the run time of both in paired rounds."""
+    import numpy as np
+
+    import graph
+    from codegen.timing import paired, paired_ratio
+
+    start = time.perf_counter()
+    g, params = graph.from_onnx(path, shape={k: v.shape for k, v in feeds.items()})
+    s = graph.build(g, params=params).create_executor()
+    build_s = time.perf_counter() - start
+    s.run(**feeds)
+    same = bool(np.allclose(s.get_output(0), got, rtol=1e-5, atol=1e-6))
+    rounds = paired({"dynamic": lambda: dynamic.run(**feeds), "static": lambda: s.run(**feeds)}, seconds=10)
+    ratio = paired_ratio(rounds, "dynamic", "static")
+    return {"import_build_s": build_s, "same_output": same, "dynamic_s": float(np.median(rounds["dynamic"])),
+            "static_s": float(np.median(rounds["static"])), "ratio": list(ratio)[:3], "rounds": ratio.rounds}
+
+
+def run_isolated(name: str, batches: list, timeout: float, static: bool = False) -> dict:
+    cmd = [sys.executable, __file__, "--one", name, "--batches", *map(str, batches)] + ["--static"] * static
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -88,6 +118,12 @@ def report(r: dict, batches: list) -> str:
         x = r[f"batch{b}"]
         parts.append(f"b{b}: {'ok ' if x['ok'] else 'BAD'} err {x['rel_err']:.1e} first {x['first_run_s']:6.1f} s "
                      f"run {x['run_s'] * 1e3:8.1f} ms")
+        if "static" in x:
+            st = x["static"]
+            r, lo, hi = st["ratio"]
+            parts.append(f"[static build {st['import_build_s']:5.1f} s vs dynamic {x['first_run_s'] - x['run_s']:5.1f} s; "
+                         f"run {st['static_s'] * 1e3:.1f} vs {st['dynamic_s'] * 1e3:.1f} ms, dynamic/static "
+                         f"{r:.2f}x ({lo:.2f}-{hi:.2f}, {st['rounds']} rounds){'' if st['same_output'] else ', OUTPUT DIFFERS'}]")
     return "  ".join(parts)
 
 
@@ -97,17 +133,19 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--batches", nargs="+", type=int, default=[1, 4])
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per model (default 1800)")
     ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("--static", action="store_true", help="time each batch against a build with it pinned")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print(json.dumps(check_one(args.one, args.batches)))
+        print(json.dumps(check_one(args.one, args.batches, args.static)))
         return 0
     names = [n for n in U.MODELS if not args.names or any(p == n or p in n for p in args.names)]
     results, bad = [], 0
     for name in names:
-        r = run_isolated(name, args.batches, args.timeout)
+        r = run_isolated(name, args.batches, args.timeout, args.static)
         results.append(r)
-        ok = "error" not in r and all(r[f"batch{b}"]["ok"] for b in args.batches)
+        ok = "error" not in r and all(r[f"batch{b}"]["ok"] and r[f"batch{b}"].get("static", {}).get("same_output", True)
+                                      for b in args.batches)
         bad += not ok
         print(report(r, args.batches), flush=True)
     print(f"{len(results) - bad} of {len(results)} models import, build once, run at batches {args.batches} and "

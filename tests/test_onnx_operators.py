@@ -245,6 +245,31 @@ def test_contradicting_shape_input_names_the_node():
         m.run(x=x, pads=np.array([0, 0, -7, 0, 0, 0], np.int64))
 
 
+_I = lambda *v: np.array(v, np.int64)  # noqa: E731 - a shape operand
+
+
+@pytest.mark.parametrize("node, operands, message", [
+    (N("Expand", ["x", "s"], ["y"]), {"s": _I(2, 4, 5)}, r"shape \[2, 4, 5\] does not broadcast with the input shape"),
+    (N("Tile", ["x", "s"], ["y"]), {"s": _I(1, -1, 1)}, r"repeats \[1, -1, 1\]"),
+    (N("Split", ["x", "s"], ["y", "z"], axis=2), {"s": _I(4, 4)}, r"split sizes \[4, 4\] do not cut axis 2"),
+    (N("TopK", ["x", "s"], ["y", "z"]), {"s": _I(9)}, r"k=9 is not in \[0, 5\]"),
+    (N("ConstantOfShape", ["s"], ["y"]), {"s": _I(2, -3)}, r"shape \[2, -3\] has a negative extent"),
+    (N("Reshape", ["x", "s"], ["y"]), {"s": _I(-1, -1)}, r"shape \[-1, -1\] has more than one -1"),
+    (N("ReduceSum", ["x", "s"], ["y"]), {"s": _I(5)}, r"axes=5 is out of range"),
+    (N("Slice", ["x", "a", "b", "s", "t"], ["y"]), {"a": _I(0), "b": _I(1), "s": _I(1), "t": _I(0)}, r"step 0"),
+    (N("Resize", ["x", "", "", "s"], ["y"]), {"s": _I(2, 3, -4)}, r"cannot resize \(2, 3, 5\) to \(2, 3, -4\)"),
+], ids=lambda p: p.op_type if hasattr(p, "op_type") else "")
+def test_contradicting_shape_operands_refused_at_run_time(node, operands, message):
+    """Shape operands fed at run time that the data contradicts: a ValueError naming the node
+    when the model runs (before any kernel is built or writes), never an out-of-bounds write."""
+    x = rand(2, 3, 5)
+    model = model_of([node], {"x": x, **operands}, list(node.output), opset=18)
+    g, params = graph.from_onnx(model)
+    m = graph.build(g, params=params).create_executor()
+    with pytest.raises(ValueError, match=rf"node 'y' \({node.op_type}, opset 18\): {message}"):
+        m.run(x=x, **operands)
+
+
 # ------------------------------------------------------------------ data-dependent sizes, control flow
 def test_data_dependent_sizes():
     x = RNG.integers(-2, 3, (5, 7)).astype(np.float32)
