@@ -120,10 +120,10 @@ def report(r: dict, batches: list) -> str:
                      f"run {x['run_s'] * 1e3:8.1f} ms")
         if "static" in x:
             st = x["static"]
-            r, lo, hi = st["ratio"]
+            mid, lo, hi = st["ratio"]
             parts.append(f"[static build {st['import_build_s']:5.1f} s vs dynamic {x['first_run_s'] - x['run_s']:5.1f} s; "
                          f"run {st['static_s'] * 1e3:.1f} vs {st['dynamic_s'] * 1e3:.1f} ms, dynamic/static "
-                         f"{r:.2f}x ({lo:.2f}-{hi:.2f}, {st['rounds']} rounds){'' if st['same_output'] else ', OUTPUT DIFFERS'}]")
+                         f"{mid:.2f}x ({lo:.2f}-{hi:.2f}, {st['rounds']} rounds){'' if st['same_output'] else ', OUTPUT DIFFERS'}]")
     return "  ".join(parts)
 
 
