@@ -220,22 +220,7 @@ def _alias_to_scan(nest: S.Stmt, op: ScanOp, sch) -> S.Stmt:
             tmap[(id(t.op), t.value_index)] = Tensor(op, k)
             cur = _current(sch, t)
             tmap[(id(cur.op), cur.value_index)] = Tensor(op, k)
-
-    def rule(x):
-        if isinstance(x, E.TensorRead):
-            new = tmap.get((id(x.tensor.op), x.tensor.value_index))
-            if new is not None:
-                return E.TensorRead(new, tuple(pre_order(i, rule) for i in x.indices), x.dtype)
-        return None
-
-    def post(s):
-        if isinstance(s, S.Provide):
-            new = tmap.get((id(s.tensor.op), s.tensor.value_index))
-            if new is not None:
-                return S.Provide(new, s.indices, s.value)
-        return None
-
-    return S.transform(nest, post, lambda e: pre_order(e, rule))
+    return S.rename_tensors(nest, tmap)
 
 
 __all__ = [

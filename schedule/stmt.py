@@ -12,7 +12,7 @@ from typing import Callable
 from te import expr as E
 from te.expr import node
 from te.printer import expr_str
-from te.visitor import map_children
+from te.visitor import map_children, pre_order
 
 
 class Stmt:
@@ -176,6 +176,26 @@ def transform(s: Stmt, post: Callable[[Stmt], Stmt | None], fexpr: Callable | No
         return y if r is None else r
 
     return visit(s)
+
+
+def rename_tensors(s: Stmt, tmap: dict) -> Stmt:
+    """``s`` with every read and store of a tensor keyed ``(id(op), value_index)`` in ``tmap``
+    naming the mapped tensor instead (an opaque stage's outputs under its own name)."""
+    def rule(x):
+        if isinstance(x, E.TensorRead):
+            new = tmap.get((id(x.tensor.op), x.tensor.value_index))
+            if new is not None:
+                return E.TensorRead(new, tuple(pre_order(i, rule) for i in x.indices), x.dtype)
+        return None
+
+    def post(x):
+        if isinstance(x, Provide):
+            new = tmap.get((id(x.tensor.op), x.tensor.value_index))
+            if new is not None:
+                return Provide(new, x.indices, x.value)
+        return None
+
+    return transform(s, post, lambda e: pre_order(e, rule))
 
 
 def walk_stmt(s: Stmt, fn: Callable[[Stmt], None]) -> None:

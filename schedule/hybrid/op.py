@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from te import expr as E
 from te.tensor import Operation, Tensor
-from te.visitor import collect_vars, pre_order, substitute
+from te.visitor import collect_vars, substitute
 from schedule import stmt as S
 from schedule.errors import ScheduleError
 
@@ -109,22 +109,7 @@ def _rename_io(nest: S.Stmt, op: HybridOp, sch) -> S.Stmt:
                 f"'{op.name}' reads its whole buffer. Keep '{st.name}' as a stage (compute_root).")
         if st is not None and st.op is not t.op:
             tmap[(id(t.op), t.value_index)] = Tensor(st.op, t.value_index)
-
-    def rule(x):
-        if isinstance(x, E.TensorRead):
-            new = tmap.get((id(x.tensor.op), x.tensor.value_index))
-            if new is not None:
-                return E.TensorRead(new, tuple(pre_order(i, rule) for i in x.indices), x.dtype)
-        return None
-
-    def post(s):
-        if isinstance(s, S.Provide):
-            new = tmap.get((id(s.tensor.op), s.tensor.value_index))
-            if new is not None:
-                return S.Provide(new, s.indices, s.value)
-        return None
-
-    return S.transform(nest, post, lambda e: pre_order(e, rule))
+    return S.rename_tensors(nest, tmap)
 
 
 __all__ = ["HybridOp", "hybrid_nest", "hybrid_region", "outer_axes"]
