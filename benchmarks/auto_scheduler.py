@@ -8,7 +8,10 @@ and the default schedule, with the tuning's wall time per trial split into searc
     python benchmarks/auto_scheduler.py rank --log as_matmul1024.json # the cost model on held-out programs
 
 Each prints ratios from one run (interleaved medians, ``codegen.timing``) and
-the tune's cost: median wall seconds per trial and the search's share.
+the tune's cost: wall seconds per trial (the run's mean) and the search's share.  On a
+machine others load, ``conv``/``ops`` ``--threads 1`` compares the programs on
+one thread by their CPU time (a parallel kernel's wall time there measures the
+load).
 """
 
 from __future__ import annotations
@@ -65,8 +68,11 @@ def random_inputs(tensors, seed=0):
     return out
 
 
+CLOCK = {"clock": time.perf_counter}  # --threads 1: each call's CPU time, steady on a loaded machine
+
+
 def time_pair(fns: dict, repeat=9) -> dict:
-    samples = timing.interleaved(fns, repeat=repeat)
+    samples = timing.interleaved(fns, repeat=repeat, clock=CLOCK["clock"])
     return {k: (statistics.median(v), timing.spread(v)) for k, v in samples.items()}
 
 
@@ -306,7 +312,16 @@ def main(argv=None):
     p.add_argument("--layers", type=int, default=8, help="conv: how many layers")
     p.add_argument("--model", default=None, help="model: an ONNX file")
     p.add_argument("--minutes", type=float, default=30)
+    p.add_argument("--threads", type=int, default=0,
+                   help="conv, ops: time the tuned programs on this many threads (1: by their CPU time, which "
+                        "other processes on the cores do not inflate; the tuning still measures on all)")
     args = p.parse_args(argv)
+    if args.threads:
+        if args.what in ("matmul", "model"):
+            p.error("--threads: conv and ops only (numpy and the executors keep their own threads)")
+        codegen.set_num_threads(args.threads)
+        if args.threads == 1:
+            CLOCK["clock"] = time.thread_time
     {"matmul": matmul, "conv": conv, "ops": ops, "rank": rank, "model": model}[args.what](args)
 
 
