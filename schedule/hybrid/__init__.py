@@ -2,7 +2,8 @@
 
 ``script`` decorates a function (:mod:`schedule.hybrid.script`); called on tensors it makes a
 :class:`HybridOp` (:mod:`schedule.hybrid.op`) from the parsed source
-(:mod:`schedule.hybrid.parser`), called on numpy arrays it runs as Python
+(:mod:`schedule.hybrid.parser`, expressions in :mod:`schedule.hybrid.expressions`), called on
+numpy arrays it runs as Python
 (:mod:`schedule.hybrid.runtime`).  ``schedule.hybrid.module.build`` writes a schedule back
 as a script (it lowers, so this package, which bounds inference imports, leaves it out).
 """
