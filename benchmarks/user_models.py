@@ -1,15 +1,20 @@
 """Models users export (torchvision, timm, transformers) through Tessera next to onnxruntime.
 
-Run ``python benchmarks/user_models.py [MODEL ...] [--repeat 7] [--cold] [--profile] [--json F]``
+Run ``python benchmarks/user_models.py [MODEL ...] [--repeat 7] [--threads 2] [--cpu-time] [--cold]
+[--profile] [--json F]``
 (``MODEL``: names or substrings of ``make_user_models.MODELS``; default all).
 The models are exported by ``benchmarks/make_user_models.py`` into the cache
 on first use (torchvision, timm and transformers needed once).  Per model:
 
 * whether it imports (a model the importer refuses is listed with the reason);
-* latency of Tessera and onnxruntime at batch 1 (2 intra-op threads each),
-  medians of batches interleaved between the two, each after a pause
-  (``codegen.timing.interleaved``), the ratio Tessera / onnxruntime and the spread
-  (max - min) / median of each, after checking that the outputs agree;
+* latency of Tessera and onnxruntime at batch 1 (``--threads``, 2 intra-op threads
+  each by default), medians of batches interleaved between the two, each after a
+  pause (``codegen.timing.interleaved``), the ratio Tessera / onnxruntime and the
+  spread (max - min) / median of each, after checking that the outputs agree;
+  ``--cpu-time`` (with ``--threads 1``) times the process's CPU time instead of
+  the wall clock: on a host shared with other work, a 2-thread wall-clock run
+  mostly measures how often a descheduled thread holds up each kernel's
+  parallel loop, while one thread's CPU time stays near the unloaded figure;
 * compile time: the build in this process (kernel cache as it is), or with
   ``--cold`` import + build in a fresh process with an empty kernel cache;
 * with ``--profile``, the model's slowest kernels (``graph.profile``).
@@ -40,7 +45,7 @@ import make_user_models as U
 from codegen.timing import format_time, interleaved
 from graph.cli.timing import differences, ort_session
 
-THREADS = 2
+THREADS = 2  # the default: onnxruntime's and Tessera's intra-op threads
 
 
 def select(patterns: list) -> list:
@@ -75,7 +80,8 @@ def cold_compile(name: str) -> float:
     return float(json.loads(res.stdout.strip().splitlines()[-1])["seconds"])
 
 
-def bench_model(name: str, repeat: int, cold: bool, profile: bool) -> dict:
+def bench_model(name: str, repeat: int, cold: bool, profile: bool, threads: int = THREADS,
+                cpu_time: bool = False) -> dict:
     import codegen
 
     row: dict = {"model": name, "library": U.MODELS[name].library}
@@ -87,20 +93,20 @@ def bench_model(name: str, repeat: int, cold: bool, profile: bool) -> dict:
         return row
     if cold:
         row["cold_s"] = cold_compile(name)
-    codegen.set_num_threads(THREADS)
+    codegen.set_num_threads(threads)
     m = lib.create_executor()
     feed = U.sample_inputs(U.MODELS[name])
     m.set_input(**feed)
     m.run()
     fns = {"tessera": m.run}
-    sess, why = ort_session(U.model_path(name), THREADS)
+    sess, why = ort_session(U.model_path(name), threads)
     if sess is not None:
         abs_d, rel_d, agree = differences(m.get_output(0), sess.run(None, feed)[0])
         row.update(max_abs=abs_d, max_rel=rel_d, agree=agree)
         fns["onnxruntime"] = lambda: sess.run(None, feed)
     else:
         row["ort_error"] = why
-    samples = interleaved(fns, repeat)
+    samples = interleaved(fns, repeat, clock=time.process_time if cpu_time else time.perf_counter)
     for key, s in samples.items():
         row[key] = statistics.median(s)
         row[key + "_spread"] = (max(s) - min(s)) / row[key]
@@ -119,7 +125,7 @@ def geomean(xs: list) -> float:
     return math.exp(statistics.mean(math.log(x) for x in xs))
 
 
-def report(rows: list) -> None:
+def report(rows: list, threads: int = THREADS, cpu_time: bool = False) -> None:
     head = (f"{'model':20} {'library':12} {'Tessera':>10} {'onnxruntime':>12} {'T/ORT':>6} {'batch IQR':>12} "
             f"{'spread T/ORT':>13} {'outputs':>8} {'build':>7} {'cold':>7}")
     print(head)
@@ -145,7 +151,9 @@ def report(rows: list) -> None:
     colds = [r["cold_s"] for r in rows if "cold_s" in r]
     if colds:
         print(f"cold compile: max {max(colds):.1f} s (target <= 15 s)")
-    print(f"{THREADS} threads each; medians of interleaved batches; batch IQR: quartiles of the per-batch ratio")
+    clock = "process CPU time" if cpu_time else "wall clock"
+    print(f"{threads} thread(s) each, {clock}; medians of interleaved batches; "
+          f"batch IQR: quartiles of the per-batch ratio")
     for r in rows:
         if "profile" in r:
             print(f"\n{r['model']}:\n{r['profile']}")
@@ -155,20 +163,28 @@ def main(argv: list | None = None) -> list:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="*", help="model names or substrings (default: all)")
     parser.add_argument("--repeat", type=int, default=7, help="interleaved batches per system (default 7)")
+    parser.add_argument("--threads", type=int, default=THREADS,
+                        help=f"intra-op threads of each system (default {THREADS})")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time the process's CPU time, not the wall clock (needs --threads 1)")
     parser.add_argument("--cold", action="store_true", help="also time a cold compile in a fresh process")
     parser.add_argument("--profile", action="store_true", help="also print each model's slowest kernels")
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
     parser.add_argument("--compile-child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.cpu_time and args.threads != 1:
+        parser.error("--cpu-time needs --threads 1 (CPU time summed over threads counts their spinning)")
+    if args.threads < 1:
+        parser.error(f"--threads {args.threads}: give at least one thread")
     if args.compile_child:
         print(json.dumps({"seconds": build(args.compile_child)[1]}))
         return []
     rows = []
     for name in select(args.models):
         print(f"[{name}] ...", file=sys.stderr, flush=True)
-        rows.append(bench_model(name, args.repeat, args.cold, args.profile))
+        rows.append(bench_model(name, args.repeat, args.cold, args.profile, args.threads, args.cpu_time))
         gc.collect()  # one model's constants in memory at a time
-    report(rows)
+    report(rows, args.threads, args.cpu_time)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
