@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import threading
 from dataclasses import dataclass
 
 from tune import record
@@ -40,7 +39,6 @@ class TemplateEntry:
 
 
 _TEMPLATES: dict = {}
-_local = threading.local()
 
 
 def registered(name: str) -> TemplateEntry | None:
@@ -81,8 +79,8 @@ def template(task_name, func=None):
             from codegen.target import Target
 
             workload = args_to_workload(args, task_name)
-            cfg = dispatch.query(Target.current(), workload)
-            return call_with_config(f, cfg, args, kwargs)
+            with dispatch.ApplyConfig(dispatch.query(Target.current(), workload)):  # classic AutoTVM's
+                return f(*args, **kwargs)
 
         wrapper.template_name = task_name
         old = _TEMPLATES.get(task_name) or TemplateEntry(task_name)
@@ -96,22 +94,9 @@ def template(task_name, func=None):
 register_template = template
 
 
-def call_with_config(f, cfg, args, kwargs):
-    stack = getattr(_local, "cfgs", None)
-    if stack is None:
-        stack = _local.cfgs = []
-    stack.append(cfg)
-    try:
-        return f(*args, **kwargs)
-    finally:
-        stack.pop()
-
-
 def get_config() -> ConfigSpace:
-    """The config of the template being run (a fallback config outside any template)."""
-    stack = getattr(_local, "cfgs", None)
-    if stack:
-        return stack[-1]
+    """The config of the template being run: the dispatch stack's answer (inside a template its
+    wrapper's ``ApplyConfig``; a fallback config outside any)."""
     from codegen.target import Target
 
     return dispatch.query(Target.current(), None)
