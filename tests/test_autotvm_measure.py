@@ -227,56 +227,6 @@ def test_tutorial_script_without_main_guard(tmp_path):
     assert len(recs) == 4 and all(r[1].error_no == 0 for r in recs)
 
 
-TEMPLATE_SOURCE = """
-import te
-from tune import autotvm
-
-
-@autotvm.template("anywhere/matmul")
-def matmul(n):
-    A = te.placeholder((n, n), name="A")
-    B = te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    s = te.create_schedule(C.op)
-    cfg = autotvm.get_config()
-    y, x = s[C].op.axis
-    cfg.define_split("tile_x", x, num_outputs=2)
-    xo, xi = cfg["tile_x"].apply(s, C, x)
-    return s, [A, B, C]
-
-
-def tune_three(log):
-    task = autotvm.task.create("anywhere/matmul", args=(32,), target="llvm")
-    mo = autotvm.measure_option(builder=autotvm.LocalBuilder(n_parallel=1), runner=autotvm.LocalRunner(number=1))
-    autotvm.tuner.GridSearchTuner(task).tune(n_trial=3, measure_option=mo,
-                                            callbacks=[autotvm.callback.log_to_file(log)])
-    return [res.error_no for _, res in autotvm.record.load_from_file(log)]
-"""
-
-
-def test_a_template_defined_in_a_pytest_module_is_tuned(tmp_path):
-    """A test module, imported by pytest where a fresh worker cannot import it by name
-    (``--import-mode=importlib``), is loaded in the workers from its file."""
-    (tmp_path / "test_tuned_here.py").write_text(TEMPLATE_SOURCE + textwrap.dedent("""
-
-        def test_tune(tmp_path):
-            assert tune_three(str(tmp_path / "t.jsonl")) == [0, 0, 0]
-    """))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
-                          "test_tuned_here.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
-
-
-def test_a_template_defined_by_exec_as_a_notebook_cell_is_tuned(tmp_path):
-    """Code run through ``exec`` (a notebook cell) has no module a worker could import: this
-    process makes the schedules and the workers compile them."""
-    cell: dict = {"__name__": "notebook_cell"}
-    exec(compile(TEMPLATE_SOURCE, "<cell 3>", "exec"), cell)
-    assert cell["tune_three"](str(tmp_path / "t.jsonl")) == [0, 0, 0]
-
-
 # -------------------------------------------------------------------- Dask --
 @pytest.fixture(scope="module")
 def cluster():
