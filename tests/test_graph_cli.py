@@ -200,6 +200,17 @@ def test_compile_for_another_cpu(files, capsys, monkeypatch, tmp_path):
     assert "--target 'llvm -mcpu=nosuchcpu'" in capsys.readouterr().err
 
 
+def test_no_winograd_is_the_build_option(files, capsys, monkeypatch, tmp_path):
+    """``--no-winograd`` reaches ``graph.build`` as ``options={"winograd": False}``."""
+    import graph
+
+    seen, real = [], graph.build
+    monkeypatch.setattr(graph, "build", lambda *a, **kw: seen.append(kw.get("options")) or real(*a, **kw))
+    for flags in ([], ["--no-winograd"]):
+        assert main(["compile", files["model"], "-q", "-o", str(tmp_path / "tiny.so"), *flags]) == 0
+    assert seen == [{"winograd": True}, {"winograd": False}]
+
+
 def test_compile_default_output_name(files, capsys, tmp_path):
     model = tmp_path / "m.onnx"
     model.write_bytes(onnx.load(files["model"]).SerializeToString())
