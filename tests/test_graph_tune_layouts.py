@@ -353,7 +353,7 @@ def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clea
     # read slower than it runs there (ResNet-50's 256 @14 Winograd rule: 0.612 ms with cb=8,
     # 0.531 with cb=16, the block its data has), and a record that beat it (0.529) ran 0.95 ms in
     # place against the rule's 0.86.  Whole-model tuning measures the rule in every input block
-    # (graph.tuning.rule_variants) and a record must beat the fastest of them by the margin.
+    # (tune.autotvm.choose.rule_variants) and a record must beat the fastest of them by the margin.
     from tune.network import rule_variants
     from tune.autotvm.config import default_config
 

@@ -27,7 +27,7 @@ noise; where the rule's config was measured, as tuning always does first).  Conv
 no records keep the rule of ``choose_configs`` (their ``ic_bn`` follows the
 data) and are left out.  A consumer on the rule's config takes its producer's
 block at no cost.  Whole-model tuning also measures the rule's config in every
-other input block (``graph.tuning.rule_variants``): those variants stand for it
+other input block (``tune.autotvm.choose.rule_variants``): those variants stand for it
 in their blocks at their own times, and a record must beat the fastest of them.
 Winograd convs are weighed the same way (their input block is ``cb``, their
 output block ``winograd_out_block``'s); one without records keeps the rule's
