@@ -47,7 +47,7 @@ def _sample(all_cases: dict) -> dict:
 CASES = _sample(ALL_CASES)
 
 # name -> the message its refusal contains (after "from_onnx: "): strings, images, random generators,
-# training and ai.onnx.ml operators, quantization operators (issue 50), and the operators still
+# training and ai.onnx.ml operators, float8/int4/int2 storage types, and the operators still
 # without a converter; bfloat16 reductions (onnx's reference rounds at every step).  The whole sweep's
 # table: ``python tests/onnx_node_cases.py --refusals FILE``.
 REFUSED = {
@@ -63,18 +63,9 @@ REFUSED = {
     'test_bernoulli': "unsupported operators (1 nodes): Bernoulli 'y' (opset 22): a random generator (its draws cannot match another runtime's)",
     'test_bernoulli_double_expanded': "unsupported operators (1 nodes): RandomUniformLike 'Bernoulli_test_bernoulli_double_expanded_function_X_random' (opset 22): a random generator (its draws cannot match another runtime's)",
     'test_cast_e8m0_FLOAT8E8M0_to_FLOAT': "input 'input' of model 'test_cast_e8m0_FLOAT8E8M0_to_FLOAT' has element type FLOAT8E8M0, which the compiler cannot represent; supported: float16, float32, float64, int8, int16, int32, int64, uint8, ui",
-    'test_convinteger_with_padding': "unsupported operators (1 nodes): ConvInteger 'y' (opset 10)",
-    'test_dequantizelinear': "unsupported operators (1 nodes): DequantizeLinear 'y' (opset 28)",
-    'test_dynamicquantizelinear': "unsupported operators (1 nodes): DynamicQuantizeLinear 'y' (opset 11)",
-    'test_dynamicquantizelinear_expanded': "unsupported operators (1 nodes): QuantizeLinear 'y' (opset 11)",
-    'test_dynamicquantizelinear_max_adjusted_expanded': "unsupported operators (1 nodes): QuantizeLinear 'y' (opset 11)",
     'test_flexattention': "unsupported operators (1 nodes): ai.onnx.preview.FlexAttention 'Y' (domain 'ai.onnx.preview', version 1)",
     'test_image_decoder_decode_bmp_rgb': "unsupported operators (1 nodes): ImageDecoder 'output' (opset 20): strings and images are not tensors the compiler represents",
-    'test_matmulinteger': "unsupported operators (1 nodes): MatMulInteger 'Y' (opset 10)",
     'test_momentum': "model 'test_momentum' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.preview.training', 1)])",
-    'test_qlinearconv': "unsupported operators (1 nodes): QLinearConv 'y' (opset 10)",
-    'test_qlinearmatmul_2D_int8_float16': "unsupported operators (1 nodes): QLinearMatMul 'y' (opset 21)",
-    'test_quantizelinear': "unsupported operators (1 nodes): QuantizeLinear 'y' (opset 28)",
     'test_regex_full_match_basic': "unsupported operators (1 nodes): RegexFullMatch 'Y' (opset 20): strings and images are not tensors the compiler represents",
     'test_string_concat': "unsupported operators (1 nodes): StringConcat 'result' (opset 20): strings and images are not tensors the compiler represents",
     'test_string_split_basic': "unsupported operators (1 nodes): StringSplit 'substrings' (opset 20): strings and images are not tensors the compiler represents",

@@ -16,6 +16,8 @@ module             operators
                    Pad, Gather, GatherElements, Tile, Expand, DepthToSpace/SpaceToDepth
 ``constant``       Constant, ConstantOfShape, Range, Shape, Size, Identity, Dropout
 ``resize``         Resize, Upsample
+``quantize``       QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv,
+                   QLinearMatMul, ConvInteger, MatMulInteger
 =================  ==============================================================
 
 Shapes are static: inputs a converter needs as values are folded at import
@@ -35,6 +37,7 @@ from graph.onnx import (  # noqa: F401  (register converters)
     nn,
     norm,
     pool,
+    quantize,
     reduce,
     resize,
     rnn,

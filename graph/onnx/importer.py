@@ -19,7 +19,7 @@ from graph.ir import Graph, Value, make_node
 from graph.onnx.context import (Context, OnnxNode, attribute_value, check_tensor_size, convert_node,
                                 onnx_dtype, refuse_type)
 from graph.onnx.loader import default_opset
-from graph.onnx.table import lookup
+from graph.onnx.table import lookup, table_name
 
 
 def import_model(proto: onnx.ModelProto, label: str, shape: dict, dtype, frozen: dict | None = None) -> tuple:
@@ -128,7 +128,7 @@ def _convert(ctx: Context, proto: onnx.NodeProto, used: set, label: str) -> None
     ctx.node = node
     before = ctx.node_count()
     try:
-        outs = convert_node(ctx, node, lookup(proto.op_type, ctx.opset).fn)  # bfloat16 in float32
+        outs = convert_node(ctx, node, lookup(table_name(proto.op_type, proto.domain), ctx.opset).fn)  # bfloat16 in float32
     except (IndexError, KeyError, TypeError, ZeroDivisionError) as err:  # malformed attributes or ranks
         raise node.error(f"cannot be converted ({type(err).__name__}: {err}); check its attributes and "
                          f"input shapes {[None if v is None else v.shape for v in node.inputs]}") from err

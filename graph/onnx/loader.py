@@ -15,7 +15,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from graph.onnx.host import is_host_op
-from graph.onnx.table import DEFAULT_DOMAINS, lookup
+from graph.onnx.table import DEFAULT_DOMAINS, lookup, table_name
 
 
 def _read_path(path: str) -> onnx.ModelProto:
@@ -130,6 +130,8 @@ def unsupported_nodes(graph: onnx.GraphProto, opset: int, domains: dict, where: 
                              f"UTF-8 ({node.op_type!r}, domain {node.domain!r}); the file is corrupt")
         label = f"{node.name or (node.output[0] if node.output else '?')!r}{where}"
         if node.domain not in DEFAULT_DOMAINS:
+            if lookup(table_name(node.op_type, node.domain), opset) is not None:
+                continue
             missing.append(f"{node.domain}.{node.op_type} {label} (domain {node.domain!r}, "
                            f"version {domains.get(node.domain, '?')})")
         elif lookup(node.op_type, opset) is None and not is_host_op(node.op_type, opset):

@@ -63,6 +63,12 @@ def op_version(op_type: str, opset: int) -> int:
         return opset
 
 
+def table_name(op_type: str, domain: str) -> str:
+    """The table's key of an operator: its type in the default domain, ``domain.op_type`` in
+    another (``com.microsoft.QLinearAdd``)."""
+    return op_type if domain in DEFAULT_DOMAINS else f"{domain}.{op_type}"
+
+
 def lookup(op_type: str, opset: int) -> Converter | None:
     """The converter for ``op_type`` in a model at ``opset``, or None."""
     version = op_version(op_type, opset)

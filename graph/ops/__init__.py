@@ -14,6 +14,7 @@ from graph.ops import (  # noqa: F401
     math,
     narrow,
     nn,
+    quantize,
     transform,
     transformer,
     winograd,

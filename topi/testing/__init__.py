@@ -26,3 +26,6 @@ from topi.testing.dispatch import (  # noqa: F401
     compare_numpy_tvm, dispatch, get_broadcast_schedule, get_conv2d_nchw_implement,
     get_elemwise_schedule, get_injective_schedule, get_reduce_schedule,
 )
+from topi.testing.qnn import (  # noqa: F401
+    dequantize_python, qnn_conv2d_python, qnn_dense_python, quantize_python, requantize_python,
+)

@@ -1,0 +1,117 @@
+"""Quantization graph operators (computes in :mod:`topi.nn.qnn`, numpy twins in :mod:`topi.testing.qnn`).
+
+=====================  ==========================================================  ===========
+op                     inputs -> output                                            pattern
+=====================  ==========================================================  ===========
+``quantize``           x float, scale, zero_point -> ``dtype`` (attrs axis,         broadcast
+                       block_size, dtype)
+``dequantize``         x int, scale, zero_point -> float32 (attrs axis, block_size) broadcast
+``requantize``         acc int32, multiplier, zero_point -> ``dtype`` (attrs axis)  broadcast
+``qnn_conv2d``         x, w OIHW, x_zp, w_zp -> int32 (conv2d's attrs)              anchor
+``qnn_dense``          x [M, K], w [N, K], x_zp, w_zp -> int32                      anchor
+``range_scale``        min, max (scalars) -> the uint8 scale of [min(0, min),       elemwise
+                       max(0, max)] (DynamicQuantizeLinear)
+``range_zero_point``   min, scale -> the uint8 zero point                           elemwise
+=====================  ==========================================================  ===========
+
+``graph.passes.realize_qdq`` rewrites ``DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear``
+into ``qnn_conv2d``/``qnn_dense`` + ``requantize``; the fusion pass then gives each one
+kernel with its epilogue (bias, ReLU, a residual add in quantized form).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import te
+import topi
+from graph.ops.registry import BROADCAST, ELEMWISE, OUT_ELEMWISE_FUSABLE, default_schedule, register
+from topi.nn import qnn
+from topi.testing import qnn as ref
+
+
+def _same_shape(dtype_of):
+    return lambda values, a: [(values[0].shape, dtype_of(values, a))]
+
+
+def _conv_args(a: dict) -> tuple:
+    return (tuple(a.get("strides", (1, 1))), tuple(a.get("padding", (0, 0, 0, 0))),
+            tuple(a.get("dilation", (1, 1))), a.get("groups", 1))
+
+
+def _conv_types(values, a):
+    x, w = values[0], values[1]
+    out = qnn.qnn_conv2d(te.placeholder(x.shape, x.dtype), te.placeholder(w.shape, w.dtype), None, None,
+                         *_conv_args(a))
+    return [(tuple(int(d) for d in out.shape), "int32")]
+
+
+def _dense_types(values, a):
+    x, w = values[0], values[1]
+    if len(x.shape) != 2 or len(w.shape) != 2 or x.shape[1] != w.shape[1]:
+        raise ValueError(f"qnn_dense expects data [M, K] and weight [N, K], got {x.shape} and {w.shape}")
+    return [((x.shape[0], w.shape[0]), "int32")]
+
+
+register("quantize",
+         lambda xs, a: [qnn.quantize(xs[0], xs[1], xs[2], a.get("axis", 1), a["dtype"], a.get("block_size", 0))],
+         BROADCAST, default_schedule, _same_shape(lambda v, a: a["dtype"]),
+         lambda xs, a: [ref.quantize_python(xs[0], xs[1], xs[2], a.get("axis", 1), a["dtype"],
+                                            a.get("block_size", 0))],
+         doc="saturate(round_half_even(x / scale) + zero_point); attrs axis, block_size, dtype")
+register("dequantize",
+         lambda xs, a: [qnn.dequantize(xs[0], xs[1], xs[2], a.get("axis", 1), a.get("block_size", 0))],
+         BROADCAST, default_schedule, _same_shape(lambda v, a: "float32"),
+         lambda xs, a: [ref.dequantize_python(xs[0], xs[1], xs[2], a.get("axis", 1), a.get("block_size", 0))],
+         doc="float32(x - zero_point) * scale; attrs axis, block_size")
+register("requantize",
+         lambda xs, a: [qnn.requantize(xs[0], xs[1], xs[2], a.get("axis", 1), a["dtype"])],
+         BROADCAST, default_schedule, _same_shape(lambda v, a: a["dtype"]),
+         lambda xs, a: [ref.requantize_python(xs[0], xs[1], xs[2], a.get("axis", 1), a["dtype"])],
+         doc="saturate(round_half_even(float32(acc) * multiplier) + zero_point); attrs axis, dtype")
+register("qnn_conv2d",
+         lambda xs, a: [qnn.qnn_conv2d(xs[0], xs[1], xs[2], xs[3], *_conv_args(a))],
+         OUT_ELEMWISE_FUSABLE, default_schedule, _conv_types,
+         lambda xs, a: [ref.qnn_conv2d_python(xs[0], xs[1], xs[2], xs[3], *_conv_args(a)[:2],
+                                              _conv_args(a)[2], _conv_args(a)[3])],
+         doc="int32 NCHW conv of (x - x_zp) by (w - w_zp), OIHW kernel; attrs strides, padding, dilation, groups")
+register("qnn_dense", lambda xs, a: [qnn.qnn_dense(*xs)], OUT_ELEMWISE_FUSABLE, default_schedule, _dense_types,
+         lambda xs, a: [ref.qnn_dense_python(*xs)],
+         doc="int32 (x - x_zp) @ (w - w_zp).T, x [M, K], w [N, K]")
+
+
+# ------------------------------------------------- DynamicQuantizeLinear ---
+def range_scale_compute(lo: te.Tensor, hi: te.Tensor) -> te.Tensor:
+    """``(max(hi, 0) - min(lo, 0)) / 255``, or 1 for an all-zero range (onnxruntime's guard)."""
+    def body():
+        a, b = te.min(lo(), te.const(0.0, "float32")), te.max(hi(), te.const(0.0, "float32"))
+        return te.if_then_else(b == a, te.const(1.0, "float32"), qnn.div_ieee(b - a, te.const(255.0, "float32")))
+
+    return te.compute((), body, name="range_scale", tag=topi.tag.ELEMWISE)
+
+
+def range_zero_point_compute(lo: te.Tensor, scale: te.Tensor) -> te.Tensor:
+    """``saturate(round_half_even(0 - min(lo, 0) / scale))`` as uint8."""
+    def body():
+        z = te.const(0.0, "float32") - qnn.div_ieee(te.min(lo(), te.const(0.0, "float32")), scale())
+        return te.round(te.min(te.max(z, te.const(0.0, "float32")), te.const(255.0, "float32"))).astype("uint8")
+
+    return te.compute((), body, name="range_zero_point", tag=topi.tag.ELEMWISE)
+
+
+def _np_range_scale(lo, hi):
+    a, b = np.minimum(np.float32(lo), np.float32(0)), np.maximum(np.float32(hi), np.float32(0))
+    return np.float32(1.0) if a == b else np.float32((b - a) / np.float32(255))
+
+
+def _np_range_zero_point(lo, scale):
+    z = np.float32(0) - np.minimum(np.float32(lo), np.float32(0)) / np.float32(scale)
+    return np.uint8(np.rint(np.clip(z, 0, 255)))
+
+
+register("range_scale", lambda xs, a: [range_scale_compute(*xs)], ELEMWISE, default_schedule,
+         lambda v, a: [((), "float32")], lambda xs, a: [np.asarray(_np_range_scale(*xs), "float32")],
+         doc="the uint8 scale of the range [min(0, lo), max(0, hi)] (DynamicQuantizeLinear)")
+register("range_zero_point", lambda xs, a: [range_zero_point_compute(*xs)], ELEMWISE, default_schedule,
+         lambda v, a: [((), "uint8")], lambda xs, a: [np.asarray(_np_range_zero_point(*xs), "uint8")],
+         doc="the uint8 zero point of the range starting at min(0, lo) (DynamicQuantizeLinear)")
