@@ -103,6 +103,25 @@ def test_qnn_dense_matches_the_integer_reference():
                         RNG.integers(-128, 128, 7).astype("int8"), RNG.integers(0, 256, 5).astype("uint8")])
 
 
+@pytest.mark.parametrize("m,n,k", [(7, 13, 19), (1, 33, 64), (30, 5, 3)])
+def test_x86_qnn_dense_with_fused_requantize(m, n, k):
+    from topi.x86.qnn import schedule_qnn_dense
+
+    x = te.placeholder((m, k), "uint8", name="x")
+    w = te.placeholder((n, k), "int8", name="w")
+    xz = te.placeholder((), "uint8", name="xz")
+    wz = te.placeholder((n,), "int8", name="wz")
+    mult = te.placeholder((n,), "float32", name="mult")
+    yz = te.placeholder((), "int8", name="yz")
+    y = qnn.requantize(qnn.qnn_dense(x, w, xz, wz), mult, yz, axis=1, dtype="int8")
+    inputs = [RNG.integers(0, 256, (m, k)).astype("uint8"), RNG.integers(-128, 128, (n, k)).astype("int8"),
+              np.array(121, "uint8"), RNG.integers(-2, 3, n).astype("int8"),
+              RNG.uniform(1e-4, 1e-3, n).astype("float32"), np.array(-3, "int8")]
+    check_build(schedule_qnn_dense(y), [x, w, xz, wz, mult, yz, y],
+                lambda a, b, c, d, e, f: ref.requantize_python(ref.qnn_dense_python(a, b, c, d), e, f, 1, "int8"),
+                inputs=inputs, rtol=0, atol=0)
+
+
 # ------------------------------------------------------------ converters ---
 def model_of(nodes, feeds: dict, outputs, inits=None, opset: int = 21) -> onnx.ModelProto:
     inputs = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)

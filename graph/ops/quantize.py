@@ -14,9 +14,10 @@ op                     inputs -> output                                         
 ``range_zero_point``   min, scale -> the uint8 zero point                           elemwise
 =====================  ==========================================================  ===========
 
-``graph.passes.realize_qdq`` rewrites ``DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear``
-into ``qnn_conv2d``/``qnn_dense`` + ``requantize``; the fusion pass then gives each one
-kernel with its epilogue (bias, ReLU, a residual add in quantized form).
+``qnn_dense`` runs topi's x86 dense schedule on its int32 accumulator (:mod:`topi.x86.qnn`), with
+a requantize fused after it; ``qnn_conv2d`` runs the generic schedule.  QDQ models
+(``DequantizeLinear -> Conv -> QuantizeLinear``) are not rewritten into these: they run
+dequantized in float32.
 """
 
 from __future__ import annotations
@@ -75,7 +76,13 @@ register("qnn_conv2d",
          lambda xs, a: [ref.qnn_conv2d_python(xs[0], xs[1], xs[2], xs[3], *_conv_args(a)[:2],
                                               _conv_args(a)[2], _conv_args(a)[3])],
          doc="int32 NCHW conv of (x - x_zp) by (w - w_zp), OIHW kernel; attrs strides, padding, dilation, groups")
-register("qnn_dense", lambda xs, a: [qnn.qnn_dense(*xs)], OUT_ELEMWISE_FUSABLE, default_schedule, _dense_types,
+def _qnn_dense_schedule(outs, attrs=None, target=None):
+    from topi.x86.qnn import schedule_qnn_dense
+
+    return schedule_qnn_dense(outs)
+
+
+register("qnn_dense", lambda xs, a: [qnn.qnn_dense(*xs)], OUT_ELEMWISE_FUSABLE, _qnn_dense_schedule, _dense_types,
          lambda xs, a: [ref.qnn_dense_python(*xs)],
          doc="int32 (x - x_zp) @ (w - w_zp).T, x [M, K], w [N, K]")
 
