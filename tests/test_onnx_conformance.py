@@ -63,7 +63,6 @@ REFUSED = {
     'test_bernoulli': "unsupported operators (1 nodes): Bernoulli 'y' (opset 22): a random generator (its draws cannot match another runtime's)",
     'test_bernoulli_double_expanded': "unsupported operators (1 nodes): RandomUniformLike 'Bernoulli_test_bernoulli_double_expanded_function_X_random' (opset 22): a random generator (its draws cannot match another runtime's)",
     'test_cast_e8m0_FLOAT8E8M0_to_FLOAT': "input 'input' of model 'test_cast_e8m0_FLOAT8E8M0_to_FLOAT' has element type FLOAT8E8M0, which the compiler cannot represent; supported: float16, float32, float64, int8, int16, int32, int64, uint8, ui",
-    'test_flexattention': "unsupported operators (1 nodes): ai.onnx.preview.FlexAttention 'Y' (domain 'ai.onnx.preview', version 1)",
     'test_image_decoder_decode_bmp_rgb': "unsupported operators (1 nodes): ImageDecoder 'output' (opset 20): strings and images are not tensors the compiler represents",
     'test_momentum': "model 'test_momentum' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.preview.training', 1)])",
     'test_regex_full_match_basic': "unsupported operators (1 nodes): RegexFullMatch 'Y' (opset 20): strings and images are not tensors the compiler represents",

@@ -11,9 +11,11 @@ replaced by its body, as the backend tests' ``_expanded`` models spell it::
 Every name inside the body (its subgraphs included) is prefixed with the
 node's name, so two expansions never collide; the body's inputs and outputs
 are the node's.  Input types come from ONNX shape inference of the model.
-Operators whose numerics a body would only approximate (the random
-generators), and the quantization operators, which have converters of their
-own (issue 50), are never expanded.
+The same holds for the operators of the ``ai.onnx.preview`` domain
+(FlexAttention, whose ``score_mod``/``prob_mod`` subgraphs the body calls), at
+the version the model imports of that domain.  Operators whose numerics a body
+would only approximate (the random generators), and the quantization
+operators, which have converters of their own (issue 50), are never expanded.
 """
 
 from __future__ import annotations
@@ -29,20 +31,33 @@ from graph.onnx.table import DEFAULT_DOMAINS, lookup
 NOT_EXPANDED = RANDOM_OPS | {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
                              "ConvInteger", "QLinearConv", "QLinearMatMul"}
 MAX_DEPTH = 4  # a body may use operators defined by functions in turn
+PREVIEW = "ai.onnx.preview"  # a domain of operators defined by function bodies alone
 
 
-def _candidates(g: onnx.GraphProto, opset: int) -> set:
+def _schema_version(node: onnx.NodeProto, opset: int, versions: dict) -> tuple:
+    """(schema domain, version) of ``node``'s operator: the default domain at ``opset``, the
+    preview domain at the version the model imports; None for any other domain."""
+    if node.domain in DEFAULT_DOMAINS:
+        return "", opset
+    if node.domain == PREVIEW and PREVIEW in versions:
+        return PREVIEW, versions[PREVIEW]
+    return None
+
+
+def _candidates(g: onnx.GraphProto, opset: int, versions: dict) -> set:
     """The indices of the nodes of ``g`` to expand."""
     out = set()
     for k, node in enumerate(g.node):
         if not isinstance(node.op_type, str) or not isinstance(node.domain, str):
             continue  # not valid UTF-8: check_supported names it
-        if node.domain not in DEFAULT_DOMAINS or node.op_type in NOT_EXPANDED:
+        where = _schema_version(node, opset, versions)
+        if where is None or node.op_type in NOT_EXPANDED:
             continue
-        if lookup(node.op_type, opset) is not None or is_host_op(node.op_type, opset):
+        if node.domain in DEFAULT_DOMAINS and (lookup(node.op_type, opset) is not None
+                                               or is_host_op(node.op_type, opset)):
             continue
         try:
-            schema = onnx.defs.get_schema(node.op_type, opset, "")
+            schema = onnx.defs.get_schema(node.op_type, where[1], where[0])
         except onnx.defs.SchemaError:
             continue
         if schema.has_function or schema.has_context_dependent_function:
@@ -63,8 +78,9 @@ def _types(model: onnx.ModelProto) -> dict:
     return types
 
 
-def _body(node: onnx.NodeProto, opset: int, types: dict) -> onnx.FunctionProto | None:
-    schema = onnx.defs.get_schema(node.op_type, opset, "")
+def _body(node: onnx.NodeProto, opset: int, versions: dict, types: dict) -> onnx.FunctionProto | None:
+    domain, opset = _schema_version(node, opset, versions)
+    schema = onnx.defs.get_schema(node.op_type, opset, domain)
     if schema.has_function:
         body = schema.get_function_with_opset_version(opset)
         if body is not None:
@@ -137,8 +153,9 @@ def _inline(node: onnx.NodeProto, body: onnx.FunctionProto, prefix: str) -> list
 def expand_functions(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
     """``model`` with every node of an operator known only by its function body inlined
     (the same object when there is none)."""
+    versions = {i.domain: i.version for i in model.opset_import}
     for depth in range(MAX_DEPTH):
-        found = _candidates(model.graph, opset)
+        found = _candidates(model.graph, opset, versions)
         if not found:
             return model
         types = _types(model)
@@ -146,7 +163,7 @@ def expand_functions(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
         expanded.CopyFrom(model)
         nodes = []
         for k, node in enumerate(model.graph.node):
-            body = _body(node, opset, types) if k in found else None
+            body = _body(node, opset, versions, types) if k in found else None
             if body is None:
                 nodes.append(node)
             else:
