@@ -218,11 +218,16 @@ def first_output(model, kind: str):
 
 def randomize_statistics(m) -> None:
     """Batch-norm statistics away from 0 and 1 (seeded), so no pass can drop them and the
-    activations keep a realistic scale."""
+    activations keep a realistic scale; weight matrices a definition initialises to zeros
+    (torchvision's ViT head and class token) drawn instead, or the output would be all zeros
+    whatever the input and any runtime would match it."""
     import torch
 
     g = torch.Generator().manual_seed(2)
     with torch.no_grad():
+        for p in m.parameters():
+            if p.ndim >= 2 and not p.any():
+                p.copy_(0.02 * torch.randn(p.shape, generator=g))
         for sub in m.modules():
             if isinstance(sub, torch.nn.modules.batchnorm._BatchNorm) and sub.running_mean is not None:
                 sub.running_mean.copy_(0.1 * torch.randn(sub.running_mean.shape, generator=g))
