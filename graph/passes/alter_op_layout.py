@@ -45,7 +45,7 @@ from graph.ops import get_op
 from graph.ops.registry import ELEMWISE
 from graph.passes import alter_grouped_layout as grouped
 from graph.passes.alter_conv_layout import conv_blocks, helpers, is_winograd, winograd_layout
-from graph.passes.layout_state import BINARY_OPS, POOL_OPS, Layouts, concat_block, convertible, transparent
+from graph.passes.layout_state import BINARY_OPS, PER_TENSOR_OPS, POOL_OPS, Layouts, concat_block, convertible, transparent
 
 
 def count_transforms(graph: Graph) -> int:
@@ -133,6 +133,8 @@ def _rewrite(node, ins: list, lay: Layouts) -> tuple | None:
         return lay.produce(make_node(node.op, ins, node.attrs, node.name, [node.output.name]), blocked[0])
     if node.op in BINARY_OPS:
         return _binary(node, ins, lay, blocked[0])
+    if node.op in PER_TENSOR_OPS and lay.block_of(ins[0]):
+        return lay.produce(make_node(node.op, ins, node.attrs, node.name, [node.output.name]), lay.block_of(ins[0]))
     if node.op in POOL_OPS and node.attrs.get("layout", "NCHW") == "NCHW":
         attrs = {**node.attrs, "layout": "NCHWc"}
         return lay.produce(make_node(node.op, ins, attrs, node.name, [node.output.name]), blocked[0])

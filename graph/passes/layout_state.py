@@ -17,6 +17,8 @@ from topi.config import vector_lanes
 
 # Broadcast binaries that are elementwise once their operands share a layout.
 BINARY_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "prelu")
+# elementwise in their first input when their other inputs (scale, zero point) are per tensor
+PER_TENSOR_OPS = ("quantize", "dequantize")
 POOL_OPS = ("pool2d", "global_pool")
 
 
@@ -143,4 +145,6 @@ def transparent(node) -> bool:
         return True
     if node.op == "concatenate":
         return node.attrs.get("axis", 0) in (1, -3)
+    if node.op in PER_TENSOR_OPS:
+        return all(v.shape in ((), (1,)) for v in node.inputs[1:])
     return node.op in BINARY_OPS or node.op in POOL_OPS
