@@ -43,7 +43,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from codegen.timing import format_time, interleaved
+from codegen.timing import format_time, interleaved, summary
 from graph.cli.timing import differences
 from graph.cli.timing import ort_session as cli_ort_session
 from graph.onnx.zoo import LIGHT_MODELS, light_model_path
@@ -160,9 +160,7 @@ def bench_model(name: str, repeat: int, cold: bool, nchw: bool = False) -> dict:
         row.update(max_abs=abs_d, max_rel=rel_d, agree=agree)
         fns["onnxruntime"] = lambda: sess.run(None, feed)
     samples = interleaved(fns, repeat)
-    for key, s in samples.items():
-        row[key] = statistics.median(s)
-        row[key + "_spread"] = (max(s) - min(s)) / row[key]
+    row.update(summary(samples))
     if "onnxruntime" in row:
         row["ratio"] = row["tessera"] / row["onnxruntime"]
         if nchw:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -30,7 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from graph_models import THREADS, model_path, seeded_feed, select
 
-from codegen.timing import format_time, interleaved
+from codegen.timing import format_time, interleaved, summary
 from graph.cli.timing import differences
 from graph.cli.timing import ort_session as cli_ort_session
 
@@ -72,10 +71,7 @@ def bench(name: str, repeat: int, records: str | None, cpu_time: bool = False) -
     fns["onnxruntime"] = lambda: sess.run(None, feed)
     samples = (interleaved(fns, repeat, budget=0.3, settle=0.0, clock=time.thread_time) if cpu_time
                else interleaved(fns, repeat))
-    for key, s in samples.items():
-        row[key] = statistics.median(s)
-        row[key + "_best"] = min(s)
-        row[key + "_spread"] = (max(s) - min(s)) / row[key]
+    row.update(summary(samples))
     return row
 
 

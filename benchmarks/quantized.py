@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import warnings
 
@@ -31,7 +30,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from codegen.timing import format_time, interleaved
+from codegen.timing import format_time, interleaved, summary
 from graph.cli.timing import ort_session
 from graph.onnx import zoo_transformers as T
 from graph.onnx.zoo import light_model_path
@@ -120,10 +119,7 @@ def bench(name: str, repeat: int, full_range: bool) -> dict:
            "ort_vs_float": float(np.abs(outs["ort_int8"] - outs["float32"]).max()),
            "scale": float(np.abs(outs["float32"]).max())}
     fns = {"tessera_int8": tq.run, "onnxruntime_int8": lambda: sess.run(None, feed), "tessera_float32": tf.run}
-    for key, s in interleaved(fns, repeat).items():
-        row[key] = statistics.median(s)
-        row[key + "_best"] = min(s)
-        row[key + "_spread"] = (max(s) - min(s)) / row[key]
+    row.update(summary(interleaved(fns, repeat)))
     return row
 
 

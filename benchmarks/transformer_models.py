@@ -30,7 +30,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from codegen.timing import format_time, interleaved
+from codegen.timing import format_time, interleaved, spread, summary
 from graph.cli.timing import differences, ort_session
 from graph.onnx import zoo_transformers as M
 
@@ -81,13 +81,10 @@ def bench_model(name: str, repeat: int, with_profile: bool) -> dict:
     else:
         print(f"[{name}] onnxruntime: {why}", file=sys.stderr)
     samples = interleaved(fns, repeat)
-    for key, s in samples.items():
-        row[key] = statistics.median(s)
-        row[key + "_spread"] = (max(s) - min(s)) / row[key]
-        row[key + "_min"] = min(s)
+    row.update(summary(samples))
     if "onnxruntime" in row:
         row["ratio"] = row["tessera"] / row["onnxruntime"]
-        row["ratio_min"] = row["tessera_min"] / row["onnxruntime_min"]
+        row["ratio_min"] = row["tessera_best"] / row["onnxruntime_best"]
     if with_profile:
         row["profile"] = profile(m)
     return row
@@ -122,7 +119,7 @@ def bench_dense(repeat: int) -> dict:
         "gflops": flops / t / 1e9,
         "numpy_gflops": flops / npy / 1e9,
         "speed_vs_numpy": npy / t,
-        "spread": {k: (max(s) - min(s)) / statistics.median(s) for k, s in samples.items()},
+        "spread": {k: spread(s) for k, s in samples.items()},
     }
 
 

@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import make_user_models as U
 
-from codegen.timing import format_time, interleaved
+from codegen.timing import format_time, interleaved, summary
 from graph.cli.timing import differences, ort_session
 
 THREADS = 2  # the default: onnxruntime's and Tessera's intra-op threads
@@ -107,9 +107,7 @@ def bench_model(name: str, repeat: int, cold: bool, profile: bool, threads: int 
     else:
         row["ort_error"] = why
     samples = interleaved(fns, repeat, clock=time.process_time if cpu_time else time.perf_counter)
-    for key, s in samples.items():
-        row[key] = statistics.median(s)
-        row[key + "_spread"] = (max(s) - min(s)) / row[key]
+    row.update(summary(samples))
     if "onnxruntime" in row:
         row["ratio"] = row["tessera"] / row["onnxruntime"]
         per_batch = [t / o for t, o in zip(samples["tessera"], samples["onnxruntime"])]

@@ -145,6 +145,15 @@ def spread(samples: list[float]) -> float:
     return (max(samples) - min(samples)) / med if med > 0 else 0.0
 
 
+def summary(samples: dict[str, list[float]]) -> dict:
+    """Per name of ``interleaved``'s result: ``name`` its median, ``name_best`` its fastest batch and
+    ``name_spread`` its spread (the row a benchmark prints and saves)."""
+    row = {}
+    for key, s in samples.items():
+        row[key], row[key + "_best"], row[key + "_spread"] = median(s), min(s), spread(s)
+    return row
+
+
 def format_time(seconds: float) -> str:
     if seconds >= 1.0:
         return f"{seconds:.2f} s"

@@ -29,7 +29,19 @@ from codegen.ndarray import ALIGN, aligned, aligned_zeros
 from topi.narrow import as_logical, numpy_dtype, storage_dtype
 
 
-class GraphModule:
+class InputsByName:
+    """``set_input`` of an executor: ``set_input("data", x)`` or ``set_input(data=x, ...)``, each pair
+    handed to the executor's ``_set_one(name, array)``."""
+
+    def set_input(self, key=None, value=None, **inputs) -> None:
+        """Copy input arrays in: ``set_input("data", x)`` or ``set_input(data=x, ...)``."""
+        if key is not None:
+            inputs[key] = value
+        for name, array in inputs.items():
+            self._set_one(name, array)
+
+
+class GraphModule(InputsByName):
     """Runs an execution plan: ``set_input``, ``run``, ``get_output``."""
 
     def __init__(self, plan, constants: list | None = None, addresses: dict | None = None, lib=None):
@@ -63,13 +75,6 @@ class GraphModule:
         return partial(fn, *args)
 
     # inputs ------------------------------------------------------------------
-    def set_input(self, key=None, value=None, **inputs) -> None:
-        """Copy input arrays in: ``set_input("data", x)`` or ``set_input(data=x, ...)``."""
-        if key is not None:
-            inputs[key] = value
-        for name, array in inputs.items():
-            self._set_one(name, array)
-
     def _set_one(self, name: str, array) -> None:
         buf = self._inputs.get(name)
         if buf is None:

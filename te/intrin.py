@@ -58,43 +58,27 @@ def _integer_args(name: str, *args) -> tuple:
     return args
 
 
-def bitwise_and(x, y) -> E.Expr:
-    """``x & y`` of integers (classic ``tir.bitwise_and``)."""
-    x, y = _integer_args("bitwise_and", x, y)
-    return E.Call("bitwise_and", (x, y), x.dtype)
+def _integer_call(name: str, arity: int, doc: str | None = None):
+    """The te function ``name`` of ``arity`` integer operands: a call of the integer's own type."""
+    def op(*args) -> E.Expr:
+        if len(args) != arity:
+            raise TypeError(f"{name}: takes {arity} operand(s), got {len(args)}")
+        xs = _integer_args(name, *args)
+        return E.Call(name, tuple(xs), xs[0].dtype)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
 
 
-def bitwise_or(x, y) -> E.Expr:
-    x, y = _integer_args("bitwise_or", x, y)
-    return E.Call("bitwise_or", (x, y), x.dtype)
-
-
-def bitwise_xor(x, y) -> E.Expr:
-    x, y = _integer_args("bitwise_xor", x, y)
-    return E.Call("bitwise_xor", (x, y), x.dtype)
-
-
-def bitwise_not(x) -> E.Expr:
-    (x,) = _integer_args("bitwise_not", x)
-    return E.Call("bitwise_not", (x,), x.dtype)
-
-
-def shift_left(x, y) -> E.Expr:
-    """``x << y`` (0 when ``y`` is the bit width or more)."""
-    x, y = _integer_args("shift_left", x, y)
-    return E.Call("shift_left", (x, y), x.dtype)
-
-
-def shift_right(x, y) -> E.Expr:
-    """``x >> y``: logical for unsigned ``x``, arithmetic for signed (0 past the width)."""
-    x, y = _integer_args("shift_right", x, y)
-    return E.Call("shift_right", (x, y), x.dtype)
-
-
-def popcount(x) -> E.Expr:
-    """The number of set bits of an integer (``llvm.ctpop``)."""
-    (x,) = _integer_args("popcount", x)
-    return E.Call("popcount", (x,), x.dtype)
+bitwise_and = _integer_call("bitwise_and", 2, "``x & y`` of integers (classic ``tir.bitwise_and``).")
+bitwise_or = _integer_call("bitwise_or", 2, "``x | y`` of integers.")
+bitwise_xor = _integer_call("bitwise_xor", 2, "``x ^ y`` of integers.")
+bitwise_not = _integer_call("bitwise_not", 1, "``~x`` of an integer.")
+shift_left = _integer_call("shift_left", 2, "``x << y`` (0 when ``y`` is the bit width or more).")
+shift_right = _integer_call("shift_right", 2, "``x >> y``: logical for unsigned ``x``, arithmetic for signed "
+                                              "(0 past the width).")
+popcount = _integer_call("popcount", 1, "The number of set bits of an integer (``llvm.ctpop``).")
 
 
 def reinterpret(dtype: str, value) -> E.Expr:

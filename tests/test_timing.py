@@ -76,3 +76,10 @@ def test_bad_arguments_are_named():
         timing.interleaved({"a": lambda: None}, repeat=0)
     with pytest.raises(ValueError, match="no round with a positive time of 'b'"):
         timing.paired_ratio({"a": [1.0], "b": [0.0]}, "a", "b")
+
+
+def test_summary_gives_each_names_median_fastest_batch_and_spread():
+    from codegen.timing import summary
+
+    row = summary({"a": [3.0, 1.0, 2.0], "b": [4.0]})
+    assert row == {"a": 2.0, "a_best": 1.0, "a_spread": 1.0, "b": 4.0, "b_best": 4.0, "b_spread": 0.0}

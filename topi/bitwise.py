@@ -25,29 +25,21 @@ def _check_int(name: str, *xs) -> None:
             raise TypeError(f"{name}: expects integer tensors, got {x.dtype} ('{x.name}')")
 
 
-def bitwise_and(lhs, rhs) -> te.Tensor:
-    _check_int("bitwise_and", lhs, rhs)
-    return _apply("bitwise_and", te.bitwise_and, lhs, rhs)
+def _binary(name: str, fn):
+    """The broadcasting topi operator ``name`` of two integer tensors (or scalars), computed by ``fn``."""
+    def op(lhs, rhs) -> te.Tensor:
+        _check_int(name, lhs, rhs)
+        return _apply(name, fn, lhs, rhs)
+
+    op.__name__ = op.__qualname__ = name
+    return op
 
 
-def bitwise_or(lhs, rhs) -> te.Tensor:
-    _check_int("bitwise_or", lhs, rhs)
-    return _apply("bitwise_or", te.bitwise_or, lhs, rhs)
-
-
-def bitwise_xor(lhs, rhs) -> te.Tensor:
-    _check_int("bitwise_xor", lhs, rhs)
-    return _apply("bitwise_xor", te.bitwise_xor, lhs, rhs)
-
-
-def left_shift(lhs, rhs) -> te.Tensor:
-    _check_int("left_shift", lhs, rhs)
-    return _apply("left_shift", te.shift_left, lhs, rhs)
-
-
-def right_shift(lhs, rhs) -> te.Tensor:
-    _check_int("right_shift", lhs, rhs)
-    return _apply("right_shift", te.shift_right, lhs, rhs)
+bitwise_and = _binary("bitwise_and", te.bitwise_and)
+bitwise_or = _binary("bitwise_or", te.bitwise_or)
+bitwise_xor = _binary("bitwise_xor", te.bitwise_xor)
+left_shift = _binary("left_shift", te.shift_left)
+right_shift = _binary("right_shift", te.shift_right)
 
 
 def bitwise_not(x: te.Tensor) -> te.Tensor:

@@ -35,6 +35,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from graph.executor import InputsByName
 from graph.onnx.context import NeedsInputValue, onnx_dtype
 from graph.onnx.host import run_host, runs_on_host
 from graph.onnx.importer import import_model
@@ -304,7 +305,7 @@ class DynamicLibrary:
         return DynamicModule(self)
 
 
-class DynamicModule:
+class DynamicModule(InputsByName):
     """Runs a :class:`DynamicLibrary` (classic graph-runtime API: ``set_input``, ``run``, ``get_output``)."""
 
     def __init__(self, lib: DynamicLibrary):
@@ -312,12 +313,6 @@ class DynamicModule:
         self._inputs: dict = {}
         self._outputs: list = []
         self._infos = {v.name: v for v in lib.graph.input_infos}
-
-    def set_input(self, key=None, value=None, **inputs) -> None:
-        if key is not None:
-            inputs[key] = value
-        for name, array in inputs.items():
-            self._set_one(name, array)
 
     def _set_one(self, name: str, array) -> None:
         info = self._infos.get(name)
