@@ -21,6 +21,8 @@ import importlib.util
 import sys
 import types
 
+from tessera import absent_targets
+
 # classic path -> the project module
 EXACT = {
     "tessera.autotvm.task.space": "tune.autotvm.space",
@@ -77,6 +79,8 @@ def target_of(fullname: str) -> str | None:
 
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
+        if absent_targets.target_of(fullname) is not None:  # topi.cuda, contrib.nvcc ...: calls refuse
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
         real = target_of(fullname)
         if real is None:
             return None
@@ -92,6 +96,9 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         """A package becomes a proxy named by its classic path, so that its submodules are looked
         up under that path too; a plain module is the project's module itself."""
+        absent = absent_targets.target_of(spec.name)
+        if absent is not None:
+            return absent_targets.AbsentTarget(spec.name, absent)
         sources = [importlib.import_module(m) for m in PROXIES.get(spec.name, (target_of(spec.name),))]
         if spec.name in PROXIES or hasattr(sources[0], "__path__"):
             return proxy(spec.name, sources)

@@ -107,6 +107,7 @@ schedule_pool = _fallback("schedule_pool", "pool2d / pool1d / global_pool")
 schedule_adaptive_pool = _fallback("schedule_adaptive_pool", "adaptive_pool")
 schedule_softmax = _fallback("schedule_softmax", "softmax / log_softmax")
 schedule_lrn = _fallback("schedule_lrn", "lrn")
+schedule_extern = _fallback("schedule_extern", "extern and whole-tensor operators (dft, unique)")
 
 __all__ = [
     "default_schedule",
@@ -119,6 +120,7 @@ __all__ = [
     "schedule_conv2d_nhwc",
     "schedule_conv2d_transpose_nchw",
     "schedule_dense",
+    "schedule_extern",
     "schedule_depthwise_conv2d_nchw",
     "schedule_depthwise_conv2d_nhwc",
     "schedule_lrn",

@@ -21,3 +21,5 @@ from topi.nn.elemwise import relu, leaky_relu, prelu, elu, selu, gelu, clip  # n
 from topi.nn.flatten import flatten  # noqa: F401
 from topi.nn.winograd import conv2d_winograd_nchw, winograd_kernel_transform, winograd_kernel_transform_numpy  # noqa: F401,E501
 from topi.nn.qnn import dequantize, qnn_conv2d, qnn_dense, quantize, requantize  # noqa: F401
+from topi.nn.dilate import dilate  # noqa: F401
+from topi.nn.loss import nll_loss  # noqa: F401

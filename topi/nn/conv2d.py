@@ -194,13 +194,28 @@ def conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=None):
     )
 
 
-def conv2d(data, kernel, strides, padding, dilation, layout: str = "NCHW", out_dtype=None):
-    """Dispatch on ``layout`` (``"NCHW"`` or ``"NHWC"``) to the conv compute."""
-    if layout == "NCHW":
+def conv2d(data, kernel, strides, padding, dilation, data_layout: str = "NCHW", kernel_layout: str = "",
+           out_dtype=None, layout: str | None = None):
+    """Dispatch on ``data_layout`` (``"NCHW"`` or ``"NHWC"``) to the conv compute.
+
+    ``kernel_layout`` defaults to the data layout's own (``OIHW`` for NCHW, ``HWIO`` for NHWC);
+    an NHWC conv also takes an ``OHWI`` kernel, transposed to HWIO by an injective stage that
+    the schedule inlines.  ``layout`` is the older name of ``data_layout``.
+    """
+    data_layout = layout or data_layout
+    want = {"NCHW": "OIHW", "NHWC": "HWIO"}.get(data_layout)
+    if want is None:
+        raise ValueError(f"conv2d: data_layout={data_layout!r} is not supported; use 'NCHW' or 'NHWC'")
+    if kernel_layout and kernel_layout != want:
+        if (data_layout, kernel_layout) != ("NHWC", "OHWI"):
+            raise ValueError(f"conv2d: kernel_layout={kernel_layout!r} with data_layout={data_layout!r} is not "
+                             f"supported; use {want!r} (or 'OHWI' with NHWC)")
+        o, h, w, i = get_const_tuple(kernel.shape)
+        kernel = te.compute((h, w, i, o), lambda y, x, c, f: kernel[f, y, x, c], name="kernel_hwio",
+                            tag=tag.INJECTIVE)
+    if data_layout == "NCHW":
         return conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
-    if layout == "NHWC":
-        return conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype)
-    raise ValueError(f"conv2d: argument layout={layout!r} is not supported; use 'NCHW' or 'NHWC'")
+    return conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype)
 
 
 def nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, name="conv2d_NCHWc", attrs=None,

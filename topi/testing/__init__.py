@@ -14,7 +14,7 @@ from topi.testing.nn_ref import (  # noqa: F401
 )
 from topi.testing.sort_conv3d import conv3d_ncdhw_python, topk_python  # noqa: F401
 from topi.testing.common import (  # noqa: F401
-    pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,
+    dilate_python, pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,
     gelu_python, resize_python, layout_transform_python,
 )
 from topi.testing.winograd_python import conv2d_winograd_nchw_python  # noqa: F401
@@ -29,3 +29,4 @@ from topi.testing.dispatch import (  # noqa: F401
 from topi.testing.qnn import (  # noqa: F401
     dequantize_python, qnn_conv2d_python, qnn_dense_python, quantize_python, requantize_python,
 )
+from topi.testing.loss_norm import nll_loss  # noqa: F401

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 __all__ = [
+    "dilate_python",
     "elu_python",
     "gelu_python",
     "layout_transform_python",
@@ -137,3 +138,12 @@ def layout_transform_python(x: np.ndarray, src_layout: str, dst_layout: str) -> 
         x = x.reshape(shape[:k] + [shape[k] // f, f] + shape[k + 1:])
         names.insert(k + 1, a)
     return np.ascontiguousarray(x.transpose([names.index(a) for a, _ in dst]))
+
+
+def dilate_python(x: np.ndarray, strides, dilation_value: float = 0.0) -> np.ndarray:
+    """``x`` with ``strides[k] - 1`` copies of ``dilation_value`` between neighbours on axis ``k``."""
+    if len(strides) != x.ndim:
+        raise ValueError(f"dilate_python: {len(strides)} strides for an array of rank {x.ndim}")
+    out = np.full([(n - 1) * s + 1 for n, s in zip(x.shape, strides)], dilation_value, dtype=x.dtype)
+    out[tuple(slice(None, None, s) for s in strides)] = x
+    return out
