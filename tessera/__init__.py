@@ -18,7 +18,7 @@ import te
 from codegen.ndarray import Device, cl, cpu, cuda, device, metal, opencl, rocm, vulkan
 from codegen.packed import get_global_func, register_func
 from te.errors import TesseraError as TVMError
-from tessera import arith, container, contrib, error, ir, modules, nd, runtime, target, testing, tir
+from tessera import arith, container, contrib, error, ir, modules, nd, runtime, target, testing, tir, transform
 from tessera.driver import build, lower
 
 modules.install()  # tessera.te.*, tessera.topi.*, tessera.autotvm.* ... as real modules (tessera/modules.py)
@@ -70,6 +70,7 @@ __all__ = [
     "te",
     "testing",
     "tir",
+    "transform",
     "topi",
     "vulkan",
 ]

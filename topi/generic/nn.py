@@ -108,6 +108,7 @@ schedule_adaptive_pool = _fallback("schedule_adaptive_pool", "adaptive_pool")
 schedule_softmax = _fallback("schedule_softmax", "softmax / log_softmax")
 schedule_lrn = _fallback("schedule_lrn", "lrn")
 schedule_extern = _fallback("schedule_extern", "extern and whole-tensor operators (dft, unique)")
+schedule_unique = _fallback("schedule_unique", "unique")
 
 __all__ = [
     "default_schedule",
@@ -126,4 +127,5 @@ __all__ = [
     "schedule_lrn",
     "schedule_pool",
     "schedule_softmax",
+    "schedule_unique",
 ]
