@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from te import expr as E
-from te.tensor import Tensor
+from te.tensor import PlaceholderOp, Tensor
 from te.shape import solvable
 from te.visitor import collect_vars
 from schedule import stmt as S
@@ -118,7 +118,8 @@ def _check_args(sch, args, name: str) -> list:
     out = []
     for k, a in enumerate(args):
         if isinstance(a, Tensor):
-            if a not in sch and a.op not in sch.stage_map:
+            # a placeholder the schedule never reads is an unused buffer argument (as in TVM)
+            if a not in sch and a.op not in sch.stage_map and not isinstance(a.op, PlaceholderOp):
                 raise ValueError(f"{name}: argument {k} '{a.name}' is not a tensor of this schedule")
         elif not isinstance(a, E.Var):
             raise TypeError(f"{name}: argument {k} must be a Tensor or a te.var, got {a!r}")

@@ -226,6 +226,18 @@ class Call(Expr):
     args: tuple
     dtype: str
 
+    @property
+    def op(self) -> "IntrinsicOp":
+        """The called intrinsic under classic TVM's name (``call.op.name == "tir.exp"``)."""
+        return IntrinsicOp("tir." + self.name)
+
+
+@dataclass(frozen=True)
+class IntrinsicOp:
+    """The name of an intrinsic a :class:`Call` calls, as classic TVM's ``Op`` (``tir.exp``)."""
+
+    name: str
+
 
 @node
 class Let(Expr):

@@ -18,12 +18,12 @@ from topi.broadcast import (  # noqa: F401
 )
 from topi.math import (  # noqa: F401
     exp, log, log2, log10, sqrt, rsqrt, tanh, sigmoid, erf, abs, negative, floor, ceil,
-    round, trunc, sign, sin, cos, fast_exp, fast_tanh, identity, tan, asin, acos, atan, sinh, cosh,
+    round, trunc, sign, sin, cos, fast_exp, fast_tanh, fast_erf, identity, tan, asin, acos, atan, sinh, cosh,
     asinh, acosh, atanh,
 )
 from topi import bitwise, einsum, image, indexing  # noqa: F401
 from topi.bitwise import (  # noqa: F401
-    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, isinf, isnan, left_shift, right_shift,
+    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, isfinite, isinf, isnan, left_shift, right_shift,
 )
 from topi.einsum import einsum  # noqa: F401,F811  (classic topi.einsum is the function)
 from topi.reduction import sum, mean, max, min, prod, argmax, argmin, all, any  # noqa: F401

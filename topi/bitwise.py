@@ -15,7 +15,7 @@ from te import dtype as dt
 from topi import tag
 from topi.broadcast import _apply
 
-__all__ = ["bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "isinf", "isnan", "left_shift",
+__all__ = ["bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "isfinite", "isinf", "isnan", "left_shift",
            "right_shift"]
 
 
@@ -49,6 +49,14 @@ def bitwise_not(x: te.Tensor) -> te.Tensor:
 
 def isnan(x: te.Tensor) -> te.Tensor:
     return te.compute(x.shape, lambda *i: te.isnan(x(*i)), name="T_isnan", tag=tag.ELEMWISE)
+
+
+def isfinite(x: te.Tensor) -> te.Tensor:
+    """Neither NaN nor infinite (True for every integer)."""
+    if not dt.is_float(x.dtype):
+        return te.compute(x.shape, lambda *i: te.const(True), name="T_isfinite", tag=tag.ELEMWISE)
+    inf = te.const(float("inf"), x.dtype)
+    return te.compute(x.shape, lambda *i: te.abs(x(*i)) < inf, name="T_isfinite", tag=tag.ELEMWISE)
 
 
 def isinf(x: te.Tensor, detect_positive: bool = True, detect_negative: bool = True) -> te.Tensor:

@@ -32,6 +32,7 @@ __all__ = [
     "exp",
     "fast_exp",
     "fast_tanh",
+    "fast_erf",
     "floor",
     "identity",
     "log",
@@ -60,6 +61,16 @@ def _check(name: str, x) -> te.Tensor:
 def _elemwise(name: str, fn: Callable[[E.Expr], E.Expr], x: te.Tensor) -> te.Tensor:
     x = _check(name, x)
     return te.compute(x.shape, lambda *i: fn(x(*i)), name=f"T_{name}", tag=tag.ELEMWISE)
+
+
+def _in_float32(fn: Callable[[E.Expr], E.Expr]) -> Callable[[E.Expr], E.Expr]:
+    """``fn`` evaluated in float32 on float16 values and rounded once (its polynomial's
+    intermediate terms overflow float16)."""
+
+    def wide(v: E.Expr) -> E.Expr:
+        return fn(v.astype("float32")).astype("float16") if v.dtype == "float16" else fn(v)
+
+    return wide
 
 
 def _unary(name: str, fn: Callable[[E.Expr], E.Expr], what: str):
@@ -103,7 +114,7 @@ sqrt = _unary("sqrt", te.sqrt, "Square root")
 rsqrt = _unary("rsqrt", te.rsqrt, "``1 / sqrt(x)``")
 tanh = _unary("tanh", te.tanh, "Hyperbolic tangent")
 sigmoid = _unary("sigmoid", te.sigmoid, "``1 / (1 + exp(-x))``")
-erf = _unary("erf", te.erf, "The error function")
+erf = _unary("erf", _in_float32(te.erf), "The error function")
 abs = _unary("abs", te.abs, "Absolute value")
 negative = _unary("negative", lambda v: -v, "``-x``")
 floor = _unary("floor", _rounding("floor"), "Round towards minus infinity")
@@ -115,6 +126,7 @@ sin = _unary("sin", te.sin, "Sine")
 cos = _unary("cos", te.cos, "Cosine")
 fast_exp = _unary("fast_exp", te.exp, "``e ** x`` by a vector polynomial (same as ``exp``)")
 fast_tanh = _unary("fast_tanh", te.tanh, "Hyperbolic tangent by a vector polynomial")
+fast_erf = _unary("fast_erf", _in_float32(te.erf), "The error function by a vector polynomial (same as ``erf``)")
 identity = _unary("identity", lambda v: v, "A copy of ``x``")
 tan = _unary("tan", te.tan, "Tangent")
 asin = _unary("asin", te.asin, "Inverse sine")

@@ -192,8 +192,9 @@ def squeeze(x: te.Tensor, axis=None) -> te.Tensor:
 
 
 def cast(x: te.Tensor, dtype: str) -> te.Tensor:
-    """``x`` converted to ``dtype`` elementwise (tag ``elemwise``)."""
-    _shape("cast", x)
+    """``x`` converted to ``dtype`` elementwise (tag ``elemwise``); any shape, symbolic too."""
+    if not isinstance(x, te.Tensor):
+        raise TypeError(f"cast: expected a te.Tensor, got {type(x).__name__}")
     return _injective(x.shape, lambda *i: x(*i).astype(dtype), "T_cast", tag.ELEMWISE)
 
 

@@ -26,11 +26,11 @@ def arg_buffers(sch, args) -> tuple[dict, list]:
         if not isinstance(a, Tensor):
             params.append(a)
             continue
-        st = sch[a]
-        buf = E.Buffer(a.name if a.op is st.op else st.op.output(a.value_index).name, a.dtype, tuple(a.shape))
+        op = sch[a].op if a in sch else a.op  # else: a placeholder that nothing reads
+        buf = E.Buffer(a.name if a.op is op else op.output(a.value_index).name, a.dtype, tuple(a.shape))
         zeros = tuple(E.const(0) for _ in a.shape)
         entry = (buf, zeros, _strides(tuple(a.shape), {}))
-        table[(st.op, a.value_index)] = entry
+        table[(op, a.value_index)] = entry
         params.append(buf)
     return table, params
 
