@@ -253,3 +253,42 @@ def test_errors_are_tvm_errors():
         with pytest.raises(caught, match="In schedule for stage 'B': cannot split axis 'i'"):
             s[B].split(B.op.axis[0], factor=2)
     assert issubclass(tvm.error.OpNotImplemented, tvm.TVMError)
+
+
+def test_absent_targets_load_and_refuse_when_called():
+    import tessera as tvm
+    from tessera import topi
+    from tessera.contrib import nvcc
+
+    table = {"cpu": (topi.x86.schedule_dense,), "gpu": (topi.cuda.dense_small_batch,)}  # loads, as in TVM
+    assert nvcc.have_fp16("7.0") is False and tvm.contrib.cudnn.exists() is False
+    with pytest.raises(tvm.TVMError, match=r"tvm.topi.cuda.dense_small_batch: the cuda target is not built"):
+        table["gpu"][0]()
+    import tessera.topi.arm_cpu  # noqa: F401  (importable as a module too)
+
+
+def test_pass_context_checks_and_carries_options():
+    import tessera as tvm
+
+    assert tvm.transform.PassContext.current().opt_level == 2
+    with tvm.transform.PassContext(opt_level=3, disabled_pass=["tir.CommonSubexprElimTIR"]) as ctx:
+        assert tvm.transform.PassContext.current() is ctx and ctx.disabled_pass == ["tir.CommonSubexprElimTIR"]
+    with pytest.raises(ValueError, match="opt_level must be an integer in 0..4"):
+        tvm.transform.PassContext(opt_level=7)
+    with pytest.raises(TypeError, match="disabled_pass must be a list of pass names"):
+        tvm.transform.PassContext(disabled_pass="tir.X")
+
+
+def test_build_takes_an_unread_placeholder_and_call_names_its_intrinsic():
+    import numpy as np
+
+    import tessera as tvm
+    from tessera import te, topi
+
+    a = te.placeholder((4,), "int32", name="a")
+    b = topi.isinf(a)  # integers are never infinite: the compute does not read a
+    f = tvm.build(te.create_schedule(b.op), [a, b], "llvm")
+    out = tvm.nd.array(np.ones(4, "bool"))
+    f(tvm.nd.array(np.arange(4, dtype="int32")), out)
+    assert not out.numpy().any()
+    assert topi.exp(te.placeholder((3,), name="x")).op.body[0].op.name == "tir.exp"

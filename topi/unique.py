@@ -36,10 +36,9 @@ def unique(data: te.Tensor, is_sorted: bool = True, return_counts: bool = False)
         raise ValueError(f"unique: data must be 1-D with a static length, got {shape_str(data)}")
     n = shape[0]
     i32 = "int32"
-    one, zero = te.const(1, i32), te.const(0, i32)
 
-    def count(cond):
-        return te.if_then_else(cond, one, zero)
+    def count(cond):  # a cast, not a select: a select in a sum becomes a guarded (scalar) update
+        return cond.astype(i32)
 
     def first_body(i):
         e = te.reduce_axis((0, n), "e")
@@ -58,12 +57,15 @@ def unique(data: te.Tensor, is_sorted: bool = True, return_counts: bool = False)
         def body(j):
             r = te.reduce_axis((0, n), "r")
             hit = te.all(first[r] == r, rank[r] == j) if only_first else rank[r] == j
-            return te.sum(te.if_then_else(hit, value(r), te.const(0, dtype)), axis=r)
+            v = value(r)
+            picked = v * hit.astype(dtype) if dtype.startswith(("int", "uint")) else \
+                te.if_then_else(hit, v, te.const(0, dtype))  # NaN * 0 is NaN: floats select
+            return te.sum(picked, axis=r)
 
         return te.compute((n,), body, name=name, tag=UNIQUE)
 
     values = gather(lambda r: data[r], data.dtype, "unique_values")
-    indices = gather(lambda r: r, i32, "unique_indices")
+    indices = gather(lambda r: r.astype(i32), i32, "unique_indices")
     inverse = te.compute((n,), lambda i: rank[i], name="unique_inverse", tag=UNIQUE)
 
     def num_body(_):
@@ -73,5 +75,5 @@ def unique(data: te.Tensor, is_sorted: bool = True, return_counts: bool = False)
     num = te.compute((1,), num_body, name="unique_num", tag=UNIQUE)
     outs = [values, indices, inverse, num]
     if return_counts:
-        outs.append(gather(lambda r: one, i32, "unique_counts", only_first=False))
+        outs.append(gather(lambda r: te.const(1, i32), i32, "unique_counts", only_first=False))
     return outs
