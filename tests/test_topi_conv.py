@@ -246,7 +246,7 @@ def test_error_kernel_larger_than_padded_input():
 def test_error_groups_and_arguments():
     with pytest.raises(ValueError, match=r"group_conv2d_nchw: argument groups=4 must divide.*\(1, 6, 8, 8\)"):
         topi.nn.group_conv2d_nchw(_ph((1, 6, 8, 8), "A"), _ph((8, 1, 3, 3), "W"), 1, 1, 1, 4)
-    with pytest.raises(ValueError, match="conv2d: argument layout='NCWH'"):
+    with pytest.raises(ValueError, match="conv2d: argument data_layout='NCWH'"):
         topi.nn.conv2d(_ph((1, 6, 8, 8), "A"), _ph((8, 6, 3, 3), "W"), 1, 1, 1, layout="NCWH")
     with pytest.raises(ValueError, match="conv2d_nchw: argument padding='FULL'"):
         topi.nn.conv2d_nchw(_ph((1, 6, 8, 8), "A"), _ph((8, 6, 3, 3), "W"), 1, "FULL", 1)

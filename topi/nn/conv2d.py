@@ -205,7 +205,7 @@ def conv2d(data, kernel, strides, padding, dilation, data_layout: str = "NCHW", 
     data_layout = layout or data_layout
     want = {"NCHW": "OIHW", "NHWC": "HWIO"}.get(data_layout)
     if want is None:
-        raise ValueError(f"conv2d: data_layout={data_layout!r} is not supported; use 'NCHW' or 'NHWC'")
+        raise ValueError(f"conv2d: argument data_layout={data_layout!r} is not supported; use 'NCHW' or 'NHWC'")
     if kernel_layout and kernel_layout != want:
         if (data_layout, kernel_layout) != ("NHWC", "OHWI"):
             raise ValueError(f"conv2d: kernel_layout={kernel_layout!r} with data_layout={data_layout!r} is not "
