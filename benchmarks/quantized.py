@@ -1,7 +1,7 @@
 """Quantized models: Tessera's int8 build next to onnxruntime's int8 session and Tessera's float32
 build of the same network, interleaved in one run.
 
-Run ``python benchmarks/quantized.py [resnet50] [encoder4] [--repeat 7] [--full-range]``.
+Run ``python benchmarks/quantized.py [resnet50] [encoder4] [--repeat 7] [--full-range] [--cpu-time]``.
 The quantized models are generated on first use into ``$TESSERA_MODEL_DIR`` (default
 ``~/.cache/tessera/models``; never committed) by onnxruntime's quantizer:
 
@@ -15,7 +15,9 @@ sum u8 x s8 pairs into saturating int16 (vpmaddubsw), so with 8-bit weights its 
 from ONNX's arithmetic, which Tessera computes exactly.  Per model it prints the latency of
 the three (medians of interleaved batches, the fastest batch, the spread
 (max - min) / median), the ratios, and how far Tessera's int8 output is from onnxruntime's
-int8 output (max abs) and from the float model's.
+int8 output (max abs) and from the float model's, and how many convs run as one int8 kernel.
+``--cpu-time`` runs all three on one thread and times each batch by the calling thread's CPU
+time (``time.thread_time``): on a shared machine, other processes' load then slows no one.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -94,17 +97,28 @@ def build(path: str, iname: str, shape: tuple):
     import graph
 
     g, params = graph.from_onnx(path, shape={iname: shape})
-    return graph.build(g, params=params).create_executor()
+    return graph.build(g, params=params)
 
 
-def bench(name: str, repeat: int, full_range: bool) -> dict:
+def int8_convs(lib) -> int:
+    """How many kernels of the built graph are int8 convs (``conv2d_int8``)."""
+    n = 0
+    for node in lib.graph.nodes:
+        body = node.attrs.get("body")
+        n += sum(1 for k in (body.nodes if body is not None else (node,)) if k.op == "conv2d_int8")
+    return n
+
+
+def bench(name: str, repeat: int, full_range: bool, cpu_time: bool = False) -> dict:
     import codegen
 
-    codegen.set_num_threads(THREADS)
+    threads = 1 if cpu_time else THREADS
+    codegen.set_num_threads(threads)
     fpath, iname, shape, x = float_model(name)
     qpath = quantized_model(name, full_range)
-    tf, tq = build(fpath, iname, shape), build(qpath, iname, shape)
-    sess, why = ort_session(qpath, THREADS)
+    lib_q = build(qpath, iname, shape)
+    tf, tq = build(fpath, iname, shape).create_executor(), lib_q.create_executor()
+    sess, why = ort_session(qpath, threads)
     if sess is None:
         raise SystemExit(f"quantized: onnxruntime: {why}")
     feed = {iname: x}
@@ -117,15 +131,18 @@ def bench(name: str, repeat: int, full_range: bool) -> dict:
     row = {"model": name, "int8_vs_ort": float(np.abs(outs["int8"] - outs["ort_int8"]).max()),
            "int8_vs_float": float(np.abs(outs["int8"] - outs["float32"]).max()),
            "ort_vs_float": float(np.abs(outs["ort_int8"] - outs["float32"]).max()),
-           "scale": float(np.abs(outs["float32"]).max())}
+           "scale": float(np.abs(outs["float32"]).max()), "int8_convs": int8_convs(lib_q)}
     fns = {"tessera_int8": tq.run, "onnxruntime_int8": lambda: sess.run(None, feed), "tessera_float32": tf.run}
-    row.update(summary(interleaved(fns, repeat)))
+    samples = (interleaved(fns, repeat, budget=0.3, settle=0.0, clock=time.thread_time) if cpu_time
+               else interleaved(fns, repeat))
+    row.update(summary(samples))
     return row
 
 
 def report(r: dict) -> None:
     print(f"{r['model']}: max |output| {r['scale']:.3g}; tessera int8 vs onnxruntime int8 {r['int8_vs_ort']:.3g}, "
-          f"vs float32 {r['int8_vs_float']:.3g} (onnxruntime int8 vs float32 {r['ort_vs_float']:.3g})")
+          f"vs float32 {r['int8_vs_float']:.3g} (onnxruntime int8 vs float32 {r['ort_vs_float']:.3g}); "
+          f"{r['int8_convs']} int8 conv kernels")
     for key in ("tessera_int8", "onnxruntime_int8", "tessera_float32"):
         print(f"  {key:17} median {format_time(r[key]):>10}  fastest {format_time(r[key + '_best']):>10}  "
               f"spread {r[key + '_spread']:.0%}")
@@ -139,12 +156,14 @@ def main(argv: list | None = None) -> list:
     parser.add_argument("--repeat", type=int, default=7, help="interleaved batches per system (default 7)")
     parser.add_argument("--full-range", action="store_true", help="8-bit weights (onnxruntime's AVX2 kernels "
                         "saturate: its outputs then drift from ONNX's arithmetic)")
+    parser.add_argument("--cpu-time", action="store_true", help="one thread each, timed by thread CPU time")
     args = parser.parse_args(argv)
     rows = []
     for name in args.models:
-        rows.append(bench(name, args.repeat, args.full_range))
+        rows.append(bench(name, args.repeat, args.full_range, args.cpu_time))
         report(rows[-1])
-    print(f"{THREADS} threads each, wall time; interleaved batches in one process (same load for all three)")
+    how = "1 thread each, thread CPU time" if args.cpu_time else f"{THREADS} threads each, wall time"
+    print(f"{how}; interleaved batches in one process (same load for all three)")
     return rows
 
 

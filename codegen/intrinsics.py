@@ -231,6 +231,21 @@ def _bitwise(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Va
     return b.select(past, _const(x.type, 0), shifted)
 
 
+LLVM_PREFIX = "llvm.x86."
+
+
+def llvm_intrinsic(b: ir.IRBuilder, name: str, args: list, dtype: str) -> ir.Value:
+    """A call of the target-specific LLVM intrinsic ``name`` (``llvm.x86.avx2.pmadd.ub.sw``),
+    declared from its arguments' types and the result's ``dtype``.  The schedule that emits it
+    has checked that the target has the instruction (``topi.x86.int8_dot`` reads the
+    target's features); LLVM refuses a call whose types are not the intrinsic's."""
+    ret = _ty(dtype)
+    fn = b.module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(ret, [a.type for a in args]), name=name)
+    return b.call(fn, args)
+
+
 def intrinsic(module: ir.Module, name: str, t: ir.Type, nargs: int) -> ir.Function:
     """Declare the overload of an LLVM intrinsic for ``t`` (scalar or vector float)."""
     scalar = t.element if isinstance(t, ir.VectorType) else t

@@ -454,9 +454,13 @@ class CodeGen(ParallelLoops):
             return emit_call_extern(self, e)
         if e.name in ("tvm_address_of", "tvm_index_of"):  # schedule.tensorize: a region's first element
             return self.element_of(e)
+        if e.name in ("tvm_load_at", "tvm_store_at"):  # schedule.tensorize: a bound buffer's vload/store
+            return self.load_store_at(e)
         args = [self.expr(a) for a in e.args]
         if e.name == "reinterpret":  # te.reinterpret: the same bits, another type of their width
             return self.b.bitcast(args[0], llvm_type(e.dtype))
+        if e.name.startswith(intrinsics.LLVM_PREFIX):  # a named LLVM intrinsic (topi.x86.int8_dot)
+            return intrinsics.llvm_intrinsic(self.b, e.name, args, e.dtype)
         return intrinsics.call(self.b, e.name, args, e.dtype)
 
     def element_of(self, e):
@@ -473,6 +477,23 @@ class CodeGen(ParallelLoops):
             index = self.b.add(index, self.as_i64(self.expr(e.args[1])))
         elem = memory_type(load.buffer.dtype)
         return self.b.bitcast(self.address_value(self.cur.symbols[load.buffer], elem, index), PTR)
+
+    def load_store_at(self, e):
+        """``tvm_load_at(buf[i], k)``: the value of ``e.dtype`` (a vector: its lanes contiguous)
+        at element ``i + k``; ``tvm_store_at(buf[i], k, v)`` stores ``v`` there.  A tensor
+        intrinsic's ``Load``/``Store`` of the region it is bound to (``schedule.tensorize``)."""
+        first = e.args[0]
+        if not isinstance(first, E.Load):
+            raise ValueError(f"codegen: {e.name} needs a buffer element, got {first}")
+        elem = memory_type(first.buffer.dtype)
+        index = self.b.add(self.as_i64(self.expr(first.index)), self.as_i64(self.expr(e.args[1])))
+        ptr = self.address_value(self.cur.symbols[first.buffer], elem, index)
+        if e.name == "tvm_load_at":
+            vt = llvm_type(e.dtype)
+            return self.b.load(self.b.bitcast(ptr, vt.as_pointer()), align=_align(elem))
+        value = self.expr(e.args[2])
+        self.b.store(value, self.b.bitcast(ptr, value.type.as_pointer()), align=_align(elem))
+        return ir.Constant(I32, 0)
 
     def expr_TensorRead(self, e):
         raise ValueError(f"codegen: tensor read {e} survived storage_flatten")

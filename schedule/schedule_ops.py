@@ -135,8 +135,8 @@ class NestBuilder:
         if tensorized(st) is not None:  # schedule.tensorize: the loops from that axis are one call
             pos, intrin = tensorized(st)
             tensor_call = tensorize_stmt(st, info, pos, intrin, body, root_index, levels)
-        if tensor_call is not None:
-            inner, leaves, is_reduce = tensor_call, leaves[:pos], False  # the intrinsic initialises
+        if tensor_call is not None:  # the intrinsic initialises, or the reduction's identity does
+            inner, leaves, is_reduce = tensor_call.stmt, leaves[:pos], tensor_call.identity_init
         elif is_reduce:
             inner = self.update_stmt(st, info, body, root_index)
         else:

@@ -6,7 +6,9 @@ and the shapes of the regions of its inputs they read, match the intrinsic's
 declared compute (dimensions of extent 1 ignored).  The intrinsic's buffers are
 then bound to those regions: ``buf.access_ptr(...)`` is the address of the
 region's first element, ``buf.elem_offset`` its flat offset, ``buf.strides[k]``
-the real strides, and a buffer passed to ``call_packed`` an array over the region::
+the real strides, a buffer passed to ``call_packed`` an array over the region, and a
+``Load``/``Store`` of the buffer (vector index ``ramp(k, 1, n)``: ``n`` contiguous elements
+from ``k``) reads or writes the region::
 
     for (i, 0, 64)                               for (i, 0, 64)
       for (j.outer, 0, 4)          ->              for (j.outer, 0, 4)
@@ -15,12 +17,17 @@ the real strides, and a buffer passed to ``call_packed`` an array over the regio
 
 A reduction whose reduce loops are all under the axis takes the intrinsic's
 ``body``; one with reduce loops outside takes ``reset`` (on their first
-iteration) and ``update``.
+iteration) and ``update``.  An intrinsic that gives ``update`` and no ``reset``
+(``(body, None, update)``) accumulates into an output that the reduction's identity
+initialises, as an untensorized reduction's (zeros stored before the first reduce
+loop): no branch on the first iteration inside the reduction, so a register tile
+stays in registers (``topi.x86.int8_dot``).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from schedule import stmt as S
 from schedule.errors import ScheduleError
@@ -39,7 +46,15 @@ def tensorized(st) -> tuple | None:
     return None
 
 
-def tensorize_stmt(st, info, pos: int, intrin, body: tuple, root_index: dict, guard_levels: dict) -> S.Stmt | None:
+class TensorCall(NamedTuple):
+    """The statement of a tensorized region; ``identity_init``: the output must be initialised to
+    the reduction's identity before the reduce loops outside (the intrinsic gave no reset)."""
+
+    stmt: S.Stmt
+    identity_init: bool = False
+
+
+def tensorize_stmt(st, info, pos: int, intrin, body: tuple, root_index: dict, guard_levels: dict) -> TensorCall | None:
     """The intrinsic's statement for one iteration of the loops outside ``pos`` (None: the
     intrinsic has no body of its own, so the declared compute is lowered as loops)."""
     leaves = st.leaf_iter_vars
@@ -111,6 +126,8 @@ def tensorize_stmt(st, info, pos: int, intrin, body: tuple, root_index: dict, gu
         full, reset, update = (tuple(made) + (None, None, None))[:3]
     else:
         full, reset, update = made, None, None
+    if outer_reduce and reset is None and update is not None:
+        return TensorCall(_bind(_stmt(update), buffers, bound), True)
     if outer_reduce or (full is None and update is not None):
         if reset is None or update is None:
             raise ScheduleError(f"In schedule for stage '{st.name}': {where}: reduce loops "
@@ -125,7 +142,7 @@ def tensorize_stmt(st, info, pos: int, intrin, body: tuple, root_index: dict, gu
             S.seq(_stmt(reset), _stmt(update))
     else:
         stmt = _stmt(full)
-    return _bind(stmt, buffers, bound)
+    return TensorCall(_bind(stmt, buffers, bound))
 
 
 def _true(c) -> bool:
@@ -183,6 +200,9 @@ def _bind(stmt: S.Stmt, buffers: list, bound: dict) -> S.Stmt:
         if isinstance(x, BufferRef) and id(x.buffer) in by_id:
             t, starts, _ = bound[id(x.buffer)]
             return E.Call("tvm_stack_make_array", (E.TensorRead(t, starts, t.dtype), *x.buffer.shape), "handle")
+        if isinstance(x, E.Load) and id(x.buffer) in bound:  # a vload of the region: its elements from k
+            t, starts, _ = bound[id(x.buffer)]
+            return E.Call("tvm_load_at", (E.TensorRead(t, starts, t.dtype), rule_sub(_first(x.index))), x.dtype)
         if isinstance(x, E.Var) and x in vmap:
             return vmap[x]
         return None
@@ -190,7 +210,23 @@ def _bind(stmt: S.Stmt, buffers: list, bound: dict) -> S.Stmt:
     def rule_sub(e):
         return pre_order(e, rule)
 
-    return S.map_stmt_exprs(stmt, rule_sub)
+    def store(x):
+        if isinstance(x, S.Store) and id(x.buffer) in bound:
+            t, starts, _ = bound[id(x.buffer)]
+            return S.Evaluate(E.Call("tvm_store_at", (E.TensorRead(t, starts, t.dtype), _first(x.index), x.value),
+                                     "int32"))
+        return None
+
+    return S.transform(stmt, store, rule_sub)
+
+
+def _first(index: E.Expr) -> E.Expr:
+    """The first element a (vector) index addresses; a vector access must be contiguous."""
+    if isinstance(index, E.Ramp):
+        if not (isinstance(index.stride, E.IntImm) and index.stride.value == 1):
+            raise ValueError(f"tensorize: a tensor intrinsic's vector access {index} must be contiguous")
+        return index.base
+    return index
 
 
 def _index_of(read: E.TensorRead) -> E.Expr:

@@ -12,12 +12,15 @@ op                     inputs -> output                                         
 ``range_scale``        min, max (scalars) -> the uint8 scale of [min(0, min),       elemwise
                        max(0, max)] (DynamicQuantizeLinear)
 ``range_zero_point``   min, scale -> the uint8 zero point                           elemwise
+``conv2d_int8``        x uint8 NCHW, packed kernel, offset int32, multiplier       anchor
+                       float32 -> ``dtype`` (a requantized conv, one kernel)
 =====================  ==========================================================  ===========
 
 ``qnn_dense`` runs topi's x86 dense schedule on its int32 accumulator (:mod:`topi.x86.qnn`), with
-a requantize fused after it; ``qnn_conv2d`` runs the generic schedule.  QDQ models
-(``DequantizeLinear -> Conv -> QuantizeLinear``) are not rewritten into these: they run
-dequantized in float32.
+a requantize fused after it; ``qnn_conv2d`` runs the generic schedule.  QDQ convolutions
+(``DequantizeLinear -> Conv -> QuantizeLinear``) become ``conv2d_int8``
+(:mod:`graph.passes.lower_qdq_conv`, :mod:`topi.x86.conv2d_int8`: the target's integer
+dot-product instructions); other QDQ pairs run dequantized in float32.
 """
 
 from __future__ import annotations
@@ -85,6 +88,53 @@ def _qnn_dense_schedule(outs, attrs=None, target=None):
 register("qnn_dense", lambda xs, a: [qnn.qnn_dense(*xs)], OUT_ELEMWISE_FUSABLE, _qnn_dense_schedule, _dense_types,
          lambda xs, a: [ref.qnn_dense_python(*xs)],
          doc="int32 (x - x_zp) @ (w - w_zp).T, x [M, K], w [N, K]")
+
+
+# ------------------------------------------------------- int8 conv kernel ---
+def _conv_int8_compute(xs, a):
+    from topi.x86.conv2d_int8 import conv2d_int8
+
+    return [conv2d_int8(xs[0], xs[1], xs[2], xs[3], a["channels"], a["strides"], a["padding"], a["dilation"],
+                        a["x_zp"], a["y_zp"], a["mode"], a["dtype"], a.get("lo"), a.get("ow_bn", 4))]
+
+
+def _conv_int8_schedule(outs, attrs=None, target=None):
+    from codegen.target import Target
+    from topi.x86.conv2d_int8 import schedule_conv2d_int8
+
+    return schedule_conv2d_int8(outs, target or Target.current())
+
+
+def _conv_int8_types(values, a):
+    x = values[0]
+    out = qnn.qnn_conv2d(te.placeholder(x.shape, x.dtype), te.placeholder(
+        (a["channels"], x.shape[1]) + tuple(values[1].shape[2:4]), "int8"), None, None, a["strides"], a["padding"],
+        a["dilation"])
+    return [(tuple(int(d) for d in out.shape), a["dtype"])]
+
+
+def _conv_int8_evaluate(xs, a):
+    """ONNX's arithmetic: the int32 conv of ``x - x_zp`` (padding reads ``x_zp``) by the centered
+    weights plus the bias, then onnxruntime's requantization."""
+    from topi.x86.conv2d_int8 import unpack_kernel
+
+    x, kernel, offset, mult = xs
+    oc = a["channels"]
+    w = unpack_kernel(kernel, x.shape[1], oc)
+    bias = offset[:oc].astype("int64")
+    if a["mode"] != "i16":  # the offset holds -x_zp * sum(w): the kernel multiplies uncentered data
+        bias = bias + a["x_zp"] * w.reshape(oc, -1).sum(1)
+    acc = ref.qnn_conv2d_python(x, w, np.int64(a["x_zp"]), np.int64(0), a["strides"], a["padding"],
+                                a["dilation"]).astype("int64") + bias.reshape(-1, 1, 1)
+    y = ref.requantize_python(acc, mult[:oc], np.int64(a["y_zp"]), 1, a["dtype"])
+    return [y if a.get("lo") is None else np.maximum(y, a["lo"]).astype(a["dtype"])]
+
+
+register("conv2d_int8", _conv_int8_compute, OUT_ELEMWISE_FUSABLE, _conv_int8_schedule, _conv_int8_types,
+         _conv_int8_evaluate,
+         doc="a requantized int8 conv on the integer dot-product instructions (topi.x86.conv2d_int8): uint8 "
+             "NCHW data, packed kernel, int32 offset and float32 multiplier per channel; attrs channels, "
+             "strides, padding, dilation, x_zp, y_zp, mode, dtype, lo, ow_bn")
 
 
 # ------------------------------------------------- DynamicQuantizeLinear ---

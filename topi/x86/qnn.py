@@ -2,8 +2,8 @@
 
 ``qnn_dense`` takes the float dense kernel's schedule (:func:`topi.x86.dense.schedule_dense`:
 the output tiled in registers, the reduction split and rfactored, lanes vectorized) on its int32
-accumulator, with the zero-point subtractions inlined into the product.  The int8
-dot-product instructions (vpmaddubsw + vpmaddwd, vpdpbusd) are not used yet.
+accumulator, with the zero-point subtractions inlined into the product (int32 multiplies:
+the int8 dot-product instructions serve the QDQ convolutions, :mod:`topi.x86.conv2d_int8`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,162 @@
+"""Lower a QDQ convolution to one int8 kernel (``conv2d_int8``, :mod:`topi.x86.conv2d_int8`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graph.ir import Graph, Value, constant_node, copy_node, make_node, rebuild
+from graph.ops import get_op
+from graph.passes.common import const_array, use_counts
+
+EVAL_LIMIT_BYTES = 64 << 20
+
+
+def lower_qdq_conv(graph: Graph, context) -> Graph:
+    """Rewrite ``QuantizeLinear(Conv(DequantizeLinear(x), DequantizeLinear(W)) [+ bias] [-> Relu])``
+    into one ``conv2d_int8`` node: the int32 accumulation on the target's integer dot-product
+    instructions and onnxruntime's QLinearConv output stage, fused.
+
+    It applies when ``x`` is uint8 with a per-tensor scale and zero point, ``W`` is constant
+    (int8 or uint8, per tensor or per output channel, ``W - w_zp`` exact in the kernel's type),
+    the bias (if any) is a constant that is exactly ``int32 * x_scale * w_scale`` (onnxruntime's
+    quantizer writes it so), the conv is 2-D with one group, the output quantization is per
+    tensor, it has at least one vector of output channels, and nothing else reads the conv, the
+    bias add or the ReLU.  The target decides the
+    instruction (:func:`topi.x86.int8_dot.choose_mode`); one without AVX2 keeps the float path.
+
+    The result is onnxruntime's fused int8 conv exactly:
+    ``saturate(round_half_even(float32(acc + bias) * (x_scale * w_scale / y_scale)) + y_zp)``,
+    a ReLU as the lower clamp ``y_zp``.  Against the float graph (dequantize, float conv,
+    quantize) it may differ by one step where the float conv's rounding moves a value across
+    a rounding boundary.
+    """
+    target = context.target
+    if not target.has("avx2"):
+        return graph
+    uses = use_counts(graph)
+
+    def rewrite(node, ins):
+        new = _lower(node, ins, uses, target) if node.op == "quantize" else None
+        if new is None:
+            if all(a is b for a, b in zip(ins, node.inputs)):
+                return None
+            new = copy_node(node, ins).outputs
+        else:
+            new = (new,)
+        for old, v in zip(node.outputs, new):  # new values inherit the uses of the old
+            uses[id(v)] = uses.get(id(old), 0)
+        return new
+
+    return rebuild(graph, rewrite)
+
+
+def _lower(q, ins, uses: dict, target) -> Value | None:
+    from topi.x86.conv2d_int8 import blocks, pack_kernel
+    from topi.x86.int8_dot import choose_mode, pairs_fit_int16
+
+    y, sy, zy = (tuple(ins) + (None,))[:3]
+    dtype = q.attrs.get("dtype")
+    sy, zy = _scalar(sy), _scalar(zy) if zy is not None else 0
+    if dtype not in ("uint8", "int8") or sy is None or zy is None or q.attrs.get("block_size", 0):
+        return None
+    relu, bias_f, v = False, None, y
+    if _single(v, uses, "relu"):
+        relu, v = True, v.node.inputs[0]
+    if _single(v, uses, "add"):
+        a, b = v.node.inputs
+        for conv_v, c in ((a, b), (b, a)):
+            arr = _evaluate(c)
+            if _single(conv_v, uses, "conv2d") and arr is not None and arr.size == conv_v.shape[1]:
+                bias_f, v = arr.reshape(-1).astype("float32"), conv_v
+                break
+        else:
+            return None
+    if not _single(v, uses, "conv2d") or len(v.node.inputs) != 2 or len(v.shape) != 4:
+        return None
+    conv = v.node
+    if conv.attrs.get("groups", 1) != 1:
+        return None
+    xd, wd = conv.inputs
+    if not (_is(xd, "dequantize") and _is(wd, "dequantize")):
+        return None
+    xq, sx, zx = (tuple(xd.node.inputs) + (None,))[:3]
+    sx, zx = _scalar(sx), (_scalar(zx) if zx is not None else 0)
+    if xq.dtype != "uint8" or sx is None or zx is None or xd.node.attrs.get("block_size", 0):
+        return None
+    wq, sw, zw = (tuple(wd.node.inputs) + (None,))[:3]
+    w, sw = _evaluate(wq), _evaluate(sw)
+    zw = np.zeros((), "int64") if zw is None else _evaluate(zw)
+    oc = v.shape[1]
+    if w is None or sw is None or zw is None or w.dtype not in (np.uint8, np.int8) or wd.node.attrs.get("block_size", 0):
+        return None
+    per_channel = sw.size != 1 or zw.size != 1
+    if per_channel and (wd.node.attrs.get("axis", 1) % 4 != 0 or sw.size not in (1, oc) or zw.size not in (1, oc)):
+        return None
+    wc = w.astype("int64") - zw.astype("int64").reshape(-1, 1, 1, 1)
+    scale_xw = np.float32(sx) * sw.astype("float32").reshape(-1)  # onnxruntime: x_scale * w_scale / y_scale
+    multiplier = np.broadcast_to(scale_xw / np.float32(sy), (oc,)).astype("float32")
+    bias = np.zeros(oc, "int64")
+    if bias_f is not None:
+        s = np.broadcast_to(scale_xw, (oc,))
+        bias = np.rint(bias_f.astype("float64") / s.astype("float64")).astype("int64")
+        if np.any(np.abs(bias) > 2**31 - 1) or not np.array_equal(bias.astype("float32") * s, bias_f):
+            return None  # not an int32 bias at scale x_scale * w_scale: keep the float path
+    fits_int8 = bool(wc.min() >= -128 and wc.max() <= 127)
+    mode = choose_mode(target, fits_int8, fits_int8 and pairs_fit_int16(wc, 1))
+    if mode is None:
+        return None
+    ic_bn, oc_bn, ow_bn = blocks(oc, w.shape[1], mode, target)
+    if oc < oc_bn:  # fewer channels than one vector: the float conv does as well
+        return None
+    packed = pack_kernel(wc, mode, ic_bn, oc_bn)
+    ocp = packed.shape[0] * oc_bn
+    offset = np.zeros(ocp, "int64")
+    offset[:oc] = bias - (0 if mode == "i16" else int(zx) * wc.reshape(oc, -1).sum(1))
+    if np.any(np.abs(offset) > 2**31 - 1):
+        return None
+    mult = np.zeros(ocp, "float32")
+    mult[:oc] = multiplier
+    name = q.output.name
+    consts = [constant_node(a, f"{name}.{k}").output for k, a in
+              (("kernel_int8", packed), ("offset", offset.astype("int32")), ("multiplier", mult))]
+    attrs = {"channels": int(oc), "strides": tuple(conv.attrs.get("strides", (1, 1))),
+             "padding": tuple(conv.attrs.get("padding", (0, 0, 0, 0))),
+             "dilation": tuple(conv.attrs.get("dilation", (1, 1))), "x_zp": int(zx), "y_zp": int(zy),
+             "mode": mode, "dtype": dtype, "lo": int(zy) if relu else None, "ow_bn": int(ow_bn)}
+    return make_node("conv2d_int8", (xq, *consts), attrs, q.name, [name]).output
+
+
+def _is(v: Value, op: str) -> bool:
+    return v.node is not None and v.node.op == op
+
+
+def _single(v: Value, uses: dict, op: str) -> bool:
+    """``v`` is made by ``op`` and read once."""
+    return _is(v, op) and uses.get(id(v), 0) == 1
+
+
+def _scalar(v: Value | None):
+    """The one number of a constant ``v`` of one element, else None."""
+    arr = None if v is None else _evaluate(v)
+    if arr is None or arr.size != 1:
+        return None
+    return arr.reshape(()).item()
+
+
+def _evaluate(v: Value, depth: int = 4) -> np.ndarray | None:
+    """``v``'s value when it is computed from constants alone (a weight made by ``full`` and
+    quantized: folding runs after this pass), else None."""
+    arr = const_array(v)
+    if arr is not None or v.node is None or depth == 0 or v.nbytes > EVAL_LIMIT_BYTES:
+        return arr
+    arrays = [_evaluate(x, depth - 1) for x in v.node.inputs]
+    if any(a is None for a in arrays):
+        return None
+    try:
+        out = get_op(v.node.op).evaluate(arrays, v.node.attrs)
+    except Exception:  # an op without a numpy twin for these inputs: not a constant here
+        return None
+    return np.asarray(out[next(k for k, o in enumerate(v.node.outputs) if o is v)])
+
+
+__all__ = ["lower_qdq_conv"]

@@ -1,0 +1,250 @@
+"""int8 kernels on the integer dot-product instructions (topi.x86.int8_dot, topi.x86.conv2d_int8)
+and the QDQ conv lowering (graph.passes.lower_qdq_conv), against numpy references.
+
+Shapes do not divide the blocks (output channels, columns, input channels), and the
+instructions are checked in the assembly: ``vpdpbusd`` is compiled (not run) for a VNNI target
+whatever the host, since the target's feature string decides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import codegen
+import graph
+import te
+from codegen.target import Target
+from topi.testing.qnn import qnn_conv2d_python, requantize_python
+from topi.x86.conv2d_int8 import blocks, conv2d_int8, pack_kernel, schedule_conv2d_int8, unpack_kernel
+from topi.x86.int8_dot import choose_mode, dot_intrin, pairs_fit_int16, reduce_block, vector_lanes
+
+RNG = np.random.default_rng(50)
+HOST = Target("llvm")
+needs_avx2 = pytest.mark.skipif(not HOST.has("avx2"), reason="the host cannot run AVX2 code")
+AVX2 = "llvm -mcpu=znver3 -mattr=-avxvnni,-avx512vnni"
+AVX_VNNI = "llvm -mcpu=znver3 -mattr=+avxvnni"
+AVX512_VNNI = "llvm -mcpu=skylake-avx512 -mattr=+avx512vnni"
+
+
+def _dense(mode: str, target: Target, m: int, k: int, n: int, lanes: int):
+    """``C[m, n] = A[m, :] . W[n, :]`` with W packed ``[n/lanes, k/kb, lanes, kb]``, tensorized."""
+    kb = reduce_block(mode)
+    adt, bdt = ("int16", "int16") if mode == "i16" else ("uint8", "int8")
+    a = te.placeholder((m, k), adt, name="a")
+    w = te.placeholder((n // lanes, k // kb, lanes, kb), bdt, name="w")
+    ko, ki = te.reduce_axis((0, k // kb), name="ko"), te.reduce_axis((0, kb), name="ki")
+    c = te.compute((m, n), lambda i, j: te.sum(a[i, ko * kb + ki].astype("int32")
+                                               * w[j // lanes, ko, j % lanes, ki].astype("int32"), axis=[ko, ki]),
+                   name="c")
+    s = te.create_schedule(c.op)
+    i, j = s[c].op.axis
+    jo, ji = s[c].split(j, factor=lanes)
+    s[c].reorder(jo, i, ko, ji, ki)
+    s[c].tensorize(ji, dot_intrin(mode, lanes, target))
+    return codegen.build(s, [a, w, c], target=target)
+
+
+@needs_avx2
+@pytest.mark.parametrize("mode,lanes", [("u8s8", 8), ("u8s8", 16), ("i16", 8)])
+def test_dot_intrinsic_matches_numpy(mode, lanes):
+    m, k, n = 7, 4 * reduce_block(mode) * 3, 2 * lanes
+    f = _dense(mode, HOST, m, k, n, lanes)
+    kb = reduce_block(mode)
+    if mode == "i16":
+        a = RNG.integers(-255, 256, (m, k)).astype("int16")
+        w = RNG.integers(-255, 256, (n, k)).astype("int16")
+    else:  # u8s8: 7-bit weights, so no pair saturates vpmaddubsw's int16
+        a = RNG.integers(0, 256, (m, k)).astype("uint8")
+        w = RNG.integers(-64, 65, (n, k)).astype("int8")
+        a[0], w[0, :2] = 255, 64  # the extremes that still fit
+    wp = np.ascontiguousarray(w.reshape(n // lanes, lanes, k // kb, kb).transpose(0, 2, 1, 3))
+    c = np.zeros((m, n), "int32")
+    f(a, wp, c)
+    np.testing.assert_array_equal(c, a.astype("int64") @ w.astype("int64").T)
+
+
+@pytest.mark.parametrize("spec,mode,lanes,instructions", [
+    (AVX2, "u8s8", 8, ("vpmaddubsw", "vpmaddwd")),
+    (AVX2, "i16", 8, ("vpmaddwd",)),
+    (AVX_VNNI, "vnni", 8, ("vpdpbusd",)),
+    (AVX512_VNNI, "vnni", 16, ("vpdpbusd", "zmm")),
+])
+def test_dot_intrinsic_emits_the_targets_instruction(spec, mode, lanes, instructions):
+    target = Target(spec)
+    assert vector_lanes(mode, target) == lanes
+    asm = _dense(mode, target, 3, 8, lanes, lanes).get_source("asm")  # compiled, not run
+    for name in instructions:
+        assert name in asm, f"{name} missing for {spec}"
+    if mode != "vnni":
+        assert "vpdpbusd" not in asm
+
+
+def test_mode_follows_the_target_features_and_the_weights():
+    w7 = RNG.integers(-64, 65, (4, 6, 3, 3))
+    w8 = w7.copy()
+    w8[1, 2, 0, 0], w8[1, 3, 0, 0] = -128, 1  # one pair of 129: vpmaddubsw could saturate
+    assert pairs_fit_int16(w7, 1) and not pairs_fit_int16(w8, 1)
+    assert not pairs_fit_int16(np.full((1, 3), 100), 1)  # an odd extent's last element pairs with 0
+    assert pairs_fit_int16(np.array([[100, 28, 120]]), 1)
+    assert choose_mode(Target(AVX2), True, True) == "u8s8"
+    assert choose_mode(Target(AVX2), True, False) == "i16"
+    assert choose_mode(Target(AVX2), False, False) == "i16"  # centered uint8 weights beyond int8
+    assert choose_mode(Target(AVX_VNNI), True, False) == "vnni"
+    assert choose_mode(Target(AVX_VNNI), False, False) == "i16"
+    assert choose_mode(Target("llvm -mcpu=x86-64-v2"), True, True) is None  # no AVX2: stay float
+    with pytest.raises(ValueError, match="not whole vectors"):
+        dot_intrin("u8s8", 12, Target(AVX2))
+
+
+def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True):
+    target = HOST
+    x = RNG.integers(0, 256, (n, ic, h, w)).astype("uint8")
+    lo_w = -64 if mode == "u8s8" else -128
+    wt = RNG.integers(lo_w, -lo_w + (0 if mode != "u8s8" else 1), (oc, ic, k, k)).astype("int64")
+    zx, zy = 5, (3 if dtype == "uint8" else -2)
+    bias = RNG.integers(-3000, 3000, oc).astype("int64")
+    mult = (RNG.uniform(0.5, 2.0, oc) / (ic * k * k * 40)).astype("float32")
+    ic_bn, oc_bn, ow_bn = blocks(oc, ic, mode, target)
+    packed = pack_kernel(wt, mode, ic_bn, oc_bn)
+    np.testing.assert_array_equal(unpack_kernel(packed, ic, oc), wt)
+    ocp = packed.shape[0] * oc_bn
+    offset = np.zeros(ocp, "int32")
+    offset[:oc] = bias - (0 if mode == "i16" else zx * wt.reshape(oc, -1).sum(1))
+    mp = np.zeros(ocp, "float32")
+    mp[:oc] = mult
+    args = [te.placeholder(x.shape, "uint8", name="x"), te.placeholder(packed.shape, str(packed.dtype), name="k"),
+            te.placeholder((ocp,), "int32", name="off"), te.placeholder((ocp,), "float32", name="mul")]
+    out = conv2d_int8(*args, oc, (stride, stride), (pad,) * 4, (1, 1), zx, zy, mode, dtype,
+                      lo=zy if relu else None, ow_bn=ow_bn)
+    f = codegen.build(schedule_conv2d_int8(out, target), args + [out], target=target)
+    got = np.zeros(tuple(int(d) for d in out.shape), dtype)
+    f(x, packed, offset, mp, got)
+    acc = qnn_conv2d_python(x, wt, np.int64(zx), np.int64(0), (stride, stride), (pad,) * 4).astype("int64")
+    want = requantize_python(acc + bias.reshape(-1, 1, 1), mult, np.int64(zy), 1, dtype)
+    if relu:
+        want = np.maximum(want, zy).astype(dtype)
+    return got, want
+
+
+@needs_avx2
+@pytest.mark.parametrize("mode", ["u8s8", "i16"])
+@pytest.mark.parametrize("shape", [
+    (1, 13, 9, 11, 20, 3, 1, 1),   # channels and columns that divide no block, 3x3 padded
+    (2, 6, 10, 9, 9, 3, 2, 1),     # batch 2, stride 2
+    (1, 12, 10, 9, 17, 1, 2, 0),   # strided 1x1: only the points it reads are packed
+    (1, 3, 15, 15, 8, 7, 2, 3),    # the ResNet stem: 3 input channels
+])
+def test_conv2d_int8_matches_the_integer_reference(mode, shape):
+    got, want = _conv_case(mode, *shape)
+    np.testing.assert_array_equal(got, want)
+
+
+@needs_avx2
+def test_conv2d_int8_int8_output_without_relu():
+    got, want = _conv_case("u8s8", 1, 8, 7, 6, 11, 3, 1, 1, dtype="int8", relu=False)
+    np.testing.assert_array_equal(got, want)
+    assert got.min() < 0
+
+
+# ------------------------------------------------------- the graph pass ---
+def _qdq_conv_model(w_q: np.ndarray, w_scale: np.ndarray, bias_q: np.ndarray | None, relu: bool,
+                    x_shape=(1, 5, 9, 7), pads=(1, 1, 1, 1), strides=(1, 1)) -> onnx.ModelProto:
+    """x -> Q -> DQ -> Conv(DQ(w_q), DQ(bias_q)) [-> Relu] -> Q -> DQ: onnxruntime's QDQ form."""
+    x_scale, x_zp, y_scale, y_zp = np.float32(0.02), np.uint8(120), np.float32(0.05), np.uint8(100)
+    inits = [numpy_helper.from_array(np.asarray(v), name) for name, v in [
+        ("xs", x_scale), ("xz", x_zp), ("ys", y_scale), ("yz", y_zp), ("wq", w_q),
+        ("ws", w_scale.astype("float32")), ("wz", np.zeros(w_scale.shape, "int8"))]]
+    conv_in = ["xdq", "w"]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xdq"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], axis=0)]
+    if bias_q is not None:
+        bs = (x_scale * w_scale.astype("float32")).astype("float32")
+        inits += [numpy_helper.from_array(bias_q.astype("int32"), "bq"), numpy_helper.from_array(bs, "bs"),
+                  numpy_helper.from_array(np.zeros(bs.shape, "int32"), "bz")]
+        nodes.append(helper.make_node("DequantizeLinear", ["bq", "bs", "bz"], ["b"], axis=0))
+        conv_in.append("b")
+    nodes.append(helper.make_node("Conv", conv_in, ["c"], pads=list(pads), strides=list(strides)))
+    last = "c"
+    if relu:
+        nodes.append(helper.make_node("Relu", ["c"], ["r"]))
+        last = "r"
+    nodes += [helper.make_node("QuantizeLinear", [last, "ys", "yz"], ["yq"]),
+              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    g = helper.make_graph(nodes, "qdq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+
+
+def _conv_kernels(lib) -> list:
+    out = []
+    for node in lib.graph.nodes:
+        body = node.attrs.get("body")
+        out += [k for k in (body.nodes if body is not None else [node]) if k.op.startswith("conv2d")]
+    return out
+
+
+def _run(model, x):
+    g, params = graph.from_onnx(model)
+    lib = graph.build(g, params=params)
+    m = lib.create_executor()
+    m.run(x=x)
+    return lib, m.get_output(0)
+
+
+@needs_avx2
+@pytest.mark.parametrize("per_channel", [True, False])
+def test_qdq_conv_becomes_one_int8_kernel_matching_onnxruntime(per_channel):
+    ort = pytest.importorskip("onnxruntime")
+    oc, ic = 11, 5
+    w_q = RNG.integers(-64, 64, (oc, ic, 3, 3)).astype("int8")  # 7-bit: onnxruntime's AVX2 kernel is exact
+    w_scale = RNG.uniform(0.005, 0.02, oc if per_channel else ()).astype("float32")
+    bias_q = RNG.integers(-500, 500, oc)
+    model = _qdq_conv_model(w_q, w_scale, bias_q, relu=True)
+    x = RNG.standard_normal((1, 5, 9, 7)).astype("float32") * 1.5
+    lib, got = _run(model, x)
+    kernels = _conv_kernels(lib)
+    assert [k.op for k in kernels] == ["conv2d_int8"] and kernels[0].attrs["mode"] in ("u8s8", "vnni")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])
+
+
+@needs_avx2
+def test_qdq_conv_with_8bit_weights_runs_exact_on_int16():
+    """Weights whose pairs could saturate vpmaddubsw take the exact int16 path; the result is the
+    integer arithmetic of ONNX plus onnxruntime's output stage (its QLinearConv), computed in numpy."""
+    oc, ic = 10, 5
+    w_q = RNG.integers(-128, 128, (oc, ic, 3, 3)).astype("int8")
+    w_q[0, 0, 0, 0], w_q[0, 1, 0, 0] = -128, -128
+    w_scale = np.full((oc,), 0.004, "float32")
+    model = _qdq_conv_model(w_q, w_scale, None, relu=False, strides=(2, 2))
+    x = RNG.standard_normal((1, 5, 9, 7)).astype("float32")
+    lib, got = _run(model, x)
+    kernels = _conv_kernels(lib)
+    assert [k.op for k in kernels] == ["conv2d_int8"] and kernels[0].attrs["mode"] in ("i16", "vnni")
+    xq = np.clip(np.rint(x / np.float32(0.02)) + 120, 0, 255).astype("uint8")
+    acc = qnn_conv2d_python(xq, w_q, np.uint8(120), np.int8(0), (2, 2), (1, 1, 1, 1)).astype("int64")
+    mult = (np.float32(0.02) * w_scale) / np.float32(0.05)
+    yq = requantize_python(acc, mult, np.uint8(100), 1, "uint8")
+    np.testing.assert_array_equal(got, (yq.astype("float32") - 100) * np.float32(0.05))
+
+
+@needs_avx2
+def test_qdq_conv_left_in_float_when_the_bias_is_not_int32_at_the_product_scale():
+    oc, ic = 9, 5
+    w_q = RNG.integers(-64, 64, (oc, ic, 3, 3)).astype("int8")
+    model = _qdq_conv_model(w_q, np.full((oc,), 0.01, "float32"), None, relu=False)
+    # a float bias that is no int32 multiple of x_scale * w_scale: no exact integer form
+    b = numpy_helper.from_array(np.array([0.0013, -0.2, 0.5, 1e-7, 0, 0, 0, 0, 0.3], "float32"), "fb")
+    model.graph.initializer.append(b)
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    conv.input.append("fb")
+    x = RNG.standard_normal((1, 5, 9, 7)).astype("float32")
+    lib, got = _run(model, x)
+    assert "conv2d_int8" not in [k.op for k in _conv_kernels(lib)]
+    ref = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, ref, atol=0.05 + 1e-6)  # one output step where float rounding differs

@@ -1,0 +1,137 @@
+"""Integer dot products on x86 vector instructions, as tensor intrinsics (``s[C].tensorize``).
+
+One intrinsic computes ``lanes`` int32 sums of ``kb`` products, the inner step of an int8
+convolution or matmul whose kernel is packed ``[..., lanes, kb]`` (``kb`` reduction elements
+innermost, then the output lanes)::
+
+    c[i] += sum_k int32(a[k]) * int32(b[i, k])        i < lanes, k < kb
+
+``a``'s ``kb`` elements are one 32-bit word, broadcast to every lane.  The instruction comes from
+the *target's* feature string (``Target.features``), never the host's:
+
+=========  ===================================  ====  ===============  ===========================
+mode       instructions                         kb    a, b             exact when
+=========  ===================================  ====  ===============  ===========================
+``vnni``   ``vpdpbusd`` (AVX512-VNNI: zmm,      4     uint8, int8      always (4 products summed
+           AVX-VNNI / AVX512VL: ymm)                                   into int32)
+``u8s8``   ``vpmaddubsw`` + ``vpmaddwd`` by 1   4     uint8, int8      every pair of weights
+           (AVX2)                                                      ``|b[i,2j]| + |b[i,2j+1]|
+                                                                       <= 128``
+``i16``    ``vpmaddwd`` (AVX2)                  2     int16, int16     always
+=========  ===================================  ====  ===============  ===========================
+
+``vpmaddubsw`` sums two ``u8 x s8`` products into a *saturating* int16: ``255 * (-128) * 2``
+does not fit.  onnxruntime's AVX2 kernels accept that (their results then drift from ONNX's
+arithmetic; its quantizer offers ``reduce_range``, 7-bit weights, against it).  Tessera
+computes ONNX's arithmetic exactly instead: ``u8s8`` is chosen only when the constant weights
+cannot saturate (:func:`pairs_fit_int16`: true for every 7-bit weight), otherwise ``i16``
+(operands widened to int16 and ``vpmaddwd``, onnxruntime's own exact u8 x u8 path), which
+does half the products per instruction pair but never saturates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import te
+from schedule import stmt as S
+from te import expr as E
+
+MODES = ("vnni", "u8s8", "i16")
+PMADDUBSW = "llvm.x86.avx2.pmadd.ub.sw"
+PMADDWD = "llvm.x86.avx2.pmadd.wd"
+VPDPBUSD = {8: "llvm.x86.avx512.vpdpbusd.256", 16: "llvm.x86.avx512.vpdpbusd.512"}
+
+
+def reduce_block(mode: str) -> int:
+    """Reduction elements per 32-bit lane: 4 bytes, or 2 int16."""
+    return 2 if mode == "i16" else 4
+
+
+def operand_dtypes(mode: str) -> tuple:
+    """(data dtype, kernel dtype) the mode multiplies."""
+    return ("int16", "int16") if mode == "i16" else ("uint8", "int8")
+
+
+def vector_lanes(mode: str, target) -> int:
+    """int32 lanes of one vector of the mode on ``target``."""
+    return 16 if mode == "vnni" and target.has("avx512vnni") and target.has("avx512bw") else 8
+
+
+def choose_mode(target, weights_fit_int8: bool, pairs_fit: bool) -> str | None:
+    """The mode for ``target`` (None: no integer dot product, keep float): VNNI when the target
+    has it and the centered weights are int8, else ``u8s8`` when no pair can saturate, else
+    ``i16``; nothing without AVX2."""
+    vnni = target.has("avxvnni") or (target.has("avx512vnni") and (target.has("avx512vl") or target.has("avx512bw")))
+    if vnni and weights_fit_int8:
+        return "vnni"
+    if not target.has("avx2"):
+        return None
+    return "u8s8" if weights_fit_int8 and pairs_fit else "i16"
+
+
+def pairs_fit_int16(w: np.ndarray, axis: int = 1) -> bool:
+    """Whether ``vpmaddubsw`` is exact on int8 weights ``w`` reduced along ``axis`` in pairs
+    ``(2j, 2j+1)``: ``255 * (|w[2j]| + |w[2j+1]|) <= 32767``, i.e. the pair's magnitudes sum to
+    at most 128 (an odd extent's last element pairs with a zero)."""
+    a = np.abs(np.moveaxis(np.asarray(w, "int32"), axis, 0))
+    if a.shape[0] % 2:
+        a = np.concatenate([a, np.zeros((1,) + a.shape[1:], "int32")])
+    return bool(np.all(a[0::2] + a[1::2] <= 128))
+
+
+def _vload(buf: E.Buffer, offset: int, n: int, dtype: str) -> E.Expr:
+    return E.Load(buf, E.Ramp(E.const(offset), E.const(1), n, f"int32x{n}"), f"{dtype}x{n}")
+
+
+def _reinterpret(x: E.Expr, dtype: str) -> E.Expr:
+    return E.Call("reinterpret", (x,), dtype)
+
+
+def dot_intrin(mode: str, lanes: int, target) -> te.TensorIntrin:
+    """The tensor intrinsic ``c[lanes] (+)= a[kb] . b[lanes, kb]`` of ``mode`` on ``target``
+    (``lanes`` a multiple of :func:`vector_lanes`; all three regions contiguous)."""
+    if mode not in MODES:
+        raise ValueError(f"dot_intrin: mode {mode!r} is not one of {MODES}")
+    vl, kb = vector_lanes(mode, target), reduce_block(mode)
+    if lanes % vl:
+        raise ValueError(f"dot_intrin: {lanes} lanes are not whole vectors of {vl} int32 on {target}")
+    adt, bdt = operand_dtypes(mode)
+    a = te.placeholder((kb,), adt, name="a")
+    b = te.placeholder((lanes, kb), bdt, name="b")
+    k = te.reduce_axis((0, kb), name="k")
+    c = te.compute((lanes,), lambda i: te.sum(a[k].astype("int32") * b[i, k].astype("int32"), axis=k), name="c")
+    i32 = f"int32x{vl}"
+
+    def products(ins, j: int, acc: E.Expr | None) -> E.Expr:
+        """The ``vl`` sums of vector ``j`` (added to ``acc``)."""
+        word = _reinterpret(_vload(ins[0], 0, kb, adt), "int32")  # a's kb elements as one word
+        bvec = _vload(ins[1], j * vl * kb, vl * kb, bdt)
+        if mode == "vnni":
+            zero = E.Broadcast(E.const(0, "int32"), vl, i32)
+            return E.Call(VPDPBUSD[vl], (acc if acc is not None else zero, E.Broadcast(word, vl, i32),
+                                         _reinterpret(bvec, i32)), i32)
+        avec = _reinterpret(E.Broadcast(word, vl, i32), f"{adt}x{vl * kb}")
+        if mode == "u8s8":
+            pairs = E.Call(PMADDUBSW, (avec, bvec), f"int16x{2 * vl}")
+            ones = E.Broadcast(E.const(1, "int16"), 2 * vl, f"int16x{2 * vl}")
+            sums = E.Call(PMADDWD, (pairs, ones), i32)
+        else:
+            sums = E.Call(PMADDWD, (avec, bvec), i32)
+        return sums if acc is None else E.Add(acc, sums, i32)
+
+    def fcompute(ins, outs):
+        out = outs[0]
+        ramp = [E.Ramp(E.const(j * vl), E.const(1), vl, i32) for j in range(lanes // vl)]
+        body = S.seq(*[S.Store(out, products(ins, j, None), ramp[j]) for j in range(len(ramp))])
+        update = S.seq(*[S.Store(out, products(ins, j, _vload(out, j * vl, vl, "int32")), ramp[j])
+                         for j in range(len(ramp))])
+        # no reset: the reduction's zeros initialise the tile before the reduce loops, so no
+        # first-iteration branch sits inside them (schedule.tensorize)
+        return body, None, update
+
+    return te.decl_tensor_intrin(c.op, fcompute, name=f"dot_{mode}_{lanes}x{kb}")
+
+
+__all__ = ["MODES", "choose_mode", "dot_intrin", "operand_dtypes", "pairs_fit_int16", "reduce_block",
+           "vector_lanes"]
