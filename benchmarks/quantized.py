@@ -15,7 +15,7 @@ sum u8 x s8 pairs into saturating int16 (vpmaddubsw), so with 8-bit weights its 
 from ONNX's arithmetic, which Tessera computes exactly.  Per model it prints the latency of
 the three (medians of interleaved batches, the fastest batch, the spread
 (max - min) / median), the ratios, and how far Tessera's int8 output is from onnxruntime's
-int8 output (max abs) and from the float model's, and how many convs run as one int8 kernel.
+int8 output (max abs) and from the float model's, and how many kernels run on the integer dot products.
 ``--cpu-time`` runs all three on one thread and times each batch by the calling thread's CPU
 time (``time.thread_time``): on a shared machine, other processes' load then slows no one.
 """
@@ -100,12 +100,13 @@ def build(path: str, iname: str, shape: tuple):
     return graph.build(g, params=params)
 
 
-def int8_convs(lib) -> int:
-    """How many kernels of the built graph are int8 convs (``conv2d_int8``)."""
+def int8_kernels(lib) -> int:
+    """How many kernels of the built graph run on the integer dot products (``conv2d_int8``,
+    ``dense_int8``)."""
     n = 0
     for node in lib.graph.nodes:
         body = node.attrs.get("body")
-        n += sum(1 for k in (body.nodes if body is not None else (node,)) if k.op == "conv2d_int8")
+        n += sum(1 for k in (body.nodes if body is not None else (node,)) if k.op in ("conv2d_int8", "dense_int8"))
     return n
 
 
@@ -131,7 +132,7 @@ def bench(name: str, repeat: int, full_range: bool, cpu_time: bool = False) -> d
     row = {"model": name, "int8_vs_ort": float(np.abs(outs["int8"] - outs["ort_int8"]).max()),
            "int8_vs_float": float(np.abs(outs["int8"] - outs["float32"]).max()),
            "ort_vs_float": float(np.abs(outs["ort_int8"] - outs["float32"]).max()),
-           "scale": float(np.abs(outs["float32"]).max()), "int8_convs": int8_convs(lib_q)}
+           "scale": float(np.abs(outs["float32"]).max()), "int8_kernels": int8_kernels(lib_q)}
     fns = {"tessera_int8": tq.run, "onnxruntime_int8": lambda: sess.run(None, feed), "tessera_float32": tf.run}
     samples = (interleaved(fns, repeat, budget=0.3, settle=0.0, clock=time.thread_time) if cpu_time
                else interleaved(fns, repeat))
@@ -142,7 +143,7 @@ def bench(name: str, repeat: int, full_range: bool, cpu_time: bool = False) -> d
 def report(r: dict) -> None:
     print(f"{r['model']}: max |output| {r['scale']:.3g}; tessera int8 vs onnxruntime int8 {r['int8_vs_ort']:.3g}, "
           f"vs float32 {r['int8_vs_float']:.3g} (onnxruntime int8 vs float32 {r['ort_vs_float']:.3g}); "
-          f"{r['int8_convs']} int8 conv kernels")
+          f"{r['int8_kernels']} int8 dot-product kernels")
     for key in ("tessera_int8", "onnxruntime_int8", "tessera_float32"):
         print(f"  {key:17} median {format_time(r[key]):>10}  fastest {format_time(r[key + '_best']):>10}  "
               f"spread {r[key + '_spread']:.0%}")

@@ -1,5 +1,5 @@
 """int8 kernels on the integer dot-product instructions (topi.x86.int8_dot, topi.x86.conv2d_int8)
-and the QDQ conv lowering (graph.passes.lower_qdq_conv), against numpy references.
+and the graph passes that lower to them (graph.passes.lower_int8), against numpy references.
 
 Shapes do not divide the blocks (output channels, columns, input channels), and the
 instructions are checked in the assembly: ``vpdpbusd`` is compiled (not run) for a VNNI target
@@ -180,12 +180,17 @@ def _qdq_conv_model(w_q: np.ndarray, w_scale: np.ndarray, bias_q: np.ndarray | N
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
 
 
-def _conv_kernels(lib) -> list:
+def _kernels(lib, prefix: str) -> list:
+    """The nodes of the built graph (inside fused bodies too) whose op starts with ``prefix``."""
     out = []
     for node in lib.graph.nodes:
         body = node.attrs.get("body")
-        out += [k for k in (body.nodes if body is not None else [node]) if k.op.startswith("conv2d")]
+        out += [k for k in (body.nodes if body is not None else [node]) if k.op.startswith(prefix)]
     return out
+
+
+def _conv_kernels(lib) -> list:
+    return _kernels(lib, "conv2d")
 
 
 def _run(model, x):
@@ -248,3 +253,70 @@ def test_qdq_conv_left_in_float_when_the_bias_is_not_int32_at_the_product_scale(
     assert "conv2d_int8" not in [k.op for k in _conv_kernels(lib)]
     ref = ReferenceEvaluator(model).run(None, {"x": x})[0]
     np.testing.assert_allclose(got, ref, atol=0.05 + 1e-6)  # one output step where float rounding differs
+
+
+# ------------------------------------------------------------ int8 dense ---
+@needs_avx2
+@pytest.mark.parametrize("mode", ["u8s8", "i16"])
+@pytest.mark.parametrize("m,k,n", [(7, 20, 40), (9, 21, 33), (1, 6, 16)])
+def test_dense_int8_matches_the_integer_reference(mode, m, k, n):
+    from topi.x86.dense_int8 import blocks as dense_blocks, dense_int8, pack_weight, schedule_dense_int8, unpack_weight
+
+    x = RNG.integers(0, 256, (m, k)).astype("uint8")
+    w = RNG.integers(-64 if mode == "u8s8" else -128, 64, (n, k))
+    nb, mr = dense_blocks(mode, HOST)
+    packed = pack_weight(w, mode, nb)
+    np.testing.assert_array_equal(unpack_weight(packed, k, n), w)
+    wsum = np.zeros(packed.shape[0] * nb, "int32")
+    wsum[:n] = w.sum(1)
+    args = [te.placeholder((m, k), "uint8", name="x"), te.placeholder(packed.shape, str(packed.dtype), name="w"),
+            te.placeholder(wsum.shape, "int32", name="wsum"), te.placeholder((), "uint8", name="zx")]
+    acc = dense_int8(*args, n, mode, mr)
+    out = te.compute(acc.shape, lambda i, j: acc[i, j].astype("float32") * te.const(0.25, "float32"), name="scaled")
+    f = codegen.build(schedule_dense_int8(out, HOST), args + [out], target=HOST)
+    got = np.zeros((m, n), "float32")
+    f(x, packed, wsum, np.array(131, "uint8"), got)
+    np.testing.assert_array_equal(got, ((x.astype("int64") - 131) @ w.T).astype("float32") * np.float32(0.25))
+
+
+def _matmul_integer_model(w: np.ndarray, w_zp, m: int = 6) -> onnx.ModelProto:
+    """x float -> DynamicQuantizeLinear -> MatMulInteger(xq, W, x_zp, w_zp) -> Cast: the core of a
+    dynamically quantized dense layer."""
+    k, n = w.shape
+    inits = [numpy_helper.from_array(w, "w")]
+    ins = ["xq", "w", "xz"]
+    if w_zp is not None:
+        inits.append(numpy_helper.from_array(np.asarray(w_zp, w.dtype), "wz"))
+        ins.append("wz")
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+             helper.make_node("MatMulInteger", ins, ["acc"]),
+             helper.make_node("Cast", ["acc"], ["y"], to=TensorProto.FLOAT)]
+    g = helper.make_graph(nodes, "mmi", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (m, k))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _dense_kernels(lib) -> list:
+    return [k.attrs["mode"] for k in _kernels(lib, "dense_int8")]
+
+
+@needs_avx2
+def test_matmul_integer_becomes_dense_int8_matching_onnxruntime():
+    ort = pytest.importorskip("onnxruntime")
+    w = RNG.integers(-64, 64, (19, 24)).astype("int8")  # 7-bit: onnxruntime's AVX2 kernel is exact
+    model = _matmul_integer_model(w, None)
+    x = RNG.standard_normal((6, 19)).astype("float32")
+    lib, got = _run(model, x)
+    assert _dense_kernels(lib) in (["u8s8"], ["vnni"])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])
+
+
+@needs_avx2
+def test_matmul_integer_with_uint8_weights_and_zero_point_is_exact():
+    w = RNG.integers(0, 256, (21, 17)).astype("uint8")
+    model = _matmul_integer_model(w, 200)  # w - 200 spans [-200, 55]: int16 operands
+    x = RNG.standard_normal((6, 21)).astype("float32")
+    lib, got = _run(model, x)
+    assert _dense_kernels(lib) == ["i16"]
+    np.testing.assert_array_equal(got, ReferenceEvaluator(model).run(None, {"x": x})[0])

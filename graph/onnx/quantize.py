@@ -6,7 +6,7 @@ Each becomes the graph's quantization operators (:mod:`graph.ops.quantize`):
 exact integer product (``qnn_conv2d`` / ``qnn_dense``, int32) followed by onnxruntime's
 output stage (``requantize`` with ``multiplier = x_scale * w_scale / y_scale`` in float32).
 A QDQ model's ``DequantizeLinear -> Conv -> QuantizeLinear`` is imported as written (dequantize,
-float conv, quantize); the pass :mod:`graph.passes.lower_qdq_conv` then makes it one int8 kernel.
+float conv, quantize); the pass ``lower_qdq_conv`` (:mod:`graph.passes.lower_int8`) then makes it one int8 kernel.
 
 Bad quantization parameters are refused here, naming the node: a scale that is zero or
 not finite, a zero point outside its type's range (or not 0 for int32 data), a

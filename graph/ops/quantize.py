@@ -14,13 +14,15 @@ op                     inputs -> output                                         
 ``range_zero_point``   min, scale -> the uint8 zero point                           elemwise
 ``conv2d_int8``        x uint8 NCHW, packed kernel, offset int32, multiplier       anchor
                        float32 -> ``dtype`` (a requantized conv, one kernel)
+``dense_int8``         x uint8 [M, K], packed weight, wsum int32, x_zp -> int32    anchor
 =====================  ==========================================================  ===========
 
 ``qnn_dense`` runs topi's x86 dense schedule on its int32 accumulator (:mod:`topi.x86.qnn`), with
 a requantize fused after it; ``qnn_conv2d`` runs the generic schedule.  QDQ convolutions
 (``DequantizeLinear -> Conv -> QuantizeLinear``) become ``conv2d_int8``
-(:mod:`graph.passes.lower_qdq_conv`, :mod:`topi.x86.conv2d_int8`: the target's integer
-dot-product instructions); other QDQ pairs run dequantized in float32.
+(:mod:`graph.passes.lower_int8`, :mod:`topi.x86.conv2d_int8`: the target's integer
+dot-product instructions), and a ``qnn_dense`` with a constant weight ``dense_int8``
+(:mod:`topi.x86.dense_int8`); other QDQ pairs run dequantized in float32.
 """
 
 from __future__ import annotations
@@ -135,6 +137,34 @@ register("conv2d_int8", _conv_int8_compute, OUT_ELEMWISE_FUSABLE, _conv_int8_sch
          doc="a requantized int8 conv on the integer dot-product instructions (topi.x86.conv2d_int8): uint8 "
              "NCHW data, packed kernel, int32 offset and float32 multiplier per channel; attrs channels, "
              "strides, padding, dilation, x_zp, y_zp, mode, dtype, lo, ow_bn")
+
+
+def _dense_int8_compute(xs, a):
+    from topi.x86.dense_int8 import dense_int8
+
+    return [dense_int8(xs[0], xs[1], xs[2], xs[3], a["units"], a["mode"], a.get("mr", 4))]
+
+
+def _dense_int8_schedule(outs, attrs=None, target=None):
+    from codegen.target import Target
+    from topi.x86.dense_int8 import schedule_dense_int8
+
+    return schedule_dense_int8(outs, target or Target.current())
+
+
+def _dense_int8_evaluate(xs, a):
+    from topi.x86.dense_int8 import unpack_weight
+
+    x, weight, _, zx = xs
+    w = unpack_weight(weight, x.shape[1], a["units"])
+    return [ref.qnn_dense_python(x, w, np.asarray(zx).reshape(()), np.int64(0))]
+
+
+register("dense_int8", _dense_int8_compute, OUT_ELEMWISE_FUSABLE, _dense_int8_schedule,
+         lambda v, a: [((v[0].shape[0], a["units"]), "int32")], _dense_int8_evaluate,
+         doc="qnn_dense with a packed constant weight on the integer dot-product instructions "
+             "(topi.x86.dense_int8): uint8 x [M, K], weight, wsum int32, x_zp -> int32 [M, units]; "
+             "attrs units, mode, mr")
 
 
 # ------------------------------------------------- DynamicQuantizeLinear ---

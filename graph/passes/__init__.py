@@ -21,6 +21,7 @@ pos   pass                              tags      opt_level
 35    simplify_arithmetic               simplify  1
 38    lower_qdq_conv                    quantize  2
 40    fold_constants                    fold      0
+45    lower_int8_dense                  quantize  2
 50    fold_scale_into_conv              fold      2
 54    tune_layouts                      config    2
 55    choose_configs                    config    2
@@ -57,7 +58,7 @@ from graph.passes.database import Pass, PassDatabase, PassProfile, PassStats  # 
 from graph.passes.eliminate_dead_code import eliminate_dead_code
 from graph.passes.fold_constants import fold_constants
 from graph.passes.fold_scale_into_conv import fold_scale_into_conv
-from graph.passes.lower_qdq_conv import lower_qdq_conv
+from graph.passes.lower_int8 import lower_int8_dense, lower_qdq_conv
 from graph.passes.merge_common_subexpressions import merge_common_subexpressions
 from graph.passes.simplify_arithmetic import simplify_arithmetic
 from graph.passes.simplify_inference import simplify_inference
@@ -71,6 +72,7 @@ OPTDB.register("simplify_inference", simplify_inference, 30, ("simplify",), opt_
 OPTDB.register("simplify_arithmetic", simplify_arithmetic, 35, ("simplify",), opt_level=1)
 OPTDB.register("lower_qdq_conv", lower_qdq_conv, 38, ("quantize",), opt_level=2, context=True)
 OPTDB.register("fold_constants", fold_constants, 40, ("fold",), opt_level=0)
+OPTDB.register("lower_int8_dense", lower_int8_dense, 45, ("quantize",), opt_level=2, context=True)
 OPTDB.register("fold_scale_into_conv", fold_scale_into_conv, 50, ("fold",), opt_level=2)
 OPTDB.register("tune_layouts", tune_layouts, 54, ("config",), opt_level=2, context=True)
 OPTDB.register("choose_configs", choose_configs, 55, ("config",), opt_level=2, context=True)

@@ -1,4 +1,6 @@
-"""Lower a QDQ convolution to one int8 kernel (``conv2d_int8``, :mod:`topi.x86.conv2d_int8`)."""
+"""Lower quantized convolutions and matmuls to int8 kernels on the target's integer dot-product
+instructions: ``conv2d_int8`` (:mod:`topi.x86.conv2d_int8`) and ``dense_int8``
+(:mod:`topi.x86.dense_int8`)."""
 
 from __future__ import annotations
 
@@ -46,6 +48,59 @@ def lower_qdq_conv(graph: Graph, context) -> Graph:
         for old, v in zip(node.outputs, new):  # new values inherit the uses of the old
             uses[id(v)] = uses.get(id(old), 0)
         return new
+
+    return rebuild(graph, rewrite)
+
+
+def lower_int8_dense(graph: Graph, context) -> Graph:
+    """Rewrite ``qnn_dense(x, W, x_zp, w_zp)`` (ONNX MatMulInteger, the integer product of
+    QLinearMatMul, QGemm and dynamically quantized models) with a constant ``W`` into
+    ``dense_int8``: the same int32 result on the target's integer dot-product instructions.
+
+    It applies when ``x`` is uint8 with a per-tensor zero point (constant or computed at run
+    time: DynamicQuantizeLinear), ``W - w_zp`` (``w_zp`` per tensor or per column) is exact in
+    the kernel's type and there is at least one vector of columns; the target decides the
+    instruction (:func:`topi.x86.int8_dot.choose_mode`).  Runs after ``fold_constants``, so the
+    importer's transposed weight is a constant.
+    """
+    from topi.x86.dense_int8 import blocks, pack_weight
+    from topi.x86.int8_dot import choose_mode, pairs_fit_int16
+
+    target = context.target
+    if not target.has("avx2"):
+        return graph
+
+    def rewrite(node, ins):
+        if node.op != "qnn_dense" or len(ins) != 4:
+            return None
+        x, w, zx, zw = ins
+        wq = const_array(w)
+        if x.dtype != "uint8" or wq is None or wq.dtype not in (np.uint8, np.int8):
+            return None
+        if zx is not None and zx.shape not in ((), (1,)):
+            return None
+        zwv = np.zeros((), "int64") if zw is None else const_array(zw)
+        n, k = wq.shape
+        if zwv is None or zwv.size not in (1, n):
+            return None
+        wc = wq.astype("int64") - zwv.astype("int64").reshape(-1, 1)
+        fits_int8 = bool(wc.min() >= -128 and wc.max() <= 127)
+        mode = choose_mode(target, fits_int8, fits_int8 and pairs_fit_int16(wc, 1))
+        if mode is None:
+            return None
+        nb, mr = blocks(mode, target)
+        if n < nb:
+            return None
+        packed = pack_weight(wc, mode, nb)
+        wsum = np.zeros(packed.shape[0] * nb, "int64")
+        wsum[:n] = wc.sum(1)
+        name = node.output.name
+        if zx is None:
+            zx = constant_node(np.zeros((), "uint8"), f"{name}.x_zp").output
+        consts = [constant_node(a, f"{name}.{key}").output for key, a in
+                  (("weight_int8", packed), ("wsum", wsum.astype("int32")))]
+        attrs = {"units": int(n), "mode": mode, "mr": int(mr)}
+        return (make_node("dense_int8", (x, *consts, zx), attrs, node.name, [name]).output,)
 
     return rebuild(graph, rewrite)
 
@@ -159,4 +214,4 @@ def _evaluate(v: Value, depth: int = 4) -> np.ndarray | None:
     return np.asarray(out[next(k for k, o in enumerate(v.node.outputs) if o is v)])
 
 
-__all__ = ["lower_qdq_conv"]
+__all__ = ["lower_int8_dense", "lower_qdq_conv"]
