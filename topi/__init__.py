@@ -31,7 +31,7 @@ from topi.transform import (  # noqa: F401
     reshape, transpose, flatten, concatenate, stack, split, strided_slice, take, gather,
     expand_dims, squeeze, tile, repeat, cast, layout_transform, resize,
 )
-from topi.sort import topk  # noqa: F401,E402
+from topi.sorting import argsort, sort, topk  # noqa: F401,E402
 from topi.signal import dft  # noqa: F401,E402
 from topi.unique import unique  # noqa: F401,E402
 from topi import generic, nn, testing, x86  # noqa: F401,E402

@@ -136,6 +136,7 @@ def _np_topk(xs, a):
     return topi.testing.topk_python(xs[0], int(a["k"]), a.get("axis", -1), a.get("largest", True))
 
 
-register("topk", lambda xs, a: topi.topk(xs[0], int(a["k"]), a.get("axis", -1), a.get("largest", True)), OPAQUE,
+register("topk", lambda xs, a: topi.sorting.select_top(xs[0], int(a["k"]), a.get("axis", -1), a.get("largest", True)),
+         OPAQUE,
          lambda outs, a: default_schedule(outs), _topk_types, _np_topk,
          doc="attrs k, axis, largest; outputs the sorted values and their int64 indices (ONNX TopK)")

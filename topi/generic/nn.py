@@ -109,6 +109,9 @@ schedule_softmax = _fallback("schedule_softmax", "softmax / log_softmax")
 schedule_lrn = _fallback("schedule_lrn", "lrn")
 schedule_extern = _fallback("schedule_extern", "extern and whole-tensor operators (dft, unique)")
 schedule_unique = _fallback("schedule_unique", "unique")
+schedule_sort = _fallback("schedule_sort", "sort")
+schedule_argsort = _fallback("schedule_argsort", "argsort")
+schedule_topk = _fallback("schedule_topk", "topk")
 
 __all__ = [
     "default_schedule",
@@ -128,4 +131,7 @@ __all__ = [
     "schedule_pool",
     "schedule_softmax",
     "schedule_unique",
+    "schedule_sort",
+    "schedule_argsort",
+    "schedule_topk",
 ]

@@ -1,4 +1,4 @@
-"""x86 schedule of whole-array operators whose reductions run across the array (unique, dft).
+"""x86 schedule of whole-array operators whose reductions run across the array (unique, dft, sort).
 
 Each output element of these operators is a reduction over a whole row (``rank[i] =
 sum_e ...`` of ``unique``, ``X[k] = sum_n ...`` of ``dft``), so the reduction cannot be
@@ -81,5 +81,7 @@ def schedule_vector_rows(outs):
 
 schedule_unique = schedule_vector_rows
 schedule_dft = schedule_vector_rows
+schedule_sort = schedule_argsort = schedule_topk = schedule_vector_rows
 
-__all__ = ["schedule_dft", "schedule_unique", "schedule_vector_rows", "vectorize_rows"]
+__all__ = ["schedule_argsort", "schedule_dft", "schedule_sort", "schedule_topk", "schedule_unique",
+           "schedule_vector_rows", "vectorize_rows"]
