@@ -34,6 +34,9 @@ from topi.transform import (  # noqa: F401
 from topi.sorting import argsort, sort, topk  # noqa: F401,E402
 from topi.signal import dft  # noqa: F401,E402
 from topi.unique import unique  # noqa: F401,E402
+from topi.scan import cumprod, cumsum  # noqa: F401,E402
+from topi.argwhere import argwhere  # noqa: F401,E402
+from topi.searchsorted import searchsorted  # noqa: F401,E402
 from topi import generic, nn, testing, x86  # noqa: F401,E402
 from topi.nn.elemwise import clip  # noqa: F401,E402  (classic topi.clip)
 from topi.nn.dense import matmul  # noqa: F401,E402  (classic topi.matmul(a, b, transp_a, transp_b))

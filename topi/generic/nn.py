@@ -112,6 +112,7 @@ schedule_unique = _fallback("schedule_unique", "unique")
 schedule_sort = _fallback("schedule_sort", "sort")
 schedule_argsort = _fallback("schedule_argsort", "argsort")
 schedule_topk = _fallback("schedule_topk", "topk")
+schedule_argwhere = _fallback("schedule_argwhere", "argwhere")
 
 __all__ = [
     "default_schedule",
@@ -134,4 +135,5 @@ __all__ = [
     "schedule_sort",
     "schedule_argsort",
     "schedule_topk",
+    "schedule_argwhere",
 ]

@@ -29,4 +29,4 @@ from topi.testing.dispatch import (  # noqa: F401
 from topi.testing.qnn import (  # noqa: F401
     dequantize_python, qnn_conv2d_python, qnn_dense_python, quantize_python, requantize_python,
 )
-from topi.testing.loss_norm import nll_loss  # noqa: F401
+from topi.testing.loss_norm import nll_loss, searchsorted_ref  # noqa: F401

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["nll_loss"]
+__all__ = ["nll_loss", "searchsorted_ref"]
 
 
 def nll_loss(predictions: np.ndarray, targets: np.ndarray, weights: np.ndarray, reduction: str = "mean",
@@ -25,3 +25,14 @@ def nll_loss(predictions: np.ndarray, targets: np.ndarray, weights: np.ndarray, 
     if reduction == "sum":
         return np.sum(loss)
     return loss
+
+
+def searchsorted_ref(sorted_sequence: np.ndarray, values: np.ndarray, right: bool, out_dtype: str) -> np.ndarray:
+    """numpy's ``searchsorted`` row by row (one 1-D sequence serves every row of ``values``)."""
+    side = "right" if right else "left"
+    if sorted_sequence.ndim == 1:
+        return np.searchsorted(sorted_sequence, values, side=side).astype(out_dtype)
+    seq = sorted_sequence.reshape(-1, sorted_sequence.shape[-1])
+    val = values.reshape(-1, values.shape[-1])
+    out = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(seq, val)])
+    return out.reshape(values.shape).astype(out_dtype)
