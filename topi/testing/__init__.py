@@ -29,4 +29,6 @@ from topi.testing.dispatch import (  # noqa: F401
 from topi.testing.qnn import (  # noqa: F401
     dequantize_python, qnn_conv2d_python, qnn_dense_python, quantize_python, requantize_python,
 )
-from topi.testing.loss_norm import nll_loss, searchsorted_ref  # noqa: F401
+from topi.testing.loss_norm import (  # noqa: F401
+    group_norm_python, instance_norm_python, layer_norm_python, nll_loss, searchsorted_ref,
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["nll_loss", "searchsorted_ref"]
+__all__ = ["group_norm_python", "instance_norm_python", "layer_norm_python", "nll_loss", "searchsorted_ref"]
 
 
 def nll_loss(predictions: np.ndarray, targets: np.ndarray, weights: np.ndarray, reduction: str = "mean",
@@ -36,3 +36,31 @@ def searchsorted_ref(sorted_sequence: np.ndarray, values: np.ndarray, right: boo
     val = values.reshape(-1, values.shape[-1])
     out = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(seq, val)])
     return out.reshape(values.shape).astype(out_dtype)
+
+
+def _normalized(x: np.ndarray, axes, epsilon: float) -> np.ndarray:
+    mean = np.mean(x, axis=tuple(axes), keepdims=True)
+    return (x - mean) / np.sqrt(np.var(x, axis=tuple(axes), keepdims=True) + epsilon)
+
+
+def layer_norm_python(data, gamma, beta, axis, epsilon: float = 1e-5) -> np.ndarray:
+    """``data`` normalised over ``axis``, times ``gamma`` plus ``beta`` (shaped as those axes)."""
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    out = _normalized(data, axes, epsilon)
+    scale = [data.shape[d] if d in [a % data.ndim for a in axes] else 1 for d in range(data.ndim)]
+    out = out * np.reshape(gamma, scale)
+    return out + np.reshape(beta, scale) if beta is not None else out
+
+
+instance_norm_python = layer_norm_python
+
+
+def group_norm_python(data, gamma, beta, num_groups: int, channel_axis: int, axes, epsilon: float = 1e-5):
+    """``data`` normalised per channel group over its channels and ``axes``, times ``gamma`` plus ``beta`` ([C])."""
+    c = data.shape[channel_axis]
+    grouped = data.reshape(data.shape[:channel_axis] + (num_groups, c // num_groups) + data.shape[channel_axis + 1:])
+    red = [channel_axis + 1] + [a if a < channel_axis else a + 1 for a in axes]
+    out = _normalized(grouped, red, epsilon).reshape(data.shape)
+    scale = [c if d == channel_axis else 1 for d in range(data.ndim)]
+    out = out * np.reshape(gamma, scale)
+    return out + np.reshape(beta, scale) if beta is not None else out
