@@ -113,6 +113,7 @@ schedule_sort = _fallback("schedule_sort", "sort")
 schedule_argsort = _fallback("schedule_argsort", "argsort")
 schedule_topk = _fallback("schedule_topk", "topk")
 schedule_argwhere = _fallback("schedule_argwhere", "argwhere")
+schedule_batch_norm = _fallback("schedule_batch_norm", "batch_norm")
 
 __all__ = [
     "default_schedule",
@@ -136,4 +137,5 @@ __all__ = [
     "schedule_argsort",
     "schedule_topk",
     "schedule_argwhere",
+    "schedule_batch_norm",
 ]

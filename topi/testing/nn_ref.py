@@ -162,16 +162,25 @@ def log_softmax_python(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def batch_norm_python(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5,
-                      center=True, scale=True) -> list:
-    """``[out, moving_mean, moving_var]`` of inference batch norm."""
+                      center=True, scale=True, training=False, momentum=0.1) -> list:
+    """``[out, moving_mean, moving_var]`` of batch norm: in inference by the moving statistics
+    (returned unchanged), in training by the batch's (the moving ones updated by ``momentum``)."""
     shape = [1] * data.ndim
     shape[axis] = -1
     r = lambda v: v.reshape(shape)
-    out = (data - r(moving_mean)) / np.sqrt(r(moving_var) + epsilon)
+    if training:
+        others = tuple(d for d in range(data.ndim) if d != axis)
+        mean, var = np.mean(data, axis=others), np.var(data, axis=others)
+    else:
+        mean, var = moving_mean, moving_var
+    out = (data - r(mean)) / np.sqrt(r(var) + epsilon)
     if scale:
         out = out * r(gamma)
     if center:
         out = out + r(beta)
+    if training:
+        return [out.astype(data.dtype), (1 - momentum) * moving_mean + momentum * mean,
+                (1 - momentum) * moving_var + momentum * var]
     return [out.astype(data.dtype), moving_mean, moving_var]
 
 
