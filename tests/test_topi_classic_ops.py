@@ -1,6 +1,7 @@
 """topi operators that classic TVM's topi tests name: dilate, dft, nll_loss, unique, isfinite,
-conv2d's kernel layouts; each against numpy on shapes that do not divide the vector width,
-through the generic and the x86 schedules, plus one test per error message."""
+conv2d's kernel layouts, sort/argsort/topk, cumsum, argwhere, searchsorted, the norms; each
+against numpy on shapes that do not divide the vector width, through the generic and the x86
+schedules, plus one test per error message."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from helpers import check_build
 import te
 import topi
 from topi.generic import nn as generic
-from topi.testing import dilate_python, nll_loss as nll_loss_ref
-from topi.x86.vector_rows import schedule_dft, schedule_unique
+from topi.testing import batch_norm, dilate_python, group_norm_python, layer_norm_python, searchsorted_ref
+from topi.testing import nll_loss as nll_loss_ref
+from topi.x86.norms import schedule_batch_norm
+from topi.x86.vector_rows import schedule_dft, schedule_unique, schedule_vector_rows
 
 
 @pytest.mark.parametrize("shape,strides,fill", [((5,), (3,), 0.0), ((2, 3, 7), (1, 2, 3), 1.5)])
@@ -140,3 +143,131 @@ def test_conv2d_nhwc_takes_an_ohwi_kernel():
                 lambda x, k: conv2d_nhwc_python(x, k.transpose(1, 2, 3, 0), 1, 1), rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="kernel_layout='OIHW' with data_layout='NHWC' is not supported"):
         topi.nn.conv2d(a, w, 1, 1, 1, data_layout="NHWC", kernel_layout="OIHW")
+
+
+
+SORT_SCHEDULES = pytest.mark.parametrize("sched", [generic.default_schedule, schedule_vector_rows],
+                                         ids=["generic", "x86"])
+
+
+@SORT_SCHEDULES
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("is_ascend", [True, False])
+def test_sort_and_argsort(sched, axis, is_ascend):
+    x = te.placeholder((7, 19), name="x")
+    values = topi.sort(x, axis=axis, is_ascend=is_ascend)
+    order = topi.argsort(x, axis=axis, is_ascend=is_ascend, dtype="int32")
+    data = np.random.default_rng(3).permutation(7 * 19).reshape(7, 19).astype("float32")
+    data[0, :3] = 5.0  # ties keep their index order (a stable sort)
+
+    def ref(a):
+        idx = np.argsort(a if is_ascend else -a, axis=axis, kind="stable")
+        return np.take_along_axis(a, idx, axis), idx.astype("int32")
+
+    check_build(sched([values, order]), [x, values, order], ref, inputs=[data], rtol=0, atol=0)
+
+
+@SORT_SCHEDULES
+@pytest.mark.parametrize("k,ret_type", [(3, "both"), (0, "values"), (5, "indices")])
+def test_topk(sched, k, ret_type):
+    x = te.placeholder((5, 13), name="x")
+    outs = topi.topk(x, k, 1, ret_type, False, "int64")
+    outs = outs if isinstance(outs, list) else [outs]
+    data = np.random.default_rng(4).standard_normal((5, 13)).astype("float32")
+
+    def ref(a):
+        idx = np.argsort(-a, axis=1, kind="stable")[:, : (k or 13)]
+        both = {"values": np.take_along_axis(a, idx, 1), "indices": idx.astype("int64")}
+        return tuple(both[r] for r in (["values", "indices"] if ret_type == "both" else [ret_type]))
+
+    check_build(sched(outs), [x, *outs], ref, inputs=[data], rtol=0, atol=0)
+    with pytest.raises(ValueError, match="topk: ret_type='all'"):
+        topi.topk(x, 1, ret_type="all")
+
+
+@pytest.mark.parametrize("axis,dtype,exclusive", [(None, None, False), (0, "int64", True), (1, "float64", False)])
+def test_cumsum_cumprod(axis, dtype, exclusive):
+    x = te.placeholder((5, 11), "int32", name="x")
+    for fn, ref_fn, ident in ((topi.cumsum, np.cumsum, 0), (topi.cumprod, np.cumprod, 1)):
+        out = fn(x, axis, dtype, exclusive)
+
+        def ref(a, ref_fn=ref_fn, ident=ident):
+            a = a.astype(dtype or a.dtype)
+            ax = 0 if axis is None else axis
+            a = a.reshape(-1) if axis is None else a
+            r = ref_fn(a, axis=ax)
+            if exclusive:
+                r = np.roll(r, 1, axis=ax)
+                np.moveaxis(r, ax, 0)[0] = ident
+            return r
+
+        data = np.random.default_rng(5).integers(-3, 4, (5, 11)).astype("int32")
+        check_build(generic.schedule_extern(out), [x, out], ref, inputs=[data], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(1,), (13,), (6, 5), (3, 4, 5, 2)])
+def test_argwhere(shape):
+    data = np.random.default_rng(6).choice([0, 0, 1, 3], size=shape).astype("int32")
+    want = np.argwhere(data).astype("int32")
+    rows = te.placeholder((len(want), len(shape)), "int32", name="rows")
+    cond = te.placeholder(shape, "int32", name="cond")
+    out = topi.argwhere(rows, cond)
+    check_build(generic.schedule_argwhere(out), [rows, cond, out], lambda r, c: want,
+                inputs=[np.ones((len(want), len(shape)), "int32"), data], rtol=0, atol=0)
+
+
+def test_argwhere_drops_rows_beyond_output_shape():
+    data = np.ones(9, "int32")
+    rows = te.placeholder((4, 1), "int32", name="rows")  # fewer rows than nonzeros: no write past them
+    cond = te.placeholder((9,), "int32", name="cond")
+    out = topi.argwhere(rows, cond)
+    check_build(generic.schedule_argwhere(out), [rows, cond, out], lambda r, c: np.arange(4).reshape(4, 1),
+                inputs=[np.ones((4, 1), "int32"), data], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("seq_shape,val_shape", [((17,), (3, 9)), ((2, 3, 29), (2, 3, 7))])
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted(seq_shape, val_shape, right):
+    rng = np.random.default_rng(7)
+    seq_np = np.sort(rng.integers(0, 10, seq_shape), axis=-1).astype("float32")  # repeats: left != right
+    val_np = rng.integers(-1, 11, val_shape).astype("float32")
+    seq, val = te.placeholder(seq_shape, name="seq"), te.placeholder(val_shape, name="val")
+    out = topi.searchsorted(seq, val, right, "int32")
+    check_build(generic.schedule_extern(out), [seq, val, out],
+                lambda s, v: searchsorted_ref(s, v, right, "int32"), inputs=[seq_np, val_np], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op,shape,axis", [("layer_norm", (3, 5, 7), (1, 2)), ("layer_norm", (4, 9), (1,)),
+                                           ("instance_norm", (2, 3, 11), (2,))])
+def test_layer_and_instance_norm(op, shape, axis):
+    scale_shape = tuple(shape[a] for a in axis)
+    x = te.placeholder(shape, name="x")
+    g, b = te.placeholder(scale_shape, name="g"), te.placeholder(scale_shape, name="b")
+    out = getattr(topi.nn, op)(x, g, b, axis, 1e-5)
+    check_build(generic.default_schedule(out), [x, g, b, out], lambda *a: layer_norm_python(*a, axis, 1e-5),
+                rtol=1e-4, atol=1e-5)
+
+
+def test_group_norm():
+    shape = (2, 6, 5, 3)
+    x, g, b = te.placeholder(shape, name="x"), te.placeholder((6,), name="g"), te.placeholder((6,), name="b")
+    out = topi.nn.group_norm(x, g, b, 3, 1, (2, 3), 1e-5)
+    check_build(generic.default_schedule(out), [x, g, b, out],
+                lambda *a: group_norm_python(*a, 3, 1, (2, 3), 1e-5), rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="group_norm: num_groups=4 must divide the 6 channels"):
+        topi.nn.group_norm(x, g, b, 4, 1, (2, 3))
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_training(training):
+    shape, axis = (3, 5, 4, 2), 1
+    x = te.placeholder(shape, name="x")
+    params = [te.placeholder((5,), name=n) for n in ("g", "b", "m", "v")]
+    outs = topi.nn.batch_norm(x, *params, axis, 1e-3, True, True, training, 0.2)
+    rng = np.random.default_rng(8)
+    inputs = [rng.standard_normal(shape).astype("float32")] + [rng.uniform(0.5, 1, 5).astype("float32")
+                                                               for _ in params]
+    check_build(schedule_batch_norm(outs), [x, *params, *outs],
+                lambda *a: tuple(np.asarray(r, "float32") for r in batch_norm(*a, axis, 1e-3, True, True,
+                                                                                training, 0.2)),
+                inputs=inputs, rtol=1e-4, atol=1e-5)
