@@ -23,5 +23,7 @@ from topi.nn.winograd import conv2d_winograd_nchw, winograd_kernel_transform, wi
 from topi.nn.qnn import dequantize, qnn_conv2d, qnn_dense, quantize, requantize  # noqa: F401
 from topi.nn.dilate import dilate  # noqa: F401
 from topi.nn.loss import nll_loss  # noqa: F401
-# the classic normalisations over chosen axes (bound after the topi.nn.layer_norm module: the function wins)
-from topi.nn.norms import group_norm, instance_norm, layer_norm  # noqa: F401,E402
+# the classic normalisations over chosen axes: the layer_norm module is imported first, so that
+# the function bound after it stays topi.nn.layer_norm however the module is imported later
+from topi.nn import layer_norm as _layer_norm_module  # noqa: F401,E402
+from topi.nn.norms import group_norm, instance_norm, layer_norm  # noqa: F401,E402,F811
