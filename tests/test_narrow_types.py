@@ -208,6 +208,36 @@ def test_between_narrow_types_goes_through_float32():
     assert same_bits_or_nan(got.view(ml_dtypes.float8_e4m3fn), want.view(ml_dtypes.float8_e4m3fn)).all()
 
 
+@pytest.mark.parametrize("saturate", [True, False])
+@pytest.mark.parametrize("round_mode", ["up", "down", "nearest"])
+def test_float8e8m0_round_modes(round_mode, saturate):
+    """float8e8m0 (an exponent only): every round_mode, in the reference and the kernel, against
+    onnx's ``to_float8e8m0``; float16 and float64 sources too."""
+    from onnx.numpy_helper import to_float8e8m0
+
+    x = float32_inputs()
+    powers = np.float32(2.0 ** np.arange(-130, 128))
+    x = np.concatenate([x, (np.float32([[1], [1.5], [1.25], [1.75]]) * powers).ravel()])
+    for inputs in (x, x.astype(np.float16)):
+        with np.errstate(all="ignore"):
+            want = to_float8e8m0(inputs, saturate, round_mode)
+        got = narrow_cast_python(inputs, "float8_e8m0fnu", saturate, round_mode)
+        np.testing.assert_array_equal(narrow.as_storage(got), narrow.as_storage(want))
+    shape = (7, 3 + x.size // 7)
+    X = te.placeholder(shape, dtype="float64", name="X")
+    Y = narrow.cast(X, "float64", "float8_e8m0fnu", saturate, round_mode)
+    x64 = np.resize(x.astype(np.float64) * 1.0000001, shape)
+    with np.errstate(all="ignore"):
+        want = narrow.as_storage(to_float8e8m0(x64, saturate, round_mode))
+    check_build(x86.schedule_injective([Y]), [X, Y], lambda a: want, inputs=[x64], rtol=0, atol=0)
+
+
+def test_float8e8m0_rejects_unknown_round_mode():
+    X = te.placeholder((4,), dtype="float32", name="X")
+    with pytest.raises(ValueError, match=r"round_mode='zero' is not one of up, down, nearest"):
+        narrow.cast(X, "float32", "float8_e8m0fnu", True, "zero")
+
+
 def test_cast_checks_the_storage_type():
     X = te.placeholder((4,), dtype="float32", name="X")
     message = r"narrow.cast: a bfloat16 tensor is stored as uint16, got 'X' of dtype float32"
@@ -307,6 +337,37 @@ def test_graph_narrow_inputs(fmt, dst):
     want = onnx_reference(model, X=x)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("round_mode", ["up", "down", "nearest"])
+def test_graph_cast_to_float8e8m0(round_mode):
+    """Cast-24 to FLOAT8E8M0 with ``round_mode`` and back to float16, against onnx's reference."""
+    from onnx import TensorProto, helper
+
+    x = float32_inputs(300)[:777].reshape(7, 111)
+    nodes = [
+        helper.make_node("Cast", ["X"], ["N"], to=TensorProto.FLOAT8E8M0, saturate=0, round_mode=round_mode),
+        helper.make_node("Cast", ["N"], ["Y"], to=TensorProto.FLOAT16),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "e8m0",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT16, x.shape),
+         helper.make_tensor_value_info("N", TensorProto.FLOAT8E8M0, x.shape)],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 24)])
+    import graph
+
+    m = graph.build(*graph.from_onnx(model)[:1]).create_executor()
+    m.run(X=x)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        from onnx.reference import ReferenceEvaluator
+
+        want_y, want_n = ReferenceEvaluator(model).run(None, {"X": x})
+    np.testing.assert_array_equal(m.get_output(0), want_y)
+    np.testing.assert_array_equal(narrow.as_storage(m.get_output(1)), narrow.as_storage(want_n))
 
 
 def test_graph_bfloat16_initializer_folds():

@@ -23,6 +23,13 @@ after a clip to the finite range when ``saturate``):
   (and so onnx's reference) does: ``2^-134 * (1 + 2^-30)`` becomes bfloat16 0,
   not its smallest subnormal.
 * narrow float -> float32: exact.
+* ``float8_e8m0fnu`` (ONNX ``FLOAT8E8M0``, an MX block scale) is a bare biased
+  exponent: code ``c`` is ``2^(c - 127)``, ``0xff`` is NaN, there is no sign and no
+  zero (code 0 is ``2^-127``).  A float becomes the exponent field of its float32
+  (the sign dropped), raised by one as ``Cast``'s ``round_mode`` says: ``up`` (the
+  default) when any mantissa bit is set, ``nearest`` when the mantissa is at least
+  1.5 (a subnormal: above ``2^-127``), ``down`` never; ``saturate`` keeps ``0xfe``
+  from rounding into NaN; NaN and inf give NaN.
 * float -> 4-/2-bit integer: truncated towards zero to int32 (NaN, inf and
   magnitudes >= 2^31 give 0, as x86's ``cvttss2si`` and ml_dtypes), then
   wrapped: the low bits are kept.  Integer -> 4-/2-bit integer wraps too.
@@ -71,6 +78,11 @@ class NarrowFormat:
     max_code: int = 0
 
     @property
+    def exponent_only(self) -> bool:
+        """``float8_e8m0fnu``: no sign, no mantissa (see the module notes)."""
+        return self.nan == "e8m0"
+
+    @property
     def has_inf(self) -> bool:
         return self.nan == "ieee"
 
@@ -90,6 +102,7 @@ FORMATS = {
         _float("float8_e5m2", "FLOAT8E5M2", 8, 5, 2, 15, "ieee", 0x7B),
         _float("float8_e5m2fnuz", "FLOAT8E5M2FNUZ", 8, 5, 2, 16, "fnuz", 0x7F),
         _float("float4_e2m1fn", "FLOAT4E2M1", 4, 2, 1, 1, "none", 0x7),
+        NarrowFormat("float8_e8m0fnu", "FLOAT8E8M0", 8, "uint8", True, False, 8, 0, 127, "e8m0", 0xFE),
         NarrowFormat("int4", "INT4", 4, "uint8", False, True),
         NarrowFormat("uint4", "UINT4", 4, "uint8", False, False),
         NarrowFormat("int2", "INT2", 2, "uint8", False, True),
@@ -138,6 +151,9 @@ def decode_float(bits: te.Expr, fmt: str) -> te.Expr:
     c = bits.astype("uint32")
     if f.name == "bfloat16":
         return te.reinterpret("float32", c * _u32(1 << 16))
+    if f.exponent_only:  # 2^(c - 127): c in the exponent field; code 0 is float32's subnormal 2^-127
+        bits = te.if_then_else(c == _u32(0), _u32(1 << 22), c * _u32(1 << 23))
+        return te.reinterpret("float32", te.if_then_else(c == _u32(0xFF), _u32(0x7FC00000), bits))
     if f.bits < 8:  # one element per byte: the bits above its width are ignored (as ml_dtypes)
         c = c % _u32(1 << f.bits)
     sign = c // _u32(1 << (f.bits - 1))
@@ -184,13 +200,37 @@ def _round_magnitude(mag: te.Expr, f: NarrowFormat) -> te.Expr:
     return te.if_then_else(mag >= smallest_normal, _rne_shift(rebiased, shift), quanta.astype("uint32"))
 
 
-def encode_float(x: te.Expr, fmt: str, saturate: bool = True) -> te.Expr:
-    """The bits (in the storage type) of float ``x`` rounded to the narrow float ``fmt``."""
+ROUND_MODES = ("up", "down", "nearest")
+
+
+def _encode_exponent(u: te.Expr, saturate: bool, round_mode: str) -> te.Expr:
+    """The ``float8_e8m0fnu`` code of float32 bits ``u`` (see the module notes)."""
+    if round_mode not in ROUND_MODES:
+        raise ValueError(f"round_mode={round_mode!r} is not one of {', '.join(ROUND_MODES)}")
+    e = u // _u32(1 << 23) % _u32(256)
+    frac = u % _u32(1 << 23)
+    if round_mode == "up":
+        step = te.if_then_else(frac > _u32(0), _u32(1), _u32(0))
+    elif round_mode == "nearest":  # guard bit set, and a bit below it or a normal (ONNX's reference)
+        rest = te.if_then_else(frac % _u32(1 << 22) + e > _u32(0), _u32(1), _u32(0))
+        step = frac // _u32(1 << 22) * rest
+    else:
+        step = _u32(0)
+    if saturate:
+        step = te.if_then_else(e == _u32(0xFE), _u32(0), step)
+    return te.if_then_else(e == _u32(0xFF), _u32(0xFF), e + step).astype("uint8")
+
+
+def encode_float(x: te.Expr, fmt: str, saturate: bool = True, round_mode: str = "up") -> te.Expr:
+    """The bits (in the storage type) of float ``x`` rounded to the narrow float ``fmt``
+    (``round_mode`` concerns ``float8_e8m0fnu`` only)."""
     f = FORMATS[fmt]
     saturate = saturate and f.bits == 8  # ONNX: saturate concerns float8 only
     if x.dtype != "float32":
         x = x.astype("float32")
     u = te.reinterpret("uint32", x)
+    if f.exponent_only:
+        return _encode_exponent(u, saturate, round_mode)
     sign = u // _u32(1 << 31)
     mag = u % _u32(1 << 31)
     code = _round_magnitude(mag, f)
@@ -238,21 +278,22 @@ def encode_int(x: te.Expr, fmt: str) -> te.Expr:
     return te.floormod(x, te.const(1 << f.bits, x.dtype)).astype("uint8")
 
 
-def convert(x: te.Expr, src: str, dst: str, saturate: bool = True) -> te.Expr:
+def convert(x: te.Expr, src: str, dst: str, saturate: bool = True, round_mode: str = "up") -> te.Expr:
     """``x`` of logical type ``src`` (its storage bits when narrow) as ``dst`` (likewise bits).
 
     Through float32 (int32 from a 4-/2-bit integer); between two types of :mod:`te.dtype` it is
-    a plain cast.  ``saturate`` concerns float8 targets only (ONNX ``Cast``)."""
+    a plain cast.  ``saturate`` concerns float8 targets only, ``round_mode`` ``float8_e8m0fnu``
+    (ONNX ``Cast``)."""
     if src == dst:
         return x
     if src in FORMATS:
         x = decode_float(x, src) if FORMATS[src].is_float else decode_int(x, src)
     if dst in FORMATS:
-        return encode_float(x, dst, saturate) if FORMATS[dst].is_float else encode_int(x, dst)
+        return encode_float(x, dst, saturate, round_mode) if FORMATS[dst].is_float else encode_int(x, dst)
     return x if x.dtype == dst else x.astype(dst)
 
 
-def cast(x: te.Tensor, src: str, dst: str, saturate: bool = True) -> te.Tensor:
+def cast(x: te.Tensor, src: str, dst: str, saturate: bool = True, round_mode: str = "up") -> te.Tensor:
     """Elementwise :func:`convert` of a tensor holding ``src`` (narrow: its storage) to ``dst``.
 
     Before/after (``src="float8_e4m3fn"``, ``dst="float32"``)::
@@ -270,7 +311,7 @@ def cast(x: te.Tensor, src: str, dst: str, saturate: bool = True) -> te.Tensor:
             f"of dtype {x.dtype}"
         )
     return te.compute(
-        x.shape, lambda *i: convert(x(*i), src, dst, saturate), name="T_narrow_cast", tag=tag.ELEMWISE
+        x.shape, lambda *i: convert(x(*i), src, dst, saturate, round_mode), name="T_narrow_cast", tag=tag.ELEMWISE
     )
 
 

@@ -25,7 +25,7 @@ from topi import narrow
 
 def onnx_dtype(elem_type: int) -> str | None:
     """The dtype the compiler uses for ONNX element type ``elem_type``; None for one it cannot
-    represent (strings, complex, float8e8m0).  bfloat16, float8, float4 and 4-/2-bit integers
+    represent (strings, complex).  bfloat16, float8, float4 and 4-/2-bit integers
     are storage-only types (:mod:`topi.narrow`, named as ml_dtypes names them): only
     :data:`NARROW_OPS` take them."""
     from te.dtype import SCALARS
@@ -270,14 +270,17 @@ class Context:
         n = v.shape[axis]
         return self.op("strided_slice", [v], {"begin": (n - 1,), "end": (-n - 1,), "strides": (-1,), "axes": (axis,)})
 
-    def cast(self, v: Value, dtype: str, saturate: bool = True) -> Value:
+    def cast(self, v: Value, dtype: str, saturate: bool = True, round_mode: str = "up") -> Value:
         """``v`` as ``dtype``; from or to a storage-only type (bfloat16, float8, int4...) it is a
-        ``narrow_cast`` (through float32, ``saturate`` as ONNX ``Cast``)."""
+        ``narrow_cast`` (through float32, ``saturate`` and ``round_mode`` as ONNX ``Cast``)."""
         dtype = dtype if narrow.is_narrow(dtype) else str(np.dtype(dtype))
         if v.dtype == dtype:
             return v
         if narrow.is_narrow(dtype) or narrow.is_narrow(v.dtype):
-            return self.op("narrow_cast", [v], {"from": v.dtype, "dtype": dtype, "saturate": bool(saturate)})
+            attrs = {"from": v.dtype, "dtype": dtype, "saturate": bool(saturate)}
+            if round_mode != "up":
+                attrs["round_mode"] = round_mode
+            return self.op("narrow_cast", [v], attrs)
         return self.op("cast", [v], {"dtype": dtype})
 
     # ------------------------------------------------------------------ values

@@ -9,6 +9,7 @@ from onnx import TensorProto
 
 from graph.onnx.context import Context, OnnxNode, onnx_dtype, onnx_type_name, supported_types
 from graph.onnx.table import converter
+from topi import narrow
 
 SELU_ALPHA = 1.67326319217681884765625
 SELU_GAMMA = 1.05070102214813232421875
@@ -212,7 +213,8 @@ def convert_clip_v11(ctx: Context, node: OnnxNode) -> list:
 def convert_cast(ctx: Context, node: OnnxNode) -> list:
     """``cast``; ``to`` is a TensorProto type (a type name before opset 6).  From or to a
     storage-only type (bfloat16, float8, float4, 4-/2-bit integers) it is a ``narrow_cast``
-    through float32; ``saturate`` (version 19, default 1) concerns float8 targets."""
+    through float32; ``saturate`` (version 19, default 1) concerns float8 targets, ``round_mode``
+    (version 24: ``up``, ``down``, ``nearest``) float8e8m0 targets."""
     to = node.attr("to")
     try:
         code = TensorProto.DataType.Value(to.upper()) if isinstance(to, str) else int(to)
@@ -222,14 +224,21 @@ def convert_cast(ctx: Context, node: OnnxNode) -> list:
     if dtype is None:
         raise node.error(f"attribute to={code} ({onnx_type_name(code)}) is a type the compiler cannot "
                          f"represent; supported: {', '.join(supported_types())}")
-    return [ctx.cast(node.input(0), dtype, bool(node.attr("saturate", 1)))]
+    return [ctx.cast(node.input(0), dtype, bool(node.attr("saturate", 1)), _round_mode(node))]
+
+
+def _round_mode(node: OnnxNode) -> str:
+    mode = node.attr("round_mode", "up")
+    if mode not in narrow.ROUND_MODES:
+        raise node.error(f"attribute round_mode={mode!r} is not one of {', '.join(narrow.ROUND_MODES)}")
+    return mode
 
 
 @converter("CastLike", since=15)
 def convert_cast_like(ctx: Context, node: OnnxNode) -> list:
     """``Cast`` to the element type of input 1 (``target_type``, whose values are not read)."""
     like = node.input(1, "target_type")
-    return [ctx.cast(node.input(0, "input"), like.dtype, bool(node.attr("saturate", 1)))]
+    return [ctx.cast(node.input(0, "input"), like.dtype, bool(node.attr("saturate", 1)), _round_mode(node))]
 
 
 @converter("Softsign")

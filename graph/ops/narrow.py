@@ -4,7 +4,7 @@ A graph value of a narrow type (``bfloat16``, ``float8_e4m3fn``, ``int4``...)
 keeps that logical name as its dtype; a kernel holds it as its bits
 (:func:`topi.narrow.storage_dtype`).  ``narrow_cast`` carries its source type
 in ``attrs["from"]`` (a kernel sees only the storage type), its target in
-``attrs["dtype"]`` and ONNX's ``saturate``; it is elementwise and fuses as a
+``attrs["dtype"]`` and ONNX's ``saturate`` and ``round_mode`` (float8e8m0 targets); it is elementwise and fuses as a
 ``cast`` does.  Its numpy twin (constant folding) is
 :func:`topi.testing.narrow.narrow_cast_python`.
 """
@@ -17,19 +17,22 @@ from topi.testing.narrow import narrow_cast_python
 
 
 def _compute(xs, attrs):
-    return [narrow.cast(xs[0], attrs["from"], attrs["dtype"], bool(attrs.get("saturate", True)))]
+    return [narrow.cast(xs[0], attrs["from"], attrs["dtype"], bool(attrs.get("saturate", True)),
+                        attrs.get("round_mode", "up"))]
 
 
 def _types(values, attrs):
     if values[0].dtype != attrs["from"]:
         raise ValueError(f"narrow_cast: attrs from={attrs['from']!r} but the input is {values[0].dtype}")
+    if attrs.get("round_mode", "up") not in narrow.ROUND_MODES:
+        raise ValueError(f"narrow_cast: round_mode={attrs['round_mode']!r} is not one of {', '.join(narrow.ROUND_MODES)}")
     for name in (attrs["from"], attrs["dtype"]):
         narrow.numpy_dtype(name)  # a narrow type needs ml_dtypes; any other must be a numpy type
     return [(values[0].shape, attrs["dtype"])]
 
 
 def _evaluate(xs, attrs):
-    return [narrow_cast_python(xs[0], attrs["dtype"], bool(attrs.get("saturate", True)))]
+    return [narrow_cast_python(xs[0], attrs["dtype"], bool(attrs.get("saturate", True)), attrs.get("round_mode", "up"))]
 
 
 register(
@@ -39,5 +42,5 @@ register(
     injective_schedule,
     _types,
     _evaluate,
-    doc="cast from or to a storage-only type (attrs: from, dtype, saturate)",
+    doc="cast from or to a storage-only type (attrs: from, dtype, saturate, round_mode)",
 )

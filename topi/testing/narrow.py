@@ -21,6 +21,8 @@ def decode_python(codes: np.ndarray, fmt: str) -> np.ndarray:
     """float64 values of the bit patterns ``codes`` of the narrow float ``fmt``."""
     f = FORMATS[fmt]
     c = np.asarray(codes).astype(np.int64) & ((1 << f.bits) - 1)
+    if f.exponent_only:
+        return np.where(c == 0xFF, np.nan, np.exp2(c - 127.0))
     sign = np.where(c >> (f.bits - 1) == 1, -1.0, 1.0)
     e = (c >> f.man_bits) & ((1 << f.exp_bits) - 1)
     m = c & ((1 << f.man_bits) - 1)
@@ -50,8 +52,30 @@ def _table(fmt: str) -> tuple:
     return values, codes
 
 
-def _encode_float(x: np.ndarray, fmt: str, saturate: bool) -> np.ndarray:
+def _encode_exponent(x: np.ndarray, saturate: bool, round_mode: str) -> np.ndarray:
+    """``float8_e8m0fnu`` codes of ``x`` by value (``frexp``), independent of the bit fields."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.abs(np.asarray(x).astype(np.float32).astype(np.float64))
+    finite = np.isfinite(a)
+    m, k = np.frexp(np.where(finite, a, 1.0))  # a = m 2^k, m in [0.5, 1)
+    normal = a >= 2.0**-126
+    floor = np.where(normal, k - 1 + 127, 0)  # the biased exponent of float32
+    frac = np.where(normal, 2 * m - 1, a * 2.0**126)  # the mantissa field as a fraction in [0, 1)
+    if round_mode == "up":
+        step = frac > 0
+    elif round_mode == "nearest":
+        step = np.where(normal, frac >= 0.5, a > 2.0**-127)
+    else:
+        step = np.zeros(a.shape, bool)
+    if saturate:
+        step &= floor != 0xFE
+    return np.where(finite, floor + step, 0xFF).astype(np.uint8)
+
+
+def _encode_float(x: np.ndarray, fmt: str, saturate: bool, round_mode: str = "up") -> np.ndarray:
     f = FORMATS[fmt]
+    if f.exponent_only:
+        return _encode_exponent(x, saturate, round_mode)
     saturate = saturate and f.bits == 8
     values, codes = _table(fmt)
     x = np.asarray(x).astype(np.float32).astype(np.float64)  # float64 rounds to float32 first, as ml_dtypes
@@ -95,9 +119,9 @@ def _encode_int(x: np.ndarray, fmt: str) -> np.ndarray:
     return (x.astype(np.int64) & ((1 << f.bits) - 1)).astype(np.uint8)
 
 
-def narrow_cast_python(x: np.ndarray, dst: str, saturate: bool = True) -> np.ndarray:
+def narrow_cast_python(x: np.ndarray, dst: str, saturate: bool = True, round_mode: str = "up") -> np.ndarray:
     """ONNX ``Cast`` of ``x`` (any numpy or ml_dtypes array) to ``dst``, as a ``dst`` array
-    (an ml_dtypes array for a narrow ``dst``)."""
+    (an ml_dtypes array for a narrow ``dst``; ``round_mode`` concerns ``float8_e8m0fnu``)."""
     x = np.asarray(x)
     src = x.dtype.name
     if src in FORMATS:
@@ -109,6 +133,6 @@ def narrow_cast_python(x: np.ndarray, dst: str, saturate: bool = True) -> np.nda
             v = bits.astype(np.int32) & ((1 << f.bits) - 1)
             x = np.where(f.signed & (v >= 1 << (f.bits - 1)), v - (1 << f.bits), v).astype(np.int32)
     if dst in FORMATS:
-        bits = _encode_float(x, dst, saturate) if FORMATS[dst].is_float else _encode_int(x, dst)
+        bits = _encode_float(x, dst, saturate, round_mode) if FORMATS[dst].is_float else _encode_int(x, dst)
         return bits.view(numpy_dtype(dst))
     return x.astype(dst)
