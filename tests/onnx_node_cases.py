@@ -7,6 +7,9 @@ whose every operator has a converter; :func:`run_case` imports one, builds it
 and compares every output; the outcome is one of
 
 ``pass``     every output matches (shape, dtype, values within rtol/atol);
+``random``   a case of a random generator, checked by property (:func:`check_random`:
+             shape, dtype, support and moments over many runs against onnx's reference
+             sampler), since no two runtimes draw the same stream: not an exact pass;
 ``refused``  the import raised a ValueError (the message is the reason);
 ``wrong``    it built and ran but an output differs;
 ``crash``    anything else (an exception from build or run).
@@ -36,14 +39,14 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import graph
-from graph.onnx.loader import default_opset
+from graph.onnx.loader import RANDOM_OPS, default_opset
 from graph.onnx.table import DEFAULT_DOMAINS, lookup
 
 
 @dataclass
 class Outcome:
     name: str
-    kind: str  # pass, refused, wrong, crash
+    kind: str  # pass, random, refused, wrong, crash
     detail: str = ""
     seconds: float = 0.0
 
@@ -113,6 +116,71 @@ def _value(value):
 
 _array = _value
 
+RANDOM_RUNS = 200  # runs of a random case compared by their moments
+
+
+def is_random(case) -> bool:
+    """Whether the case's model draws random numbers (a random generator in its graph)."""
+    return any(n.op_type in RANDOM_OPS for n in case.model.graph.node)
+
+
+def _reference_draws(model: onnx.ModelProto, feeds: dict, runs: int) -> list:
+    """``runs`` outputs of onnx's reference evaluator on ``model`` with its ``seed`` attributes
+    removed: samples of the distribution each random output follows (not of one stream)."""
+    from onnx.reference import ReferenceEvaluator
+
+    unseeded = onnx.ModelProto()
+    unseeded.CopyFrom(model)
+    for node in unseeded.graph.node:
+        keep = [a for a in node.attribute if a.name != "seed"]
+        del node.attribute[:]
+        node.attribute.extend(keep)
+    ref = ReferenceEvaluator(unseeded)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return [ref.run(None, feeds) for _ in range(runs)]
+
+
+def check_random(got_runs: list, ref_runs: list, expected: list) -> str:
+    """'' if the outputs of ``got_runs`` (one list of arrays per run) follow the distribution of
+    ``ref_runs`` (onnx's reference, as many runs), else what differs.
+
+    Each output must have the expected shape and dtype; a discrete output (integers, booleans, or
+    floats the reference draws from at most 32 values) must take only values the reference draws
+    (the case's own expected output too); every element's mean over the runs must be within 6
+    standard errors of the reference's (plus 1 / runs), the pooled variance within 30% of the
+    reference's; and an output the reference varies from run to run must vary (not folded)."""
+    runs = len(got_runs)
+    for i, want in enumerate(expected):
+        want = _value(want)
+        got = np.stack([np.asarray(r[i]) for r in got_runs])
+        ref = np.stack([np.asarray(r[i]) for r in ref_runs])
+        if got.shape[1:] != want.shape or got.dtype != want.dtype:
+            return f"output {i}: {got.dtype}{list(got.shape[1:])} != expected {want.dtype}{list(want.shape)}"
+        g, r = got.astype(np.float64), ref.astype(np.float64)
+        support = np.unique(r)
+        if want.dtype.kind in "biu" or support.size <= 32:
+            for what, values in (("Tessera draws", g), ("the case expects", want.astype(np.float64))):
+                outside = ~np.isin(values, support)
+                if outside.any():
+                    return f"output {i}: {what} {values[outside].reshape(-1)[0]!r}, never drawn by the reference " \
+                           f"(its values: {support[:8].tolist()})"
+        mean_g, mean_r = g.mean(axis=0), r.mean(axis=0)
+        var_g, var_r = g.var(axis=0), r.var(axis=0)
+        slack = 6 * np.sqrt((var_g + var_r) / runs) + 1.0 / runs + 1e-6 * np.abs(mean_r)
+        far = np.abs(mean_g - mean_r) > slack
+        if far.any():
+            k = int(np.flatnonzero(far.reshape(-1))[0])
+            return f"output {i}: element {k} has mean {mean_g.reshape(-1)[k]:.4g} over {runs} runs, " \
+                   f"the reference {mean_r.reshape(-1)[k]:.4g}"
+        if var_r.mean() > 0:
+            ratio = var_g.mean() / var_r.mean()
+            if not 0.7 <= ratio <= 1.3:
+                return f"output {i}: variance over runs {var_g.mean():.4g}, the reference {var_r.mean():.4g}"
+        if (var_r > 0).any() and not (var_g > 0).any():
+            return f"output {i}: the same value in all {runs} runs (folded?), the reference varies"
+    return ""
+
 
 def run_case(case) -> Outcome:
     """Import, build and run one node case on each of its input sets, fed as the case gives
@@ -132,21 +200,35 @@ def run_case(case) -> Outcome:
         m = graph.build(g, params=params).create_executor()
     except Exception as err:  # noqa: BLE001
         return Outcome(case.name, "crash", f"build: {type(err).__name__}: {err}"[:400], time.perf_counter() - start)
+    random = is_random(case)
     for k, (inputs, outputs) in enumerate(case.data_sets):
         feeds = {n: _value(a) for n, a in zip(names, inputs)}
         try:
             m.run(**{n: a for n, a in feeds.items() if n not in params})
             got = [m.get_output(i) for i in range(len(outputs))]
+            if random:
+                runs = [got]
+                for _ in range(RANDOM_RUNS - 1):
+                    m.run(**{n: a for n, a in feeds.items() if n not in params})
+                    runs.append([m.get_output(i) for i in range(len(outputs))])
         except ValueError as err:
             if k == 0 and str(err).startswith("from_onnx: ") and getattr(g, "is_dynamic", False):
                 return Outcome(case.name, "refused", str(err), time.perf_counter() - start)
             return Outcome(case.name, "crash", f"ValueError: {err}"[:400], time.perf_counter() - start)
         except Exception as err:  # noqa: BLE001
             return Outcome(case.name, "crash", f"{type(err).__name__}: {err}"[:400], time.perf_counter() - start)
+        if random:
+            problem = check_random(runs, _reference_draws(model, feeds, RANDOM_RUNS), outputs)
+            if problem:
+                return Outcome(case.name, "wrong", f"random, by property: {problem}", time.perf_counter() - start)
+            continue
         for i, want in enumerate(outputs):
             problem = _compare(got[i], _value(want), case.rtol, case.atol)
             if problem:
                 return Outcome(case.name, "wrong", f"output {i}: {problem}", time.perf_counter() - start)
+    if random:
+        return Outcome(case.name, "random", f"checked by property over {RANDOM_RUNS} runs",
+                       time.perf_counter() - start)
     return Outcome(case.name, "pass", "", time.perf_counter() - start)
 
 
@@ -286,6 +368,9 @@ def main(argv: list) -> int:
     for out in results.values():
         counts[out.kind] = counts.get(out.kind, 0) + 1
     print(f"{len(cases)} cases in {time.perf_counter() - start:.0f}s: {counts}")
+    exact = counts.get("pass", 0)
+    print(f"pass (exact) {exact} = {100 * exact / max(len(cases), 1):.1f}%; random: checked by property "
+          f"{counts.get('random', 0)}; pass + random {100 * (exact + counts.get('random', 0)) / max(len(cases), 1):.1f}%")
     if args.refusals:
         with open(args.refusals, "w") as f:
             f.write(refusal_table(results) + "\n")

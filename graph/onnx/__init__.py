@@ -16,6 +16,7 @@ module             operators
                    Pad, Gather, GatherElements, Tile, Expand, DepthToSpace/SpaceToDepth
 ``constant``       Constant, ConstantOfShape, Range, Shape, Size, Identity, Dropout
 ``resize``         Resize, Upsample
+``random_ops``     RandomNormal/Uniform(Like), Bernoulli, Multinomial (host operators)
 ``quantize``       QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv,
                    QLinearMatMul, ConvInteger, MatMulInteger
 =================  ==============================================================
@@ -38,6 +39,7 @@ from graph.onnx import (  # noqa: F401  (register converters)
     norm,
     pool,
     quantize,
+    random_ops,
     reduce,
     resize,
     rnn,

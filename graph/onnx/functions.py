@@ -13,8 +13,8 @@ node's name, so two expansions never collide; the body's inputs and outputs
 are the node's.  Input types come from ONNX shape inference of the model.
 The same holds for the operators of the ``ai.onnx.preview`` domain
 (FlexAttention, whose ``score_mod``/``prob_mod`` subgraphs the body calls), at
-the version the model imports of that domain.  Operators whose numerics a body
-would only approximate (the random generators), and the quantization
+the version the model imports of that domain.  The random generators run on
+the host (:mod:`graph.onnx.random_ops`, never their bodies), and the quantization
 operators, which have converters of their own (issue 50), are never expanded.
 """
 

@@ -115,8 +115,6 @@ def _why(op_type: str) -> str:
         return ": strings and images are not tensors the compiler represents"
     if op_type in TRAINING_OPS:
         return ": a training-only operator"
-    if op_type in RANDOM_OPS:
-        return ": a random generator (its draws cannot match another runtime's)"
     return ""
 
 

@@ -129,6 +129,7 @@ class Program:
         self.steps = self._partition(host_nodes(g, opset))
         self._arrays: dict = {}
         self._subprograms: dict = {}
+        self.generators: dict = {}  # the random generators' state (graph.onnx.random_ops)
 
     def _partition(self, host: set) -> list:
         steps, current = [], []
