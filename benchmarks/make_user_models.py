@@ -43,6 +43,8 @@ from graph.onnx.zoo_transformers import cache_dir as models_cache_dir
 IMAGE = "image"  # float32 (batch, 3, H, W)
 TOKENS = "tokens"  # int64 input_ids and attention_mask (batch, seq)
 IDS = "ids"  # int64 input_ids (batch, seq) alone
+SEQ2SEQ = "seq2seq"  # TOKENS and int64 decoder_input_ids (batch, DECODER_LENGTH): an encoder-decoder forward
+DECODER_LENGTH = 32
 
 
 @dataclass(frozen=True)
@@ -57,18 +59,21 @@ class UserModel:
     size: int = 224  # image side, or sequence length for TOKENS
 
     def input_names(self) -> list:
-        return {IMAGE: ["x"], IDS: ["input_ids"]}.get(self.kind, ["input_ids", "attention_mask"])
+        return list(self.input_shapes())
 
     def input_shapes(self, batch: int = 1) -> dict:
         if self.kind == IMAGE:
             return {"x": (batch, 3, self.size, self.size)}
         if self.kind == IDS:
             return {"input_ids": (batch, self.size)}
-        return {"input_ids": (batch, self.size), "attention_mask": (batch, self.size)}
+        shapes = {"input_ids": (batch, self.size), "attention_mask": (batch, self.size)}
+        if self.kind == SEQ2SEQ:
+            shapes["decoder_input_ids"] = (batch, DECODER_LENGTH)
+        return shapes
 
 
-def _hf(config: str, model: str, **cfg) -> UserModel:
-    return UserModel("transformers", model, {"config": config, **cfg}, TOKENS, 128)
+def _hf(config: str, model: str, kind: str = TOKENS, **cfg) -> UserModel:
+    return UserModel("transformers", model, {"config": config, **cfg}, kind, 128)
 
 
 def _hf_vit(**cfg) -> UserModel:
@@ -76,6 +81,7 @@ def _hf_vit(**cfg) -> UserModel:
 
 
 VIT_SMALL = dict(hidden_size=384, num_hidden_layers=12, num_attention_heads=6, intermediate_size=1536)
+T5_SMALL = dict(d_model=512, d_ff=2048, num_layers=6, num_heads=8)  # t5-small's sizes (vocabulary 32128)
 
 MODELS = {
     # torchvision
@@ -109,7 +115,8 @@ MODELS = {
     "hf_bert_base": _hf("BertConfig", "BertModel"),
     "hf_distilbert": _hf("DistilBertConfig", "DistilBertModel"),
     "hf_gpt2": _hf("GPT2Config", "GPT2Model"),
-    "hf_t5_small_encoder": _hf("T5Config", "T5EncoderModel", d_model=512, d_ff=2048, num_layers=6, num_heads=8),
+    "hf_t5_small_encoder": _hf("T5Config", "T5EncoderModel", **T5_SMALL),
+    "hf_t5_small": _hf("T5Config", "T5ForConditionalGeneration", SEQ2SEQ, **T5_SMALL),  # encoder, decoder, LM head
     # torch.nn (a model defined here)
     "lstm_lm": UserModel("torch", "LstmLanguageModel", {"vocab": 1000, "embed": 128, "hidden": 256, "layers": 2},
                          IDS, 35),
@@ -208,6 +215,8 @@ def first_output(model, kind: str):
                 out = self.model(pixel_values=inputs[0])
             else:
                 keywords = {"input_ids": inputs[0], "attention_mask": inputs[1]}
+                if kind == SEQ2SEQ:
+                    keywords["decoder_input_ids"] = inputs[2]
                 if getattr(self.model.config, "use_cache", None) is not None:
                     keywords["use_cache"] = False
                 out = self.model(**keywords)
@@ -245,7 +254,10 @@ def sample_inputs(spec: UserModel, batch: int = 1) -> dict:
     ids = rng.integers(0, 1000, size=shapes["input_ids"]).astype("int64")
     if spec.kind == IDS:
         return {"input_ids": ids}
-    return {"input_ids": ids, "attention_mask": np.ones(shapes["attention_mask"], dtype="int64")}
+    feeds = {"input_ids": ids, "attention_mask": np.ones(shapes["attention_mask"], dtype="int64")}
+    if spec.kind == SEQ2SEQ:
+        feeds["decoder_input_ids"] = rng.integers(0, 1000, size=shapes["decoder_input_ids"]).astype("int64")
+    return feeds
 
 
 def export(name: str, path: str) -> str:
