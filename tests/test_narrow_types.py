@@ -462,14 +462,14 @@ def test_graph_bfloat16_reductions_refused():
 
     import graph
 
-    model = bf16_model(
-        [helper.make_node("MatMul", ["A", "B"], ["Y"])],
-        {"A": ("bf16", (2, 3)), "B": ("bf16", (3, 4))},
-        {"Y": ("bf16", (2, 4))},
+    model = bf16_model(  # onnx's reference rounds every multiplication of a bfloat16 product
+        [helper.make_node("ReduceProd", ["A"], ["Y"], keepdims=1)],
+        {"A": ("bf16", (2, 3))},
+        {"Y": ("bf16", (1, 1))},
     )
     with pytest.raises(
         ValueError,
-        match=r"node 'Y' \(MatMul, opset 21\): input 'A' is bfloat16, computed in float32 "
+        match=r"node 'Y' \(ReduceProd, opset 21\): input 'A' is bfloat16, computed in float32 "
         r"only by elementwise and data-movement operators \(this one makes \w+\)",
     ):
         graph.from_onnx(model)
@@ -513,3 +513,47 @@ def test_exported_library_keeps_narrow_types(tmp_path):
     np.testing.assert_array_equal(
         narrow.as_storage(got), narrow.as_storage(onnx_cast(x, "float8_e4m3fn", True))
     )
+
+
+# ------------------------------------------------------- bfloat16 operators ---
+@pytest.mark.parametrize("shape", [(3, 37), (2, 5, 129)])
+def test_rounded_sum_is_numpy_sum_on_bfloat16(shape):
+    """narrow.rounded_sum (one rounding per addition, in order) against numpy's own sum of an
+    ml_dtypes bfloat16 array, which the reference's Softmax calls, and the python twin."""
+    from topi.testing.narrow import rounded_sum_python
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(shape) * 3).astype(ml_dtypes.bfloat16).astype(np.float32)
+    want = np.sum(x.astype(ml_dtypes.bfloat16), axis=-1, keepdims=True).astype(np.float32)
+    np.testing.assert_array_equal(rounded_sum_python(x, "bfloat16"), want)
+    assert not np.array_equal(want, x.sum(axis=-1, keepdims=True).astype(ml_dtypes.bfloat16).astype(np.float32))
+    import topi
+
+    X = te.placeholder(shape, name="X")
+    Y = narrow.rounded_sum(X, "bfloat16")
+    check_build(topi.generic.default_schedule([Y]), [X, Y], lambda a: want, inputs=[x], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op, shapes, attrs", [
+    ("Softmax", [(3, 5, 37)], {"axis": -1}),
+    ("Softmax", [(3, 5, 37)], {"axis": 1}),
+    ("MatMul", [(3, 17), (17, 29)], {}),
+    ("ReduceMax", [(4, 7, 9)], {"keepdims": 0, "axes": [1]}),
+])
+def test_graph_bfloat16_operators_round_as_the_reference(op, shapes, attrs):
+    """Softmax (every numpy step rounded), MatMul (float32 accumulation, one rounding) and ReduceMax
+    on bfloat16, bit for bit against onnx's reference."""
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(2)
+    names = [f"x{k}" for k in range(len(shapes))]
+    xs = {n: (rng.standard_normal(s) * 2).astype(ml_dtypes.bfloat16) for n, s in zip(names, shapes)}
+    node = helper.make_node(op, names, ["y"], **attrs)
+    g = helper.make_graph([node], "bf16", [helper.make_tensor_value_info(n, TensorProto.BFLOAT16, s)
+                                            for n, s in zip(names, shapes)],
+                          [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])  # ReduceMax's axes: an attribute
+    got = run_graph(model, **xs)
+    want = onnx_reference(model, **xs)
+    assert got.dtype == want.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))

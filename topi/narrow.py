@@ -323,3 +323,19 @@ def to_float32(x_bits: te.Tensor, fmt: str) -> te.Tensor:
 def from_float32(x: te.Tensor, fmt: str, saturate: bool = True) -> te.Tensor:
     """The ``fmt`` bits of a float tensor, rounded to nearest even (see the module notes)."""
     return cast(x, x.dtype, fmt, saturate)
+
+
+def rounded_sum(x: te.Tensor, fmt: str) -> te.Tensor:
+    """The sum of float32 ``x`` over its last axis (kept, of extent 1), rounded to the narrow float
+    ``fmt`` after every addition, in index order: numpy's ``sum`` on an ml_dtypes array
+    (``r(...r(r(x[0] + x[1]) + x[2]) ... + x[n-1])``).  One reduction whose combiner rounds, so
+    the rounding is written once, not nested once per element; schedule it without
+    reordering the reduction axis (``topi.generic.default_schedule``)."""
+    if x.dtype != "float32":
+        raise ValueError(f"narrow.rounded_sum: expects float32 values, got {x.name!r} of dtype {x.dtype}")
+    k = te.reduce_axis((0, x.shape[-1]), name="k")
+    reducer = te.comm_reducer(lambda a, b: decode_float(encode_float(a + b, fmt), fmt),
+                              lambda dtype: te.const(0.0, dtype), name=f"{fmt}_sum")
+    lead = len(x.shape) - 1
+    return te.compute(tuple(x.shape[:-1]) + (1,), lambda *i: reducer(x(*i[:lead], k), axis=k),
+                      name="T_rounded_sum")

@@ -37,6 +37,7 @@ from onnx import TensorProto
 
 from graph.ir import Value
 from graph.onnx.context import Context, OnnxNode
+from graph.onnx.reduce import round_to, stepwise_softmax
 
 
 @dataclass(frozen=True)
@@ -244,13 +245,10 @@ def _softcap(ctx: Context, s: Value, softcap: float) -> Value:
     return ctx.op("multiply", [ctx.op("tanh", [s]), ctx.scalar(softcap, s.dtype)])
 
 
-MAX_BFLOAT16_KEYS = 8  # the bfloat16 softmax sum: a chain of one add and rounding per key, fused into
-# one expression whose size doubles with each key (a rounding reads its operand several times)
+MAX_BFLOAT16_KEYS = 8  # a bfloat16 Attention rounds every step as onnx's reference over at most this many
+# keys (the decomposed product); longer rows run the fused kernel in float32 and round once
 
-
-def _round_to(ctx: Context, v: Value, rounding: str | None) -> Value:
-    """``v`` (float32) rounded to ``rounding`` and read back (a ``narrow_cast`` round trip); ``v`` itself for None."""
-    return v if rounding is None else ctx.cast(ctx.cast(v, rounding), v.dtype)
+_round_to = round_to
 
 
 def _rounded(value: float, rounding: str) -> float:
@@ -258,30 +256,6 @@ def _rounded(value: float, rounding: str) -> float:
     from topi.narrow import numpy_dtype
 
     return float(np.asarray(value, np.float64).astype(numpy_dtype(rounding)).astype(np.float64))
-
-
-def _stepwise_softmax(ctx: Context, node: OnnxNode, s: Value, rounding: str) -> Value:
-    """onnx's reference ``_softmax`` on a ``rounding`` (bfloat16) array: every numpy step rounded::
-
-    m = max(s);  m = 0 where m == -inf;  e = r(exp(r(s - m)))
-    t = r(...r(r(e[0] + e[1]) + e[2]) ... + e[n-1])          # np.sum: one rounding per addition
-    t = 1 where t == 0;  p = r(e / t)
-    """
-    sk = s.shape[-1]
-    assert sk <= MAX_BFLOAT16_KEYS, sk  # convert_attention computes longer rows in float32
-    neg_inf, zero = ctx.scalar(-np.inf, s.dtype), ctx.scalar(0.0, s.dtype)
-    m = ctx.op("max", [s], {"axis": (3,), "keepdims": True})
-    m = ctx.op("where", [ctx.op("equal", [m, neg_inf]), zero, m])
-    e = _round_to(ctx, ctx.op("exp", [_round_to(ctx, ctx.op("subtract", [s, m]), rounding)]), rounding)
-
-    def key(j):
-        return ctx.op("strided_slice", [e], {"begin": (j,), "end": (j + 1,), "strides": (1,), "axes": (3,)})
-
-    total = key(0)
-    for j in range(1, sk):
-        total = _round_to(ctx, ctx.op("add", [total, key(j)]), rounding)
-    total = ctx.op("where", [ctx.op("equal", [total, zero]), ctx.scalar(1.0, s.dtype), total])
-    return _round_to(ctx, ctx.op("divide", [e, total]), rounding)
 
 
 def decompose_attention(
@@ -307,7 +281,7 @@ def decompose_attention(
     is rounded to bfloat16 as numpy does on ml_dtypes arrays in the reference:
     ``s = r(r(q * r(sqrt(scale))) @ r(k * r(sqrt(scale)))^T)`` (a matmul accumulates
     in float32 and rounds once), ``s = r(s + bias)``, the softmax of
-    :func:`_stepwise_softmax` (unless softmax_precision=DOUBLE), ``y = r(p @ v)``.
+    :func:`graph.onnx.reduce.stepwise_softmax` (unless softmax_precision=DOUBLE), ``y = r(p @ v)``.
     A softcap divides by a Python float, which numpy answers in float32: from
     there on the reference computes in float32 and rounds ``p`` once.
     """
@@ -334,7 +308,7 @@ def decompose_attention(
     if double:
         s = ctx.cast(s, "float64")
     if steps is not None and not double:
-        p = _stepwise_softmax(ctx, node, s, steps)
+        p = stepwise_softmax(ctx, s, steps, masked_rows_zero=True)
     else:
         p = ctx.op("softmax", [s], {"axis": -1})
     if bias is not None:

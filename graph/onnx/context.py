@@ -42,7 +42,10 @@ def onnx_dtype(elem_type: int) -> str | None:
 # elementwise and data-movement operators on bfloat16, computed in float32 (convert_node).
 NARROW_OPS = frozenset({"Cast", "CastLike", "Identity"})
 # Operators whose converters widen a storage-only input themselves (bfloat16 in float32).
-WIDENING_OPS = frozenset({"Attention", "OneHot"})
+WIDENING_OPS = frozenset({"Attention", "OneHot", "Softmax"})
+# Operators beyond elementwise that onnx's reference computes on bfloat16 in float32 and rounds once
+# (ml_dtypes' matmul accumulates in float32; a max or min is exact), so they widen as elementwise ones.
+ROUNDED_ONCE_OPS = frozenset({"MatMul", "ReduceMax", "ReduceMin"})
 
 
 def check_narrow_inputs(node: OnnxNode) -> None:
@@ -64,9 +67,10 @@ def convert_node(ctx: Context, node: OnnxNode, fn) -> list:
     operator's result; a node that also reads float32, or names its output type (``to``,
     ``dtype``), keeps float32 outputs.  An output that is a widened input (Identity-like
     converters) is that input.  Only elementwise and data-movement operators (graph ops of
-    pattern at most injective) widen: a reduction, matmul or softmax would round once where
-    onnx's reference rounds every step, and is refused, as are other storage-only inputs
-    (float8, int4...).
+    pattern at most injective) and :data:`ROUNDED_ONCE_OPS` widen: any other reduction would
+    round once where onnx's reference rounds every step (Softmax rounds each step itself,
+    :func:`graph.onnx.reduce.stepwise_softmax`), and is refused, as are other storage-only
+    inputs (float8, int4...).
     """
     widen = (node.op_type not in NARROW_OPS and node.op_type not in WIDENING_OPS
              and any(v is not None and v.dtype == "bfloat16" for v in node.inputs))
@@ -86,7 +90,8 @@ def convert_node(ctx: Context, node: OnnxNode, fn) -> list:
     finally:
         node.inputs = originals  # the node as the model wrote it, whatever the converter did
     heavy = sorted({n.op for n in ctx.created[start:]
-                    if not n.is_constant and n.op != "shape_of" and get_op(n.op).pattern > INJECTIVE})
+                    if not n.is_constant and n.op != "shape_of" and get_op(n.op).pattern > INJECTIVE}
+                   if node.op_type not in ROUNDED_ONCE_OPS else ())
     if heavy:
         name = next(n for n, v in zip(node.input_names, originals) if v is not None and v.dtype == "bfloat16")
         raise node.error(f"input {name!r} is bfloat16, computed in float32 only by elementwise and "

@@ -153,14 +153,54 @@ def _softmax_axis(ctx: Context, node: OnnxNode, op: str) -> list:
     return [ctx.op(op, [x], {"axis": norm_axis(node, node.attr("axis", -1), max(len(x.shape), 1))})]
 
 
+
+def round_to(ctx: Context, v: Value, rounding: str | None) -> Value:
+    """``v`` (float32) rounded to ``rounding`` and read back (a ``narrow_cast`` round trip); ``v`` itself for None."""
+    return v if rounding is None else ctx.cast(ctx.cast(v, rounding), v.dtype)
+
+
+def stepwise_softmax(ctx: Context, s: Value, rounding: str, masked_rows_zero: bool = False) -> Value:
+    """The softmax over the last axis of float32 ``s`` holding ``rounding`` (bfloat16) values, every
+    numpy step of onnx's reference rounded as it is on an ml_dtypes array::
+
+    m = max(s);  e = r(exp(r(s - m)))
+    t = r(...r(r(e[0] + e[1]) + e[2]) ... + e[n-1])          # np.sum: one rounding per addition
+    p = r(e / t)
+
+    ``masked_rows_zero`` (Attention's reference): ``m = 0`` where ``m == -inf`` and ``t = 1``
+    where ``t == 0``, so a fully masked row gives zeros, not NaN.
+    """
+    last = len(s.shape) - 1
+    zero = ctx.scalar(0.0, s.dtype)
+    m = ctx.op("max", [s], {"axis": (last,), "keepdims": True})
+    if masked_rows_zero:
+        m = ctx.op("where", [ctx.op("equal", [m, ctx.scalar(-np.inf, s.dtype)]), zero, m])
+    e = round_to(ctx, ctx.op("exp", [round_to(ctx, ctx.op("subtract", [s, m]), rounding)]), rounding)
+    total = ctx.op("rounded_sum", [e], {"dtype": rounding})
+    if masked_rows_zero:
+        total = ctx.op("where", [ctx.op("equal", [total, zero]), ctx.scalar(1.0, s.dtype), total])
+    return round_to(ctx, ctx.op("divide", [e, total]), rounding)
+
+
 @converter("Softmax", since=1, until=12)
 def convert_softmax_v1(ctx: Context, node: OnnxNode) -> list:
+    if node.input(0).dtype == "bfloat16":  # Softmax takes bfloat16 from version 13 (a WIDENING_OPS entry)
+        raise node.error("input is bfloat16, which Softmax takes from opset 13 on")
     return _softmax_2d(ctx, node, "softmax")
 
 
 @converter("Softmax", since=13)
 def convert_softmax_v13(ctx: Context, node: OnnxNode) -> list:
-    return _softmax_axis(ctx, node, "softmax")
+    """A bfloat16 input is computed in float32 rounded at every step as onnx's reference
+    (:func:`stepwise_softmax`, over the last axis: another axis is moved there and back)."""
+    x = node.input(0)
+    if x.dtype != "bfloat16":
+        return _softmax_axis(ctx, node, "softmax")
+    rank = len(x.shape)
+    axis = norm_axis(node, node.attr("axis", -1), max(rank, 1))
+    perm = [a for a in range(rank) if a != axis] + [axis]
+    y = stepwise_softmax(ctx, ctx.transpose(ctx.cast(x, "float32"), perm), "bfloat16")
+    return [ctx.cast(ctx.transpose(y, np.argsort(perm)), "bfloat16")]
 
 
 @converter("LogSoftmax", since=1, until=12)

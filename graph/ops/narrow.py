@@ -11,9 +11,9 @@ in ``attrs["from"]`` (a kernel sees only the storage type), its target in
 
 from __future__ import annotations
 
-from graph.ops.registry import ELEMWISE, injective_schedule, register
+from graph.ops.registry import ELEMWISE, OPAQUE, default_schedule, injective_schedule, register
 from topi import narrow
-from topi.testing.narrow import narrow_cast_python
+from topi.testing.narrow import narrow_cast_python, rounded_sum_python
 
 
 def _compute(xs, attrs):
@@ -43,4 +43,23 @@ register(
     _types,
     _evaluate,
     doc="cast from or to a storage-only type (attrs: from, dtype, saturate, round_mode)",
+)
+
+
+def _rounded_sum_types(values, attrs):
+    if values[0].dtype != "float32" or attrs["dtype"] not in narrow.FORMATS:
+        raise ValueError(f"rounded_sum: a float32 input and a narrow float dtype, got {values[0].dtype} "
+                         f"and {attrs['dtype']!r}")
+    return [(tuple(values[0].shape[:-1]) + (1,), "float32")]
+
+
+# Opaque with the default schedule: the reduction runs in index order, as the rounding requires.
+register(
+    "rounded_sum",
+    lambda xs, a: [narrow.rounded_sum(xs[0], a["dtype"])],
+    OPAQUE,
+    default_schedule,
+    _rounded_sum_types,
+    lambda xs, a: [rounded_sum_python(xs[0], a["dtype"])],
+    doc="sum over the last axis (kept), rounded to a narrow float after every addition (attrs: dtype)",
 )

@@ -136,3 +136,13 @@ def narrow_cast_python(x: np.ndarray, dst: str, saturate: bool = True, round_mod
         bits = _encode_float(x, dst, saturate, round_mode) if FORMATS[dst].is_float else _encode_int(x, dst)
         return bits.view(numpy_dtype(dst))
     return x.astype(dst)
+
+
+def rounded_sum_python(x: np.ndarray, fmt: str) -> np.ndarray:
+    """numpy's ``sum`` over the last axis (kept) of ``x`` as a ``fmt`` array, one rounding per
+    addition in index order, returned as float32."""
+    x = np.asarray(x, np.float32).astype(numpy_dtype(fmt))
+    total = x[..., :1].copy()
+    for j in range(1, x.shape[-1]):
+        total = total + x[..., j : j + 1]  # ml_dtypes adds in float32 and rounds to fmt
+    return total.astype(np.float32)
