@@ -59,8 +59,6 @@ REFUSED = {
     'test_ai_onnx_ml_binarizer': "model 'test_ai_onnx_ml_binarizer' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.ml', 1)])",
     'test_ai_onnx_ml_label_encoder_string_int': "model 'test_ai_onnx_ml_label_encoder_string_int' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.ml', 4)])",
     'test_ai_onnx_ml_tree_ensemble_set_membership': "model 'test_ai_onnx_ml_tree_ensemble_set_membership' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.ml', 5)])",
-    'test_attention_3d_causal_bf16_expanded': "node 'Attention_test_attention_3d_causal_bf16_expanded_function_QKAttnWeight' (MatMul, opset 23): input 'Attention_test_attention_3d_causal_bf16_expanded_function_QScaled' is bfloat16, computed in flo",
-    'test_attention_4d_attn_mask_causal_bf16_expanded': "node 'Attention_test_attention_4d_attn_mask_causal_bf16_expanded_function_QKAttnWeight' (MatMul, opset 23): input 'Attention_test_attention_4d_attn_mask_causal_bf16_expanded_function_QScaled' is bfloa",
     'test_image_decoder_decode_bmp_rgb': "unsupported operators (1 nodes): ImageDecoder 'output' (opset 20): strings and images are not tensors the compiler represents",
     'test_momentum': "model 'test_momentum' imports no opset of the default ONNX domain (opset_import: [('ai.onnx.preview.training', 1)])",
     'test_regex_full_match_basic': "unsupported operators (1 nodes): RegexFullMatch 'Y' (opset 20): strings and images are not tensors the compiler represents",
