@@ -17,7 +17,7 @@ op                     inputs -> output                                         
 ``dense_int8``         x uint8 [M, K], packed weight, wsum int32, x_zp -> int32    anchor
 =====================  ==========================================================  ===========
 
-``qnn_dense`` runs topi's x86 dense schedule on its int32 accumulator (:mod:`topi.x86.qnn`), with
+``qnn_dense`` runs the target's dense schedule on its int32 accumulator (x86: ``topi.x86.qnn``), with
 a requantize fused after it; ``qnn_conv2d`` runs the generic schedule.  QDQ convolutions
 (``DequantizeLinear -> Conv -> QuantizeLinear``) become ``conv2d_int8``
 (:mod:`graph.passes.lower_int8`, :mod:`topi.x86.conv2d_int8`: the target's integer
@@ -81,13 +81,8 @@ register("qnn_conv2d",
          lambda xs, a: [ref.qnn_conv2d_python(xs[0], xs[1], xs[2], xs[3], *_conv_args(a)[:2],
                                               _conv_args(a)[2], _conv_args(a)[3])],
          doc="int32 NCHW conv of (x - x_zp) by (w - w_zp), OIHW kernel; attrs strides, padding, dilation, groups")
-def _qnn_dense_schedule(outs, attrs=None, target=None):
-    from topi.x86.qnn import schedule_qnn_dense
-
-    return schedule_qnn_dense(outs)
-
-
-register("qnn_dense", lambda xs, a: [qnn.qnn_dense(*xs)], OUT_ELEMWISE_FUSABLE, _qnn_dense_schedule, _dense_types,
+register("qnn_dense", lambda xs, a: [qnn.qnn_dense(*xs)], OUT_ELEMWISE_FUSABLE, default_schedule,
+         _dense_types,
          lambda xs, a: [ref.qnn_dense_python(*xs)],
          doc="int32 (x - x_zp) @ (w - w_zp).T, x [M, K], w [N, K]")
 

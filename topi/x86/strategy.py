@@ -35,6 +35,7 @@ from topi.x86 import reduction as x86reduce
 from topi.x86.attention import schedule_attention
 from topi.x86.channel_shuffle import schedule_channel_shuffle
 from topi.x86.layer_norm import schedule_layer_norm
+from topi.x86.qnn import schedule_qnn_dense
 from tune.autotvm.config import choose_config
 
 CPU = "cpu"
@@ -104,7 +105,7 @@ def group_conv_blocks(data_shape, kernel_shape, a) -> tuple | None:
     cfg = a.get("config") or choose_config(conv2d_key(data_shape, kernel_shape, a))
     if cfg.template != x86conv_rule.TEMPLATE:
         return None
-    return cfg["ic_bn"], cfg["oc_bn"]
+    return cfg["ic_bn"].val, cfg["oc_bn"].val
 
 
 register_strategy("conv2d", CPU, conv2d_compute, conv2d_schedule, conv2d_workload)
@@ -186,6 +187,7 @@ def batch_matmul_workload(values, a, out_shape) -> tuple:
 
 register_strategy("dense", CPU, dense_compute, dense_schedule, dense_workload)
 register_strategy("pack_dense_weight", CPU, lambda xs, a: [x86dense.pack_dense_weight(xs[0], a["bn"])])
+register_strategy("qnn_dense", CPU, schedule=lambda outs, a, t: schedule_qnn_dense(outs))
 register_strategy("batch_matmul", CPU,
                   schedule=lambda outs, a, t: batch_matmul.schedule_batch_matmul(outs, a.get("config")),
                   workload=batch_matmul_workload)
@@ -242,7 +244,7 @@ register_strategy("attention", CPU, schedule=lambda outs, a, t: schedule_attenti
 # --------------------------------------------------------- layout helpers ---
 def dense_pack_block(m: int, n: int, k: int) -> int:
     """The ``bn`` the rule packs an ``[N, K]`` weight by for an ``[M, K]`` input."""
-    return x86dense.default_dense_pack_config(m, n, k)["bn"]
+    return x86dense.default_dense_pack_config(m, n, k)["bn"].val
 
 
 def group_conv_config(dshape, kshape, strides, pads, dilation, groups: int, dtype: str):
