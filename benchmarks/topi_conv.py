@@ -71,7 +71,7 @@ def _tessera_fn(ic, oc, h, k, st, p, groups, a, w, target):
     else:
         wl = topi.nn.conv2d_nchw(A, te.placeholder(w.shape), st, p, 1).op.attrs["workload"]
         cfg = x86conv_rule.default_conv2d_config(wl)
-        wk = x86conv.pack_kernel_numpy(w, cfg["ic_bn"], cfg["oc_bn"])
+        wk = x86conv.pack_kernel_numpy(w, cfg["ic_bn"].val, cfg["oc_bn"].val)
         W = te.placeholder(wk.shape, name="kernel")
         C = x86conv.conv2d_nchw_x86(A, W, st, p, 1, cfg=cfg)
         s = topi.x86.schedule_conv2d_nchw(C, cfg)

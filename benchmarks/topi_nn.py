@@ -84,7 +84,7 @@ def _dense_fn(M: int, wt, packed: bool):
     if not packed:
         W = te.placeholder((N, K), name="W")
         return _build(dense(X, W), [X, W], schedule_dense), wt
-    wk = pack_dense_weight_numpy(wt, default_dense_pack_config(M, N, K)["bn"])
+    wk = pack_dense_weight_numpy(wt, default_dense_pack_config(M, N, K)["bn"].val)
     W = te.placeholder(wk.shape, name="W")
     return _build(dense_pack(X, W, units=N), [X, W], schedule_dense_pack), wk
 
@@ -174,7 +174,7 @@ def row_sweep(rows=(1, 3, 4, 7, 8, 13, 48, 50, 196, 197, 198), N: int = 1536, K:
     print(f"{'rows':>5s} {'tile':>6s} {'GFLOP/s':>8s} {'nearest':>8s} {'GFLOP/s':>8s} {'ratio':>6s}")
     for M in rows:
         cfg = default_dense_pack_config(M, N, K)
-        near = max(cfg["mr"], round(M / cfg["mr"]) * cfg["mr"])
+        near = max(cfg["mr"].val, round(M / cfg["mr"].val) * cfg["mr"].val)
         mine, ref = rate(M), rate(near)
         print(f"{M:5d} {cfg['bn']:>3d}x{cfg['mr']:<2d} {mine:8.1f} {near:8d} {ref:8.1f} {mine / ref:6.2f}")
         out.append((M, mine, near, ref))

@@ -49,7 +49,7 @@ def direct_fn(a, w, cfg=None):
     c, h = a.shape[1], a.shape[2]
     key = x86conv_rule.conv2d_workload(a.shape, w.shape, (1, 1), (1, 1, 1, 1), (1, 1))
     cfg = cfg or x86conv_rule.default_conv2d_config(key)
-    wk = x86conv.pack_kernel_numpy(w, cfg["ic_bn"], cfg["oc_bn"])
+    wk = x86conv.pack_kernel_numpy(w, cfg["ic_bn"].val, cfg["oc_bn"].val)
     A = te.placeholder((1, c, h, h), name="data")
     W = te.placeholder(wk.shape, name="kernel")
     C = x86conv.conv2d_nchw_x86(A, W, 1, 1, 1, cfg=cfg)
@@ -89,8 +89,8 @@ def winograd_fn(a, w, overrides: dict):
     cfg = wino.default_winograd_config(key)
     if overrides:
         cfg = make_config(key, {**cfg.values, **overrides})
-    cp = -(-c // cfg["cb"]) * cfg["cb"]
-    u = winograd_kernel_transform_numpy(w, cfg["tile"], cfg["bn"], cp)
+    cp = -(-c // cfg["cb"].val) * cfg["cb"].val
+    u = winograd_kernel_transform_numpy(w, cfg["tile"].val, cfg["bn"].val, cp)
     A = te.placeholder((1, c, h, h), name="data")
     U = te.placeholder(u.shape, name="kernel_winograd")
     C = wino.conv2d_winograd_x86(A, U, 1, cfg=cfg, kshape=w.shape)

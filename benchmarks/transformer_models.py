@@ -101,7 +101,7 @@ def bench_dense(repeat: int) -> dict:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((m_, k_)).astype("float32")
     w = rng.standard_normal((n_, k_)).astype("float32")
-    bn = topi.x86.default_dense_pack_config(m_, n_, k_)["bn"]
+    bn = topi.x86.default_dense_pack_config(m_, n_, k_)["bn"].val
     wp = topi.x86.pack_dense_weight_numpy(w, bn)
     X, W = te.placeholder(x.shape, name="x"), te.placeholder(wp.shape, name="w")
     out = topi.x86.dense_pack(X, W, units=n_)

@@ -40,7 +40,7 @@ def executor(g, params, rule: bool):
     streams = winograd.f4x4_streams if rule else (lambda workload, size: False)
     with mock.patch.object(winograd, "f4x4_streams", streams):
         lib = graph.build(g, target="llvm", params=params)
-    tiles = [cfg["tile"] for n in lib.graph.nodes for cfg in node_configs(n)
+    tiles = [cfg["tile"].val for n in lib.graph.nodes for cfg in node_configs(n)
              if cfg.template == winograd.TEMPLATE]
     m = lib.create_executor()
     m.set_input(**seeded_feed(lib))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tune.autotvm.config import Config
+from tune.autotvm.space import ConfigEntity
 
 
 def format_attr(value) -> str:
@@ -19,7 +19,7 @@ def format_attr(value) -> str:
         return f"array<{value.dtype}{list(value.shape)}>"
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(format_attr(v) for v in value) + (",)" if len(value) == 1 else ")")
-    if isinstance(value, Config):
+    if isinstance(value, ConfigEntity):
         return value.text()  # template and every knob value: two configs, two kernel keys
     if hasattr(value, "nodes") and hasattr(value, "outputs"):
         return "<" + ", ".join(n.op for n in value.nodes if n.op != "constant") + ">"

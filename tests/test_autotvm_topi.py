@@ -7,7 +7,7 @@ import codegen
 import schedule
 import topi.testing
 import topi.x86.templates  # noqa: F401  (registers the templates)
-from tune.autotvm.config import default_config
+from tune.autotvm.config import default_config, with_values
 from topi.x86.conv2d_rule import conv2d_workload
 from topi.x86.dense import PACK_TEMPLATE, dense_workload
 from tune import autotvm
@@ -84,7 +84,7 @@ def test_conv2d_flat_plane_nchw_with_an_epilogue_matches_numpy():
 
     shape = ((1, 20, 7, 9), (24, 20, 1, 1), (1, 1), (0, 0, 0, 0))
     wl, _ = _conv_task(*shape)
-    cfg = default_config(wl).with_values(ic_bn=4, oc_bn=8, ow_bn=5, flat=True)
+    cfg = with_values(default_config(wl), ic_bn=4, oc_bn=8, ow_bn=5, flat=True)
     A, W = te.placeholder(shape[0], name="A"), te.placeholder(shape[1], name="W")
     with Target("llvm"):
         out = topi.nn.relu(x86conv.conv2d_nchw_x86(A, W, 1, 0, 1, cfg=cfg))
@@ -122,7 +122,7 @@ def test_conv2d_flat_plane_of_a_strided_nchw_conv_matches_numpy():
 
     shape = CONVS[1]
     wl, _ = _conv_task(*shape)
-    cfg = default_config(wl).with_values(ic_bn=4, oc_bn=8, ow_bn=5, flat=True)
+    cfg = with_values(default_config(wl), ic_bn=4, oc_bn=8, ow_bn=5, flat=True)
     A, W = te.placeholder(shape[0], name="A"), te.placeholder(shape[1], name="W")
     with Target("llvm"):
         out = x86conv.conv2d_nchw_x86(A, W, 2, 1, 1, cfg=cfg)
@@ -135,7 +135,7 @@ def test_conv2d_flat_only_for_ungrouped_convs():
     task = autotvm.task.create(wl[0], wl[1:], target="llvm")
     assert [e.val for e in task.config_space.space_map["flat"].entities] == [False]
     with pytest.raises(ValueError, match="flat=True is not allowed|knob flat=True"):
-        default_config(wl).with_values(flat=True)
+        with_values(default_config(wl), flat=True)
 
 
 def test_dense_pack_template_space_sampled():
@@ -143,7 +143,7 @@ def test_dense_pack_template_space_sampled():
     task = autotvm.task.create(PACK_TEMPLATE, (M, N, K, "float32"), target="llvm")
     assert (
         task.default_config()["bn"].val
-        == default_config(dense_workload(M, N, K, "float32", PACK_TEMPLATE))["bn"]
+        == default_config(dense_workload(M, N, K, "float32", PACK_TEMPLATE))["bn"].val
     )
     rng = np.random.default_rng(2)
     x = rng.uniform(-1, 1, (M, K)).astype("float32")

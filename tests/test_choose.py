@@ -9,7 +9,7 @@ from codegen.target import create
 from topi.x86.conv2d_rule import conv2d_workload
 from tune import autotvm
 from tune.autotvm.choose import RECORD_MARGIN, Options, choose, rule_variants
-from tune.autotvm.config import default_config, make_config
+from tune.autotvm.config import check_config, default_config, make_config
 
 HOST = create("llvm")
 WIDE = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))  # Winograd by rule
@@ -36,7 +36,7 @@ def records(*rows):
 def other_values(workload, knob):
     """The rule's values with ``knob`` moved to another legal candidate."""
     rule = default_config(workload, HOST)
-    value = next(v for v in rule.space[knob] if v != rule[knob])
+    value = next(v for v in rule.candidates(knob) if v != rule[knob].val)
     return make_config(workload, {**rule.values, knob: value}, HOST).values
 
 
@@ -77,8 +77,8 @@ def test_a_switched_to_record_must_beat_the_rules_variants_by_the_margin():
 
 def test_the_rule_reads_its_input_in_the_data_block_where_that_is_legal():
     rule = default_config(NARROW, HOST)
-    block = next(b for b in rule.space["ic_bn"] if b != rule["ic_bn"] and 16 % b == 0)
-    assert choose(NARROW, HOST, data_block=block)["ic_bn"] == block
+    block = next(b for b in rule.candidates("ic_bn") if b != rule["ic_bn"].val and 16 % b == 0)
+    assert choose(NARROW, HOST, data_block=block)["ic_bn"].val == block
     assert choose(NARROW, HOST, data_block=3) == rule  # 3 does not divide 16 channels
     assert rule.values in rule_variants(NARROW, HOST)
 
@@ -99,4 +99,4 @@ def test_bad_options_name_what_is_allowed():
 def test_a_config_for_another_workload_is_refused_by_name():
     cfg = default_config(NARROW, HOST)
     with pytest.raises(ValueError, match=r"config for workload .* cannot schedule workload .*choose one"):
-        cfg.check(WIDE)
+        check_config(cfg, WIDE)

@@ -290,7 +290,7 @@ def test_dense_weights_are_packed_and_fused_with_their_epilogue(m, k, n):
 
     # [N/bn, K, bn]: the rule's bn, 4 host vectors (2 with AVX2 past 2 rows: 12 accumulators of 2 x 6)
     bn = [v.shape for v in node.inputs][1][2]
-    assert bn == choose_config(dense_workload(m, n, k, template="dense_pack.x86"))["bn"]
+    assert bn == choose_config(dense_workload(m, n, k, template="dense_pack.x86"))["bn"].val
     assert bn == (2 if m > 2 and vector_lanes() == 8 else 4) * vector_lanes()
     mod = lib.create_executor()
     xv = rand(m, k)

@@ -205,9 +205,9 @@ def test_a_consumer_takes_the_block_its_producer_gives(target):
     convs = [n for n in out.nodes if n.op.endswith("conv2d_NCHWc")]
     assert len(convs[0].inputs[0].shape) == 4  # the NCHW graph input, packed inside the kernel
     assert [n.inputs[0].shape[-1] for n in convs[1:]] == [8, 16]  # then the producers' blocks
-    assert convs[1].attrs["config"]["ic_bn"] == 8 and convs[2].op == "group_conv2d_NCHWc"
+    assert convs[1].attrs["config"]["ic_bn"].val == 8 and convs[2].op == "group_conv2d_NCHWc"
     lanes = Target(target).lanes("float32")
-    assert convs[2].attrs["config"]["oc_bn"] == lanes
+    assert convs[2].attrs["config"]["oc_bn"].val == lanes
     (t,) = [n for n in out.nodes if n.op == "layout_transform"]
     assert (t.attrs["src_layout"], t.attrs["dst_layout"]) == (f"NCHW{lanes}c", "NCHW")
     check_values(g, out)

@@ -83,7 +83,7 @@ def test_records_chosen_for_the_graph_not_per_kernel(tmp_path):
         per_kernel = optimize(g, exclude=("fuse_ops", "tune_layouts"))
         chosen = tune_layouts(g, BuildContext.of())
     convs = [n.attrs["config"] for n in chosen.nodes if n.op == "conv2d"]
-    assert convs[0]["oc_bn"] == convs[1]["ic_bn"]  # the activation passes on in one block size
+    assert convs[0]["oc_bn"].val == convs[1]["ic_bn"].val  # the activation passes on in one block size
     assert count_transforms(tuned) < count_transforms(per_kernel)
 
     x = np.random.default_rng(1).standard_normal((1, C, 13, 13)).astype("float32")
@@ -111,7 +111,8 @@ def test_a_transform_dearer_than_the_gain_is_paid(tmp_path):
     ])
     with autotvm.apply_history_best(str(log)):
         chosen = tune_layouts(g, BuildContext.of())
-    assert [(n.attrs["config"]["ic_bn"], n.attrs["config"]["oc_bn"]) for n in chosen.nodes if n.op == "conv2d"] == [
+    assert [(n.attrs["config"].values["ic_bn"], n.attrs["config"].values["oc_bn"])
+            for n in chosen.nodes if n.op == "conv2d"] == [
         (8, 16), (8, 16)]
 
 
@@ -132,7 +133,7 @@ def test_a_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_path):
     g = two_convs()
     (task,) = autotvm.task.extract_from_program(g, target="llvm")
     rule = task.default_config()
-    rule_values = {k: getattr(e, "val", e) for k, e in rule._entity_map.items()}
+    rule_values = rule.values
     other = config_with(task, ic_bn=rule_values["ic_bn"], oc_bn=rule_values["oc_bn"],
                         unroll_kw=not rule_values["unroll_kw"])
     chosen = {}
@@ -141,7 +142,7 @@ def test_a_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_path):
         write_log(log, [(task, rule, 1.0e-3), (task, other, factor * 1.0e-3)])
         with autotvm.apply_history_best(str(log)):
             out = tune_layouts(g, BuildContext.of())
-        chosen[name] = [n.attrs["config"]["unroll_kw"] for n in out.nodes if n.op == "conv2d"]
+        chosen[name] = [n.attrs["config"]["unroll_kw"].val for n in out.nodes if n.op == "conv2d"]
     assert chosen["within"] == [rule_values["unroll_kw"]] * 2  # a gain inside the noise: the rule stays
     assert chosen["beyond"] == [not rule_values["unroll_kw"]] * 2
 
@@ -175,8 +176,8 @@ def test_the_rules_config_chosen_from_the_records_takes_its_input_in_the_datas_b
         out = optimize(g, exclude=("fuse_ops",))
         assert optimize(out, exclude=("fuse_ops",)) is out
     configs = {c.workload: c for c in (n.attrs.get("config") for n in out.nodes) if c is not None}
-    assert configs[first.workload]["oc_bn"] == block
-    assert configs[second.workload]["ic_bn"] == block  # the rule's ic_bn gave way to the data's block
+    assert configs[first.workload]["oc_bn"].val == block
+    assert configs[second.workload]["ic_bn"].val == block  # the rule's ic_bn gave way to the data's block
     assert count_transforms(out) == without
 
     x = rng.standard_normal((1, C, 13, 13)).astype("float32")
@@ -200,7 +201,7 @@ def test_a_winograd_record_replaces_the_rule_only_beyond_the_noise_margin(tmp_pa
     g = b.finish([b.op("conv2d", x, w, padding=(1, 1, 1, 1))])
     (task,) = [t for t in autotvm.task.extract_from_program(g, target="llvm") if t.name == TEMPLATE]
     rule = task.default_config()
-    rule_values = {k: getattr(e, "val", e) for k, e in rule._entity_map.items()}
+    rule_values = rule.values
     other = config_with(task, **{**rule_values, "ku": 2 if rule_values["ku"] != 2 else 1})
     other_values = {k: getattr(e, "val", e) for k, e in other._entity_map.items()}
     chosen = {}
@@ -335,11 +336,12 @@ def test_a_winograd_record_is_weighed_with_the_transform_its_input_block_costs(t
     log = tmp_path / "r.jsonl"
     write_log(log, [(p, config_with(p, oc_bn=block), 1.0e-3), (w, config_with(w, **rule), t), (w, other, 0.8 * t)])
     with autotvm.apply_history_best(str(log)):
-        assert chosen_implementation((CONV_TEMPLATE, *w.workload[1:]))["ku"] == other_ku  # alone, it wins
+        assert chosen_implementation((CONV_TEMPLATE, *w.workload[1:]))["ku"].val == other_ku  # alone, it wins
         out = optimize(g, exclude=("fuse_ops",))
         lib = graph.build(g, target="llvm")
     held = [c for c in (n.attrs.get("config") for n in out.nodes) if c is not None and c.template == TEMPLATE]
-    assert [(c["cb"], c["ku"]) for c in held] == [(block, rule["ku"])]  # the rule's, in the data's block
+    # the rule's, in the data's block
+    assert [(c["cb"].val, c["ku"].val) for c in held] == [(block, rule["ku"])]
 
     data = rng.standard_normal((1, 64, 8, 8)).astype("float32")
     m = graph.GraphModule(lib)
@@ -397,7 +399,7 @@ def test_a_record_whose_block_pads_the_channels_is_not_deployed_as_another(tmp_p
         with autotvm.apply_history_best(str(log)):
             out = optimize(g, exclude=("fuse_ops", *passes))
         (cfg,) = [n.attrs["config"] for n in out.nodes if n.op.startswith("conv2d")]
-        assert (cfg["oc_bn"], cfg["ow_bn"]) == (8, 7), passes
+        assert (cfg["oc_bn"].val, cfg["ow_bn"].val) == (8, 7), passes
     xv = rng.standard_normal((1, 16, 13, 13)).astype("float32")
     with autotvm.apply_history_best(str(log)):
         m = graph.GraphModule(graph.build(g, target="llvm"))

@@ -52,7 +52,8 @@ def test_a_3x3_conv_gets_winograd_with_its_kernel_transform_folded():
     cfg = node.attrs["config"]
     assert cfg.template == WINOGRAD and node.attrs["kernel_shape"] == (64, 64, 3, 3)
     u = node.inputs[1]
-    assert u.node.is_constant and u.shape == (cfg["tile"] + 2, cfg["tile"] + 2, 64 // cfg["bn"], 64, cfg["bn"])
+    alpha, bn = cfg["tile"].val + 2, cfg["bn"].val
+    assert u.node.is_constant and u.shape == (alpha, alpha, 64 // bn, 64, bn)
     # blocked in from the 1x1 conv, blocked out into the next one: the only transform is the graph output's
     ob = node.attrs["out_block"]
     assert len(node.inputs[0].shape) == 5 and node.output.shape == (1, 64 // ob, 11, 9, ob)
@@ -149,7 +150,7 @@ def test_records_choosing_direct_are_honoured():
     with autotvm.apply_history_best([record(DIRECT, key, 3e-4), record(WINOGRAD, key, 2e-4, index)]):
         out, _ = laid_out(g)
     (node,) = winograd_nodes(out)
-    assert node.attrs["config"]["tile"] == 2 and node.attrs["config"]["bn"] == 32
+    assert node.attrs["config"]["tile"].val == 2 and node.attrs["config"]["bn"].val == 32
     check_values(g, out)
 
 
@@ -171,7 +172,7 @@ def test_input_block_follows_the_data_block():
     out, _ = laid_out(g)
     (node,) = winograd_nodes(out)
     data_block = node.inputs[0].shape[4]
-    assert data_block == 8 and node.attrs["config"]["cb"] == data_block  # the rule alone says 16
+    assert data_block == 8 and node.attrs["config"]["cb"].val == data_block  # the rule alone says 16
     check_values(g, out)
 
 
@@ -188,7 +189,7 @@ def test_channels_that_do_not_divide_the_blocks_and_an_output_exit(c, k, shape):
     out, _ = laid_out(g)
     (node,) = winograd_nodes(out)
     cfg = node.attrs["config"]
-    assert k % cfg["bn"] != 0
+    assert k % cfg["bn"].val != 0
     assert count_transforms(out) == (1 if node.attrs["out_block"] else 0)
     check_values(g, out)
     run_built(g)

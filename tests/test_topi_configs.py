@@ -17,7 +17,8 @@ import te
 import topi
 import topi.testing as T
 from codegen.target import Target
-from tune.autotvm.config import Config
+from tune.autotvm.config import with_values
+from tune.autotvm.space import ConfigEntity
 from topi.config import vector_lanes
 from topi.nn.batch_matmul import batch_matmul
 from topi.nn.pooling import adaptive_pool, pool1d, pool2d
@@ -44,9 +45,9 @@ def _shape(t) -> tuple:
     return tuple(int(d) for d in t.shape)
 
 
-def _configs(default: Config, *changes: dict) -> list:
+def _configs(default: ConfigEntity, *changes: dict) -> list:
     """The default config, then one config per dict of changed knobs."""
-    return [default] + [default.with_values(**c) for c in changes]
+    return [default] + [with_values(default, **c) for c in changes]
 
 
 def _check_all(sched, configs: list, args, ref, inputs) -> None:
@@ -60,7 +61,7 @@ def _check_all(sched, configs: list, args, ref, inputs) -> None:
     assert len(texts) == len(configs), "two configs built the same loop nest"
 
 
-def _default(make, avx512: dict, avx2: dict) -> Config:
+def _default(make, avx512: dict, avx2: dict) -> ConfigEntity:
     """``make()``, a default config, checked against the rule's values for AVX-512 and
     for AVX2 (chosen under each target, never built), then made for the host, whose
     kernels the test runs: the host's values are one of the two."""
@@ -72,10 +73,10 @@ def _default(make, avx512: dict, avx2: dict) -> Config:
     return host
 
 
-def _assert_space(cfg: Config) -> None:
+def _assert_space(cfg: ConfigEntity) -> None:
     """Every knob has a non-empty list of candidates."""
-    assert set(cfg.space) == set(cfg.values), cfg.workload
-    assert all(cfg.space[k] for k in cfg.space), cfg.workload
+    assert set(cfg.space_map) == set(cfg.values), cfg.workload
+    assert all(cfg.candidates(k) for k in cfg.space_map), cfg.workload
 
 
 # ---------------------------------------------------------------- pooling ---
@@ -155,12 +156,12 @@ def test_depthwise_nhwc_configs():
 
 def test_depthwise_config_rule_and_layout_error():
     with Target(AVX512):
-        assert default_depthwise_conv2d_config((1, 4, 8, 8))["vec"] == 8  # a multiple of 8 below 16
-        assert default_depthwise_conv2d_config((1, 4, 9, 9))["vec"] == 16
+        assert default_depthwise_conv2d_config((1, 4, 8, 8))["vec"].val == 8  # a multiple of 8 below 16
+        assert default_depthwise_conv2d_config((1, 4, 9, 9))["vec"].val == 16
     with Target(AVX2):
-        assert default_depthwise_conv2d_config((1, 4, 4, 4))["vec"] == 4  # a multiple of 4 below 8
-        assert default_depthwise_conv2d_config((1, 4, 5, 5))["vec"] == 8
-        assert default_depthwise_conv2d_config((1, 4, 8, 8))["vec"] == 8
+        assert default_depthwise_conv2d_config((1, 4, 4, 4))["vec"].val == 4  # a multiple of 4 below 8
+        assert default_depthwise_conv2d_config((1, 4, 5, 5))["vec"].val == 8
+        assert default_depthwise_conv2d_config((1, 4, 8, 8))["vec"].val == 8
     with pytest.raises(ValueError, match="layout 'NCW' is not one of"):
         default_depthwise_conv2d_config((1, 4, 8, 8), "NCW")
 

@@ -18,6 +18,7 @@ import codegen
 import schedule
 from topi.x86 import conv2d as x86conv
 from topi.x86 import conv2d_rule as x86conv_rule
+from tune.autotvm.config import with_values
 
 RTOL, ATOL = 1e-4, 1e-4
 
@@ -65,11 +66,12 @@ def test_conv2d_nchw_x86_blocked(case):
 def test_conv2d_nchw_x86_prepacked_kernel_and_padded_width():
     A = _ph((1, 8, 13, 13), "A")
     key = x86conv_rule.conv2d_workload((1, 8, 13, 13), (32, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
-    cfg = x86conv_rule.default_conv2d_config(key).with_values(ow_bn=4)  # 13 columns: 3 tiles of 4, a tail of 1
-    Wp = _ph((32 // cfg["oc_bn"], 8 // cfg["ic_bn"], 3, 3, cfg["ic_bn"], cfg["oc_bn"]), "Wp")
+    # 13 columns: 3 tiles of 4, a tail of 1
+    cfg = with_values(x86conv_rule.default_conv2d_config(key), ow_bn=4)
+    Wp = _ph((32 // cfg["oc_bn"].val, 8 // cfg["ic_bn"].val, 3, 3, cfg["ic_bn"].val, cfg["oc_bn"].val), "Wp")
     C = topi.x86.conv2d_nchw_x86(A, Wp, 1, 1, 1, cfg=cfg)
     a, wt = _np((1, 8, 13, 13), 3), _np((32, 8, 3, 3), 4)
-    wp = x86conv.pack_kernel_numpy(wt, cfg["ic_bn"], cfg["oc_bn"])
+    wp = x86conv.pack_kernel_numpy(wt, cfg["ic_bn"].val, cfg["oc_bn"].val)
     _run(topi.x86.schedule_conv2d_nchw(C, cfg), [A, Wp, C], T.conv2d_nchw_python(a, wt, 1, 1), [a, wp])
 
 
@@ -101,7 +103,7 @@ def test_conv2d_NCHWc_inline_padding_skips_border_taps(stride, pads, size, ow_bn
     A = _ph((1, 2, size, size, ic_bn), "A")
     W = _ph((2, 2, 3, 3, ic_bn, oc_bn), "W")
     C = topi.nn.conv2d_NCHWc(A, W, stride, pads, 1, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c")
-    cfg = x86conv_rule.default_conv2d_config(C.op.attrs["workload"]).with_values(
+    cfg = with_values(x86conv_rule.default_conv2d_config(C.op.attrs["workload"]),
         ic_bn=ic_bn, oc_bn=oc_bn, ow_bn=ow_bn, unroll_kw=unroll_kw, flat=False)  # rows, as computed
     s = topi.x86.schedule_conv2d_NCHWc(C, cfg)
     text = str(schedule.lower(s, [A, W, C]))
@@ -119,7 +121,7 @@ def test_conv2d_NCHWc(ic_bn, oc_bn, ow_bn):
     A = _ph((1, icc, h, h, ic_bn), "A")
     W = _ph((occ, icc, 3, 3, ic_bn, oc_bn), "W")
     C = topi.nn.conv2d_NCHWc(A, W, 1, (1, 1, 0, 0), 1, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c")
-    cfg = x86conv_rule.default_conv2d_config(C.op.attrs["workload"]).with_values(ic_bn=ic_bn, oc_bn=oc_bn,
+    cfg = with_values(x86conv_rule.default_conv2d_config(C.op.attrs["workload"]), ic_bn=ic_bn, oc_bn=oc_bn,
                                                                              ow_bn=ow_bn)
     a, wt = _np(tuple(int(d) for d in A.shape), 8), _np(tuple(int(d) for d in W.shape), 9)
     ref = T.conv2d_NCHWc_python(a, wt, 1, (1, 1, 0, 0))

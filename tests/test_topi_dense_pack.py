@@ -12,6 +12,7 @@ import pytest
 from helpers import check_build
 
 import te
+from tune.autotvm.config import with_values
 from topi.x86.dense import (
     default_dense_pack_config, dense_pack, pack_dense_weight_numpy, schedule_dense_pack,
 )
@@ -26,8 +27,8 @@ def _data(*shape, seed=0):
 def _check_packed(M, N, K, knobs=None, bias=False, relu=False):
     """dense_pack over a numpy-packed weight (+ bias, relu), compared with ``x @ w.T``."""
     cfg = default_dense_pack_config(M, N, K)
-    cfg = cfg.with_values(**knobs) if knobs else cfg
-    bn = cfg["bn"]
+    cfg = with_values(cfg, **knobs) if knobs else cfg
+    bn = cfg["bn"].val
     x, w, b = _data(M, K, seed=1), _data(N, K, seed=2), _data(N, seed=3)
     wp = pack_dense_weight_numpy(w, bn)
     X = te.placeholder((M, K), name="X")

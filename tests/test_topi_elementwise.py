@@ -278,7 +278,7 @@ def test_x86_injective_schedule_shape():
     text = str(schedule.lower(x86.schedule_injective(B), [A, B]))
     assert "parallel" in text and "ramp(" in text and "T_add" not in text
     small = topi.nn.relu(te.placeholder((3, 5), name="S"))
-    assert x86.injective.default_injective_config(small)["parallel"] is False
+    assert x86.injective.default_injective_config(small)["parallel"].val is False
 
 
 def test_tensor_operators_build_broadcast_computes():

@@ -26,6 +26,7 @@ from topi.x86.batch_matmul import schedule_batch_matmul
 from topi.x86.dense import default_dense_config, schedule_dense, schedule_matmul
 from topi.x86.pooling import UNROLL_TAPS, schedule_adaptive_pool, schedule_pool
 from topi.x86.softmax import default_softmax_config, max_lanes, schedule_softmax
+from tune.autotvm.config import with_values
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -62,12 +63,12 @@ def test_matmul_transposes(ta, tb):
 
 
 def test_dense_config_knobs():
-    assert default_dense_config(1, 1000, 2048)["mr"] == 1
+    assert default_dense_config(1, 1000, 2048)["mr"].val == 1
     cfg = default_dense_config(6, 10, 16)
     A = te.placeholder((6, 16), name="A")
     W = te.placeholder((10, 16), name="W")
     out = dense(A, W)
-    check(lambda o: schedule_dense(o, cfg.with_values(mr=2, nr=3, nb=6)), out, [A, W], ref.dense_python)
+    check(lambda o: schedule_dense(o, with_values(cfg, mr=2, nr=3, nb=6)), out, [A, W], ref.dense_python)
 
 
 @pytest.mark.parametrize("bx,by,tb", [(3, 3, True), (1, 4, True), (4, 1, False), (2, 2, False)])
@@ -207,7 +208,7 @@ def test_softmax(shape, axis, fn, ref_fn):
 @pytest.mark.parametrize("rb,vec", [(1, 8), (4, 16), (8, 32), (16, 64)])
 def test_softmax_configs(rb, vec):
     X = te.placeholder((70, 1000), name="X")
-    cfg = default_softmax_config(70, 1000).with_values(rb=rb, vec=vec)
+    cfg = with_values(default_softmax_config(70, 1000), rb=rb, vec=vec)
     check(lambda o: schedule_softmax(o, cfg), softmax(X), [X], lambda x: ref.softmax_python(x, 1),
           rtol=1e-5, atol=1e-6)
 

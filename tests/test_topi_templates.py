@@ -23,7 +23,8 @@ import te
 import topi
 import topi.testing as T
 from codegen.target import Target
-from tune.autotvm.config import Config, config_space, default_config, make_config, sample_config
+from tune.autotvm.config import (check_config, config_of, config_space, default_config, make_config, sample_config,
+                                 with_values)
 from tune.autotvm.task import rule_names
 from tune.autotvm.dispatch import ApplyChoices
 from topi.config import divisors, largest_divisor
@@ -160,7 +161,7 @@ KEY28 = x86conv_rule.conv2d_workload((1, 16, 28, 28), (32, 16, 3, 3), (1, 1), (1
 
 def test_check_refuses_a_value_outside_the_space():
     with pytest.raises(ValueError, match=r"conv2d_NCHWc.x86: knob ow_bn=99 is not allowed; allowed: \[1, 2"):
-        default_config(KEY).with_values(ow_bn=99)
+        with_values(default_config(KEY), ow_bn=99)
     with pytest.raises(ValueError, match=r"knob unroll_kw=1 is not allowed; allowed: \[True, False\]"):
         make_config(KEY, {"unroll_kw": 1})
 
@@ -169,7 +170,7 @@ def test_check_refuses_a_config_for_another_workload():
     other = x86conv_rule.conv2d_workload((1, 16, 15, 15), (32, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     cfg = default_config(KEY)
     with pytest.raises(ValueError, match="cannot schedule workload"):
-        cfg.check(other)
+        check_config(cfg, other)
     A, W = te.placeholder((1, 16, 15, 15), name="A"), te.placeholder((32, 16, 3, 3), name="W")
     with pytest.raises(ValueError, match="cannot schedule workload"):
         x86conv.conv2d_nchw_x86(A, W, 1, 1, 1, cfg=cfg)
@@ -180,9 +181,9 @@ def test_check_refuses_a_config_for_another_workload():
 
 def test_check_refuses_missing_or_unknown_knobs():
     with pytest.raises(ValueError, match=r"do not match the template's knobs .*missing \['unroll_kw'\]"):
-        Config(KEY, {"ic_bn": 16, "oc_bn": 32, "ow_bn": 7, "flat": False}).check()
+        check_config(config_of(KEY, {"ic_bn": 16, "oc_bn": 32, "ow_bn": 7, "flat": False}))
     with pytest.raises(KeyError, match="has no knob 'tile'"):
-        default_config(KEY).with_values(tile=4)
+        with_values(default_config(KEY), tile=4)
 
 
 def test_unknown_template():
@@ -216,14 +217,30 @@ def test_group_too_narrow_to_block():
         x86conv.conv2d_nchw_x86(A, W, 1, 0, 1, groups=4)
 
 
-def test_config_is_immutable_and_compares_by_value():
+def test_config_compares_by_value():
     with Target(AVX512):  # the rule's values for AVX-512 (only configs here: nothing runs)
         cfg = default_config(KEY)
-        with pytest.raises(AttributeError, match="immutable"):
+        with pytest.raises(AttributeError):  # values are read; with_values makes a changed copy
             cfg.values = {}
         assert cfg == default_config(KEY) and hash(cfg) == hash(default_config(KEY))
-        assert cfg != cfg.with_values(ow_bn=3)
+        assert cfg != with_values(cfg, ow_bn=3)
         assert str(cfg).startswith("config<conv2d_NCHWc.x86 flat=False ic_bn=16 oc_bn=")
+
+
+
+def test_one_config_type_for_rules_tuners_and_graphs():
+    """A rule's config is a point of the template's AutoTVM space: the same type, the same index."""
+    from tune import autotvm
+    from tune.autotvm.space import ConfigEntity
+
+    with Target(AVX512):
+        cfg = with_values(default_config(KEY), ow_bn=3)
+        task = autotvm.task.create(KEY[0], KEY[1:], target=AVX512)
+    point = task.config_space.get(cfg.index)
+    assert isinstance(cfg, ConfigEntity) and isinstance(point, ConfigEntity)
+    assert point.values == cfg.values and cfg["ow_bn"].val == 3
+    with pytest.raises(TypeError, match=r"cfg\[name\]\.val"):  # an entity is not its value
+        bool(cfg["flat"])
 
 
 # ----------------------------------------------------- workload keys ---
@@ -243,8 +260,8 @@ def test_workload_key_is_the_same_in_compute_schedule_and_dispatch():
         C2 = x86conv.conv2d_nchw_x86(A, W, 1, 1, 1)
         s = x86conv_schedule.schedule_conv2d_nchw(C2)
     with Target(AVX512):
-        assert default_config(KEY)["ow_bn"] == 14  # the rule: one vector of channels by the row of 14
-    assert seen == [KEY] and C2.op.input_tensors[0].op.attrs["config"]["ow_bn"] == 2
+        assert default_config(KEY)["ow_bn"].val == 14  # the rule: one vector of channels by the row of 14
+    assert seen == [KEY] and C2.op.input_tensors[0].op.attrs["config"]["ow_bn"].val == 2
     assert "(x.outer * 2)" in str(schedule.lower(s, [A, W, C2]))  # 14 columns in tiles of 2
 
 
@@ -274,7 +291,7 @@ def test_choose_configs_stores_one_config_per_node_and_keys_differ():
     assert configs["conv2d"].workload == node_workload(conv) == KEY
     assert configs["dense"].template == "dense_pack.x86"  # constant weight: packed once
     rule = default_config(KEY)  # the host's rule (AVX-512: ic_bn=16 ... ow_bn=14; AVX2: ic_bn=8 ... ow_bn=5)
-    assert configs["conv2d"] == rule and rule["ow_bn"] != 2
+    assert configs["conv2d"] == rule and rule["ow_bn"].val != 2
     assert f"config={rule.text()}" in str(g2)
 
     def conv_group_key(opt):
@@ -287,7 +304,7 @@ def test_choose_configs_stores_one_config_per_node_and_keys_differ():
     with ApplyChoices(other):
         key2, text2 = conv_group_key(2)
         lib = graph.build(g)
-    assert key1 != key2 and "ow_bn=2" in text2 and f"ow_bn={rule['ow_bn']}" in text1
+    assert key1 != key2 and "ow_bn=2" in text2 and f"ow_bn={rule['ow_bn'].val}" in text1
     xv = _np((1, 16, 14, 14), 26)
     m = lib.create_executor()
     m.run(x=xv)
@@ -305,15 +322,15 @@ def test_defaults_read_the_target():
         assert config_space(KEY)["ow_bn"] == list(range(1, 9))  # 8 of the 16 ymm
     # AVX-512: one vector of 16 by the row (28 columns: 14, within the 16 accumulators), kernel
     # columns rolled; AVX2: two vectors of 8 lanes
-    assert (big["oc_bn"], small["oc_bn"]) == (16, 16)
-    assert (big["ow_bn"], big["unroll_kw"], big["ic_bn"]) == (14, False, 16)
+    assert (big["oc_bn"].val, small["oc_bn"].val) == (16, 16)
+    assert (big["ow_bn"].val, big["unroll_kw"].val, big["ic_bn"].val) == (14, False, 16)
     # AVX2: the wide tile, 6 columns x 2 vectors = 12 of the 16 ymm, kernel columns rolled
-    assert (small["ow_bn"], small["unroll_kw"], small["ic_bn"]) == (6, False, 8)
-    assert (pool512["vec"], pool2["vec"]) == (16, 8)
+    assert (small["ow_bn"].val, small["unroll_kw"].val, small["ic_bn"].val) == (6, False, 8)
+    assert (pool512["vec"].val, pool2["vec"].val) == (16, 8)
     with Target(AVX2):
         assert default_config(x86dense.dense_workload(64, 1000, 2048, template="dense_pack.x86")).values == \
             {"bn": 16, "mr": 6, "ku": 4}
-        assert default_config(softmax_workload(64, 1000))["vec"] == 16
+        assert default_config(softmax_workload(64, 1000))["vec"].val == 16
 
 
 def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_vector_tile():
@@ -328,8 +345,8 @@ def test_avx2_rule_gives_an_unpadded_conv_a_dividing_tile_else_the_fullest_two_v
     def rule(dshape, kshape, stride=1, pad=0, flat=False):
         key = x86conv_rule.conv2d_workload(dshape, kshape, (stride, stride), (pad,) * 4, (1, 1))
         cfg = default_config(key)
-        assert cfg["flat"] == flat, (dshape, kshape)
-        return cfg["oc_bn"], cfg["ow_bn"]
+        assert cfg["flat"].val == flat, (dshape, kshape)
+        return cfg["oc_bn"].val, cfg["ow_bn"].val
 
     with Target(AVX2):
         assert rule((1, 256, 56, 56), (64, 256, 1, 1), flat=True) == (16, 5)  # 5s over the plane, not rows of 4s
@@ -384,7 +401,7 @@ def test_choose_configs_reads_the_producers_block_with_the_rules_other_knobs():
         context = BuildContext.of(options={"winograd": False})  # the 3x3 conv direct
         first, second = [n for n in choose_configs(g, context).nodes if n.op == "conv2d"]
         rule = default_config(node_workload(second))
-    assert first.attrs["config"]["oc_bn"] == 16 and rule["ic_bn"] == 8 and rule["unroll_kw"]
+    assert first.attrs["config"]["oc_bn"].val == 16 and rule["ic_bn"].val == 8 and rule["unroll_kw"].val
     assert second.attrs["config"].values == {**rule.values, "ic_bn": 16, "unroll_kw": False}
 
 def _build_for(s, args, target: str):
@@ -411,8 +428,9 @@ def test_avx2_scheduled_conv_uses_8_lanes_and_matches_numpy(case):
         s = x86conv_schedule.schedule_conv2d_nchw(C)
         f = _build_for(s, [A, W, C], AVX2)
     cfg = C.op.input_tensors[0].op.attrs["config"]
-    acc = cfg["ow_bn"] * cfg["oc_bn"] // 8
-    assert cfg["oc_bn"] in (8, 16) and (acc <= 8 or (acc in (10, 12) and not cfg["unroll_kw"]))  # of 16 ymm
+    acc = cfg["ow_bn"].val * cfg["oc_bn"].val // 8
+    # of 16 ymm
+    assert cfg["oc_bn"].val in (8, 16) and (acc <= 8 or (acc in (10, 12) and not cfg["unroll_kw"].val))
     if acc > 8:  # the wide tile (OW 14 padded to 15; 23 to 24, ic_bn 6): no spilling (unroll_kw: ~600 rsp)
         assert f.get_source("asm").count("rsp") < 100
     check_build(s, [A, W, C], lambda *_: T.conv2d_nchw_python(a, wt, st, pad), inputs=[a, wt], module=f, **TOL)

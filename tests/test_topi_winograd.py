@@ -9,7 +9,7 @@ from helpers import check_build
 import te
 import topi.testing as T
 from codegen.target import create
-from tune.autotvm.config import make_config, sample_config
+from tune.autotvm.config import make_config, sample_config, with_values
 from topi.config import vector_lanes
 from topi.nn.winograd import (
     winograd_kernel_shape,
@@ -55,8 +55,9 @@ def _run_pretransformed(n, c, k, h, w, pads, values=None, epilogue=None):
     key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1))
     cfg = default_winograd_config(key) if values is None else make_config(key, values)
     a, wt = _rand(dshape, 1), _rand(kshape, 2)
-    u = winograd_kernel_transform_numpy(wt, cfg["tile"], cfg["bn"], -(-c // cfg["cb"]) * cfg["cb"])
-    assert u.shape == winograd_kernel_shape(kshape, cfg["tile"], cfg["bn"], cfg["cb"])
+    v = cfg.values
+    u = winograd_kernel_transform_numpy(wt, v["tile"], v["bn"], -(-c // v["cb"]) * v["cb"])
+    assert u.shape == winograd_kernel_shape(kshape, v["tile"], v["bn"], v["cb"])
     A = te.placeholder(dshape, name="data")
     U = te.placeholder(u.shape, name="U")
     out = conv2d_winograd_x86(A, U, pads, cfg=cfg, kshape=kshape)
@@ -109,7 +110,7 @@ def test_shapes_not_multiple_of_tiles_and_blocks(n, c, k, h, w, pads, values):
 def test_fused_blocks_of_tile_rows(n, c, k, h, w, pads, values):
     key = winograd_workload((n, c, h, w), (k, c, 3, 3), (1, 1), pads, (1, 1))
     _, cfg = _run_pretransformed(n, c, k, h, w, pads, {**default_winograd_config(key).values, **values})
-    assert cfg["rows"] == values["rows"]
+    assert cfg["rows"].val == values["rows"]
 
 
 def test_fused_schedule_runs_every_stage_in_one_parallel_loop_over_blocks(monkeypatch):
@@ -127,7 +128,8 @@ def test_fused_schedule_runs_every_stage_in_one_parallel_loop_over_blocks(monkey
     for rows in (0, 4):
         cfg = make_config(key, {**default_winograd_config(key).values, "rows": rows})
         A = te.placeholder(dshape, name="data")
-        U = te.placeholder(winograd_kernel_shape(kshape, cfg["tile"], cfg["bn"], cfg["cb"]), name="U")
+        v = cfg.values
+        U = te.placeholder(winograd_kernel_shape(kshape, v["tile"], v["bn"], v["cb"]), name="U")
         out = conv2d_winograd_x86(A, U, pads, cfg=cfg, kshape=kshape)
         text[rows] = str(schedule.lower(schedule_conv2d_winograd([out], cfg), [A, U, out]))
     assert text[0].count("parallel (") == 4  # padded input, V, M, output: each split its own way
@@ -143,7 +145,7 @@ def test_rule_fuses_unless_the_transformed_kernel_is_too_large():
     assert fused_rows(14, 1 << 20, threads=4) == 4
     for c, h in ((64, 56), (128, 28), (256, 14), (512, 7)):  # 512 @7: 38 MB of transformed kernel
         cfg = default_winograd_config(winograd_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1,) * 4, (1, 1)))
-        assert (cfg["rows"] == 0) == (c == 512)
+        assert (cfg["rows"].val == 0) == (c == 512)
 
 
 def test_fusing_over_a_large_transformed_kernel_is_refused():
@@ -152,7 +154,7 @@ def test_fusing_over_a_large_transformed_kernel_is_refused():
     big = winograd_workload((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1,) * 4, (1, 1))
     assert config_space(big)["rows"] == [0]  # even F(2x2)'s kernel is 16 MiB
     mid = winograd_workload((1, 384, 14, 14), (384, 384, 3, 3), (1, 1), (1,) * 4, (1, 1))
-    assert make_config(mid, {"tile": 2, "rows": 2})["rows"] == 2  # 9 MiB
+    assert make_config(mid, {"tile": 2, "rows": 2})["rows"].val == 2  # 9 MiB
     with pytest.raises(ValueError, match=r"rows=2 fuses a block over a 20\.2 MiB transformed kernel"):
         make_config(mid, {"tile": 4, "bn": 4 * V, "cb": V, "rows": 2})
 
@@ -193,7 +195,7 @@ def test_kernel_transform_te_matches_numpy():
 def test_rule_default_is_legal_and_picks_tile_by_size():
     for h, tile in ((56, 4), (14, 4), (7, 4), (6, 2), (3, 2)):
         cfg = default_winograd_config(winograd_workload((1, 64, h, h), (64, 64, 3, 3), (1, 1), (1,) * 4, (1, 1)))
-        assert cfg.template == TEMPLATE and cfg["tile"] == tile
+        assert cfg.template == TEMPLATE and cfg["tile"].val == tile
 
 
 def test_rule_takes_the_smaller_tile_where_the_transformed_kernel_streams_from_memory():
@@ -212,9 +214,10 @@ def test_rule_takes_the_smaller_tile_where_the_transformed_kernel_streams_from_m
             ):
                 key = winograd_workload((n, c, h, h), (c, c, 3, 3), (1, 1), (1,) * 4, (1, 1))
                 cfg = default_winograd_config(key)
-                assert cfg["tile"] == tile, (target, n, c, h)
-                size = kernel_bytes(key[2], cfg["tile"], cfg["bn"], cfg["cb"])
-                assert size <= STREAM_KERNEL_BYTES and (cfg["rows"] == 0) == (size > FUSE_MAX_KERNEL_BYTES)
+                assert cfg["tile"].val == tile, (target, n, c, h)
+                size = kernel_bytes(key[2], cfg["tile"].val, cfg["bn"].val, cfg["cb"].val)
+                assert size <= STREAM_KERNEL_BYTES
+                assert (cfg["rows"].val == 0) == (size > FUSE_MAX_KERNEL_BYTES)
 
 
 def test_errors():
@@ -230,7 +233,7 @@ def test_errors():
     conv = conv2d_winograd_x86(A, te.placeholder((8, 8, 3, 3), name="w"), 1)
     cfg = default_winograd_config(key)
     with pytest.raises(ValueError, match=r"knobs \['tile'\] differ from the compute"):
-        schedule_conv2d_winograd([conv], cfg.with_values(tile=6 - cfg["tile"]))
+        schedule_conv2d_winograd([conv], with_values(cfg, tile=6 - cfg["tile"].val))
 
 
 def test_autotvm_template_builds_fallback_and_a_sampled_config():
@@ -329,7 +332,7 @@ def test_a_record_from_before_the_rows_knob_ran_the_stages_apart(tmp_path):
 
     big = conv2d_workload((1, 64, 14, 14), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     rule = default_winograd_config((TEMPLATE, *big[1:]))
-    assert rule["rows"] > 0
+    assert rule["rows"].val > 0
     task, log, _ = _record_log(tmp_path, big, 0, _without_rows)
     with autotvm.apply_history_best(log):
         with pytest.warns(UserWarning, match=r"skipped the tuning record of conv2d_winograd.x86.*rows=0 runs "
@@ -356,7 +359,7 @@ def test_a_legacy_record_reads_rows_0_where_that_is_legal(tmp_path):
     _, log, entity = _record_log(tmp_path, key, 5, _without_rows)
     with autotvm.apply_history_best(log):
         cfg = choose(key, HOST, autotvm.Records.current())
-    assert cfg.template == TEMPLATE and cfg["rows"] == 0
+    assert cfg.template == TEMPLATE and cfg["rows"].val == 0
     assert cfg.values == {**{k: v for k, _, v in entity}, "rows": 0}
 
 
@@ -374,8 +377,8 @@ def test_the_stages_apart_form_is_refused_where_fusing_is_legal(monkeypatch):
     with pytest.raises(ValueError, match=r"rows=0 runs the stages apart.*4 tile rows fuse: use rows="):
         make_config(key, {"rows": 0})
     monkeypatch.setattr(W, "_threads", lambda: 8)  # more threads than the 4 tile rows
-    assert 0 in config_space(key)["rows"] and make_config(key, {"rows": 0})["rows"] == 0
-    assert default_winograd_config(key)["rows"] == 0
+    assert 0 in config_space(key)["rows"] and make_config(key, {"rows": 0})["rows"].val == 0
+    assert default_winograd_config(key)["rows"].val == 0
 
 
 def test_a_task_is_defined_on_the_rules_values_where_the_knobs_first_choices_are_refused(monkeypatch):
@@ -431,7 +434,8 @@ def test_blocked_input_and_output_with_fused_bias_relu(c, k, h, w, db, ob, value
     key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1))
     cfg = make_config(key, {**default_winograd_config(key).values, **values})
     a, wt, bias = _rand(dshape, 11), _rand(kshape, 12), _rand((k,), 13)
-    u = winograd_kernel_transform_numpy(wt, cfg["tile"], cfg["bn"], -(-c // cfg["cb"]) * cfg["cb"])
+    v = cfg.values
+    u = winograd_kernel_transform_numpy(wt, v["tile"], v["bn"], -(-c // v["cb"]) * v["cb"])
     A = te.placeholder((1, c // db, h, w, db), name="data")
     U = te.placeholder(u.shape, name="U")
     B = te.placeholder((1, k // ob, 1, 1, ob), name="bias")
@@ -459,9 +463,9 @@ def _out_block_follows_the_direct_rule(conv2d_workload, default_conv2d_config, w
     key = winograd_workload((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
     cfg = default_winograd_config(key)
     direct = default_conv2d_config(conv2d_workload((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)))
-    assert winograd_out_block(key, cfg) == direct["oc_bn"]
-    assert winograd_out_block(key, cfg.with_values(bn=48)) == 16  # the direct block divides bn and K
-    assert winograd_out_block(key, cfg.with_values(bn=16)) == 16  # the direct block does not divide bn: bn
+    assert winograd_out_block(key, cfg) == direct["oc_bn"].val
+    assert winograd_out_block(key, with_values(cfg, bn=48)) == 16  # the direct block divides bn and K
+    assert winograd_out_block(key, with_values(cfg, bn=16)) == 16  # the direct block does not divide bn: bn
 
 
 def test_avx2_rule_takes_two_vectors_by_six_slots_unless_that_pads_a_sixth():
@@ -475,7 +479,7 @@ def test_avx2_rule_takes_two_vectors_by_six_slots_unless_that_pads_a_sixth():
     def rule(c, h, n=1):
         key = winograd_workload((n, c, h, h), (c, c, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
         cfg = default_winograd_config(key)
-        return key, cfg, (cfg["tile"], cfg["bn"], cfg["mr"], cfg["ku"], cfg["rows"])
+        return key, cfg, (cfg["tile"].val, cfg["bn"].val, cfg["mr"].val, cfg["ku"].val, cfg["rows"].val)
 
     with Target("llvm -mcpu=x86-64-v3"):
         assert rule(64, 56)[2] == (4, 16, 6, 4, 7)  # 98 tiles a block: 102 slots in 6s
@@ -485,7 +489,7 @@ def test_avx2_rule_takes_two_vectors_by_six_slots_unless_that_pads_a_sixth():
         assert rule(256, 14)[2] == (2, 16, 6, 4, 4)  # one image streams F(4x4)'s kernel: 28 tiles a block
         assert rule(512, 7)[2] == (2, 16, 6, 4, 0)  # 16 tiles, apart: 18 slots in 6s
         assert winograd_out_block(key, cfg) == 16
-        assert winograd_out_block(key, cfg.with_values(bn=24)) == 8
+        assert winograd_out_block(key, with_values(cfg, bn=24)) == 8
         assert ymm_tile((1, 96, 3, 3), 0, 8) == (16, 4)  # 9 tiles: 12 slots in 6s
         assert ymm_tile((2, 96, 3, 3), 0, 8) == (16, 6)  # 18 tiles
     with Target("llvm -mcpu=x86-64-v4"):  # 32 registers: four vectors by the rows 16 accumulators allow

@@ -2,7 +2,7 @@
 
 Computes live in ``topi`` (broadcast, math, reduction, transform) and
 ``topi.nn``; default schedules in ``topi.generic``; tuned CPU schedules in
-``topi.x86`` (choices from ``tune.autotvm.config.Config`` knobs); numpy references in
+``topi.x86`` (choices from ``tune.autotvm.config`` knob configs); numpy references in
 ``topi.testing``; tags that drive inlining and fusion in ``topi.tag``.
 Importing topi also gives ``te.Tensor`` its arithmetic operators (``A * 2.0``
 builds ``topi.multiply``), as classic TVM did.

@@ -1,6 +1,6 @@
 """Block sizes and register budgets that topi's rules read from a target.
 
-The configs themselves (``Config``, the rules' registry, choosing) live in
+The configs themselves (``ConfigEntity``, the rules' registry, choosing) live in
 ``tune.autotvm.config``; these are the arithmetic every rule shares: divisors
 for block candidates, the accumulators a register tile may hold, the lanes of
 one vector; and :func:`records_target`, which marks a schedule with the target

@@ -25,6 +25,7 @@ import numpy as np
 from tune.autotvm import callback
 from tune.autotvm.choose import RECORD_MARGIN, alternatives, deployable
 from tune.autotvm.config import has_rule, recorded_values
+from tune.autotvm.space import ConfigEntity
 from tune.autotvm.tuner.tuner import config_key
 from tune.measure import MeasureInput, MeasureResult
 from tune.network import (
@@ -46,7 +47,7 @@ from tune.record import ranked_by_workload
 def records_changed(program, before, after) -> tuple:
     """``(changed, kernels)``: of the configs the built model ``after`` runs, how many are not
     among those ``before`` (the rule's build) runs.  0: the two builds run the same kernels."""
-    def configs(built):  # a Config compares by its workload and values
+    def configs(built):  # a ConfigEntity compares by its workload and values
         return Counter(cfg for call in program.configs(built) for cfg in call)
 
     mine = configs(after)

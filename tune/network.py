@@ -34,7 +34,7 @@ from tune.autotvm import callback
 from tune.autotvm import tuner as tuners
 from tune.autotvm.choose import rule_variants as variants_of
 from tune.autotvm.config import has_rule, rule_of
-from tune.autotvm.space import FallbackConfigEntity
+from tune.autotvm.knobs import OtherOptionEntity
 from tune.autotvm.tuner.tuner import config_key
 from tune.errors import RecordError
 from tune.measure import LocalBuilder, LocalRunner, MeasureInput
@@ -99,11 +99,9 @@ def measured(records: list, task) -> list:
 
 def space_point(task, values: dict):
     """The point of ``task``'s space with the knob ``values``, or None where one is outside it."""
-    point = FallbackConfigEntity()
-    for name, value in values.items():
-        point[name] = value
-    index = point.to_entity(task.config_space).index
-    return task.config_space.get(index) if index >= 0 else None
+    space = task.config_space
+    index = space.index_of({name: OtherOptionEntity(value) for name, value in values.items()})
+    return None if index is None else space.get(index)
 
 
 def rule_variants(task) -> list:

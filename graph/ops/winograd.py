@@ -58,7 +58,7 @@ def _winograd_types(values, a):
     kshape = tuple(a["kernel_shape"])
     dshape = plain_data_shape(data.shape)
     cfg = a["config"]
-    want = winograd_kernel_shape(kshape, cfg["tile"], cfg["bn"], cfg["cb"])
+    want = winograd_kernel_shape(kshape, cfg["tile"].val, cfg["bn"].val, cfg["cb"].val)
     if len(data.shape) not in (4, 5) or tuple(u.shape) != want:
         raise ValueError(f"conv2d_winograd expects 4-D or 5-D data and a transformed kernel {want} "
                          f"(kernel_shape {kshape}, {cfg.text()}), got {data.shape} and {u.shape}")
@@ -91,7 +91,7 @@ def _np_winograd(xs, a):
     if data.ndim == 5:
         data = unblock_array(data)
     top, left, bottom, right = _pads(a)
-    kernel = untransform_kernel_numpy(u, tuple(a["kernel_shape"]), a["config"]["tile"])
+    kernel = untransform_kernel_numpy(u, tuple(a["kernel_shape"]), a["config"]["tile"].val)
     padded = np.pad(data.astype(np.float64), ((0, 0), (0, 0), (top, bottom), (left, right)))
     out = topi.testing.conv2d_nchw_python(padded, kernel, 1, 0).astype(data.dtype)
     ob = a.get("out_block", 0)

@@ -70,8 +70,9 @@ def is_winograd(node) -> bool:
 def winograd_conv(node, data, kernel, out_block: int, kernel_name: str):
     """``conv2d_winograd(data, winograd_transform_kernel(kernel))`` of a :func:`is_winograd` node."""
     cfg = node.attrs["config"]
-    cp = -(-kernel.shape[1] // cfg["cb"]) * cfg["cb"]
-    u = make_node("winograd_transform_kernel", [kernel], {"tile": cfg["tile"], "bn": cfg["bn"], "cp": cp},
+    cp = -(-kernel.shape[1] // cfg["cb"].val) * cfg["cb"].val
+    u = make_node("winograd_transform_kernel", [kernel], {"tile": cfg["tile"].val, "bn": cfg["bn"].val,
+                                                           "cp": cp},
                   kernel_name)
     attrs = {"padding": tuple(node.attrs.get("padding", (0, 0, 0, 0))), "kernel_shape": tuple(kernel.shape),
              "config": cfg, "out_block": out_block}
@@ -108,7 +109,7 @@ def conv_blocks(node, target, prefer_ic_bn: int = 0) -> tuple | None:
     if cfg is not None and cfg.template != h.conv_template:
         return None  # choose_configs found it cannot be blocked: the direct template
     if cfg is not None:
-        blocks = cfg["ic_bn"], cfg["oc_bn"]
+        blocks = cfg["ic_bn"].val, cfg["oc_bn"].val
     else:
         blocks = h.group_conv_blocks(node.inputs[0].shape, kernel.shape, node.attrs)
     if blocks is None:
@@ -165,7 +166,7 @@ def _pack_dense(node, ins, target):
     cfg = node.attrs.get("config")
     if cfg is not None and cfg.template != helpers(target).dense_pack_template:
         return None  # choose_configs chose the plain dense template
-    bn = cfg["bn"] if cfg is not None else helpers(target).dense_pack_block(ins[0].shape[0], n, k)
+    bn = cfg["bn"].val if cfg is not None else helpers(target).dense_pack_block(ins[0].shape[0], n, k)
     packed = make_node("pack_dense_weight", [w], {"bn": bn}, f"{node.name}_weight_packed")
     return make_node("dense", [ins[0], packed.output], {**node.attrs, "units": n}, node.name,
                      [v.name for v in node.outputs]).outputs

@@ -64,19 +64,22 @@ def group_conv(node, ins: list, lay: Layouts) -> tuple | None:
     cfg = helpers(lay.target).group_conv_config(data.shape, kernel.shape, st, pad, dil, groups, data.dtype)
     key = cfg.workload
     have = lay.block_of(ins[0])
-    want = lay.concat_blocks.get(id(node.output), cfg["oc_bn"])
-    if have and have != cfg["ic_bn"] and have in cfg.space["ic_bn"] or want in cfg.space["oc_bn"]:
-        ic_bn = have if have and have in cfg.space["ic_bn"] else cfg["ic_bn"]
-        oc_bn = want if want in cfg.space["oc_bn"] else cfg["oc_bn"]
+    ic_cands, oc_cands = cfg.candidates("ic_bn"), cfg.candidates("oc_bn")
+    want = lay.concat_blocks.get(id(node.output), cfg["oc_bn"].val)
+    if have and have != cfg["ic_bn"].val and have in ic_cands or want in oc_cands:
+        ic_bn = have if have and have in ic_cands else cfg["ic_bn"].val
+        oc_bn = want if want in oc_cands else cfg["oc_bn"].val
         cfg = make_config(key, {**cfg.values, "ic_bn": ic_bn, "oc_bn": oc_bn})
+    ic_bn, oc_bn = cfg["ic_bn"].val, cfg["oc_bn"].val
     packed = constant_node(
-        helpers(lay.target).pack_group_kernel_numpy(np.asarray(kernel.node.attrs["value"]), groups, cfg["ic_bn"], cfg["oc_bn"]),
+        helpers(lay.target).pack_group_kernel_numpy(np.asarray(kernel.node.attrs["value"]), groups,
+                                                    ic_bn, oc_bn),
         lay.fresh(f"{node.name}_kernel_packed"),
     )
-    new = lay.to(ins[0], cfg["ic_bn"]) if have else ins[0]
+    new = lay.to(ins[0], ic_bn) if have else ins[0]
     attrs = {**node.attrs, "config": cfg}
     conv = make_node("group_conv2d_NCHWc", [new, packed.output], attrs, node.name, [node.output.name])
-    return lay.produce(conv, cfg["oc_bn"])
+    return lay.produce(conv, oc_bn)
 
 
 def depthwise(node, ins: list, lay: Layouts) -> tuple | None:

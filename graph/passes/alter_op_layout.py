@@ -46,6 +46,7 @@ from graph.ops.registry import ELEMWISE
 from graph.passes import alter_grouped_layout as grouped
 from graph.passes.alter_conv_layout import conv_blocks, helpers, is_winograd, winograd_layout
 from graph.passes.layout_state import BINARY_OPS, PER_TENSOR_OPS, POOL_OPS, Layouts, concat_block, convertible, transparent
+from tune.autotvm.config import with_values
 
 
 def count_transforms(graph: Graph) -> int:
@@ -197,6 +198,6 @@ def _conv(node, ins: list, lay: Layouts) -> tuple | None:
     )
     attrs = dict(node.attrs)
     if attrs.get("config") is not None:
-        attrs["config"] = attrs["config"].with_values(ic_bn=ic_bn, oc_bn=oc_bn)
+        attrs["config"] = with_values(attrs["config"], ic_bn=ic_bn, oc_bn=oc_bn)
     conv = make_node("conv2d_NCHWc", [data, packed.output], attrs, node.name, [node.output.name])
     return lay.produce(conv, oc_bn)

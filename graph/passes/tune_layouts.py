@@ -50,7 +50,7 @@ MAX_SWEEPS = 20
 
 def _blocks(cfg, target) -> tuple:
     """``(input block, output block)`` of a conv config in the blocked layout (0: NCHW output)."""
-    return cfg[rule_of(cfg.template).input_knob], out_block(cfg, target)
+    return cfg[rule_of(cfg.template).input_knob].val, out_block(cfg, target)
 
 
 def _transform_seconds(value) -> float:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import te
 from topi.utils import get_const_tuple, shape_str
 from tune.autotvm.config import choose_config
+from tune.autotvm.space import ConfigEntity
 
 ATTENTION = "attention"
 
@@ -88,7 +89,7 @@ def attention(
     mask : te.Tensor, optional
         Additive ``[1 or BH, 1 or Sq, Sk]``.
     scale : float
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Stored on the output stage (``attrs["config"]``) for the schedule.
     heads : int
         0, or ``H`` (dividing BH): write the heads merged, ``[BH/H, Sq, H, Dv]``
@@ -116,7 +117,7 @@ def attention(
         return x.astype(cdt) if cdt != dtype else x
 
     cfg = cfg if cfg is not None else choose_config(attention_workload(bh, sq, sk, d, dv, dtype))
-    skp = padded_keys(sk, cfg["vec"])
+    skp = padded_keys(sk, cfg["vec"].val)
 
     def key(j):  # a padded key column repeats the last key: finite scores that nothing reads
         return j if skp == sk else te.min(j, sk - 1)

@@ -1,6 +1,6 @@
 """topi.x86: tuned CPU schedules.
 
-Each schedule reads every choice it makes from a ``tune.autotvm.config.Config`` of
+Each schedule reads every choice it makes from a config (``tune.autotvm.config``, a ``ConfigEntity``) of
 named knobs for its workload key (``*_workload``; templates ``conv2d_NCHWc.x86``,
 ``conv_direct.x86``, ``depthwise_conv2d_{nchw,nhwc}.x86``, ``dense.x86``,
 ``dense_pack.x86``, ``batch_matmul.x86``, ``pool.x86``, ``softmax.x86``,

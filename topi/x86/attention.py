@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import te
 from topi import tag as tags
-from tune.autotvm.config import Config, choose_config, register_rule
+from tune.autotvm.config import check_config, choose_config, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_int
 from topi.config import records_target
@@ -61,7 +62,8 @@ register_rule(
 )
 
 
-def default_attention_config(bh: int, sq: int, sk: int, d: int, dv: int, dtype: str = "float32") -> Config:
+def default_attention_config(bh: int, sq: int, sk: int, d: int, dv: int,
+                             dtype: str = "float32") -> ConfigEntity:
     from topi.nn.attention import attention_workload
 
     return choose_config(attention_workload(bh, sq, sk, d, dv, dtype))
@@ -150,14 +152,14 @@ def _register_tile(st, red, axis, vec: int, extent: int, rows: int) -> None:
 
 
 @records_target
-def schedule_attention(outs, cfg: Config | None = None):
+def schedule_attention(outs, cfg: ConfigEntity | None = None):
     """Schedule ``topi.nn.attention`` (see the module docstring).
 
     Parameters
     ----------
     outs : te.Tensor or list
         The attention output.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Knobs of :func:`default_attention_config` (default: the config stored on
         the output stage, else the chosen one).
     """
@@ -167,7 +169,7 @@ def schedule_attention(outs, cfg: Config | None = None):
         return default_schedule(outs)
     key = out.op.attrs["workload"]
     cfg = cfg or out.op.attrs.get("config")
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     st = _stages(out.op)
     s = te.create_schedule([out.op])
     _inline_producers(s, st)
@@ -179,8 +181,8 @@ def schedule_attention(outs, cfg: Config | None = None):
         b = o.fuse(bo, h)
     else:
         b, i, e = o.op.axis
-    io, ii = o.split(i, factor=cfg["rb"])
-    if cfg["fuse_rows"]:  # row blocks are the tasks, slices inside: the last (partial) block is a
+    io, ii = o.split(i, factor=cfg["rb"].val)
+    if cfg["fuse_rows"].val:  # row blocks are the tasks, slices inside: the last (partial) block is a
         o.reorder(io, b, ii, e)  # loop of its own, the others keep the full register tile
         task, block = io, b
     else:
@@ -188,9 +190,9 @@ def schedule_attention(outs, cfg: Config | None = None):
         task, block = b, io
     o.parallel(task)
     dv, sk = get_const_int(e.dom.extent), get_const_int(st["attention_kt"].axis[2].dom.extent)
-    _vec(o, e, cfg["vec"], dv)
+    _vec(o, e, cfg["vec"].val, dv)
     kt = s[st["attention_kt"]]
-    if cfg["fuse_rows"]:  # tasks are row blocks: K^T once per call, its slices in parallel
+    if cfg["fuse_rows"].val:  # tasks are row blocks: K^T once per call, its slices in parallel
         kt.parallel(st["attention_kt"].axis[0])
     else:
         kt.compute_at(o, task)
@@ -199,16 +201,16 @@ def schedule_attention(outs, cfg: Config | None = None):
     dot = s[st["attention_dot"]]
     _, _, j = dot.op.axis
     (rd,) = dot.op.reduce_axis
-    _register_tile(dot, rd, j, cfg["vec"], sk, cfg["rb"])
+    _register_tile(dot, rd, j, cfg["vec"].val, sk, cfg["rb"].val)
     if "attention_cap" in st:  # softcap: tanh once per score, vectorized, read by max and exp
         cap = s[st["attention_cap"]]
         cap.compute_at(o, block)
-        _vec(cap, st["attention_cap"].axis[2], cfg["vec"], sk)
-    _vec(s[st["attention_exp"]], st["attention_exp"].axis[2], cfg["vec"], sk)
+        _vec(cap, st["attention_cap"].axis[2], cfg["vec"].val, sk)
+    _vec(s[st["attention_exp"]], st["attention_exp"].axis[2], cfg["vec"].val, sk)
     for tag in ("attention_max", "attention_sum"):
-        _lane_reduce(s, st[tag], cfg["vec"], sk, block, o)
+        _lane_reduce(s, st[tag], cfg["vec"].val, sk, block, o)
     acc = s[st["attention_acc"]]
     _, _, ea = acc.op.axis
     (ra,) = acc.op.reduce_axis
-    _register_tile(acc, ra, ea, cfg["vec"], dv, cfg["rb"])
+    _register_tile(acc, ra, ea, cfg["vec"].val, dv, cfg["rb"].val)
     return s

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from topi import tag as tags
-from tune.autotvm.config import Config, choose_config, register_rule
+from tune.autotvm.config import choose_config, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.x86.dense import _schedule, dense_rule, dense_space, dense_workload
 from topi.config import records_target
 
@@ -11,7 +12,7 @@ TEMPLATE = "batch_matmul.x86"
 register_rule(TEMPLATE, dense_space, dense_rule, doc="batch_matmul: the dense kernel per slice")
 
 
-def default_batch_matmul_config(batch: int, M: int, N: int, K: int, dtype: str = "float32") -> Config:
+def default_batch_matmul_config(batch: int, M: int, N: int, K: int, dtype: str = "float32") -> ConfigEntity:
     """Knobs of :func:`schedule_batch_matmul` for ``batch`` ``[M, K] x [N, K]`` products:
     the per-slice rule of :func:`topi.x86.dense.dense_rule` (``vk``, ``mr``, ``nr``,
     ``nb``); the batch does not change it (the key is the slice's)."""
@@ -19,7 +20,7 @@ def default_batch_matmul_config(batch: int, M: int, N: int, K: int, dtype: str =
 
 
 @records_target
-def schedule_batch_matmul(outs, cfg: Config | None = None):
+def schedule_batch_matmul(outs, cfg: ConfigEntity | None = None):
     """Schedule ``topi.nn.batch_matmul`` (and an injective epilogue) for x86.
 
     The batch axis is fused with the weight-row blocks into the parallel
@@ -30,7 +31,7 @@ def schedule_batch_matmul(outs, cfg: Config | None = None):
     Parameters
     ----------
     outs : te.Tensor or list
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Knobs of :func:`default_batch_matmul_config` (the same as
         :func:`topi.x86.dense.default_dense_config`, which the schedule
         applies when ``cfg`` is None).

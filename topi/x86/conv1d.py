@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import te
-from tune.autotvm.config import Config
+from tune.autotvm.space import ConfigEntity
 from topi.x86.conv_direct import _outs, default_direct_config, schedule_direct
 from topi.config import records_target
 
 
-def default_conv1d_config(out_shape: tuple, layout: str = "NCW", dtype: str = "float32") -> Config:
+def default_conv1d_config(out_shape: tuple, layout: str = "NCW", dtype: str = "float32") -> ConfigEntity:
     """Knobs of :func:`schedule_conv1d_ncw` / :func:`schedule_conv1d_nwc` (see
     :func:`topi.x86.conv_direct.direct_rule`)."""
     if layout not in ("NCW", "NWC"):
@@ -17,14 +17,14 @@ def default_conv1d_config(out_shape: tuple, layout: str = "NCW", dtype: str = "f
     return default_direct_config(out_shape, layout == "NWC", f"conv1d_{layout.lower()}", dtype)
 
 
-def _schedule(outs, layout: str, cfg: Config | None):
+def _schedule(outs, layout: str, cfg: ConfigEntity | None):
     outs = _outs(outs)
     s = te.create_schedule([o.op for o in outs])
     return schedule_direct(s, outs[0].op, layout == "NWC", cfg)
 
 
 @records_target
-def schedule_conv1d_ncw(outs, cfg: Config | None = None):
+def schedule_conv1d_ncw(outs, cfg: ConfigEntity | None = None):
     """Schedule ``conv1d_ncw``: ``OW`` vectorized, a block of channels unrolled,
     (n, channel blocks) parallel, the reduction over (ic, k) outside the tile.
 
@@ -34,7 +34,7 @@ def schedule_conv1d_ncw(outs, cfg: Config | None = None):
 
 
 @records_target
-def schedule_conv1d_nwc(outs, cfg: Config | None = None):
+def schedule_conv1d_nwc(outs, cfg: ConfigEntity | None = None):
     """Schedule ``conv1d_nwc``: output channels vectorized, columns unrolled.
 
     ``cfg``: knobs of :func:`default_conv1d_config` with ``layout="NWC"``.

@@ -26,7 +26,8 @@ from topi import tag
 from topi.nn.conv2d import nchwc_conv
 from topi.utils import get_const_tuple
 from topi.x86.conv2d_rule import TEMPLATE, conv2d_blockable, conv2d_key, default_conv2d_config
-from tune.autotvm.config import Config, make_config
+from tune.autotvm.config import check_config, make_config
+from tune.autotvm.space import ConfigEntity
 
 PACK = "conv2d_NCHWc_pack"  # tag of the layout-packing stages (not injective: never inlined)
 
@@ -48,10 +49,11 @@ def pack_data(data, ic_bn: int, pads: tuple):
     return te.compute((n, ic // ic_bn, h + top + bottom, w + left + right, ic_bn), body, name="data_vec", tag=PACK)
 
 
-def blocked_conv(data_pad, kernel, out_hw: tuple, stride, dilation, out_dtype: str, cfg: Config, attrs: dict,
+def blocked_conv(data_pad, kernel, out_hw: tuple, stride, dilation, out_dtype: str, cfg: ConfigEntity,
+                 attrs: dict,
                  groups: int = 1):
     """The ``conv2d_NCHWc`` stage over blocked, padded data: :func:`topi.nn.conv2d.nchwc_conv`,
-    or with ``cfg["flat"]`` that conv over its output plane as one row of ``OH*OW`` columns
+    or with ``cfg["flat"].val`` that conv over its output plane as one row of ``OH*OW`` columns
     (``attrs["flat"]``), returned through the view ``conv2d_NCHWc_plane`` of its
     ``[N, OCc, OH, OW, oc_bn]`` shape::
 
@@ -60,7 +62,7 @@ def blocked_conv(data_pad, kernel, out_hw: tuple, stride, dilation, out_dtype: s
 
     The schedule then tiles the flattened plane: a 7x7 plane's 49 columns in tiles of 5 (9 of
     10 accumulators, a tail of 4) where its rows take two tiles each (4 + 3)."""
-    if not cfg.get("flat"):
+    if not cfg.values.get("flat"):
         return nchwc_conv(data_pad, kernel, out_hw, stride, dilation, out_dtype, attrs=attrs, groups=groups)
     if groups != 1:
         raise ValueError(f"{TEMPLATE}: flat=True needs an ungrouped conv; got groups={groups}")
@@ -98,7 +100,7 @@ def pack_kernel_numpy(kernel, ic_bn: int, oc_bn: int):
     return to_blocked(kernel, kernel_layout(ic_bn, oc_bn))
 
 
-def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg: Config | None = None,
+def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg: ConfigEntity | None = None,
                     groups: int = 1):
     """NCHW conv through the blocked fast path: pack, ``conv2d_NCHWc``, unpack.
 
@@ -112,7 +114,7 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
         whose blocks must be the config's (the output keeps OCc*oc_bn channels).
     stride, padding, dilation
         As in :func:`topi.nn.conv2d_nchw`.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         The config of this workload (:func:`conv2d_workload`); default: the
         one :func:`default_conv2d_config` chooses (with a pre-packed kernel,
         the kernel's blocks).  A config for another workload or with blocks
@@ -145,26 +147,26 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
     cfg = _config_for(key, cfg, kshape)
     st, pads, dil = key[3], key[4], key[5]
     _, _, oh, ow = get_const_tuple(probe.shape)
-    kvec = kernel if len(kshape) == 6 else pack_kernel(kernel, cfg["ic_bn"], cfg["oc_bn"])
-    dvec = pack_data(data, cfg["ic_bn"], pads)
+    kvec = kernel if len(kshape) == 6 else pack_kernel(kernel, cfg["ic_bn"].val, cfg["oc_bn"].val)
+    dvec = pack_data(data, cfg["ic_bn"].val, pads)
     conv = blocked_conv(dvec, kvec, (oh, ow), st, dil, out_dtype or data.dtype, cfg,
                         {"workload": key, "config": cfg}, groups)
-    ocb = cfg["oc_bn"]
+    ocb = cfg["oc_bn"].val
     return te.compute((dshape[0], oc, oh, ow), lambda n, c, y, x: conv[n, c // ocb, y, x, c % ocb],
                       name="conv2d_nchw_unpack", tag=tag.INJECTIVE)
 
 
-def _config_for(key: tuple, cfg: Config | None, kshape: tuple) -> Config:
+def _config_for(key: tuple, cfg: ConfigEntity | None, kshape: tuple) -> ConfigEntity:
     """``cfg`` checked against ``key`` (and a pre-packed kernel's blocks), or the chosen one."""
     blocks = {"ic_bn": kshape[4], "oc_bn": kshape[5]} if len(kshape) == 6 else {}
     if cfg is None:
         cfg = default_conv2d_config(key)
-        if blocks and any(cfg[k] != v for k, v in blocks.items()):
+        if blocks and any(cfg[k].val != v for k, v in blocks.items()):
             cfg = make_config(key, {**cfg.values, **blocks})
         return cfg
-    cfg.check(key)
+    check_config(cfg, key)
     for k, v in blocks.items():
-        if cfg[k] != v:
-            raise ValueError(f"conv2d_nchw_x86: config knob {k}={cfg[k]} but the pre-packed kernel "
+        if cfg[k].val != v:
+            raise ValueError(f"conv2d_nchw_x86: config knob {k}={cfg[k].val} but the pre-packed kernel "
                              f"{kshape} is blocked by {v}; pack the kernel with the config's blocks")
     return cfg

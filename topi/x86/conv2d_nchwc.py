@@ -28,7 +28,8 @@ inner tiles run unguarded and nothing is copied first::
 from __future__ import annotations
 
 import te
-from tune.autotvm.config import Config
+from tune.autotvm.config import with_values
+from tune.autotvm.space import ConfigEntity
 from topi.nn.conv2d import group_conv2d_nchw
 from topi.nn.pad import pad_spatial
 from topi.utils import get_const_tuple
@@ -55,7 +56,7 @@ def plain_shapes(dshape: tuple, kshape: tuple) -> tuple:
 
 
 def conv2d_NCHWc_x86(
-    data, kernel, stride, padding, dilation, cfg: Config | None = None, groups: int = 1, out_dtype=None
+    data, kernel, stride, padding, dilation, cfg: ConfigEntity | None = None, groups: int = 1, out_dtype=None
 ):
     """Blocked conv: NCHW or NCHW[ic_bn]c data, packed kernel, NCHW[oc_bn]c output.
 
@@ -69,7 +70,7 @@ def conv2d_NCHWc_x86(
         (see :func:`topi.x86.conv2d.pack_kernel_numpy`).
     stride, padding, dilation
         As in :func:`topi.nn.conv2d_nchw`.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         ``ow_bn``, ``unroll_kw`` (default: the NCHW workload's
         :func:`topi.x86.conv2d_rule.default_conv2d_config`); the blocks are the kernel's.
     groups : int
@@ -100,7 +101,7 @@ def conv2d_NCHWc_x86(
         out_dtype,
     )  # validates, gives the workload
     wl = probe.op.attrs["workload"]
-    cfg = (cfg or default_conv2d_config(wl)).with_values(ic_bn=ic_bn, oc_bn=oc_bn)
+    cfg = with_values(cfg or default_conv2d_config(wl), ic_bn=ic_bn, oc_bn=oc_bn)
     st, pads, dil = wl[3], wl[4], wl[5]
     _, _, oh, ow = get_const_tuple(probe.shape)
     return blocked_conv(padded_input(data, ic_bn, pads), kernel, (oh, ow), st, dil, out_dtype or data.dtype, cfg,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from topi.config import divisors, largest_divisor, max_accumulators
 from topi.nn.conv2d import _spatial
-from tune.autotvm.config import Config, choose_config, current_target, make_config, register_rule
+from tune.autotvm.config import choose_config, current_target, make_config, register_rule
+from tune.autotvm.space import ConfigEntity
 
 TEMPLATE = "conv2d_NCHWc.x86"
 OC_BLOCKS = (8, 16, 24, 32, 48, 64)  # output-channel blocks that divide a channel count (any target)
@@ -162,7 +163,7 @@ def _fullest_tile(ow: int, cols: tuple) -> int:
     return min(cols, key=lambda c: (_ceil(ow, c), _ceil(ow, c) * c - ow))
 
 
-def input_block_config(workload: tuple, ic_bn: int, target=None) -> Config:
+def input_block_config(workload: tuple, ic_bn: int, target=None) -> ConfigEntity:
     """The rule's config of a conv ``workload`` (a ``conv2d_workload`` key) reading its input
     in blocks of ``ic_bn`` (a legal ``ic_bn``: the block its producer writes, so that no
     layout transform sits between them)."""
@@ -197,9 +198,9 @@ def conv2d_deployable(workload: tuple, values: dict) -> bool:
     return (workload[2][0] // workload[6]) % values["oc_bn"] == 0
 
 
-def conv2d_out_block(cfg: Config, target=None) -> int:
+def conv2d_out_block(cfg: ConfigEntity, target=None) -> int:
     """The channel block of the conv's output in a graph's blocked layout (0: NCHW)."""
-    return cfg["oc_bn"] if conv2d_deployable(cfg.workload, cfg.values) else 0
+    return cfg["oc_bn"].val if conv2d_deployable(cfg.workload, cfg.values) else 0
 
 
 register_rule(TEMPLATE, conv2d_space, conv2d_rule, doc="blocked NCHW[x]c conv2d (conv2d_nchw_x86)",
@@ -213,7 +214,7 @@ def conv2d_blockable(workload: tuple, target=None) -> bool:
     return bool(oc_block_candidates(conv2d_key(workload), target or current_target()))
 
 
-def default_conv2d_config(workload, target=None) -> Config:
+def default_conv2d_config(workload, target=None) -> ConfigEntity:
     """The config of a conv ``workload`` (a key or a compute's ``attrs["workload"]``):
     the current dispatch context's choice, else :func:`conv2d_rule` for ``target``."""
     return choose_config(conv2d_key(tuple(workload)), target)

@@ -13,7 +13,8 @@ from topi import tag
 from topi.utils import find_anchor, get_const_tuple
 from topi.x86.conv2d_rule import TEMPLATE, conv2d_key, default_conv2d_config
 from topi.x86.conv_direct import schedule_direct
-from tune.autotvm.config import Config, current_target, make_config
+from tune.autotvm.config import check_config, current_target, make_config
+from tune.autotvm.space import ConfigEntity
 from topi.config import records_target
 
 # A 1x1 stride-1 unpadded conv reads NCHW data in place where its plane holds at least this many
@@ -70,11 +71,11 @@ def _schedule_inputs(s, conv_op, vec: int) -> None:
             s[op].vectorize(inner)  # one vector of the target at a time
 
 
-def _schedule_accumulator(s, conv, cfg: Config) -> None:
+def _schedule_accumulator(s, conv, cfg: ConfigEntity) -> None:
     """The register tile: reduction outside, ``ic_inner``/``ow`` unrolled, ``oc`` vectorized."""
     n, occ, oh, ow, ocb = s[conv].op.axis
     ico, kh, kw, ici = s[conv].op.reduce_axis
-    if cfg["unroll_kw"]:
+    if cfg["unroll_kw"].val:
         s[conv].reorder(n, occ, oh, ico, kh, ici, kw, ow, ocb)
         s[conv].unroll(kw)
     else:
@@ -84,7 +85,7 @@ def _schedule_accumulator(s, conv, cfg: Config) -> None:
     s[conv].vectorize(ocb)
 
 
-def _tile_output(s, out, cfg: Config, ocb: int, flat: bool = False):
+def _tile_output(s, out, cfg: ConfigEntity, ocb: int, flat: bool = False):
     """Split the output into (parallel rows, column tiles); return the attach axis.
 
     A 5-D output is NCHW[x]c; a 4-D output is NCHW (the unpacked form),
@@ -100,7 +101,7 @@ def _tile_output(s, out, cfg: Config, ocb: int, flat: bool = False):
         occ, ob = s[out].split(c, factor=ocb)
     if flat:
         ow = s[out].fuse(oh, ow)
-    wo, wi = s[out].split(ow, factor=cfg["ow_bn"])
+    wo, wi = s[out].split(ow, factor=cfg["ow_bn"].val)
     outer = (n, occ, wo) if flat else (n, occ, oh, wo)
     if len(axes) == 5:
         s[out].reorder(*outer, wi, ob)
@@ -113,7 +114,7 @@ def _tile_output(s, out, cfg: Config, ocb: int, flat: bool = False):
     return wo
 
 
-def conv_config(conv_op, cfg: Config | None = None) -> Config:
+def conv_config(conv_op, cfg: ConfigEntity | None = None) -> ConfigEntity:
     """The config a schedule uses for ``conv_op``: ``cfg`` (which must be for its workload
     and blocks; its ``ow_bn`` and ``unroll_kw`` may differ from the compute's), else the
     one it was computed with, else the chosen one for its blocks."""
@@ -123,29 +124,29 @@ def conv_config(conv_op, cfg: Config | None = None) -> Config:
     flat = bool(conv_op.attrs.get("flat"))
     if cfg is None:
         cfg = conv_op.attrs.get("config") or default_conv2d_config(key)
-        if (cfg["ic_bn"], cfg["oc_bn"], cfg.get("flat", False)) != (ic_bn, oc_bn, flat):
+        if (cfg["ic_bn"].val, cfg["oc_bn"].val, cfg.values.get("flat", False)) != (ic_bn, oc_bn, flat):
             cfg = make_config(key, {**cfg.values, "ic_bn": ic_bn, "oc_bn": oc_bn, "flat": flat})
         return cfg
-    cfg.check(key)
-    if (cfg["ic_bn"], cfg["oc_bn"]) != (ic_bn, oc_bn):
-        raise ValueError(f"schedule_conv2d_NCHWc: config blocks (ic_bn={cfg['ic_bn']}, oc_bn={cfg['oc_bn']}) "
-                         f"differ from the conv's (ic_bn={ic_bn}, oc_bn={oc_bn})")
-    if cfg["flat"] != flat:
-        raise ValueError(f"schedule_conv2d_NCHWc: config knob flat={cfg['flat']} but the conv was computed with "
-                         f"flat={flat} (its plane {'flattened' if flat else 'in rows'}); compute with the config "
-                         f"you schedule with")
+    check_config(cfg, key)
+    if (cfg["ic_bn"].val, cfg["oc_bn"].val) != (ic_bn, oc_bn):
+        raise ValueError(f"schedule_conv2d_NCHWc: config blocks (ic_bn={cfg['ic_bn'].val}, "
+                         f"oc_bn={cfg['oc_bn'].val}) differ from the conv's (ic_bn={ic_bn}, oc_bn={oc_bn})")
+    if cfg["flat"].val != flat:
+        raise ValueError(f"schedule_conv2d_NCHWc: config knob flat={cfg['flat'].val} but the conv was "
+                         f"computed with flat={flat} (its plane {'flattened' if flat else 'in rows'}); "
+                         f"compute with the config you schedule with")
     return cfg
 
 
-def _schedule_nchwc(s, out_op, cfg: Config | None = None, target=None):
+def _schedule_nchwc(s, out_op, cfg: ConfigEntity | None = None, target=None):
     conv_op = _find_conv(s, out_op)
     cfg = conv_config(conv_op, cfg)
-    ocb = cfg["oc_bn"]
+    ocb = cfg["oc_bn"].val
     _schedule_inputs(s, conv_op, (target or current_target()).lanes(conv_op.output(0).dtype))
     conv = conv_op.output(0)
     if conv_op is out_op:
         conv = s.cache_write(conv, "local")
-    wo = _tile_output(s, out_op, cfg, ocb, cfg["flat"])
+    wo = _tile_output(s, out_op, cfg, ocb, cfg["flat"].val)
     s[conv].compute_at(s[out_op], wo)
     _schedule_accumulator(s, conv, cfg)
     return s
@@ -156,7 +157,7 @@ def _outs(outs) -> list:
 
 
 @records_target
-def schedule_conv2d_NCHWc(outs, cfg: Config | None = None, target=None):
+def schedule_conv2d_NCHWc(outs, cfg: ConfigEntity | None = None, target=None):
     """Schedule ``conv2d_NCHWc`` (and any injective epilogue on its output).
 
     Parameters
@@ -164,7 +165,7 @@ def schedule_conv2d_NCHWc(outs, cfg: Config | None = None, target=None):
     outs : te.Tensor or list of te.Tensor
         The output: the conv itself, or an epilogue (bias add, relu, unpack
         to NCHW) computed from it; the epilogue is fused into the output loop.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         The conv's config (default: the one it was computed with); one for
         another workload, or with blocks other than the tensors', is a ``ValueError``.
     target : Target, optional
@@ -177,7 +178,7 @@ def schedule_conv2d_NCHWc(outs, cfg: Config | None = None, target=None):
 
 
 @records_target
-def schedule_conv2d_nchw(outs, cfg: Config | None = None, target=None):
+def schedule_conv2d_nchw(outs, cfg: ConfigEntity | None = None, target=None):
     """Schedule an NCHW conv for ``target`` (default: the current one): the blocked path for
     :func:`conv2d_nchw_x86` outputs, a direct register-tiled schedule for plain (or grouped)
     ``topi.nn.conv2d_nchw`` (``cfg`` is then a ``conv_direct.x86`` config)."""
@@ -189,7 +190,7 @@ def schedule_conv2d_nchw(outs, cfg: Config | None = None, target=None):
 
 
 @records_target
-def schedule_conv2d_nhwc(outs, cfg: Config | None = None):
+def schedule_conv2d_nhwc(outs, cfg: ConfigEntity | None = None):
     """Schedule ``topi.nn.conv2d_nhwc``: output channels vectorized, rows parallel."""
     outs = _outs(outs)
     s = te.create_schedule([o.op for o in outs])

@@ -5,12 +5,12 @@ at the root (parallel), then the direct register-tiled NCHW conv schedule
 from __future__ import annotations
 
 import te
-from tune.autotvm.config import Config
+from tune.autotvm.space import ConfigEntity
 from topi.x86.conv_direct import default_direct_config, schedule_direct
 from topi.config import records_target
 
 
-def default_conv2d_transpose_config(out_shape: tuple, dtype: str = "float32") -> Config:
+def default_conv2d_transpose_config(out_shape: tuple, dtype: str = "float32") -> ConfigEntity:
     """Knobs of :func:`schedule_conv2d_transpose_nchw` for an ``[N, OC, OH, OW]`` output:
     ``fb`` channels (unrolled) x ``xb`` columns (vectorized) per tile, and ``unroll``
     (see :func:`topi.x86.conv_direct.direct_rule`)."""
@@ -18,7 +18,7 @@ def default_conv2d_transpose_config(out_shape: tuple, dtype: str = "float32") ->
 
 
 @records_target
-def schedule_conv2d_transpose_nchw(outs, cfg: Config | None = None):
+def schedule_conv2d_transpose_nchw(outs, cfg: ConfigEntity | None = None):
     """Schedule ``conv2d_transpose_nchw`` (with any fused epilogue).
 
     ``cfg``: knobs of :func:`default_conv2d_transpose_config`.

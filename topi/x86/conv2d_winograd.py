@@ -46,7 +46,8 @@ from topi.x86.conv2d_rule import TEMPLATE as DIRECT
 from topi.nn.winograd import (TILES, WINOGRAD, check_winograd_args, conv2d_winograd_nchw, winograd_geometry,
                                winograd_kernel_shape, winograd_slots)
 from topi.utils import find_anchor, get_const_tuple
-from tune.autotvm.config import Config, choose_config, current_target, register_rule
+from tune.autotvm.config import check_config, choose_config, current_target, register_rule
+from tune.autotvm.space import ConfigEntity
 
 TEMPLATE = "conv2d_winograd.x86"
 ROWS = (0, 1, 2, 4, 7)  # knob ``rows``: 0 runs the stages apart, else tile rows per fused block
@@ -203,7 +204,7 @@ def winograd_constraint(workload: tuple, values: dict) -> str | None:
     return None
 
 
-def default_winograd_config(workload: tuple, target=None) -> Config:
+def default_winograd_config(workload: tuple, target=None) -> ConfigEntity:
     """The config of a Winograd workload outside a graph (an ``ApplyChoices`` answer, else
     :func:`winograd_rule`)."""
     return choose_config((TEMPLATE, *tuple(workload)[1:]), target)
@@ -220,7 +221,7 @@ def winograd_preferred(workload: tuple) -> bool:
     return min(workload[2][0], workload[2][1]) >= MIN_CHANNELS
 
 
-def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
+def winograd_out_block(workload: tuple, cfg: ConfigEntity, target=None) -> int:
     """The channel block of a Winograd conv's blocked output in a graph: the ``oc_bn`` the
     direct template's rule gives the same layer (so its neighbours see the layout they would
     see without Winograd) when it divides ``bn`` and K, else ``bn`` when it divides K, else
@@ -228,13 +229,13 @@ def winograd_out_block(workload: tuple, cfg: Config, target=None) -> int:
     (NCHW output, which makes a blocked consumer pack its input)."""
     k = workload[2][0]
     try:
-        direct = choose_config((DIRECT, *tuple(workload)[1:]), target)["oc_bn"]
+        direct = choose_config((DIRECT, *tuple(workload)[1:]), target)["oc_bn"].val
     except ValueError:
         direct = 0
-    common = math.gcd(k, cfg["bn"])
+    common = math.gcd(k, cfg["bn"].val)
     whole = common if common % (target or current_target()).lanes(workload[7]) == 0 else 0
-    for ob in (direct, cfg["bn"], whole):
-        if ob and k % ob == 0 and cfg["bn"] % ob == 0:
+    for ob in (direct, cfg["bn"].val, whole):
+        if ob and k % ob == 0 and cfg["bn"].val % ob == 0:
             return ob
     return 0
 
@@ -248,12 +249,12 @@ register_rule(TEMPLATE, winograd_space, winograd_rule, winograd_constraint,
 
 
 def conv2d_winograd_x86(data: te.Tensor, kernel: te.Tensor, padding, out_dtype: str | None = None,
-                        cfg: Config | None = None, kshape: tuple | None = None, out_block: int = 0):
+                        cfg: ConfigEntity | None = None, kshape: tuple | None = None, out_block: int = 0):
     """3x3 stride-1 conv through Winograd with the config's knobs.
 
     ``data`` is NCHW ``[N, C, H, W]`` or blocked ``[N, C/b, H, W, b]`` (any ``b``).
     ``kernel`` is OIHW (transformed in a stage) or pre-transformed by
-    ``topi.nn.winograd.winograd_kernel_transform_numpy(w, cfg["tile"], cfg["bn"],
+    ``topi.nn.winograd.winograd_kernel_transform_numpy(w, cfg["tile"].val, cfg["bn"].val,
     Cp)``; then ``kshape`` (the OIHW shape) names the workload.  The output is
     NCHW, or with ``out_block`` ``ob`` (dividing K and ``bn``: see
     :func:`winograd_out_block`) ``[N, K/ob, OH, OW, ob]``.  The product stage
@@ -266,10 +267,11 @@ def conv2d_winograd_x86(data: te.Tensor, kernel: te.Tensor, padding, out_dtype: 
     check_winograd_args(dshape, kshape, (1, 1), (1, 1))
     pads = get_pad_tuple(padding, (3, 3), "conv2d_winograd_x86")
     key = winograd_workload(dshape, kshape, (1, 1), pads, (1, 1), 1, data.dtype, out_dtype)
-    cfg = default_winograd_config(key) if cfg is None else cfg.check(key)
-    return conv2d_winograd_nchw(data, kernel, pads, cfg["tile"], cfg["cb"], cfg["bn"], cfg["mr"], out_dtype,
+    cfg = default_winograd_config(key) if cfg is None else check_config(cfg, key)
+    v = cfg.values
+    return conv2d_winograd_nchw(data, kernel, pads, v["tile"], v["cb"], v["bn"], v["mr"], out_dtype,
                                 attrs={"workload": key, "config": cfg}, channels=kshape[0], out_block=out_block,
-                                rows=cfg["rows"])
+                                rows=v["rows"])
 
 
 # ------------------------------------------------------------ schedules ---
@@ -280,12 +282,12 @@ def _stage(op_or_tensor, name: str):
     raise ValueError(f"schedule_conv2d_winograd: no stage {name!r} under {op_or_tensor.name!r}")
 
 
-def _schedule_gemm(s, m, cfg: Config, lanes: int, at=None) -> None:
+def _schedule_gemm(s, m, cfg: ConfigEntity, lanes: int, at=None) -> None:
     """``M``: an ``mr x bn`` register tile; at root parallel over (point, channel
     block), or computed ``at`` a fused block (its tiles only, channel blocks outermost)."""
     mc = s.cache_write(m, "local")
     e, nu, p, kc, kb = s[m].op.axis
-    po, pi = s[m].split(p, factor=cfg["mr"])
+    po, pi = s[m].split(p, factor=cfg["mr"].val)
     if at is None:
         s[m].reorder(e, nu, kc, po, pi, kb)
         s[m].parallel(s[m].fuse(e, nu, kc))
@@ -296,8 +298,8 @@ def _schedule_gemm(s, m, cfg: Config, lanes: int, at=None) -> None:
     s[mc].compute_at(s[m], po)
     ce, cn, cp, ckc, ckb = s[mc].op.axis
     (c,) = s[mc].op.reduce_axis
-    ko, ki = s[mc].split(c, factor=cfg["ku"])
-    vec = lanes if cfg["bn"] % lanes == 0 else cfg["bn"]
+    ko, ki = s[mc].split(c, factor=cfg["ku"].val)
+    vec = lanes if cfg["bn"].val % lanes == 0 else cfg["bn"].val
     kbo, kbi = s[mc].split(ckb, factor=vec)
     s[mc].reorder(ce, cn, ckc, ko, ki, cp, kbo, kbi)
     s[mc].unroll(ki)
@@ -306,14 +308,14 @@ def _schedule_gemm(s, m, cfg: Config, lanes: int, at=None) -> None:
     s[mc].vectorize(kbi)
 
 
-def _schedule_input(s, v, cfg: Config, at=None) -> None:
+def _schedule_input(s, v, cfg: ConfigEntity, at=None) -> None:
     """``V`` per (tile, channel block): points unrolled, channels vectorized; its row pass
     inside.  At root the padded input and ``V`` are parallel loops of their own;
     ``at`` a fused block both cover that block's tiles only."""
     vt = _stage(v.op, "winograd_V_rows")
     dvec = _stage(vt.op, "winograd_data_vec")
     e, nu, p, c = s[v].op.axis
-    cc, ci = s[v].split(c, factor=cfg["cb"])
+    cc, ci = s[v].split(c, factor=cfg["cb"].val)
     s[v].reorder(p, cc, e, nu, ci)
     s[v].unroll(e)
     s[v].unroll(nu)
@@ -401,7 +403,7 @@ def _schedule_output(s, out_op, y, tile: int, bn: int, rows: int = 0):
 
 
 @records_target
-def schedule_conv2d_winograd(outs, cfg: Config | None = None, target=None):
+def schedule_conv2d_winograd(outs, cfg: ConfigEntity | None = None, target=None):
     """Schedule :func:`conv2d_winograd_x86` (and an injective epilogue on its output) for
     ``target`` (default: the current one).
 
@@ -418,8 +420,8 @@ def schedule_conv2d_winograd(outs, cfg: Config | None = None, target=None):
     if cfg is None:
         cfg = have
     else:
-        cfg.check(anchor.attrs["workload"])
-        diff = [k for k in ("tile", "cb", "bn", "mr", "rows") if cfg[k] != have[k]]
+        check_config(cfg, anchor.attrs["workload"])
+        diff = [k for k in ("tile", "cb", "bn", "mr", "rows") if cfg[k].val != have[k].val]
         if diff:
             raise ValueError(f"schedule_conv2d_winograd: config knobs {diff} differ from the compute's "
                              f"({have.text()}); compute with the config you schedule with")
@@ -432,7 +434,7 @@ def schedule_conv2d_winograd(outs, cfg: Config | None = None, target=None):
     for op in between:  # the epilogue (and the unpack) run in the output loop
         if op is not out_op and op.name not in ("winograd_Y", "winograd_Y_rows"):
             s[op].compute_inline()
-    block = _schedule_output(s, out_op, y, cfg["tile"], cfg["bn"], cfg["rows"])
+    block = _schedule_output(s, out_op, y, cfg["tile"].val, cfg["bn"].val, cfg["rows"].val)
     at = None if block is None else (s[out_op], block)
     _schedule_gemm(s, m, cfg, lanes, at)
     _schedule_input(s, v, cfg, at)

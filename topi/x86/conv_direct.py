@@ -1,4 +1,4 @@
-"""The direct register-tiled convolution schedule, its knobs read from a Config.
+"""The direct register-tiled convolution schedule, its knobs read from a ConfigEntity.
 
 Used for plain NCHW/NHWC conv2d (:func:`topi.x86.conv2d_schedule.schedule_conv2d_nchw`),
 conv1d and conv2d_transpose.  The template ``conv_direct.x86`` chooses ``fb``
@@ -9,7 +9,8 @@ is ``("conv_direct.x86", op name, channels_last, output shape, dtype)``.
 from __future__ import annotations
 
 import te
-from tune.autotvm.config import Config, choose_config, register_rule
+from tune.autotvm.config import check_config, choose_config, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.config import largest_divisor, records_target
 from topi.utils import find_anchor, get_const_tuple
 
@@ -59,29 +60,29 @@ register_rule(TEMPLATE, direct_space, direct_rule, doc="direct register-tiled co
 
 
 def default_direct_config(out_shape: tuple, channels_last: bool, workload: str = "conv_direct",
-                          dtype: str = "float32") -> Config:
+                          dtype: str = "float32") -> ConfigEntity:
     """The chosen config (rule default unless a dispatch context says otherwise) of the
     direct conv named ``workload`` with output ``out_shape``."""
     return choose_config(direct_workload(workload, out_shape, channels_last, dtype))
 
 
-def _tile_output(s, out_op, channels_last: bool, cfg: Config):
+def _tile_output(s, out_op, channels_last: bool, cfg: ConfigEntity):
     """Split the output into (parallel outer, tile); return the attach axis."""
     st = s[out_op]
     axes = list(st.op.axis)
     if channels_last:
         x, f, mid = axes[-2], axes[-1], axes[:-2]
-        fo, fi = st.split(f, factor=cfg["fb"])
-        xo, xi = st.split(x, factor=cfg["xb"])
+        fo, fi = st.split(f, factor=cfg["fb"].val)
+        xo, xi = st.split(x, factor=cfg["xb"].val)
         st.reorder(*mid, xo, fo, xi, fi)
         unrolled, vector, attach, outer = xi, fi, fo, mid
     else:
         f, x = axes[1], axes[-1]
-        fo, fi = st.split(f, factor=cfg["fb"])
-        xo, xi = st.split(x, factor=cfg["xb"])
+        fo, fi = st.split(f, factor=cfg["fb"].val)
+        xo, xi = st.split(x, factor=cfg["xb"].val)
         st.reorder(axes[0], fo, *axes[2:-1], xo, fi, xi)
         unrolled, vector, attach, outer = fi, xi, xo, [axes[0], fo, *axes[2:-1]]
-    if cfg["unroll"]:
+    if cfg["unroll"].val:
         st.unroll(unrolled)
     st.vectorize(vector)
     st.parallel(st.fuse(*outer) if len(outer) > 1 else outer[0])
@@ -101,7 +102,7 @@ def _direct_anchor(s, out_op):
 
 
 @records_target
-def schedule_direct(s, out_op, channels_last: bool, cfg: Config | None = None):
+def schedule_direct(s, out_op, channels_last: bool, cfg: ConfigEntity | None = None):
     """Register-tile a plain conv: ``fb`` channels x ``xb`` columns in a local accumulator.
 
     Channels-first (NCHW, NCW): columns vectorized, channels unrolled;
@@ -113,7 +114,7 @@ def schedule_direct(s, out_op, channels_last: bool, cfg: Config | None = None):
     conv_op = _direct_anchor(s, out_op)
     out = out_op.output(0)
     key = direct_workload(conv_op.name, get_const_tuple(out.shape), channels_last, out.dtype)
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     acc = s.cache_write(conv_op.output(0), "local") if conv_op is out_op else conv_op.output(0)
     attach = _tile_output(s, out_op, channels_last, cfg)
     s[acc].compute_at(s[out_op], attach)
@@ -121,7 +122,7 @@ def schedule_direct(s, out_op, channels_last: bool, cfg: Config | None = None):
     inner = [aaxes[-2], aaxes[-1]] if channels_last else [aaxes[1], aaxes[-1]]
     rest = [a for a in aaxes if not any(a is b for b in inner)]
     s[acc].reorder(*rest, *s[acc].op.reduce_axis, *inner)
-    if cfg["unroll"]:
+    if cfg["unroll"].val:
         s[acc].unroll(inner[0])
     s[acc].vectorize(inner[1])
     return s

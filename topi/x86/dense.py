@@ -39,7 +39,8 @@ import te
 from te import expr as E
 from topi import tag as tags
 from topi.accumulate import accumulate_dtype, key_dtype
-from tune.autotvm.config import Config, choose_config, current_target, register_rule
+from tune.autotvm.config import check_config, choose_config, current_target, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.config import gemm_tile, records_target
 from topi.generic.nn import default_schedule
 from topi.utils import find_anchor, get_const_int, shape_str
@@ -76,7 +77,7 @@ def dense_rule(workload: tuple, target) -> dict:
 register_rule(TEMPLATE, dense_space, dense_rule, doc="dense / matmul dot-product kernel")
 
 
-def default_dense_config(M: int, N: int, K: int, dtype: str = "float32") -> Config:
+def default_dense_config(M: int, N: int, K: int, dtype: str = "float32") -> ConfigEntity:
     """The chosen config of :func:`schedule_dense` for an ``[M, K] x [N, K]`` product
     (:func:`dense_rule` unless a dispatch context says otherwise)."""
     return choose_config(dense_workload(M, N, K, dtype))
@@ -86,19 +87,19 @@ def _find_anchor(s, out_op, tag: str):
     return find_anchor(s, out_op, lambda op: op.tag == tag and bool(op.reduce_axis))[0]
 
 
-def _tile_output(s, out, cfg: Config):
+def _tile_output(s, out, cfg: ConfigEntity):
     """Tile ``out``'s two innermost axes; returns the axis the kernel attaches at."""
     st = s[out]
     *batch, i, j = st.op.axis
-    jo, ji = st.split(j, factor=cfg["nb"])
-    jio, jii = st.split(ji, factor=cfg["nr"])
-    io, ii = st.split(i, factor=cfg["mr"])
+    jo, ji = st.split(j, factor=cfg["nb"].val)
+    jio, jii = st.split(ji, factor=cfg["nr"].val)
+    io, ii = st.split(i, factor=cfg["mr"].val)
     st.reorder(*batch, jo, io, jio, ii, jii)
     st.parallel(st.fuse(*batch, jo) if batch else jo)
     return jio
 
 
-def _schedule_kernel(s, rf, cfg: Config) -> None:
+def _schedule_kernel(s, rf, cfg: ConfigEntity) -> None:
     """Registers for the ``C.rf`` tile: reduction outermost, tile unrolled, lanes vectorized."""
     st = s[rf]
     *tile, lanes = st.op.axis
@@ -110,15 +111,15 @@ def _schedule_kernel(s, rf, cfg: Config) -> None:
 
 
 @records_target
-def schedule_dense_op(s, op, out_op, cfg: Config | None = None, template: str = TEMPLATE) -> None:
+def schedule_dense_op(s, op, out_op, cfg: ConfigEntity | None = None, template: str = TEMPLATE) -> None:
     """Schedule the dense ``op`` (tag ``dense``) inside schedule ``s`` whose output is ``out_op``."""
     C = _tensor(op)
     M, N = (get_const_int(iv.dom.extent) for iv in op.axis[-2:])
     K = get_const_int(op.reduce_axis[0].dom.extent)
     key = dense_workload(M, N, K, key_dtype(op), template)
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     out = _tensor(out_op)
-    _, ki = s[C].split(s[C].op.reduce_axis[0], factor=cfg["vk"])
+    _, ki = s[C].split(s[C].op.reduce_axis[0], factor=cfg["vk"].val)
     rf = s.rfactor(C, ki, factor_axis=len(op.axis))
     jio = _tile_output(s, out, cfg)
     if out_op is op:
@@ -126,7 +127,7 @@ def schedule_dense_op(s, op, out_op, cfg: Config | None = None, template: str = 
     else:
         s[C].compute_at(s[out], jio)
         i_c = s[C].op.axis[-2]
-        io_c, _ = s[C].split(i_c, factor=cfg["mr"])
+        io_c, _ = s[C].split(i_c, factor=cfg["mr"].val)
         s[rf].compute_at(s[C], io_c)
     _schedule_kernel(s, rf, cfg)
 
@@ -151,7 +152,7 @@ def _anchored(outs, tag: str):
     return s, out_op, anchor
 
 
-def _schedule(outs, cfg: Config | None, tag: str, template: str = TEMPLATE):
+def _schedule(outs, cfg: ConfigEntity | None, tag: str, template: str = TEMPLATE):
     found = _anchored(outs, tag)
     if found is None:
         return default_schedule(outs)
@@ -165,14 +166,14 @@ def _static(op) -> bool:
 
 
 @records_target
-def schedule_dense(outs, cfg: Config | None = None):
+def schedule_dense(outs, cfg: ConfigEntity | None = None):
     """Schedule ``topi.nn.dense`` (and its bias add / activation epilogue) for x86.
 
     Parameters
     ----------
     outs : te.Tensor or list
         The output of ``dense`` or of an injective epilogue applied to it.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Knobs (default :func:`default_dense_config`).
 
     Returns
@@ -183,7 +184,7 @@ def schedule_dense(outs, cfg: Config | None = None):
 
 
 @records_target
-def schedule_matmul(outs, cfg: Config | None = None):
+def schedule_matmul(outs, cfg: ConfigEntity | None = None):
     """Schedule ``topi.nn.matmul``: the same kernel as :func:`schedule_dense`.
 
     The kernel streams both operands along ``K``; with ``transpose_b=False``
@@ -268,7 +269,7 @@ def dense_template(M: int, N: int, K: int, dtype: str, weight_is_constant: bool)
     return PACK_TEMPLATE
 
 
-def default_dense_pack_config(M: int, N: int, K: int, dtype: str = "float32") -> Config:
+def default_dense_pack_config(M: int, N: int, K: int, dtype: str = "float32") -> ConfigEntity:
     """The chosen config of :func:`dense_pack` / :func:`schedule_dense_pack` for an
     ``[M, K] x [N, K]`` product (:func:`dense_pack_rule` unless a dispatch context
     says otherwise)."""
@@ -305,7 +306,7 @@ def pack_dense_weight_numpy(weight, bn: int):
 
 def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None,
                units: int | None = None, out_dtype: str | None = None,
-               cfg: Config | None = None) -> te.Tensor:
+               cfg: ConfigEntity | None = None) -> te.Tensor:
     """``data @ weight.T (+ bias)`` over a block-packed weight (classic TVM's ``dense_pack``).
 
     Parameters
@@ -324,7 +325,7 @@ def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None
     out_dtype : str, optional
         Output dtype (default: the data's); float16 accumulates in float32 and is
         rounded once, in the unpacking stage.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         The config of ``dense_workload(M, units, K, dtype, "dense_pack.x86")``
         (default: the chosen one; with a pre-packed weight, the weight's ``bn``);
         only ``bn`` shapes the compute, which stores the config on the packed
@@ -345,8 +346,8 @@ def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None
     if len(weight.shape) == 2:
         N = units = get_const_int(weight.shape[0]) if units is None else units
         key = dense_workload(M, N, K, out_dtype, PACK_TEMPLATE)
-        cfg = choose_config(key) if cfg is None else cfg.check(key)
-        wp = pack_dense_weight(weight, cfg["bn"])
+        cfg = choose_config(key) if cfg is None else check_config(cfg, key)
+        wp = pack_dense_weight(weight, cfg["bn"].val)
     else:
         _check_rank("dense_pack", "weight", weight, 3)
         wp = weight
@@ -374,21 +375,21 @@ def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None
     return add_bias(out, bias, "dense_pack") if bias is not None else out
 
 
-def _pack_config(key: tuple, cfg: Config | None, bn: int) -> Config:
+def _pack_config(key: tuple, cfg: ConfigEntity | None, bn: int) -> ConfigEntity:
     """``cfg`` checked against ``key`` and the packed weight's ``bn``, or the chosen one for ``bn``."""
     from tune.autotvm.config import make_config
 
     if cfg is None:
         cfg = choose_config(key)
-        return cfg if cfg["bn"] == bn else make_config(key, {**cfg.values, "bn": bn})
-    cfg.check(key)
-    if cfg["bn"] != bn:
-        raise ValueError(f"dense_pack: config knob bn={cfg['bn']} but the packed weight is blocked by {bn}; "
-                         f"pack the weight with the config's bn")
+        return cfg if cfg["bn"].val == bn else make_config(key, {**cfg.values, "bn": bn})
+    check_config(cfg, key)
+    if cfg["bn"].val != bn:
+        raise ValueError(f"dense_pack: config knob bn={cfg['bn'].val} but the packed weight is blocked "
+                         f"by {bn}; pack the weight with the config's bn")
     return cfg
 
 
-def _schedule_pack_kernel(s, C, cfg: Config) -> None:
+def _schedule_pack_kernel(s, C, cfg: ConfigEntity) -> None:
     """``C[M, nb, bn]`` at root: parallel blocks, an ``mr x bn`` register tile per task.
 
     ::
@@ -402,7 +403,7 @@ def _schedule_pack_kernel(s, C, cfg: Config) -> None:
     """
     CL = s.cache_write(C, "local")
     i, b, lane = s[C].op.axis
-    io, ii = s[C].split(i, factor=cfg["mr"])
+    io, ii = s[C].split(i, factor=cfg["mr"].val)
     s[C].reorder(b, io, ii, lane)
     if get_const_int(b.dom.extent) < 8:  # few blocks: row tiles are tasks as well
         io = s[C].fuse(b, io)
@@ -413,9 +414,9 @@ def _schedule_pack_kernel(s, C, cfg: Config) -> None:
     s[CL].compute_at(s[C], io)
     ci, cb, cl = s[CL].op.axis
     (ck,) = s[CL].op.reduce_axis
-    ko, ki = s[CL].split(ck, factor=cfg["ku"])
+    ko, ki = s[CL].split(ck, factor=cfg["ku"].val)
     lanes = current_target().lanes(C.dtype)
-    vec = lanes if cfg["bn"] % lanes == 0 else cfg["bn"]
+    vec = lanes if cfg["bn"].val % lanes == 0 else cfg["bn"].val
     clo, cli = s[CL].split(cl, factor=vec)  # one register per vector of lanes, whatever bn
     s[CL].reorder(cb, ko, ki, ci, clo, cli)
     s[CL].unroll(ki)
@@ -438,7 +439,7 @@ def _schedule_rows(s, out_op, vec: int) -> None:
 
 
 @records_target
-def schedule_dense_pack(outs, cfg: Config | None = None):
+def schedule_dense_pack(outs, cfg: ConfigEntity | None = None):
     """Schedule :func:`dense_pack` (and its bias add / activation epilogue) for x86.
 
     The packed product runs at root (:func:`_schedule_pack_kernel`: every block is
@@ -450,7 +451,7 @@ def schedule_dense_pack(outs, cfg: Config | None = None):
     ----------
     outs : te.Tensor or list
         The output of ``dense_pack`` or of an injective epilogue applied to it.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Knobs (default: the config the product was computed with); its ``bn``
         must be the packed weight's.
 

@@ -12,14 +12,15 @@ accumulates in registers, ``vec`` columns per vector::
           row.local[x] += PadInput[y + ry, x + rx] * kernel[c, ry, rx]
         out[n, c, y, :] = row.local
 
-Every choice comes from a :class:`tune.autotvm.config.Config`
+Every choice comes from a config (``tune.autotvm.config``)
 (:func:`default_depthwise_conv2d_config`).
 """
 
 from __future__ import annotations
 
 import te
-from tune.autotvm.config import Config, choose_config, register_rule
+from tune.autotvm.config import check_config, choose_config, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.utils import find_anchor, get_const_tuple
 from topi.config import records_target
 
@@ -73,14 +74,15 @@ register_rule(TEMPLATE_NCHW, depthwise_space, depthwise_rule, doc="depthwise con
 register_rule(TEMPLATE_NHWC, depthwise_space, depthwise_rule, doc="depthwise conv2d, NHWC")
 
 
-def default_depthwise_conv2d_config(out_shape: tuple, layout: str = "NCHW", dtype: str = "float32") -> Config:
+def default_depthwise_conv2d_config(out_shape: tuple, layout: str = "NCHW",
+                                    dtype: str = "float32") -> ConfigEntity:
     """The chosen config (see :func:`depthwise_rule`) of a depthwise conv with output ``out_shape``."""
     return choose_config(depthwise_workload(out_shape, layout, dtype))
 
 
-def _config(out, layout: str, cfg: Config | None) -> Config:
+def _config(out, layout: str, cfg: ConfigEntity | None) -> ConfigEntity:
     key = depthwise_workload(get_const_tuple(out.shape), layout, out.dtype)
-    return choose_config(key) if cfg is None else cfg.check(key)
+    return choose_config(key) if cfg is None else check_config(cfg, key)
 
 
 def _padding_stage(conv_op):
@@ -90,20 +92,20 @@ def _padding_stage(conv_op):
     return None
 
 
-def _row_tiles(s, st, cfg: Config) -> None:
+def _row_tiles(s, st, cfg: ConfigEntity) -> None:
     """Per output row: ``x`` in vectors, the taps (unrolled) around each vector."""
     _, _, y, x = s[st].op.axis
     ry, rx = s[st].op.reduce_axis
-    xo, xi = s[st].split(x, factor=cfg["vec"])
+    xo, xi = s[st].split(x, factor=cfg["vec"].val)
     s[st].reorder(y, xo, ry, rx, xi)
-    if cfg["unroll_taps"]:
+    if cfg["unroll_taps"].val:
         s[st].unroll(ry)
         s[st].unroll(rx)
     s[st].vectorize(xi)
 
 
 @records_target
-def schedule_depthwise_conv2d_nchw(outs, cfg: Config | None = None):
+def schedule_depthwise_conv2d_nchw(outs, cfg: ConfigEntity | None = None):
     """Schedule ``depthwise_conv2d_nchw`` (with any fused epilogue).
 
     One task per (n, channel) plane; the padded plane is computed inside the
@@ -113,7 +115,7 @@ def schedule_depthwise_conv2d_nchw(outs, cfg: Config | None = None):
     ----------
     outs : te.Tensor or list
         The conv output, or an injective epilogue of it.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Knobs (default :func:`default_depthwise_conv2d_config`).
     """
     outs = _outs(outs)
@@ -128,7 +130,7 @@ def schedule_depthwise_conv2d_nchw(outs, cfg: Config | None = None):
     padded = _padding_stage(conv_op)
     _row_tiles(s, conv, cfg)
     if conv_op is not out.op:
-        _xo, xi = s[out].split(x, factor=cfg["vec"])
+        _xo, xi = s[out].split(x, factor=cfg["vec"].val)
         s[out].vectorize(xi)
         s[conv].compute_at(s[out], fused)
         if padded is not None:
@@ -139,14 +141,14 @@ def schedule_depthwise_conv2d_nchw(outs, cfg: Config | None = None):
 
 
 @records_target
-def schedule_depthwise_conv2d_nhwc(outs, cfg: Config | None = None):
+def schedule_depthwise_conv2d_nhwc(outs, cfg: ConfigEntity | None = None):
     """Schedule ``depthwise_conv2d_nhwc``: channels vectorized, rows parallel.
 
     Parameters
     ----------
     outs : te.Tensor or list
         The conv output, or an injective epilogue of it.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Knobs (default :func:`default_depthwise_conv2d_config` with ``layout="NHWC"``).
     """
     outs = _outs(outs)
@@ -157,7 +159,7 @@ def schedule_depthwise_conv2d_nhwc(outs, cfg: Config | None = None):
     cfg = _config(out, "NHWC", cfg)
     acc = s.cache_write(conv, "local") if conv_op is out.op else conv
     n, y, x, f = s[out].op.axis
-    fo, fi = s[out].split(f, factor=cfg["vec"])
+    fo, fi = s[out].split(f, factor=cfg["vec"].val)
     s[out].reorder(n, y, x, fo, fi)
     fused = s[out].fuse(n, y)
     s[out].parallel(fused)
@@ -166,7 +168,7 @@ def schedule_depthwise_conv2d_nhwc(outs, cfg: Config | None = None):
     _, _, _, af = s[acc].op.axis
     ry, rx = s[acc].op.reduce_axis
     s[acc].reorder(ry, rx, af)
-    if cfg["unroll_taps"]:
+    if cfg["unroll_taps"].val:
         s[acc].unroll(ry)
         s[acc].unroll(rx)
     s[acc].vectorize(af)
@@ -174,7 +176,7 @@ def schedule_depthwise_conv2d_nhwc(outs, cfg: Config | None = None):
     if padded is not None:
         pn, py, _px, pc = s[padded].op.axis
         s[padded].parallel(s[padded].fuse(pn, py))
-        if get_const_tuple(padded.shape)[3] <= cfg["pad_vec_max"]:
+        if get_const_tuple(padded.shape)[3] <= cfg["pad_vec_max"].val:
             s[padded].vectorize(pc)
     return s
 
@@ -223,7 +225,7 @@ def depthwise_nchwc_rule(workload: tuple, target) -> dict:
 register_rule(TEMPLATE_NCHWC, depthwise_nchwc_space, depthwise_nchwc_rule, doc="depthwise conv2d, NCHW[x]c")
 
 
-def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, cfg: Config | None = None):
+def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, cfg: ConfigEntity | None = None):
     """Depthwise conv (multiplier 1) on blocked data.
 
     Parameters
@@ -235,7 +237,7 @@ def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, cfg: Config 
     stride, dilation : tuple of 2 ints
     padding : tuple of 4 ints
         (top, left, bottom, right).
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         A ``depthwise_conv2d_NCHWc.x86`` config (default: the chosen one).
 
     Returns
@@ -251,7 +253,7 @@ def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, cfg: Config 
     (sh, sw), (dh, dw) = tuple(stride), tuple(dilation)
     top, left, bottom, right = padding
     key = depthwise_nchwc_workload(data.shape, (kh, kw), stride, padding, dilation, data.dtype)
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     oh = (h + top + bottom - (kh - 1) * dh - 1) // sh + 1
     ow = _nchwc_out_width(key)
     zero = te.const(0.0, data.dtype)
@@ -290,7 +292,7 @@ def schedule_depthwise_conv2d_NCHWc(outs):
     conv = conv_op.output(0)
     acc = s.cache_write(conv, "local") if conv_op is out.op else conv
     n, c, y, x, cb = s[out].op.axis
-    xo, xi = s[out].split(x, factor=cfg["ow_bn"])
+    xo, xi = s[out].split(x, factor=cfg["ow_bn"].val)
     s[out].reorder(n, c, y, xo, xi, cb)
     s[out].parallel(s[out].fuse(n, c, y))
     s[out].unroll(xi)
@@ -299,7 +301,7 @@ def schedule_depthwise_conv2d_NCHWc(outs):
     _, _, _, ax, acb = s[acc].op.axis
     ry, rx = s[acc].op.reduce_axis
     s[acc].reorder(ry, rx, ax, acb)
-    if cfg["unroll_taps"]:
+    if cfg["unroll_taps"].val:
         s[acc].unroll(ry)
         s[acc].unroll(rx)
     s[acc].unroll(ax)

@@ -36,7 +36,8 @@ from typing import NamedTuple
 
 import te
 from topi import tag
-from tune.autotvm.config import Config, register_rule
+from tune.autotvm.config import check_config, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.nn.conv2d import group_conv2d_nchw
 from topi.utils import get_const_tuple
 from topi.x86.conv2d_nchwc import padded_input
@@ -173,7 +174,7 @@ register_rule(GROUP_TEMPLATE, group_conv2d_space, group_conv2d_rule,
 
 
 # ------------------------------------------------------------- compute ---
-def group_conv2d_NCHWc_x86(data, kernel, stride, padding, dilation, groups: int, cfg: Config):
+def group_conv2d_NCHWc_x86(data, kernel, stride, padding, dilation, groups: int, cfg: ConfigEntity):
     """Grouped blocked conv whose blocks need not divide a group's channels (module docstring).
 
     Parameters
@@ -186,7 +187,7 @@ def group_conv2d_NCHWc_x86(data, kernel, stride, padding, dilation, groups: int,
         As in :func:`topi.nn.conv2d_nchw`.
     groups : int
         The conv's groups.
-    cfg : Config
+    cfg : ConfigEntity
         A :data:`GROUP_TEMPLATE` config; its workload gives the output channels, its blocks
         must be the kernel's.
 
@@ -212,10 +213,10 @@ def group_conv2d_NCHWc_x86(data, kernel, stride, padding, dilation, groups: int,
                               stride, padding, dilation, groups)  # validates
     _, _, _, st, pads, dil, _, _ = probe.op.attrs["workload"]
     key = group_conv2d_workload(plain_d, plain_k, st, pads, dil, groups, data.dtype)
-    cfg.check(key)
-    if (cfg["ic_bn"], cfg["oc_bn"]) != (ic_bn, oc_bn):
-        raise ValueError(f"group_conv2d_NCHWc_x86: config blocks ({cfg['ic_bn']}, {cfg['oc_bn']}) differ from "
-                         f"the kernel's ({ic_bn}, {oc_bn})")
+    check_config(cfg, key)
+    if (cfg["ic_bn"].val, cfg["oc_bn"].val) != (ic_bn, oc_bn):
+        raise ValueError(f"group_conv2d_NCHWc_x86: config blocks ({cfg['ic_bn'].val}, "
+                         f"{cfg['oc_bn'].val}) differ from the kernel's ({ic_bn}, {oc_bn})")
     _, _, oh, ow = get_const_tuple(probe.shape)
     dvec = padded_input(data, ic_bn, pads)
     geo = (ic, oc, groups, (oh, ow), st, dil)
@@ -305,13 +306,13 @@ def schedule_group_conv2d_NCHWc(outs):
     conv = conv_op.output(0)
     if conv_op is out_op:
         conv = s.cache_write(conv, "local")
-    wo = _tile_output(s, out_op, cfg, cfg["oc_bn"])
+    wo = _tile_output(s, out_op, cfg, cfg["oc_bn"].val)
     s[conv].compute_at(s[out_op], wo)
     _schedule_accumulator(s, conv, cfg)
     if fix_op is not None:
         fix = fix_op.output(0)
         acc = s.cache_write(fix, "local")
-        fwo = _tile_output(s, fix_op, cfg, cfg["oc_bn"])
+        fwo = _tile_output(s, fix_op, cfg, cfg["oc_bn"].val)
         s[acc].compute_at(s[fix], fwo)
         _schedule_accumulator(s, acc, cfg)
     return s

@@ -11,7 +11,7 @@ large enough to pay for the launch::
 
 (A last axis shorter than the vector is fused with the others first.)
 
-The choices come from a :class:`tune.autotvm.config.Config` (``default_injective_config``).
+The choices come from a config (``tune.autotvm.config``; ``default_injective_config``).
 Halide: ``f.fuse(x, y, xy).vectorize(xy, 16).parallel(xy)``.
 """
 
@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 
 import te
-from tune.autotvm.config import Config, choose_config, register_rule
+from tune.autotvm.config import check_config, choose_config, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.generic.injective import inlined_schedule
 from topi.utils import get_const_tuple
 from topi.config import records_target
@@ -66,7 +67,7 @@ def injective_rule(workload: tuple, target) -> dict:
 register_rule(TEMPLATE, injective_space, injective_rule, doc="injective / elementwise / broadcast outputs")
 
 
-def default_injective_config(out: te.Tensor) -> Config:
+def default_injective_config(out: te.Tensor) -> ConfigEntity:
     """The chosen config for ``out``: ``vector_width`` (lanes), ``parallel`` (bool)."""
     return choose_config(injective_workload(out))
 
@@ -140,7 +141,7 @@ def _moves_by(lin, v, stride: int) -> bool:
 
 
 @records_target
-def schedule_injective_from_existing(s, out: te.Tensor, cfg: Config | None = None):
+def schedule_injective_from_existing(s, out: te.Tensor, cfg: ConfigEntity | None = None):
     """Fuse, vectorize and parallelise the stage of ``out`` inside schedule ``s``::
 
         parallel (outer, 0, prod(prefix))       // the axes before the contiguous suffix
@@ -151,27 +152,27 @@ def schedule_injective_from_existing(s, out: te.Tensor, cfg: Config | None = Non
     The index arithmetic of the outer axes is computed once per row of ``F`` elements.
     """
     key = injective_workload(out)
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     stage = s[out]
     axes = list(stage.op.axis)
     if not axes:
         return s
     n = _num_elements(out)
-    lanes = cfg["vector_width"]
+    lanes = cfg["vector_width"].val
     shape = get_const_tuple(out.shape)
     if n is None or len(axes) == 1:
-        return _schedule_flat(stage, axes, n, lanes, cfg["parallel"])
+        return _schedule_flat(stage, axes, n, lanes, cfg["parallel"].val)
     k = contiguous_suffix(s, out)
     prefix, suffix = axes[:-k], axes[-k:]
     f = stage.fuse(*suffix) if len(suffix) > 1 else suffix[0]
     rows, row = math.prod(shape[:-k]), math.prod(shape[-k:])
     if not prefix:
-        return _schedule_flat(stage, [f], n, lanes, cfg["parallel"])
+        return _schedule_flat(stage, [f], n, lanes, cfg["parallel"].val)
     if lanes > 1 and row >= lanes:
         _, inner = stage.split(f, factor=lanes)
         stage.vectorize(inner)
     outer = stage.fuse(*prefix) if len(prefix) > 1 else prefix[0]
-    if cfg["parallel"] and rows > 1:
+    if cfg["parallel"].val and rows > 1:
         stage.parallel(outer)
     return s
 
@@ -190,13 +191,13 @@ def _schedule_flat(stage, axes: list, n: int | None, lanes: int, parallel: bool)
 
 
 @records_target
-def schedule_injective(outs, cfg: Config | None = None):
+def schedule_injective(outs, cfg: ConfigEntity | None = None):
     """The x86 schedule of injective outputs ``outs`` (a tensor or a list).
 
     Parameters
     ----------
     outs : te.Tensor or list of te.Tensor
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         The config of the first output (``injective_workload(outs[0])``); it
         applies to every output of the same key, the others take their own.
 
@@ -206,7 +207,7 @@ def schedule_injective(outs, cfg: Config | None = None):
     """
     s, outs = inlined_schedule(outs)
     if cfg is not None:
-        cfg.check(injective_workload(outs[0]))
+        check_config(cfg, injective_workload(outs[0]))
     for t in outs:
         same = cfg is not None and cfg.workload == injective_workload(t)
         schedule_injective_from_existing(s, t, cfg if same else None)
@@ -214,18 +215,18 @@ def schedule_injective(outs, cfg: Config | None = None):
 
 
 @records_target
-def schedule_elemwise(outs, cfg: Config | None = None):
+def schedule_elemwise(outs, cfg: ConfigEntity | None = None):
     """Same as :func:`schedule_injective`."""
     return schedule_injective(outs, cfg)
 
 
 @records_target
-def schedule_broadcast(outs, cfg: Config | None = None):
+def schedule_broadcast(outs, cfg: ConfigEntity | None = None):
     """Same as :func:`schedule_injective`."""
     return schedule_injective(outs, cfg)
 
 
 @records_target
-def schedule_concatenate(outs, cfg: Config | None = None):
+def schedule_concatenate(outs, cfg: ConfigEntity | None = None):
     """Same as :func:`schedule_injective` (the branches on the input stay scalar code)."""
     return schedule_injective(outs, cfg)

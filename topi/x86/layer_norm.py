@@ -8,7 +8,7 @@
         sqsum = sum_k (x[row, k] - sum/N)^2
         vectorized: out[row, k] = (x[row, k] - sum/N) * rsqrt(sqsum/N + eps) * gamma[k] + beta[k]
 
-Knobs (``Config``, template ``layer_norm.x86``): ``rb`` rows per parallel task,
+Knobs (``ConfigEntity``, template ``layer_norm.x86``): ``rb`` rows per parallel task,
 ``vec`` lanes of the output loop, ``parallel`` whether row blocks run on the thread pool.
 """
 
@@ -18,7 +18,8 @@ import math
 
 import te
 from topi.accumulate import accumulate_dtype
-from tune.autotvm.config import Config, choose_config, current_target, register_rule
+from tune.autotvm.config import check_config, choose_config, current_target, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_tuple
 from topi.config import records_target
@@ -54,7 +55,7 @@ def layer_norm_rule(workload: tuple, target) -> dict:
 register_rule(TEMPLATE, layer_norm_space, layer_norm_rule, doc="layer_norm / rms_norm over the last axis")
 
 
-def default_layer_norm_config(rows: int, cols: int, dtype: str = "float32") -> Config:
+def default_layer_norm_config(rows: int, cols: int, dtype: str = "float32") -> ConfigEntity:
     return choose_config(layer_norm_workload(rows, cols, dtype))
 
 
@@ -70,7 +71,7 @@ def _stats(op):
 
 
 @records_target
-def schedule_layer_norm(outs, cfg: Config | None = None):
+def schedule_layer_norm(outs, cfg: ConfigEntity | None = None):
     """Schedule ``topi.nn.layer_norm`` / ``rms_norm`` for x86 (rows parallel, statistics per row)."""
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     out = outs[0]
@@ -79,14 +80,14 @@ def schedule_layer_norm(outs, cfg: Config | None = None):
         return default_schedule(outs)
     rows = math.prod(shape[:-1])
     key = layer_norm_workload(rows, shape[-1], out.dtype)
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     s = te.create_schedule([out.op])
     st = s[out]
     row = st.fuse(*st.op.axis[:-1]) if len(shape) > 2 else st.op.axis[0]
-    ro, ri = st.split(row, factor=cfg["rb"])
-    if cfg["parallel"]:
+    ro, ri = st.split(row, factor=cfg["rb"].val)
+    if cfg["parallel"].val:
         st.parallel(ro)
-    _, vi = st.split(st.op.axis[-1], factor=cfg["vec"])
+    _, vi = st.split(st.op.axis[-1], factor=cfg["vec"].val)
     st.vectorize(vi)
     for op in _stats(out.op):
         s[op].compute_at(st, ri)

@@ -17,7 +17,7 @@ unrolled, each tap's clamp and mask are constants of the row that LLVM
 hoists (as a loop, each vector max took ~14 instructions of index arithmetic;
 ``benchmarks/topi_nn.py`` times the max pool against onnxruntime).
 
-Every choice comes from a :class:`tune.autotvm.config.Config`
+Every choice comes from a config (``tune.autotvm.config``)
 (:func:`default_pool_config`): ``vec`` lanes per vector, ``small_vec`` for a
 stage narrower than ``vec``, and whether the outer loop is ``parallel``.
 """
@@ -27,7 +27,8 @@ from __future__ import annotations
 import te
 from te import expr as E
 from topi import tag as tags
-from tune.autotvm.config import Config, choose_config, register_rule
+from tune.autotvm.config import check_config, choose_config, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.generic.nn import default_schedule
 from topi.config import records_target
 
@@ -58,7 +59,7 @@ def pool_rule(workload: tuple, target) -> dict:
 register_rule(TEMPLATE, pool_space, pool_rule, doc="pool1d/2d/3d, global and adaptive pooling")
 
 
-def default_pool_config(out_shape: tuple, dtype: str = "float32") -> Config:
+def default_pool_config(out_shape: tuple, dtype: str = "float32") -> ConfigEntity:
     """The chosen config of :func:`schedule_pool` for an output of ``out_shape``
     (:func:`pool_rule` unless a dispatch context says otherwise)."""
     return choose_config(pool_workload(out_shape, dtype))
@@ -82,7 +83,7 @@ def _extent(iv) -> int | None:
     return ext.value if isinstance(ext, E.IntImm) else None
 
 
-def _vectorize_inner(st, cfg: Config) -> None:
+def _vectorize_inner(st, cfg: ConfigEntity) -> None:
     """Split the innermost data axis by ``vec`` (``small_vec`` if narrower), move
     reductions outside, vectorize; unroll the reductions of at most ``UNROLL_TAPS`` taps."""
     data = [iv for iv in st.op.axis]
@@ -92,8 +93,8 @@ def _vectorize_inner(st, cfg: Config) -> None:
     ext = _extent(inner)
     if ext is None or ext < 2:
         return
-    vec = cfg["vec"]
-    factor = vec if ext >= vec else min(cfg["small_vec"], ext)
+    vec = cfg["vec"].val
+    factor = vec if ext >= vec else min(cfg["small_vec"].val, ext)
     io, ii = st.split(inner, factor=factor)
     st.reorder(io, *st.op.reduce_axis, ii)
     st.vectorize(ii)
@@ -118,9 +119,9 @@ def _parallel_outer(st, parallel: bool):
     return outer
 
 
-def _schedule_chain(s, chain: list, cfg: Config) -> None:
+def _schedule_chain(s, chain: list, cfg: ConfigEntity) -> None:
     out = chain[-1]
-    outer = _parallel_outer(s[out], cfg["parallel"])
+    outer = _parallel_outer(s[out], cfg["parallel"].val)
     consumer, at = out, outer
     for op in reversed(chain[:-1]):
         s[op].compute_at(s[consumer], at)
@@ -130,7 +131,7 @@ def _schedule_chain(s, chain: list, cfg: Config) -> None:
 
 
 @records_target
-def schedule_pool(outs, layout: str = "NCHW", cfg: Config | None = None):
+def schedule_pool(outs, layout: str = "NCHW", cfg: ConfigEntity | None = None):
     """Schedule ``pool2d`` / ``pool1d`` / ``global_pool`` (and epilogues) for x86.
 
     Parameters
@@ -139,7 +140,7 @@ def schedule_pool(outs, layout: str = "NCHW", cfg: Config | None = None):
         The pooling output (or an injective epilogue of it).
     layout : str
         Accepted for TVM compatibility; the stages carry their own shapes.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Knobs (default :func:`default_pool_config`).
 
     Returns
@@ -160,19 +161,19 @@ def schedule_pool(outs, layout: str = "NCHW", cfg: Config | None = None):
         if isinstance(op, te.ComputeOp) and op not in chain and tags.is_injective(op.tag):
             s[op].compute_inline()
     key = pool_workload(tuple(_extent(iv) for iv in out_op.axis), outs[0].dtype)
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     _schedule_chain(s, chain, cfg)
     return s
 
 
 @records_target
-def schedule_adaptive_pool(outs, cfg: Config | None = None):
+def schedule_adaptive_pool(outs, cfg: ConfigEntity | None = None):
     """Schedule ``adaptive_pool``: the same chain schedule as :func:`schedule_pool`."""
     return schedule_pool(outs, cfg=cfg)
 
 
 @records_target
-def schedule_max_pool_with_indices(outs, cfg: Config | None = None):
+def schedule_max_pool_with_indices(outs, cfg: ConfigEntity | None = None):
     """Schedule ``topi.nn.max_pool2d_with_indices``: its argmax stages (rows computed per
     plane inside the columns' loop) and the two output stages each run parallel over the
     (batch, channel) planes, vectorized along the row with the window loop outside the
@@ -188,7 +189,7 @@ def schedule_max_pool_with_indices(outs, cfg: Config | None = None):
     ----------
     outs : (te.Tensor, te.Tensor)
         The values and indices.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Pooling knobs (default :func:`default_pool_config` of the output shape).
     """
     outs = list(outs)
@@ -199,9 +200,9 @@ def schedule_max_pool_with_indices(outs, cfg: Config | None = None):
     red = next(t.op for t in outs[0].op.input_tensors if t.op.tag == tags.POOL)
     rows = next(t.op for t in red.input_tensors if t.op.tag == tags.POOL)
     key = pool_workload(tuple(_extent(iv) for iv in outs[0].op.axis), outs[0].dtype)
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     for op in (red, outs[0].op, outs[1].op):
-        outer = _parallel_outer(s[op], cfg["parallel"])
+        outer = _parallel_outer(s[op], cfg["parallel"].val)
         if op is red:
             s[rows].compute_at(s[red], outer)
         _vectorize_inner(s[op], cfg)

@@ -29,7 +29,8 @@ import math
 
 import te
 from te import expr as E
-from tune.autotvm.config import Config, choose_config, register_rule
+from tune.autotvm.config import check_config, choose_config, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.config import largest_divisor, records_target
 from topi.generic.injective import as_tensor_list
 from topi.utils import get_const_tuple, traverse_inline
@@ -81,7 +82,7 @@ def reduce_rule(workload: tuple, target) -> dict:
 register_rule(TEMPLATE, reduce_space, reduce_rule, doc="comm_reduce reductions (sum, max, argmax ...)")
 
 
-def default_reduce_config(op: te.ComputeOp) -> Config:
+def default_reduce_config(op: te.ComputeOp) -> ConfigEntity:
     """The chosen config of the reduction ``op`` (:func:`reduce_rule` unless a dispatch
     context says otherwise)."""
     return choose_config(reduce_workload(op))
@@ -101,19 +102,19 @@ def _inner_axis_reduced(op: te.ComputeOp) -> bool:
     return last is None or any(v is last for v in reduce_vars) or not op.axis
 
 
-def _schedule_rows(s, op, cfg: Config) -> None:
+def _schedule_rows(s, op, cfg: ConfigEntity) -> None:
     """Data axes fused and parallel outside; reduce loops serial inside."""
     stage = s[op]
     fused = stage.fuse(*op.axis) if len(op.axis) > 1 else op.axis[0]
-    if cfg["parallel"]:
+    if cfg["parallel"].val:
         stage.parallel(fused)
 
 
-def _schedule_columns(s, op, cfg: Config) -> None:
+def _schedule_columns(s, op, cfg: ConfigEntity) -> None:
     """The last data axis vectorized below the reduce loops."""
     stage = s[op]
     *outer_axes, last = op.axis
-    lanes = cfg["vector_width"]
+    lanes = cfg["vector_width"].val
     n_last = _extent(last)
     if n_last is None or n_last < lanes:
         return _schedule_rows(s, op, cfg)
@@ -121,25 +122,25 @@ def _schedule_columns(s, op, cfg: Config) -> None:
     outer = stage.fuse(*outer_axes, lo) if outer_axes else lo
     stage.reorder(outer, *op.reduce_axis, li)
     stage.vectorize(li)
-    if cfg["parallel"]:
+    if cfg["parallel"].val:
         stage.parallel(outer)
 
 
-def _schedule_scalar(s, op, cfg: Config) -> None:
+def _schedule_scalar(s, op, cfg: ConfigEntity) -> None:
     """``rfactor`` the first reduce axis into ``rfactor_parts`` parallel partial results."""
     stage = s[op]
-    ko, _ = stage.split(op.reduce_axis[0], nparts=cfg["rfactor_parts"])
+    ko, _ = stage.split(op.reduce_axis[0], nparts=cfg["rfactor_parts"].val)
     rf = s.rfactor(op.output(0), ko)
     s[rf].parallel(s[rf].op.axis[0])
 
 
 @records_target
-def schedule_reduce_stage(s, op: te.ComputeOp, cfg: Config | None = None) -> None:
+def schedule_reduce_stage(s, op: te.ComputeOp, cfg: ConfigEntity | None = None) -> None:
     """Schedule the reduction ``op`` inside ``s`` (the reduce-anchor callback)."""
     key = reduce_workload(op)
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     if not op.axis:
-        if cfg["rfactor_parts"] > 1:
+        if cfg["rfactor_parts"].val > 1:
             _schedule_scalar(s, op, cfg)
     elif _inner_axis_reduced(op):
         _schedule_rows(s, op, cfg)
@@ -148,7 +149,7 @@ def schedule_reduce_stage(s, op: te.ComputeOp, cfg: Config | None = None) -> Non
 
 
 @records_target
-def schedule_reduce(outs, cfg: Config | None = None):
+def schedule_reduce(outs, cfg: ConfigEntity | None = None):
     """The x86 schedule of reduction outputs ``outs`` (a tensor or a list).
 
     Parameters
@@ -156,7 +157,7 @@ def schedule_reduce(outs, cfg: Config | None = None):
     outs : te.Tensor or list of te.Tensor
         Reductions (tag ``comm_reduce``/``comm_reduce_idx``), possibly followed
         by injective stages (``mean``).
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Overrides :func:`default_reduce_config` for every reduction.
 
     Returns

@@ -25,7 +25,8 @@ import numpy as np
 
 import te
 from topi.accumulate import accumulate_dtype
-from tune.autotvm.config import Config, choose_config, current_target, register_rule
+from tune.autotvm.config import check_config, choose_config, current_target, register_rule
+from tune.autotvm.space import ConfigEntity
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_tuple
 from topi.config import records_target
@@ -57,7 +58,7 @@ def softmax_rule(workload: tuple, target) -> dict:
 register_rule(TEMPLATE, softmax_space, softmax_rule, doc="softmax / log_softmax over the last axis")
 
 
-def default_softmax_config(rows: int, cols: int, dtype: str = "float32") -> Config:
+def default_softmax_config(rows: int, cols: int, dtype: str = "float32") -> ConfigEntity:
     """The chosen config of :func:`schedule_softmax` (:func:`softmax_rule` unless a
     dispatch context says otherwise)."""
     return choose_config(softmax_workload(rows, cols, dtype))
@@ -84,7 +85,7 @@ def _stages(out_op):
 
 
 @records_target
-def schedule_softmax(outs, cfg: Config | None = None):
+def schedule_softmax(outs, cfg: ConfigEntity | None = None):
     """Schedule ``topi.nn.softmax`` / ``log_softmax`` for x86.
 
     Rows are parallel; the normalised axis must be the last one for the fast
@@ -94,7 +95,7 @@ def schedule_softmax(outs, cfg: Config | None = None):
     ----------
     outs : te.Tensor or list
         The softmax output.
-    cfg : Config, optional
+    cfg : ConfigEntity, optional
         Knobs of :func:`default_softmax_config`.
     """
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
@@ -107,14 +108,14 @@ def schedule_softmax(outs, cfg: Config | None = None):
     mx, ex, sm = stages
     s = te.create_schedule([out.op])
     key = softmax_workload(int(np.prod(shape[:-1])), shape[-1], out.dtype)
-    cfg = choose_config(key) if cfg is None else cfg.check(key)
+    cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     st = s[out]
     row = st.fuse(*st.op.axis[:-1]) if len(st.op.axis) > 2 else st.op.axis[0]
-    ro, ri = st.split(row, factor=cfg["rb"])
+    ro, ri = st.split(row, factor=cfg["rb"].val)
     st.parallel(ro)
-    _vectorize_inner(st, cfg["vec"])
+    _vectorize_inner(st, cfg["vec"].val)
     _attach_rows(s, out.op, ri, (sm, ex, mx))
-    _vectorize_inner(s[ex], cfg["vec"])
+    _vectorize_inner(s[ex], cfg["vec"].val)
     _vectorize_max(s, mx, shape[-1], current_target().lanes(out.dtype))
     return s
 

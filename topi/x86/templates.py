@@ -20,12 +20,14 @@ The bridge is the same for every knob template (a ``tune.autotvm.config.Rule``):
 from __future__ import annotations
 
 import te
-from tune.autotvm.config import Config, config_space, default_config, recorded_values, rule_of
+from tune.autotvm.config import (check_config, config_of, config_space, default_config, recorded_values,
+                                 rule_of)
+from tune.autotvm.space import ConfigEntity
 from tune import autotvm
 
 
-def template_config(workload: tuple, flop: float | None = None) -> Config:
-    """The topi ``Config`` of ``workload`` that the running AutoTVM template is asked for.
+def template_config(workload: tuple, flop: float | None = None) -> ConfigEntity:
+    """The config of ``workload`` that the running AutoTVM template is asked for, checked against the rule.
 
     ``flop``: the operation's own count (``cfg.add_flop``), so that a task's GFLOP/s does not
     count the padding of the config its space was defined on (default: counted on the compute)."""
@@ -48,7 +50,7 @@ def template_config(workload: tuple, flop: float | None = None) -> Config:
     reason = t.constraint(workload, values) if t.constraint else None
     if reason:
         raise ValueError(f"{workload[0]}: {reason}")
-    return Config(workload, values, space).check()
+    return check_config(config_of(workload, values, space))
 
 
 @autotvm.template("conv2d_NCHWc.x86")
@@ -65,7 +67,7 @@ def conv2d_nchwc(dshape, kshape, strides, pads, dilation, groups=1, dtype="float
 
     workload = conv2d_workload(dshape, kshape, strides, pads, dilation, groups, dtype, out_dtype)
     cfg = template_config(workload, conv2d_flop(workload))
-    ic_bn, oc_bn = cfg["ic_bn"], cfg["oc_bn"]
+    ic_bn, oc_bn = cfg["ic_bn"].val, cfg["oc_bn"].val
     data = autotvm.layout.placeholder(dshape, f"NCHW{ic_bn}c", "data", dtype)
     kernel = autotvm.layout.placeholder(kshape, kernel_layout(ic_bn, oc_bn), "kernel", dtype)
     out = conv2d_NCHWc_x86(data, kernel, strides, pads, dilation, cfg, groups, out_dtype)
@@ -129,9 +131,9 @@ def conv2d_winograd(dshape, kshape, strides, pads, dilation, groups=1, dtype="fl
 
     workload = winograd_workload(dshape, kshape, strides, pads, dilation, groups, dtype, out_dtype)
     cfg = template_config(workload, conv2d_flop(workload))  # the direct conv's: GFLOP/s compare
-    data_layout = f"NCHW{cfg['cb']}c" if dshape[1] % cfg["cb"] == 0 else "NCHW"
+    data_layout = f"NCHW{cfg['cb'].val}c" if dshape[1] % cfg["cb"].val == 0 else "NCHW"
     data = autotvm.layout.placeholder(dshape, data_layout, "data", dtype)
-    ushape = winograd_kernel_shape(kshape, cfg["tile"], cfg["bn"], cfg["cb"])
+    ushape = winograd_kernel_shape(kshape, cfg["tile"].val, cfg["bn"].val, cfg["cb"].val)
     u = te.placeholder(ushape, name="kernel_winograd", dtype=dtype)
     ob = winograd_out_block(workload, cfg)
     out = conv2d_winograd_x86(data, u, tuple(pads), out_dtype, cfg=cfg, kshape=tuple(kshape), out_block=ob)

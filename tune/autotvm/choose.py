@@ -31,7 +31,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from tune.autotvm.config import Config, default_config, has_rule, make_config, recorded_config, rule_of
+from tune.autotvm.config import default_config, has_rule, make_config, recorded_config, rule_of
+from tune.autotvm.space import ConfigEntity
 from tune.autotvm.history import Records
 from tune.autotvm.task import rule_names
 
@@ -106,7 +107,7 @@ def tuning_alternatives(workload: tuple, options: Options = Options()) -> list:
     return out
 
 
-def choose(workload, target, records=None, options=None, data_block: int | None = None) -> Config:
+def choose(workload, target, records=None, options=None, data_block: int | None = None) -> ConfigEntity:
     """The config a graph runs for ``workload`` on ``target`` (see the module doc)."""
     workload, records, options = tuple(workload), Records.of(records), Options.of(options)
     exact = records.choice(target, workload)
@@ -125,7 +126,7 @@ def choose(workload, target, records=None, options=None, data_block: int | None 
     return _recorded(workload, target, records, data_block)
 
 
-def _recorded(workload: tuple, target, records: Records, data_block: int | None) -> Config:
+def _recorded(workload: tuple, target, records: Records, data_block: int | None) -> ConfigEntity:
     """The best record of ``workload`` (the fastest the graph runs as measured, where the best is
     not), else the rule's config in the data's block."""
     cfg = recorded_config(workload, records.best(target, workload), target)
@@ -135,7 +136,7 @@ def _recorded(workload: tuple, target, records: Records, data_block: int | None)
     return cfg or rule_in_block(workload, data_block, target) or default_config(workload, target)
 
 
-def _switched(workload: tuple, target, records: Records, data_block: int | None) -> Config:
+def _switched(workload: tuple, target, records: Records, data_block: int | None) -> ConfigEntity:
     """The config of an implementation chosen over another: its best record where that beats the
     rule's variants by ``RECORD_MARGIN`` (:func:`record_candidates`; a knob the record predates
     reads as its template's legacy value, a record no longer legal is skipped with a warning),
@@ -149,7 +150,7 @@ def _switched(workload: tuple, target, records: Records, data_block: int | None)
     return rule_in_block(workload, data_block, target) or default_config(workload, target)
 
 
-def rule_in_block(workload: tuple, block: int | None, target) -> Config | None:
+def rule_in_block(workload: tuple, block: int | None, target) -> ConfigEntity | None:
     """The rule's config of ``workload`` reading its input in blocks of ``block`` (its rule's
     ``in_block``, else the rule's with ``input_knob`` set), as it runs on data blocked so; None
     where the template has no input block or ``block`` is not a legal one for this workload
@@ -159,9 +160,9 @@ def rule_in_block(workload: tuple, block: int | None, target) -> Config | None:
     if knob is None or not block:
         return None
     cfg = default_config(workload, target)
-    if block not in cfg.space[knob] or workload[1][1] % block:
+    if block not in cfg.candidates(knob) or workload[1][1] % block:
         return None
-    if block == cfg[knob]:
+    if block == cfg[knob].val:
         return cfg
     values = rule.in_block(workload, block, target) if rule.in_block else {**cfg.values, knob: block}
     return make_config(workload, values, target)
@@ -172,7 +173,8 @@ def rule_variants(workload: tuple, target) -> list:
     first (:func:`rule_in_block`): what the rule runs as on data in each block."""
     rule = default_config(workload, target)
     knob = rule_of(workload[0]).input_knob
-    others = [] if knob is None else [rule_in_block(workload, b, target) for b in rule.space[knob] if b != rule[knob]]
+    others = [] if knob is None else [rule_in_block(workload, b, target) for b in rule.candidates(knob)
+                                      if b != rule[knob].val]
     return [rule.values] + [c.values for c in others if c is not None]
 
 
@@ -183,7 +185,7 @@ def deployable(workload: tuple, values: dict) -> bool:
     return check is None or check(tuple(workload), values)
 
 
-def out_block(cfg: Config, target) -> int:
+def out_block(cfg: ConfigEntity, target) -> int:
     """The channel block of the output a kernel with ``cfg`` writes in a graph (0: none)."""
     hook = rule_of(cfg.template).out_block
     return hook(cfg, target) if hook else 0
@@ -208,7 +210,7 @@ def record_candidates(workload: tuple, target, records) -> list:
     return [(values, seconds) for values, seconds in rows if seconds < limit or values in variants]
 
 
-def held(old: Config, workload: tuple, target, data_block: int | None) -> Config:
+def held(old: ConfigEntity, workload: tuple, target, data_block: int | None) -> ConfigEntity:
     """The config a node holding ``old`` keeps: ``old``, but the rule's own config of a template
     with an input block (as a record or ``tune_layouts`` may store it) takes its input in its
     data's block, as the rule does without records."""
@@ -218,7 +220,7 @@ def held(old: Config, workload: tuple, target, data_block: int | None) -> Config
     return old if cfg is None or cfg.values == old.values else cfg
 
 
-def holds(cfg: Config, workload: tuple) -> bool:
+def holds(cfg: ConfigEntity, workload: tuple) -> bool:
     """Whether ``cfg`` is a config of ``workload``'s operator: for the workload itself, or for an
     alternative implementation of it."""
     workload = tuple(workload)

@@ -7,21 +7,21 @@ of a workload for a target (knob -> list of candidates), a rule giving the
 default config, optionally a constraint between knobs, and what the graph layer
 needs to weigh a config against its neighbours (:class:`Rule`).  The rule sits
 in the one template registry of ``tune.autotvm.task`` beside the template's
-tunable function, if it has one.  A ``Config`` is one chosen point::
+tunable function, if it has one.  A config is one chosen point, autotvm's one
+config type (``ConfigEntity``, each knob an ``OtherOptionEntity``)::
 
     >>> wl = ("dense.x86", 4, 1000, 2048, "float32")
     >>> cfg = default_config(wl, target)       # the rule
-    >>> cfg["mr"], cfg.template
+    >>> cfg["mr"].val, cfg.template
     (4, 'dense.x86')
-    >>> cfg.with_values(mr=9)                  # not a candidate: ValueError naming mr
+    >>> with_values(cfg, mr=9)                 # not a candidate: ValueError naming mr
 
 A workload key is a hashable, printable tuple ``(template, *arguments)``; the
 compute stores it in ``op.attrs["workload"]``, the schedule checks the config
 against it, the graph stores the config on the node (``tune.autotvm.choose``)
-and the kernel cache key prints its values.  A tuner's space point
-(``ConfigEntity``) of a knob template becomes a ``Config`` through its knob
-values (``tune.autotvm.history.Records`` reads records so; the template
-bridge of ``topi.x86.templates`` so reads the point it is asked for).
+and the kernel cache key prints its values.  A tuner's point of a knob
+template's space is read back through its knob values (``template_config`` of
+``topi.x86.templates``; ``tune.autotvm.history.Records`` for records).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 
 from tune.autotvm import task as tasks
 from tune.autotvm.history import Records
+from tune.autotvm.knobs import OtherOptionEntity, OtherOptionSpace
+from tune.autotvm.space import ConfigEntity
 
 
 @dataclass(frozen=True)
@@ -94,115 +96,73 @@ def rule_of(name: str) -> Rule:
     return entry.rule
 
 
-class Config:
-    """Knob name -> chosen value for one workload of one template.
+def config_of(workload, values: dict, space: dict | None = None) -> ConfigEntity:
+    """The config choosing ``values`` (knob -> value) of ``workload``, a point of the template's
+    ``define_knob`` space ``space`` (knob -> candidates; default: the template's for the current
+    target, when it has a rule).  Not checked: :func:`check_config` it (every function below does)."""
+    workload = (workload,) if isinstance(workload, str) else tuple(workload)
+    if space is None:
+        space = config_space(workload) if has_rule(workload[0]) else {}
+    space_map = {k: OtherOptionSpace(c, k) for k, c in space.items()}
+    entities = {k: OtherOptionEntity(v) for k, v in values.items()}
+    index, stride = 0, 1
+    for knob, sp in space_map.items():
+        k = next((i for i, c in enumerate(sp.candidate) if knob in values and _same(values[knob], c)), None)
+        if k is None:
+            index = -1
+            break
+        index += k * stride
+        stride *= len(sp)
+    return ConfigEntity(index, None, entities, workload=workload, space_map=space_map)
 
-    Parameters
-    ----------
-    workload : tuple
-        The workload key ``(template name, *arguments)``.
-    values : dict
-        Knob -> value.
-    space : dict, optional
-        Knob -> list of legal candidates (default: the template's for the
-        current target, when the template is registered).
 
-    Equal configs (same workload and values) compare and hash equal; ``str``
-    is the canonical text ``config<template knob=value ...>`` that kernel keys
-    and records print.  A Config is immutable: ``with_values`` returns a new,
-    checked one.
-    """
+def check_config(cfg: ConfigEntity, workload=None) -> ConfigEntity:
+    """Raise ``ValueError`` unless every knob of ``cfg`` holds a value of its space and the
+    template's constraint allows them (and, given ``workload``, ``cfg`` was made for it);
+    returns ``cfg``."""
+    if workload is not None and tuple(workload) != cfg.workload:
+        raise ValueError(f"config for workload {cfg.workload} cannot schedule workload {tuple(workload)}: "
+                         f"choose one for that workload (tune.autotvm.config.choose_config)")
+    values, space = cfg.values, _space(cfg)
+    missing = sorted(set(space) - set(values))
+    extra = sorted(set(values) - set(space)) if space else []
+    if missing or extra:
+        raise ValueError(f"config for {cfg.template}: knobs {sorted(values)} do not match the "
+                         f"template's knobs {sorted(space)} (missing {missing}, unknown {extra})")
+    t = rule_of(cfg.template) if has_rule(cfg.template) else None
+    for knob, cands in space.items():
+        v = values[knob]
+        if not any(_same(v, c) for c in cands):
+            why = _constraint_reason(t, cfg.workload, values)
+            raise ValueError(f"config for {cfg.template}: knob {knob}={v!r} is not allowed; "
+                             f"allowed: {_short(cands)}" + (f" ({why})" if why else ""))
+    reason = t.constraint(cfg.workload, values) if t is not None and t.constraint else None
+    if reason:
+        raise ValueError(f"config for {cfg.template}: {reason}")
+    return cfg
 
-    __slots__ = ("space", "values", "workload")
 
-    def __init__(self, workload, values: dict, space: dict | None = None):
-        if isinstance(workload, str):
-            workload = (workload,)
-        if space is None:
-            space = config_space(workload) if has_rule(workload[0]) else {}
-        object.__setattr__(self, "workload", tuple(workload))
-        object.__setattr__(self, "values", dict(values))
-        object.__setattr__(self, "space", {k: list(v) for k, v in space.items()})
+def with_values(cfg: ConfigEntity, **changes) -> ConfigEntity:
+    """A checked copy of ``cfg`` with ``changes`` (knob -> value) applied, in the same space."""
+    values = cfg.values
+    for k in changes:
+        if k not in values:
+            raise KeyError(f"config for {cfg.template} has no knob {k!r}; knobs: {sorted(values)}")
+    return check_config(config_of(cfg.workload, {**values, **changes}, _space(cfg)))
 
-    def __setattr__(self, name, value):
-        raise AttributeError(f"Config is immutable; use with_values(...) (setting {name!r})")
 
-    def __reduce__(self):  # pickled into the graph compiler's worker processes
-        return Config, (self.workload, self.values, self.space)
+def _space(cfg: ConfigEntity) -> dict:
+    """Knob -> candidates of the space ``cfg`` was drawn from."""
+    return {k: cfg.candidates(k) for k in cfg.space_map}
 
-    @property
-    def template(self) -> str:
-        return self.workload[0]
 
-    def __getitem__(self, knob: str):
-        try:
-            return self.values[knob]
-        except KeyError:
-            raise KeyError(f"config for {self.template} has no knob {knob!r}; knobs: {sorted(self.values)}") from None
-
-    def get(self, knob: str, default=None):
-        return self.values.get(knob, default)
-
-    def with_values(self, **changes) -> Config:
-        """A copy with ``changes`` applied, checked against the space."""
-        for k in changes:
-            if k not in self.values:
-                raise KeyError(f"config for {self.template} has no knob {k!r}; knobs: {sorted(self.values)}")
-        cfg = Config(self.workload, {**self.values, **changes}, self.space)
-        cfg.check()
-        return cfg
-
-    def check(self, workload=None) -> Config:
-        """Raise ``ValueError`` unless every knob holds a legal value (and, given
-        ``workload``, the config was made for it); returns ``self``."""
-        if workload is not None and tuple(workload) != self.workload:
-            raise ValueError(f"config for workload {self.workload} cannot schedule workload {tuple(workload)}: "
-                             f"choose one for that workload (tune.autotvm.config.choose_config)")
-        missing = sorted(set(self.space) - set(self.values))
-        extra = sorted(set(self.values) - set(self.space)) if self.space else []
-        if missing or extra:
-            raise ValueError(f"config for {self.template}: knobs {sorted(self.values)} do not match the "
-                             f"template's knobs {sorted(self.space)} (missing {missing}, unknown {extra})")
-        t = rule_of(self.template) if has_rule(self.template) else None
-        for knob, cands in self.space.items():
-            v = self.values[knob]
-            if not any(_same(v, c) for c in cands):
-                why = self._constraint_reason(t)
-                raise ValueError(f"config for {self.template}: knob {knob}={v!r} is not allowed; "
-                                 f"allowed: {_short(cands)}" + (f" ({why})" if why else ""))
-        reason = t.constraint(self.workload, self.values) if t is not None and t.constraint else None
-        if reason:
-            raise ValueError(f"config for {self.template}: {reason}")
-        return self
-
-    def _constraint_reason(self, t) -> str | None:
-        """The template constraint's reason against these values, if it can say (it is
-        written for values of the space, so any error means it cannot)."""
-        try:
-            return t.constraint(self.workload, self.values) if t is not None and t.constraint else None
-        except Exception:  # noqa: BLE001 (a value outside the space may break the constraint's arithmetic)
-            return None
-
-    # value semantics (configs sit in graph node attrs, CSE compares them)
-    def _key(self) -> tuple:
-        return self.workload, tuple(sorted(self.values.items()))
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Config) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def text(self) -> str:
-        """Canonical text of the chosen values (kernel cache keys, printed graphs)."""
-        vals = " ".join(f"{k}={v!r}" for k, v in sorted(self.values.items()))
-        return f"config<{self.template} {vals}>"
-
-    def __str__(self) -> str:
-        return self.text()
-
-    def __repr__(self) -> str:
-        return f"Config({self.workload!r}, {self.values!r})"
+def _constraint_reason(t, workload, values) -> str | None:
+    """The template constraint's reason against ``values``, if it can say (it is written
+    for values of the space, so any error means it cannot)."""
+    try:
+        return t.constraint(workload, values) if t is not None and t.constraint else None
+    except Exception:  # noqa: BLE001 (a value outside the space may break the constraint's arithmetic)
+        return None
 
 
 def _same(v, c) -> bool:
@@ -222,18 +182,18 @@ def config_space(workload, target=None) -> dict:
     return rule_of(workload[0]).space(tuple(workload), target or current_target())
 
 
-def default_config(workload, target=None) -> Config:
+def default_config(workload, target=None) -> ConfigEntity:
     """The rule's config for ``workload`` on ``target`` (checked)."""
     workload = tuple(workload)
     target = target or current_target()
     t = rule_of(workload[0])
-    return Config(workload, t.default(workload, target), t.space(workload, target)).check()
+    return check_config(config_of(workload, t.default(workload, target), t.space(workload, target)))
 
 
-def make_config(workload, values: dict, target=None) -> Config:
+def make_config(workload, values: dict, target=None) -> ConfigEntity:
     """A checked config of ``workload`` with ``values`` (knobs not given take the default's)."""
     base = default_config(workload, target)
-    return Config(base.workload, {**base.values, **values}, base.space).check()
+    return check_config(config_of(base.workload, {**base.values, **values}, _space(base)))
 
 
 def recorded_values(workload, values: dict) -> dict:
@@ -244,7 +204,7 @@ def recorded_values(workload, values: dict) -> dict:
     return {**{k: v for k, v in legacy.items() if k not in values}, **values}
 
 
-def recorded_config(workload, values: dict | None, target=None) -> Config | None:
+def recorded_config(workload, values: dict | None, target=None) -> ConfigEntity | None:
     """The checked config of a record's ``values`` for ``workload`` (see :func:`recorded_values`);
     None without values, or (with a warning naming the workload and the reason) when today's
     space or constraint refuses them: a record of an older version whose choice is no longer
@@ -259,7 +219,7 @@ def recorded_config(workload, values: dict | None, target=None) -> Config | None
         return None
 
 
-def choose_config(workload, target=None) -> Config:
+def choose_config(workload, target=None) -> ConfigEntity:
     """The config a template called outside a graph gets for ``workload``: the innermost
     ``ApplyChoices`` context's, else the rule's (``tune.autotvm.choose`` chooses for a graph)."""
     target = target or current_target()
@@ -267,7 +227,7 @@ def choose_config(workload, target=None) -> Config:
     return default_config(workload, target) if values is None else make_config(workload, values, target)
 
 
-def sample_config(workload, rng, target=None, tries: int = 100) -> Config:
+def sample_config(workload, rng, target=None, tries: int = 100) -> ConfigEntity:
     """A random legal config of ``workload``: one candidate per knob drawn with ``rng``
     (a ``numpy.random.Generator``), redrawn while the template's constraint refuses it."""
     workload = tuple(workload)
@@ -276,9 +236,10 @@ def sample_config(workload, rng, target=None, tries: int = 100) -> Config:
     for _ in range(tries):
         values = {k: v[int(rng.integers(len(v)))] for k, v in space.items()}
         if t.constraint is None or not t.constraint(workload, values):
-            return Config(workload, values, space).check()
+            return check_config(config_of(workload, values, space))
     raise ValueError(f"sample_config: no legal config of {workload} in {tries} draws")
 
 
-__all__ = ["Config", "Rule", "choose_config", "config_space", "current_target", "default_config", "has_rule",
-           "make_config", "recorded_config", "recorded_values", "register_rule", "rule_of", "sample_config"]
+__all__ = ["Rule", "check_config", "choose_config", "config_of", "config_space", "current_target",
+           "default_config", "has_rule", "make_config", "recorded_config", "recorded_values", "register_rule",
+           "rule_of", "sample_config", "with_values"]

@@ -73,7 +73,7 @@ class ApplyConfig(DispatchContext):
 
 class ApplyChoices(DispatchContext):
     """Chooses knob templates' configs by a function: ``with ApplyChoices(fn): ...`` where
-    ``fn(workload, target)`` returns knob values (a dict or Config) or None (ask the next
+    ``fn(workload, target)`` returns knob values (a dict or a config) or None (ask the next
     context).  Its answers are taken as they are (no record margin); classic templates, which
     ask :func:`query`, see nothing of it."""
 

@@ -88,7 +88,7 @@ class Records:
             if isinstance(ctx, ApplyChoices):
                 got = ctx.choose(tuple(workload), target)
                 if got is not None:
-                    return dict(got if isinstance(got, dict) else got.values)  # knob values or a Config
+                    return dict(got if isinstance(got, dict) else got.values)  # knob values or a config
         return None
 
     def best(self, target, workload) -> dict | None:
@@ -110,7 +110,7 @@ class Records:
         for ctx in self.contexts:
             rows = ctx.query_ranked(target, workload) if hasattr(ctx, "query_ranked") else []
             if rows:
-                return [({k: getattr(e, "val", e) for k, e in cfg._entity_map.items()}, cost) for cfg, cost in rows]
+                return [(cfg.values, cost) for cfg, cost in rows]
         return []
 
     def best_cost(self, target, workload) -> float | None:

@@ -117,6 +117,10 @@ class OtherOptionEntity:
     def to_json(self):
         return self.val
 
+    def __bool__(self):
+        raise TypeError(f"the truth of a knob's entity is ambiguous: read its value, cfg[name].val "
+                        f"(here {self.val!r})")
+
     def __repr__(self) -> str:
         return repr(self.val)
 

@@ -1,5 +1,10 @@
 """Config spaces: what a template may choose (``ConfigSpace``) and one choice (``ConfigEntity``).
 
+``ConfigEntity`` is the one config type: a classic template's point of its space, and
+the config of a knob template (``tune.autotvm.config``: a rule's ``define_knob``
+space of one workload, ``cfg.workload`` its key) that the graph stores on a node,
+the kernel cache key prints and the records hold.
+
 A template asks ``cfg = autotvm.get_config()`` and defines its knobs on it.
 Three kinds of ``cfg`` answer the same calls:
 
@@ -134,6 +139,13 @@ class ConfigSpace:
 
     def __contains__(self, name: str) -> bool:
         return name in self._entity_map
+
+    def candidates(self, name: str) -> list:
+        """The values knob ``name`` may take (an option knob's values, any other knob's entities)."""
+        if name not in self.space_map:
+            raise MissingKnobError(f"config has no knob {name!r} in its space; "
+                                   f"knobs: {list(self.space_map) or 'none'}")
+        return [e.val if isinstance(e, OtherOptionEntity) else e for e in self.space_map[name].entities]
 
     @property
     def range_length(self) -> int:
@@ -271,15 +283,51 @@ class ConfigSpace:
 
 
 class ConfigEntity(ConfigSpace):
-    """One config: ``index`` in its space and the chosen entity of every knob."""
+    """One config: ``index`` in its space and the chosen entity of every knob.
 
-    def __init__(self, index: int, code_hash, entity_map: dict, errors=()):
+    ``workload``: the key ``(template, *arguments)`` the config was made for (knob templates;
+    None for a point a tuner hands a classic template); ``space_map``: the knobs' spaces it
+    was drawn from, when known.  Configs of a workload compare and hash by their values, and
+    ``str`` is the canonical text ``config<template knob=value ...>`` that kernel cache keys
+    and printed graphs show.  Immutable: ``tune.autotvm.config.with_values`` makes a changed copy."""
+
+    def __init__(self, index: int, code_hash, entity_map: dict, errors=(), workload=None, space_map=None):
         super().__init__()
         self.index = index
         self.code_hash = code_hash
         self._entity_map = dict(entity_map)
         self._collect = False
         self.errors = list(errors)
+        self.workload = None if workload is None else tuple(workload)
+        if space_map is not None:
+            self.space_map = dict(space_map)
+
+    @property
+    def template(self) -> str | None:
+        return None if self.workload is None else self.workload[0]
+
+    @property
+    def values(self) -> dict:
+        """Knob -> chosen value (:meth:`knob_values`)."""
+        return self.knob_values()
+
+    def _key(self) -> tuple:
+        return self.workload, tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                                           for k, v in self.knob_values().items()))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ConfigEntity) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def text(self) -> str:
+        """Canonical text of the chosen values (kernel cache keys, printed graphs)."""
+        vals = " ".join(f"{k}={v!r}" for k, v in sorted(self.knob_values().items()))
+        return f"config<{self.template} {vals}>"
+
+    def __str__(self) -> str:
+        return self.text() if self.workload is not None else repr(self)
 
     def get_other_option(self) -> dict:
         return {k: v.val for k, v in self._entity_map.items() if isinstance(v, OtherOptionEntity)}
