@@ -232,3 +232,30 @@ def test_strided_unit_shuffles_after_the_depthwise_conv(shape, tmp_path, monkeyp
     m = lib.create_executor()
     m.run(**feed)
     np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-4)
+
+
+def inverted_residual(shape, se: bool):
+    """MobileNet-v2's block (EfficientNet's with ``se``: a squeeze-excite scale before the
+    projection, ``scale * x`` as torchvision exports it): expand 1x1, depthwise 3x3, project 1x1."""
+    b = GraphBuilder()
+    x = b.input("x", shape)
+    h = b.op("clip", conv(b, x, 96, name="expand"), min=0.0, max=6.0)
+    d = b.op("depthwise_conv2d", h, b.const(rand(96, 1, 3, 3), "dw"), padding=(1, 1, 1, 1))
+    d = b.op("clip", b.op("add", d, b.const(rand(96, 1, 1), "dwb")), min=0.0, max=6.0)
+    if se:
+        s = b.op("relu", conv(b, b.op("global_pool", d, pool_type="avg"), 8, name="se1"))
+        d = b.op("multiply", b.op("sigmoid", conv(b, s, 96, name="se2")), d)
+    return b.finish(conv(b, d, 24, name="project"))
+
+
+@pytest.mark.parametrize("se", [False, True])
+def test_depthwise_and_squeeze_excite_pass_their_block_to_the_projection(se):
+    """The projection conv reads the block the depthwise conv (and the squeeze-excite multiply)
+    kept, rather than its rule's ``ic_bn`` of 8: no re-blocking of the 96-channel activations."""
+    g = inverted_residual((1, 16, 14, 14), se)
+    out, _ = laid_out(g)
+    big = [n for n in out.nodes if n.op == "layout_transform" and n.inputs[0].size >= 96 * 14 * 14]
+    assert not big
+    (proj,) = [n for n in out.nodes if n.name == "project"]
+    assert proj.op == "conv2d_NCHWc" and proj.inputs[0].node.op == ("multiply" if se else "clip")
+    check_values(g, out)

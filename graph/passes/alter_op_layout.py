@@ -6,9 +6,11 @@ blocked output ``[N, OC/oc_bn, OH, OW, oc_bn]``.  Its consumers then work on
 the blocked value where their meaning does not depend on the layout:
 
 * elementwise ops (relu, clip, ...) as they are;
-* broadcast binaries (add, multiply, ...): an operand of the same shape is
-  brought to the same block, a per-channel constant (``[C, 1, 1]``,
-  ``[1, C, 1, 1]``) is re-laid out to ``[1, C/b, 1, 1, b]`` here, in numpy;
+* broadcast binaries (add, multiply, ...): in the block of their largest
+  blocked operand, to which the others are brought (a squeeze-excite scale
+  ``[1, C/8, 1, 1, 8]`` is converted, not the activations it scales); a
+  per-channel constant (``[C, 1, 1]``, ``[1, C, 1, 1]``) is re-laid out to
+  ``[1, C/b, 1, 1, b]`` here, in numpy;
 * ``pool2d`` and ``global_pool`` with ``layout="NCHWc"``;
 * ``concatenate`` along the channels when every input is blocked, by the block
   :func:`~graph.passes.layout_state.concat_block` gives (the one ``choose_configs``
@@ -132,8 +134,8 @@ def _rewrite(node, ins: list, lay: Layouts) -> tuple | None:
     pattern = get_op(node.op).pattern
     if pattern == ELEMWISE and len(ins) == 1:
         return lay.produce(make_node(node.op, ins, node.attrs, node.name, [node.output.name]), blocked[0])
-    if node.op in BINARY_OPS:
-        return _binary(node, ins, lay, blocked[0])
+    if node.op in BINARY_OPS:  # in the block of its largest operand (a squeeze-excite scale converts)
+        return _binary(node, ins, lay, lay.block_of(max((v for v in ins if lay.block_of(v)), key=lambda v: v.size)))
     if node.op in PER_TENSOR_OPS and lay.block_of(ins[0]):
         return lay.produce(make_node(node.op, ins, node.attrs, node.name, [node.output.name]), lay.block_of(ins[0]))
     if node.op in POOL_OPS and node.attrs.get("layout", "NCHW") == "NCHW":

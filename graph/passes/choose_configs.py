@@ -13,7 +13,8 @@ weight is packed), the operator's compute and schedule, and the kernel cache key
                          padding=(1, 1, 1, 1))
 
 One rule spans nodes: a convolution whose data comes from another blocked
-convolution (through elementwise ops and pooling, which keep the channels, or
+convolution (through elementwise and broadcast ops, pooling and depthwise convs,
+which keep the channels: :func:`channel_input`, or
 a channel concatenation of such values: the block
 ``graph.passes.layout_state.concat_block`` gives it) takes that convolution's
 output block as its input block when it is legal and no record says otherwise,
@@ -51,13 +52,25 @@ def node_workload(node, inputs=None, target=None) -> tuple | None:
     return get_op(node.op).workload(tuple(inputs if inputs is not None else node.inputs), node.attrs, target)
 
 
-def keeps_channels(node, ins) -> bool:
-    """Elementwise, broadcast and pooling ops: channel ``c`` of the output is channel ``c`` of input 0."""
+def channel_input(node, ins) -> int | None:
+    """The input whose channel ``c`` is channel ``c`` of the output, whose block the output
+    keeps in ``alter_op_layout``: input 0 of pooling and of depthwise convs of multiplier 1,
+    the output-shaped input of elementwise and broadcast ops (a squeeze-excite ``scale * x``:
+    ``x``); None for other ops."""
     if node.op in ("pool2d", "global_pool"):
-        return True
-    out = node.outputs[0].shape
-    return (get_op(node.op).pattern <= BROADCAST and len(ins) > 0 and len(out) == 4
-            and tuple(ins[0].shape) == tuple(out))
+        return 0
+    if node.op == "depthwise_conv2d":
+        k = ins[1].shape if len(ins) > 1 else ()
+        return 0 if len(k) == 4 and k[1] == 1 and k[0] == ins[0].shape[1] else None
+    out = tuple(node.outputs[0].shape)
+    if get_op(node.op).pattern > BROADCAST or len(out) != 4:
+        return None
+    return next((i for i, v in enumerate(ins) if tuple(v.shape) == out), None)
+
+
+def keeps_channels(node, ins) -> bool:
+    """Whether the output's channels are those of one input (:func:`channel_input`)."""
+    return channel_input(node, ins) is not None
 
 
 def choose_configs(graph: Graph, context: BuildContext) -> Graph:
@@ -77,9 +90,9 @@ def choose_configs(graph: Graph, context: BuildContext) -> Graph:
                 cfg = choose(key, target, context.records, context.options, data_block)
         if cfg is not None and (block := out_block(cfg, target)):
             blocks[node.outputs[0].name] = block
-        elif (node.op not in ("constant", "conv2d", "conv2d_winograd") and ins and ins[0].name in blocks
-              and keeps_channels(node, ins)):
-            blocks[node.outputs[0].name] = blocks[ins[0].name]
+        elif (node.op not in ("constant", "conv2d", "conv2d_winograd")
+              and (src := channel_input(node, ins)) is not None and ins[src].name in blocks):
+            blocks[node.outputs[0].name] = blocks[ins[src].name]
         elif (node.op == "concatenate" and node.attrs.get("axis") in (1, -3)
               and all(len(v.shape) == 4 for v in ins)):
             block = concat_block([blocks.get(v.name, 0) for v in ins], [v.shape[1] for v in ins],
@@ -94,4 +107,4 @@ def choose_configs(graph: Graph, context: BuildContext) -> Graph:
     return rebuild(graph, rewrite)
 
 
-__all__ = ["choose_configs", "keeps_channels", "node_workload"]
+__all__ = ["channel_input", "choose_configs", "keeps_channels", "node_workload"]

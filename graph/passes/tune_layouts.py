@@ -71,7 +71,8 @@ def _sources(graph: Graph, tuned: dict) -> tuple:
         if node.is_constant or not ins:
             continue
         merged = [sources[v.name] for v in ins if v.name in sources and len(v.shape) in (4, 5)
-                  and (node.op in ("concatenate", "pool2d") or tuple(v.shape) == tuple(node.outputs[0].shape))]
+                  and (node.op in ("concatenate", "pool2d", "depthwise_conv2d")
+                       or tuple(v.shape) == tuple(node.outputs[0].shape))]
         keeps = node.op == "concatenate" and node.attrs.get("axis") == 1 or keeps_channels(node, ins)
         if not keeps or not merged:
             continue
