@@ -26,10 +26,15 @@ _LOG2E = 1.44269504088896341
 _LN2_HI = 0.693145751953125
 _LN2_LO = 1.428606765330187045e-06
 _ROUND_MAGIC = 12582912.0  # 1.5 * 2**23: adding it rounds to an integer
-# (exp(r) - 1 - r) / r**2 on [-ln2/2, ln2/2] (SLEEF expf), highest first.
+# (exp(r) - 1 - r) / r**2 on [-ln2/2, ln2/2] (SLEEF expf), highest first: expm1's.
 _EXP_POLY = (1.98527617612853646278381e-4, 1.39304355252534151077271e-3,
              8.33336077630519866943359e-3, 4.16664853692054748535156e-2,
              1.66666671633720397949219e-1, 0.5)
+# (exp(r) - 1) / r on [-ln2/2, ln2/2], highest first: exp's.  Degree 6 in all
+# (minimax for relative error, float32 coefficients): 3e-9 relative, below
+# float32's rounding, where SLEEF's degree 7 above serves expm1 near 0.
+_EXP_POLY6 = (1.382102258503437e-3, 8.36866907775402e-3, 4.166826233267784e-2,
+              1.666652113199234e-1, 4.999999403953552e-1, 1.0)
 # (2**r - 1) / r on [-1/2, 1/2] (SLEEF exp2f), highest first.
 _EXP2_POLY = (1.535920892e-4, 1.339262701e-3, 9.618384764e-3,
               5.550347269e-2, 2.402264476e-1, 6.931471825e-1)
@@ -159,6 +164,15 @@ class _Emitter:
         x = self.sel(self.cmp("<", x, hi), x, hi)
         return self.sel(self.cmp(">", x, lo), x, lo)
 
+    def clamp_nan(self, x, lo=None, hi=None):
+        """Clamp to [lo, hi] (None: no bound there) keeping NaN: one ``minps`` / ``maxps``
+        each (x86's take their second operand when one is NaN)."""
+        if hi is not None:
+            x = self.sel(self.cmp(">", x, hi), hi, x)
+        if lo is not None:
+            x = self.sel(self.cmp("<", x, lo), lo, x)
+        return x
+
 
 # ---------------------------------------------------------------------------
 # exponentials
@@ -179,12 +193,16 @@ def _expm1_poly(e, r):
     return e.fma(e.b.fmul(r, r), u, r)
 
 
-def _exp(e, x):
-    """exp(x)."""
-    xc = e.clamp(x, -104.0, 104.0)  # beyond: exactly 0 / inf after scaling
+def _exp(e, x, hi=104.0):
+    """exp(x): 21 operations (``hi``: None where the caller knows x <= 0, one fewer).
+
+    The clamps keep NaN, which then flows through the reduction, the polynomial and the
+    scaling's multiplies (whatever the integer lanes hold), so no NaN select is needed;
+    ``exp(r)`` is one Horner chain of degree 6 ending in ``1 + r * p``."""
+    xc = e.clamp_nan(x, -104.0, hi)  # beyond: exactly 0 / inf after scaling
     r, n = _exp_reduce(e, xc)
-    y = e.b.fadd(_expm1_poly(e, r), e.f(1.0))
-    return e.sel(e.isnan(x), x, e.ldexp(y, n))
+    y = e.fma(e.horner(r, _EXP_POLY6), r, e.f(1.0))
+    return e.ldexp(y, n)
 
 
 def _exp2(e, x):
@@ -311,7 +329,8 @@ def _tanh(e, x):
 
 def _sigmoid(e, x):
     """1/(1+exp(-x)) computed as exp(-|x|) based ratio (no overflow)."""
-    t = _exp(e, e.b.fsub(e.f(-0.0), e.fabs(x)))  # in (0, 1], NaN for NaN
+    nabs = e.as_float(e.b.or_(e.as_int(x), e.i(-0x80000000)))  # -|x|: the sign bit set
+    t = _exp(e, nabs, hi=None)  # in (0, 1], NaN for NaN
     num = e.sel(e.cmp("<", x, 0.0), t, 1.0)
     return e.b.fdiv(num, e.b.fadd(t, e.f(1.0)))
 
