@@ -5,7 +5,8 @@ Load it from a ``conftest.py`` with ``pytest_plugins = ["tessera.testing.plugin"
 * A module-level ``tvm.testing.parameter`` (or ``parameters``) whose variable name a test
   or one of its fixtures takes as an argument parametrizes that test.
 * A test taking ``target`` runs once per enabled target (here: ``"llvm"``), unless it is
-  parametrized over ``target`` already; ``dev`` is that target's device.
+  parametrized over ``target`` already; ``dev`` is that target's device.  A test parametrized
+  over a target that is not enabled (``cuda`` ...) is skipped.
 """
 
 from __future__ import annotations
@@ -44,3 +45,17 @@ def _already(metafunc, name: str) -> bool:
 def dev(target):
     """The device of ``target`` (``tvm.device(target)``)."""
     return device(str(target).split()[0], 0)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """A test explicitly parametrized over a target this machine does not run (``cuda``,
+    ``vulkan`` ...) is skipped, as classic TVM's plugin skips targets that are not enabled."""
+    enabled = {str(t).split()[0] for t, _ in enabled_targets()}
+    for item in items:
+        target = getattr(getattr(item, "callspec", None), "params", {}).get("target")
+        if target is None:
+            continue
+        kind = str(getattr(getattr(target, "kind", None), "name", None) or str(target).split()[0])
+        if kind not in enabled:
+            item.add_marker(pytest.mark.skip(reason=f"target {kind!r} is not enabled: Tessera runs on CPUs only "
+                                                    f"(enabled: {sorted(enabled)})"))

@@ -305,7 +305,7 @@ def pack_dense_weight_numpy(weight, bn: int):
 
 
 def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None,
-               units: int | None = None, out_dtype: str | None = None,
+               out_dtype: str | None = None, units: int | None = None,
                cfg: ConfigEntity | None = None) -> te.Tensor:
     """``data @ weight.T (+ bias)`` over a block-packed weight (classic TVM's ``dense_pack``).
 
@@ -319,12 +319,12 @@ def dense_pack(data: te.Tensor, weight: te.Tensor, bias: te.Tensor | None = None
         stage with the config's ``bn``.
     bias : te.Tensor, optional
         ``[N]``; added in a ``broadcast`` stage.
-    units : int, optional
-        ``N``, the output width (default: ``ceil(N/bn) * bn`` of a packed weight,
-        ``N`` of a plain one); at most the packed width.
     out_dtype : str, optional
         Output dtype (default: the data's); float16 accumulates in float32 and is
         rounded once, in the unpacking stage.
+    units : int, optional
+        ``N``, the output width (default: ``ceil(N/bn) * bn`` of a packed weight,
+        ``N`` of a plain one); at most the packed width.
     cfg : ConfigEntity, optional
         The config of ``dense_workload(M, units, K, dtype, "dense_pack.x86")``
         (default: the chosen one; with a pre-packed weight, the weight's ``bn``);

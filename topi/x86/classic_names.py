@@ -1,0 +1,25 @@
+"""Classic ``topi.x86`` names for the CPU computes and schedules Tessera keeps under other names.
+
+TVM's x86 module named each implementation its strategy chose; the same kernels live here as:
+
+* ``dense_nopack`` / ``schedule_dense_nopack``: ``topi.nn.dense`` with :func:`topi.x86.dense.schedule_dense`
+  (row-tiled, no weight packing);
+* ``dense_dynamic`` / ``schedule_dense_dynamic``: the same pair, which also handles a symbolic batch.
+"""
+
+from __future__ import annotations
+
+from topi.nn.dense import dense
+from topi.x86.dense import schedule_dense
+
+
+def dense_nopack(data, weight, bias=None, out_dtype=None):
+    """``data @ weight.T (+ bias)``, unpacked weight (classic ``topi.x86.dense_nopack``)."""
+    return dense(data, weight, bias, out_dtype)
+
+
+schedule_dense_nopack = schedule_dense
+dense_dynamic = dense_nopack
+schedule_dense_dynamic = schedule_dense
+
+__all__ = ["dense_dynamic", "dense_nopack", "schedule_dense_dynamic", "schedule_dense_nopack"]
