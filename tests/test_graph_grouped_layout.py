@@ -56,7 +56,7 @@ def test_group_conv_spanning_blocks_matches_numpy(ic, oc, groups, hw, k, stride,
     x, w = rand(1, ic, hw, hw + 3), rand(oc, ic // groups, k, k)
     pad = k // 2
     want = topi.testing.conv2d_nchw_python(np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad))), w,
-                                           (stride, stride), 0, (1, 1), groups)
+                                           (stride, stride), 0, groups, (1, 1))
     packed = G.pack_group_kernel_numpy(w, groups, ic_bn, oc_bn)
     assert np.array_equal(G.unpack_group_kernel_numpy(packed, ic, oc, groups), w)
     key = G.group_conv2d_workload(x.shape, w.shape, (stride, stride), (pad,) * 4, (1, 1), groups)

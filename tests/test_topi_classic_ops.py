@@ -271,3 +271,32 @@ def test_batch_norm_training(training):
                 lambda *a: tuple(np.asarray(r, "float32") for r in batch_norm(*a, axis, 1e-3, True, True,
                                                                                 training, 0.2)),
                 inputs=inputs, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["NCW", "NWC"])
+@pytest.mark.parametrize("padding,stride,dilation", [("SAME", 1, 1), ((2, 1), 2, 2)])
+def test_group_conv1d(layout, padding, stride, dilation):
+    from topi.testing import group_conv1d_ncw_python
+
+    n, c, w, f, k, groups = 2, 6, 13, 9, 3, 3
+    if layout == "NCW":
+        a, wt = te.placeholder((n, c, w), name="a"), te.placeholder((f, c // groups, k), name="w")
+        out = topi.nn.group_conv1d_ncw(a, wt, stride, padding, dilation, groups)
+        ref = lambda x, y: group_conv1d_ncw_python(x, y, stride, padding, dilation, groups)  # noqa: E731
+    else:
+        a, wt = te.placeholder((n, w, c), name="a"), te.placeholder((k, c // groups, f), name="w")
+        out = topi.nn.group_conv1d_nwc(a, wt, stride, padding, dilation, groups)
+        ref = lambda x, y: group_conv1d_ncw_python(  # noqa: E731
+            x.transpose(0, 2, 1), y.transpose(2, 1, 0), stride, padding, dilation, groups).transpose(0, 2, 1)
+    check_build(generic.default_schedule(out), [a, wt, out], ref, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="group_conv1d_ncw: argument groups=4 must divide"):
+        topi.nn.group_conv1d_ncw(te.placeholder((1, 6, 8)), te.placeholder((9, 2, 3)), 1, 0, 1, 4)
+
+
+def test_group_conv2d_nhwc():
+    from topi.testing import conv2d_nhwc_python
+
+    a, wt = te.placeholder((1, 9, 7, 8), name="a"), te.placeholder((3, 3, 2, 12), name="w")
+    out = topi.nn.group_conv2d_nhwc(a, wt, 2, 1, 1, 4)
+    check_build(generic.default_schedule(out), [a, wt, out], lambda x, y: conv2d_nhwc_python(x, y, 2, 1, 4),
+                rtol=1e-4, atol=1e-5)

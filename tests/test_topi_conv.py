@@ -51,7 +51,7 @@ def test_conv2d_nchw_direct(case):
     A, W = _ph((n, ic, h, w), "A"), _ph((oc, ic, k, k), "W")
     C = topi.nn.conv2d_nchw(A, W, st, pad, dil)
     a, wt = _np((n, ic, h, w), 1), _np((oc, ic, k, k), 2)
-    _run(topi.x86.schedule_conv2d_nchw(C), [A, W, C], T.conv2d_nchw_python(a, wt, st, pad, dil), [a, wt])
+    _run(topi.x86.schedule_conv2d_nchw(C), [A, W, C], T.conv2d_nchw_python(a, wt, st, pad, dilation=dil), [a, wt])
 
 
 @pytest.mark.parametrize("case", CONV2D)
@@ -60,7 +60,7 @@ def test_conv2d_nchw_x86_blocked(case):
     A, W = _ph((n, ic, h, w), "A"), _ph((oc, ic, k, k), "W")
     C = topi.x86.conv2d_nchw_x86(A, W, st, pad, dil)
     a, wt = _np((n, ic, h, w), 1), _np((oc, ic, k, k), 2)
-    _run(topi.x86.schedule_conv2d_nchw(C), [A, W, C], T.conv2d_nchw_python(a, wt, st, pad, dil), [a, wt])
+    _run(topi.x86.schedule_conv2d_nchw(C), [A, W, C], T.conv2d_nchw_python(a, wt, st, pad, dilation=dil), [a, wt])
 
 
 def test_conv2d_nchw_x86_prepacked_kernel_and_padded_width():
@@ -143,7 +143,7 @@ def test_conv2d_nhwc(case):
     A, W = _ph((n, h, w, ic), "A"), _ph((k, k, ic, oc), "W")
     C = topi.nn.conv2d(A, W, st, pad, dil, layout="NHWC")
     a, wt = _np((n, h, w, ic), 12), _np((k, k, ic, oc), 13)
-    _run(topi.x86.schedule_conv2d_nhwc(C), [A, W, C], T.conv2d_nhwc_python(a, wt, st, pad, dil), [a, wt])
+    _run(topi.x86.schedule_conv2d_nhwc(C), [A, W, C], T.conv2d_nhwc_python(a, wt, st, pad, dilation=dil), [a, wt])
 
 
 # ----------------------------------------------------------- depthwise ---
@@ -273,7 +273,7 @@ def test_conv2d_nchw_x86_grouped_blocked(ic, oc, groups, k, stride, size):
     out = np.zeros(tuple(int(d) for d in C.shape), "float32")
     codegen.build(s, [A, W, C])(a, w, out)
     ref = topi.testing.conv2d_nchw_python(np.pad(a, ((0, 0), (0, 0)) + ((k // 2, k // 2),) * 2), w, stride, 0,
-                                          1, groups)
+                                          groups, 1)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
 
 

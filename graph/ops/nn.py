@@ -53,7 +53,7 @@ def _np_conv2d(xs, a):
         occ, icc, kh, kw, ic_bn, oc_bn = kernel.shape
         kernel = kernel.transpose(0, 5, 1, 4, 2, 3).reshape(occ * oc_bn, icc * ic_bn, kh, kw)
     padded = np.pad(data, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
-    return [topi.testing.conv2d_nchw_python(padded, kernel, st, 0, dil, a.get("groups", 1)).astype(data.dtype)]
+    return [topi.testing.conv2d_nchw_python(padded, kernel, st, 0, a.get("groups", 1), dil).astype(data.dtype)]
 
 
 register("conv2d", _conv2d_compute, OUT_ELEMWISE_FUSABLE, default_schedule, _conv2d_types, _np_conv2d,

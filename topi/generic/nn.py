@@ -114,6 +114,11 @@ schedule_argsort = _fallback("schedule_argsort", "argsort")
 schedule_topk = _fallback("schedule_topk", "topk")
 schedule_argwhere = _fallback("schedule_argwhere", "argwhere")
 schedule_batch_norm = _fallback("schedule_batch_norm", "batch_norm")
+schedule_conv1d_nwc = _fallback("schedule_conv1d_nwc", "conv1d (NWC)")
+schedule_group_conv1d_ncw = _fallback("schedule_group_conv1d_ncw", "grouped conv1d (NCW)")
+schedule_group_conv1d_nwc = _fallback("schedule_group_conv1d_nwc", "grouped conv1d (NWC)")
+schedule_group_conv2d_nchw = _fallback("schedule_group_conv2d_nchw", "grouped conv2d (NCHW)")
+schedule_group_conv2d_nhwc = _fallback("schedule_group_conv2d_nhwc", "grouped conv2d (NHWC)")
 
 __all__ = [
     "default_schedule",
@@ -138,4 +143,9 @@ __all__ = [
     "schedule_topk",
     "schedule_argwhere",
     "schedule_batch_norm",
+    "schedule_conv1d_nwc",
+    "schedule_group_conv1d_ncw",
+    "schedule_group_conv1d_nwc",
+    "schedule_group_conv2d_nchw",
+    "schedule_group_conv2d_nhwc",
 ]

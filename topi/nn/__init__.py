@@ -27,3 +27,5 @@ from topi.nn.loss import nll_loss  # noqa: F401
 # the function bound after it stays topi.nn.layer_norm however the module is imported later
 from topi.nn import layer_norm as _layer_norm_module  # noqa: F401,E402
 from topi.nn.norms import group_norm, instance_norm, layer_norm  # noqa: F401,E402,F811
+from topi.nn.conv1d import group_conv1d_ncw, group_conv1d_nwc  # noqa: F401,E402
+from topi.nn.group_conv import group_conv2d_nhwc  # noqa: F401,E402

@@ -5,7 +5,7 @@
 from topi.testing.conv import (  # noqa: F401
     conv2d_nchw_python, conv2d_nhwc_python, depthwise_conv2d_python_nchw,
     depthwise_conv2d_python_nhwc, conv2d_transpose_nchw_python, conv1d_ncw_python,
-    group_conv2d_nchw_python, conv2d_NCHWc_python,
+    group_conv2d_nchw_python, conv2d_NCHWc_python, group_conv1d_ncw_python,
 )
 from topi.testing.nn_ref import (  # noqa: F401
     dense_python, batch_matmul_python, pool2d_python, pool1d_python, global_pool_python,

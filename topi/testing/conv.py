@@ -47,14 +47,16 @@ def group_conv2d_nchw_python(a_np, w_np, stride, padding, groups, dilation=1):
     return out.astype(a_np.dtype)
 
 
-def conv2d_nchw_python(a_np, w_np, stride, padding, dilation=1, groups=1):
-    """NCHW conv with an OIHW kernel (padding as in ``topi.nn.conv2d_nchw``)."""
+def conv2d_nchw_python(a_np, w_np, stride, padding, groups=1, dilation=1):
+    """NCHW conv with an OIHW kernel ``[OC, IC // groups, KH, KW]`` (classic argument order:
+    ``groups`` fifth; padding as in ``topi.nn.conv2d_nchw``)."""
     return group_conv2d_nchw_python(a_np, w_np, stride, padding, groups, dilation)
 
 
-def conv2d_nhwc_python(a_np, w_np, stride, padding, dilation=1):
-    """NHWC conv with an HWIO kernel."""
-    out = conv2d_nchw_python(a_np.transpose(0, 3, 1, 2), w_np.transpose(3, 2, 0, 1), stride, padding, dilation)
+def conv2d_nhwc_python(a_np, w_np, stride, padding, groups=1, dilation=1):
+    """NHWC conv with an HWIO kernel ``[KH, KW, IC // groups, OC]`` (``groups`` fifth, as classic TVM)."""
+    out = conv2d_nchw_python(a_np.transpose(0, 3, 1, 2), w_np.transpose(3, 2, 0, 1), stride, padding, groups,
+                             dilation)
     return out.transpose(0, 2, 3, 1)
 
 
@@ -98,7 +100,7 @@ def conv1d_ncw_python(a_np, w_np, stride, padding, dilation=1):
             k = (w_np.shape[2] - 1) * dilation + 1
             t, _, b, _ = _pads(padding, (k, 1))
             pads = (0, t, 0, b)
-    out = conv2d_nchw_python(a_np[:, :, None, :], w_np[:, :, None, :], (1, stride), pads, (1, dilation))
+    out = conv2d_nchw_python(a_np[:, :, None, :], w_np[:, :, None, :], (1, stride), pads, dilation=(1, dilation))
     return out[:, :, 0, :]
 
 
@@ -108,6 +110,19 @@ def conv2d_NCHWc_python(a_np, w_np, stride, padding, dilation=1):
     occ, _, kh, kw, _, ocb = w_np.shape
     a = a_np.transpose(0, 1, 4, 2, 3).reshape(n, icc * icb, h, w)
     k = w_np.transpose(0, 5, 1, 4, 2, 3).reshape(occ * ocb, icc * icb, kh, kw)
-    out = conv2d_nchw_python(a, k, stride, padding, dilation)
+    out = conv2d_nchw_python(a, k, stride, padding, dilation=dilation)
     oh, ow = out.shape[2:]
     return out.reshape(n, occ, ocb, oh, ow).transpose(0, 1, 3, 4, 2)
+
+
+def group_conv1d_ncw_python(a_np, w_np, stride, padding, dilation=1, groups=1):
+    """Grouped 1-D NCW conv with an ``[OC, IC // groups, K]`` kernel; padding an int, a pair or a string."""
+    if isinstance(padding, (tuple, list)) and len(padding) == 2:
+        pads = (0, padding[0], 0, padding[1])
+    elif isinstance(padding, str):
+        t, _, b, _ = _pads(padding, ((w_np.shape[2] - 1) * dilation + 1, 1))
+        pads = (0, t, 0, b)
+    else:
+        pads = (0, padding, 0, padding)
+    out = conv2d_nchw_python(a_np[:, :, None, :], w_np[:, :, None, :], (1, stride), pads, groups, (1, dilation))
+    return out[:, :, 0, :]
