@@ -1,9 +1,37 @@
 """``tvm.tir``: the expression helpers classic schedules use, from ``te``."""
 
 from te import const, floordiv, floormod, if_then_else, indexdiv, indexmod, truncdiv, truncmod
-from te.expr import Call, Cast, FloatImm, IntImm, StringImm, Var
+from te import expr as _E
+from te.expr import Call, Cast, StringImm, Var
 from te.expr import Expr as PrimExpr
 from te.extern import call_packed, decl_buffer
+
+
+
+class _ClassicImm(type):
+    """``tir.IntImm("int32", 3)``: classic TVM's argument order (dtype first) building Tessera's node;
+    ``isinstance(x, tir.IntImm)`` is the node's isinstance."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, cls.node)
+
+    def __call__(cls, dtype: str, value, span=None):
+        if not isinstance(dtype, str):
+            raise TypeError(f"tir.{cls.__name__}(dtype, value): dtype must be a string, got {dtype!r}")
+        return const(value, dtype)
+
+
+class IntImm(metaclass=_ClassicImm):
+    """An integer constant: ``IntImm(dtype, value)``."""
+
+    node = _E.IntImm
+
+
+class FloatImm(metaclass=_ClassicImm):
+    """A floating-point constant: ``FloatImm(dtype, value)``."""
+
+    node = _E.FloatImm
+
 
 Select = if_then_else  # cond ? a : b, both sides evaluated (a node, as TVM's tir.Select)
 

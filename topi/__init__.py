@@ -25,7 +25,7 @@ from topi import bitwise, einsum, image, indexing  # noqa: F401
 from topi.bitwise import (  # noqa: F401
     bitwise_and, bitwise_not, bitwise_or, bitwise_xor, isfinite, isinf, isnan, left_shift, right_shift,
 )
-from topi.einsum import einsum  # noqa: F401,F811  (classic topi.einsum is the function)
+from topi.einsum import einsum, tensordot  # noqa: F401,F811  (classic topi.einsum is the function)
 from topi.reduction import sum, mean, max, min, prod, argmax, argmin, all, any  # noqa: F401
 from topi.transform import (  # noqa: F401
     reshape, transpose, flatten, concatenate, stack, split, strided_slice, take, gather,
@@ -37,6 +37,8 @@ from topi.unique import unique  # noqa: F401,E402
 from topi.scan import cumprod, cumsum  # noqa: F401,E402
 from topi.argwhere import argwhere  # noqa: F401,E402
 from topi.searchsorted import searchsorted  # noqa: F401,E402
+from topi.tensor import elemwise_sum, full, full_like  # noqa: F401,E402
+from topi.scatter import scatter_nd  # noqa: F401,E402
 from topi import generic, nn, testing, x86  # noqa: F401,E402
 from topi.nn.elemwise import clip  # noqa: F401,E402  (classic topi.clip)
 from topi.nn.dense import matmul  # noqa: F401,E402  (classic topi.matmul(a, b, transp_a, transp_b))

@@ -2,10 +2,11 @@
 
 ``einsum("bij,bjk->bik", A, B)`` is ``out[b, i, k] = sum_j A[b, i, j] * B[b, j, k]``:
 one output axis per output letter, one reduce axis per letter that appears in
-the operands only; a letter repeated in one operand reads its diagonal.  The
-equation must be explicit (``->``) with ellipses already expanded to letters
-(the graph layer does both, and lowers the subscripts that describe a batched
-matrix product to ``batch_matmul`` instead).  Reference: ``numpy.einsum``.
+the operands only; a letter repeated in one operand reads its diagonal.  ``...``
+stands for broadcast leading axes and an implicit output (no ``->``) is the
+letters used once, sorted (:func:`parse_subscripts`).  (The graph layer lowers the
+subscripts of a batched matrix product to ``batch_matmul`` instead.)
+``tensordot`` is an einsum.  Reference: ``numpy.einsum``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import te
 from topi.utils import get_const_tuple
 
-__all__ = ["einsum", "parse_subscripts"]
+__all__ = ["einsum", "parse_subscripts", "tensordot"]
 
 
 def parse_subscripts(equation: str, shapes: list) -> tuple:
@@ -47,18 +48,29 @@ def parse_subscripts(equation: str, shapes: list) -> tuple:
     return out_terms, out
 
 
+def _one(d) -> bool:
+    return isinstance(d, int) and d == 1
+
+
 def einsum(subscripts: str, *operands: te.Tensor) -> te.Tensor:
-    """``numpy.einsum(subscripts, *operands)`` as a te compute (explicit ``->``, no ellipsis)."""
-    lhs, out = subscripts.replace(" ", "").split("->")
-    terms = lhs.split(",")
+    """``numpy.einsum(subscripts, *operands)`` as a te compute: explicit or implicit output,
+    ``...`` for broadcast leading axes; an extent of 1 broadcasts against its letter's other
+    extents, and a symbolic extent is taken as equal to the letter's others."""
+    terms, out = parse_subscripts(subscripts, [get_const_tuple(x.shape) for x in operands])
     extents: dict = {}
     for t, x in zip(terms, operands):
         for c, d in zip(t, get_const_tuple(x.shape)):
-            if extents.setdefault(c, d) != d and d != 1 and extents[c] != 1:
-                raise ValueError(f"einsum: letter {c!r} has extents {extents[c]} and {d}")
-            extents[c] = max(extents[c], d)
-    summed = sorted(set(lhs) - set(out) - {","})
-    dtype = operands[0].dtype
+            have = extents.setdefault(c, d)
+            if isinstance(have, int) and isinstance(d, int):
+                if have != d and not _one(d) and not _one(have):
+                    raise ValueError(f"einsum: letter {c!r} has extents {have} and {d}")
+                extents[c] = max(have, d)
+            elif _one(have):
+                extents[c] = d
+    summed = sorted(set("".join(terms)) - set(out))
+    for c in out:
+        if c not in extents:
+            raise ValueError(f"einsum: output letter {c!r} of {subscripts!r} appears in no operand")
 
     def body(*i):
         axes = dict(zip(out, i))
@@ -67,10 +79,28 @@ def einsum(subscripts: str, *operands: te.Tensor) -> te.Tensor:
         prod = None
         for t, x in zip(terms, operands):
             shape = get_const_tuple(x.shape)
-            read = x(*[axes[c] if shape[k] != 1 else 0 for k, c in enumerate(t)])
+            read = x(*[0 if _one(shape[k]) else axes[c] for k, c in enumerate(t)])
             prod = read if prod is None else prod * read
         if not reduce_axes:
             return prod
         return te.sum(prod, axis=reduce_axes)
 
     return te.compute(tuple(extents[c] for c in out), body, name="T_einsum", tag="einsum" if summed else "")
+
+
+def tensordot(a: te.Tensor, b: te.Tensor, axes=2) -> te.Tensor:
+    """``numpy.tensordot(a, b, axes)``: ``axes`` an int N (the last N axes of ``a`` with the first
+    N of ``b``) or a pair of axis lists; the result has ``a``'s free axes, then ``b``'s."""
+    if isinstance(axes, int):
+        a_axes, b_axes = list(range(len(a.shape) - axes, len(a.shape))), list(range(axes))
+    else:
+        a_axes, b_axes = ([x] if isinstance(x, int) else list(x) for x in axes)
+    if len(a_axes) != len(b_axes):
+        raise ValueError(f"tensordot: axes {a_axes} of a and {b_axes} of b differ in number")
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    ta = list(letters[: len(a.shape)])
+    tb = list(letters[len(a.shape): len(a.shape) + len(b.shape)])
+    for i, j in zip(a_axes, b_axes):
+        tb[j] = ta[i]
+    free = [c for k, c in enumerate(ta) if k not in a_axes] + [c for k, c in enumerate(tb) if k not in b_axes]
+    return einsum(f"{''.join(ta)},{''.join(tb)}->{''.join(free)}", a, b)

@@ -90,3 +90,23 @@ def find_anchor(s, out_op, is_anchor, inline: bool = True):
             if b is not out_op:
                 s[b].compute_inline()
     return anchor, between
+
+
+def _layout_axes(layout: str) -> list:
+    import re
+
+    axes = re.findall(r"\d*[A-Za-z]", layout)
+    if "".join(axes) != layout or len(set(axes)) != len(axes):
+        raise ValueError(f"get_shape: {layout!r} is not a layout (axes such as 'N', 'C', '16c', each once)")
+    return axes
+
+
+def get_shape(src_shape, src_layout: str, dst_layout: str) -> tuple:
+    """``src_shape`` (in ``src_layout``) permuted to ``dst_layout``: the same axes, blocked ones
+    included, in another order (``"NCHW16c"`` -> ``"NC16cWH"``)."""
+    src, dst = _layout_axes(str(src_layout)), _layout_axes(str(dst_layout))
+    if sorted(src) != sorted(dst) or len(src) != len(src_shape):
+        raise ValueError(f"get_shape: layouts {src_layout!r} and {dst_layout!r} must hold the same axes, "
+                         f"one per entry of the shape {tuple(src_shape)}")
+    shape = get_const_tuple(src_shape)
+    return tuple(shape[src.index(a)] for a in dst)

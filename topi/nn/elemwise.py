@@ -91,7 +91,9 @@ def gelu(x: te.Tensor) -> te.Tensor:
 
 
 def clip(x: te.Tensor, a_min, a_max) -> te.Tensor:
-    """``min(max(x, a_min), a_max)``; ``ValueError`` if ``a_min > a_max``."""
+    """``min(max(x, a_min), a_max)`` (bounds numbers or constant expressions, cast to ``x``'s dtype);
+    ``ValueError`` if ``a_min > a_max``."""
+    a_min, a_max = (v.value if isinstance(v, (E.IntImm, E.FloatImm)) else v for v in (a_min, a_max))
     if a_min > a_max:
         raise ValueError(f"clip: a_min={a_min} is greater than a_max={a_max}")
     return _elemwise("clip", x, lambda v: E.binary_op(

@@ -33,3 +33,6 @@ from topi.testing.qnn import (  # noqa: F401
 from topi.testing.loss_norm import (  # noqa: F401
     group_norm_python, instance_norm_python, layer_norm_python, nll_loss, searchsorted_ref,
 )
+from topi.testing.space_ref import (  # noqa: F401
+    batch_to_space_nd_python, depth_to_space_python, space_to_batch_nd_python, space_to_depth_python,
+)
