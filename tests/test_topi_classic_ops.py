@@ -300,3 +300,75 @@ def test_group_conv2d_nhwc():
     out = topi.nn.group_conv2d_nhwc(a, wt, 2, 1, 1, 4)
     check_build(generic.default_schedule(out), [a, wt, out], lambda x, y: conv2d_nhwc_python(x, y, 2, 1, 4),
                 rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("mode", ["DCR", "CDR"])
+def test_depth_to_space_and_back(layout, mode):
+    from topi.testing import depth_to_space_python, space_to_depth_python
+
+    shape = (2, 12, 3, 5) if layout == "NCHW" else (2, 3, 5, 12)
+    x = te.placeholder(shape, name="x")
+    d2s = topi.nn.depth_to_space(x, 2, layout, mode)
+
+    def nchw(fn):
+        if layout == "NCHW":
+            return fn
+        return lambda a: fn(a.transpose(0, 3, 1, 2)).transpose(0, 2, 3, 1)
+
+    check_build(generic.default_schedule(d2s), [x, d2s], nchw(lambda a: depth_to_space_python(a, 2, mode)))
+    s2d = topi.nn.space_to_depth(x, 1 if layout == "NCHW" else 1, layout)
+    check_build(generic.default_schedule(s2d), [x, s2d], nchw(lambda a: space_to_depth_python(a, 1)))
+    y = te.placeholder((1, 3, 4, 6) if layout == "NCHW" else (1, 4, 6, 3), name="y")
+    s2d = topi.nn.space_to_depth(y, 2, layout)
+    check_build(generic.default_schedule(s2d), [y, s2d], nchw(lambda a: space_to_depth_python(a, 2)))
+
+
+def test_space_to_batch_nd_round_trip():
+    from topi.testing import batch_to_space_nd_python, space_to_batch_nd_python
+
+    x = te.placeholder((2, 5, 7, 3), name="x")
+    s2b = topi.nn.space_to_batch_nd(x, [2, 3], [1, 0], [0, 2], 0.5)
+    check_build(generic.default_schedule(s2b), [x, s2b],
+                lambda a: space_to_batch_nd_python(a, [2, 3], [1, 0], [0, 2], 0.5))
+    y = te.placeholder((12, 3, 3, 2), name="y")
+    b2s = topi.nn.batch_to_space_nd(y, [2, 3], [1, 0], [0, 2])
+    check_build(generic.default_schedule(b2s), [y, b2s], lambda a: batch_to_space_nd_python(a, [2, 3], [1, 0], [0, 2]))
+    data = np.random.default_rng(9).standard_normal((2, 6, 6, 3)).astype("float32")  # the inverse pair
+    np.testing.assert_array_equal(batch_to_space_nd_python(space_to_batch_nd_python(data, [2, 3], [0, 0], [0, 0]),
+                                                           [2, 3], [0, 0], [0, 0]), data)
+    with pytest.raises(ValueError, match=r"block_shape \(2, 2\) must divide the padded extents \[5, 7\]"):
+        topi.nn.space_to_batch_nd(x, [2, 2], [0, 0], [0, 0])
+
+
+@pytest.mark.parametrize("equation,shapes", [("...j,j", [(3, 5), (5,)]), ("ij,ij->i", [(1, 4), (2, 4)]),
+                                             ("...ik,...jk->...ij", [(2, 1, 3, 4), (5, 2, 4)])])
+def test_einsum_ellipsis_and_broadcast(equation, shapes):
+    xs = [te.placeholder(s, name=f"x{k}") for k, s in enumerate(shapes)]
+    out = topi.einsum(equation, *xs)
+    check_build(generic.default_schedule(out), [*xs, out], lambda *a: np.einsum(equation, *a), rtol=1e-5, atol=1e-5)
+
+
+def test_tensordot_scatter_nd_and_small_builders():
+    a, b = te.placeholder((3, 2, 4), name="a"), te.placeholder((2, 3, 5), name="b")
+    out = topi.tensordot(a, b, ((1, 0), (0, 1)))
+    check_build(generic.default_schedule(out), [a, b, out], lambda x, y: np.tensordot(x, y, ((1, 0), (0, 1))),
+                rtol=1e-5, atol=1e-5)
+    data, idx, upd = te.placeholder((2, 7, 3), name="d"), te.placeholder((2, 5), "int64", name="i"), \
+        te.placeholder((5, 3), name="u")
+    out = topi.scatter_nd(data, idx, upd, "add")
+    indices = np.array([[0, 1, 1, 0, 1], [6, 0, 6, 6, 2]], "int64")
+
+    def ref(d, i, u):
+        d = d.copy()
+        np.add.at(d, (i[0], i[1]), u)
+        return d
+
+    check_build(generic.schedule_extern(out), [data, idx, upd, out], ref,
+                inputs=[np.zeros((2, 7, 3), "float32"), indices, np.ones((5, 3), "float32")])
+    xs = [te.placeholder((3, 4), name=f"x{k}") for k in range(3)]
+    total = topi.elemwise_sum(xs)
+    check_build(generic.default_schedule(total), [*xs, total], lambda *a: sum(a))
+    full = topi.full_like(xs[0], 2.5)
+    check_build(generic.default_schedule(full), [xs[0], full], lambda a: np.full_like(a, 2.5))
+    assert topi.utils.get_shape((3, 2, 32, 48, 16), "NCHW16c", "NC16cWH") == (3, 2, 16, 48, 32)
