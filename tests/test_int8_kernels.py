@@ -320,3 +320,23 @@ def test_matmul_integer_with_uint8_weights_and_zero_point_is_exact():
     lib, got = _run(model, x)
     assert _dense_kernels(lib) == ["i16"]
     np.testing.assert_array_equal(got, ReferenceEvaluator(model).run(None, {"x": x})[0])
+
+
+@needs_avx2
+def test_qlinear_conv_with_bias_becomes_conv2d_int8_matching_onnxruntime():
+    ort = pytest.importorskip("onnxruntime")
+    oc, ic = 12, 7
+    inits = {"xs": np.float32(0.03), "xz": np.uint8(128), "w": RNG.integers(-64, 64, (oc, ic, 3, 3)).astype("int8"),
+             "ws": RNG.uniform(0.005, 0.02, oc).astype("float32"), "wz": np.zeros(oc, "int8"),
+             "ys": np.float32(0.07), "yz": np.uint8(90), "b": RNG.integers(-2000, 2000, oc).astype("int32")}
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+                            pads=[1, 0, 1, 2], strides=[1, 2])
+    g = helper.make_graph([node], "qlc", [helper.make_tensor_value_info("x", TensorProto.UINT8, (1, ic, 10, 9))],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+                          [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    x = RNG.integers(0, 256, (1, ic, 10, 9)).astype("uint8")
+    lib, got = _run(model, x)
+    assert [k.op for k in _conv_kernels(lib)] == ["conv2d_int8"]
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])

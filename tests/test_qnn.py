@@ -247,8 +247,9 @@ def test_quantized_convnet_matches_onnxruntime_int8(tmp_path, fmt, per_channel, 
     m = lib.create_executor()
     groups = [[n.op for n in (node.attrs["body"].nodes if node.attrs.get("body") else [node])] for node in lib.graph.nodes]
     convs = [ops for ops in groups if ops[0].startswith("conv2d")]
-    # QDQ on an AVX2 target: each DequantizeLinear -> Conv -> QuantizeLinear is one int8 kernel
-    if fmt == "QDQ" and Target.current().has("avx2"):
+    # on an AVX2 target each DequantizeLinear -> Conv -> QuantizeLinear (QDQ) or QLinearConv
+    # (QOperator) is one int8 kernel
+    if Target.current().has("avx2"):
         assert len(convs) == 2 and all(ops[0] == "conv2d_int8" for ops in convs), groups
     # the output's quantization step: the DequantizeLinear that ends the graph
     last = [n for n in model.graph.node if n.op_type == "DequantizeLinear"][-1]

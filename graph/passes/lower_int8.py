@@ -15,7 +15,7 @@ EVAL_LIMIT_BYTES = 64 << 20
 
 def lower_qdq_conv(graph: Graph, context) -> Graph:
     """Rewrite ``QuantizeLinear(Conv(DequantizeLinear(x), DequantizeLinear(W)) [+ bias] [-> Relu])``
-    into one ``conv2d_int8`` node: the int32 accumulation on the target's integer dot-product
+    (and QLinearConv's ``requantize(qnn_conv2d(x, W) [+ B])``) into one ``conv2d_int8`` node: the int32 accumulation on the target's integer dot-product
     instructions and onnxruntime's QLinearConv output stage, fused.
 
     It applies when ``x`` is uint8 with a per-tensor scale and zero point, ``W`` is constant
@@ -38,7 +38,11 @@ def lower_qdq_conv(graph: Graph, context) -> Graph:
     uses = use_counts(graph)
 
     def rewrite(node, ins):
-        new = _lower(node, ins, uses, target) if node.op == "quantize" else None
+        new = None
+        if node.op == "quantize":
+            new = _lower(node, ins, uses, target)
+        elif node.op == "requantize" and len(ins) == 3:
+            new = _lower_qlinear(node, ins, uses, target)
         if new is None:
             if all(a is b for a, b in zip(ins, node.inputs)):
                 return None
@@ -106,9 +110,7 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
 
 
 def _lower(q, ins, uses: dict, target) -> Value | None:
-    from topi.x86.conv2d_int8 import blocks, pack_kernel
-    from topi.x86.int8_dot import choose_mode, pairs_fit_int16
-
+    """``quantize(conv2d(dequantize(x), dequantize(W)) [+ bias] [-> relu])`` -> ``conv2d_int8``."""
     y, sy, zy = (tuple(ins) + (None,))[:3]
     dtype = q.attrs.get("dtype")
     sy, zy = _scalar(sy), _scalar(zy) if zy is not None else 0
@@ -117,15 +119,9 @@ def _lower(q, ins, uses: dict, target) -> Value | None:
     relu, bias_f, v = False, None, y
     if _single(v, uses, "relu"):
         relu, v = True, v.node.inputs[0]
-    if _single(v, uses, "add"):
-        a, b = v.node.inputs
-        for conv_v, c in ((a, b), (b, a)):
-            arr = _evaluate(c)
-            if _single(conv_v, uses, "conv2d") and arr is not None and arr.size == conv_v.shape[1]:
-                bias_f, v = arr.reshape(-1).astype("float32"), conv_v
-                break
-        else:
-            return None
+    v, bias_f = _through_bias(v, uses, "conv2d")
+    if bias_f is not None:
+        bias_f = bias_f.astype("float32")
     if not _single(v, uses, "conv2d") or len(v.node.inputs) != 2 or len(v.shape) != 4:
         return None
     conv = v.node
@@ -156,29 +152,77 @@ def _lower(q, ins, uses: dict, target) -> Value | None:
         bias = np.rint(bias_f.astype("float64") / s.astype("float64")).astype("int64")
         if np.any(np.abs(bias) > 2**31 - 1) or not np.array_equal(bias.astype("float32") * s, bias_f):
             return None  # not an int32 bias at scale x_scale * w_scale: keep the float path
+    return _conv_int8(q, xq, wc, conv.attrs, int(zx), int(zy), multiplier, bias, dtype, relu, target)
+
+
+def _lower_qlinear(rq, ins, uses: dict, target) -> Value | None:
+    """``requantize(qnn_conv2d(x, W, x_zp, w_zp) [+ int32 bias])`` (QLinearConv) with constant
+    weights, zero points and multiplier -> ``conv2d_int8``."""
+    acc, m, zy = ins
+    zy, mult = _scalar(zy), _evaluate(m)
+    dtype = rq.attrs.get("dtype")
+    if dtype not in ("uint8", "int8") or zy is None or mult is None:
+        return None
+    v, bias = _through_bias(acc, uses, "qnn_conv2d")
+    if not _single(v, uses, "qnn_conv2d") or len(v.shape) != 4 or v.node.attrs.get("groups", 1) != 1:
+        return None
+    x, w, zx, zw = (tuple(v.node.inputs) + (None, None))[:4]
+    oc = v.shape[1]
+    w = _evaluate(w)
+    zx = 0 if zx is None else _scalar(zx)
+    zw = np.zeros((), "int64") if zw is None else _evaluate(zw)
+    if x.dtype != "uint8" or w is None or zx is None or zw is None or zw.size not in (1, oc) or mult.size not in (1, oc):
+        return None
+    wc = w.astype("int64") - zw.astype("int64").reshape(-1, 1, 1, 1)
+    multiplier = np.broadcast_to(mult.reshape(-1).astype("float32"), (oc,))
+    bias = np.zeros(oc, "int64") if bias is None else bias.astype("int64")
+    return _conv_int8(rq, x, wc, v.node.attrs, int(zx), int(zy), multiplier, bias, dtype, False, target)
+
+
+def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: int, multiplier: np.ndarray,
+               bias: np.ndarray, dtype: str, relu: bool, target) -> Value | None:
+    """The ``conv2d_int8`` node standing for ``node`` (its names kept): uint8 ``x``, centered OIHW
+    weights ``wc``, per-channel ``multiplier`` and int32 ``bias``; None where the target or the
+    weights leave no integer kernel."""
+    from topi.x86.conv2d_int8 import blocks, pack_kernel
+    from topi.x86.int8_dot import choose_mode, pairs_fit_int16
+
+    oc = wc.shape[0]
     fits_int8 = bool(wc.min() >= -128 and wc.max() <= 127)
     mode = choose_mode(target, fits_int8, fits_int8 and pairs_fit_int16(wc, 1))
     if mode is None:
         return None
-    ic_bn, oc_bn, ow_bn = blocks(oc, w.shape[1], mode, target)
+    ic_bn, oc_bn, ow_bn = blocks(oc, wc.shape[1], mode, target)
     if oc < oc_bn:  # fewer channels than one vector: the float conv does as well
         return None
     packed = pack_kernel(wc, mode, ic_bn, oc_bn)
     ocp = packed.shape[0] * oc_bn
     offset = np.zeros(ocp, "int64")
-    offset[:oc] = bias - (0 if mode == "i16" else int(zx) * wc.reshape(oc, -1).sum(1))
+    offset[:oc] = bias - (0 if mode == "i16" else zx * wc.reshape(oc, -1).sum(1))
     if np.any(np.abs(offset) > 2**31 - 1):
         return None
     mult = np.zeros(ocp, "float32")
     mult[:oc] = multiplier
-    name = q.output.name
+    name = node.output.name
     consts = [constant_node(a, f"{name}.{k}").output for k, a in
               (("kernel_int8", packed), ("offset", offset.astype("int32")), ("multiplier", mult))]
-    attrs = {"channels": int(oc), "strides": tuple(conv.attrs.get("strides", (1, 1))),
-             "padding": tuple(conv.attrs.get("padding", (0, 0, 0, 0))),
-             "dilation": tuple(conv.attrs.get("dilation", (1, 1))), "x_zp": int(zx), "y_zp": int(zy),
-             "mode": mode, "dtype": dtype, "lo": int(zy) if relu else None, "ow_bn": int(ow_bn)}
-    return make_node("conv2d_int8", (xq, *consts), attrs, q.name, [name]).output
+    attrs = {"channels": int(oc), "strides": tuple(conv_attrs.get("strides", (1, 1))),
+             "padding": tuple(conv_attrs.get("padding", (0, 0, 0, 0))),
+             "dilation": tuple(conv_attrs.get("dilation", (1, 1))), "x_zp": zx, "y_zp": zy,
+             "mode": mode, "dtype": dtype, "lo": zy if relu else None, "ow_bn": int(ow_bn)}
+    return make_node("conv2d_int8", (x, *consts), attrs, node.name, [name]).output
+
+
+def _through_bias(v: Value, uses: dict, op: str) -> tuple:
+    """``(p, bias)`` for ``v = add(p, bias)`` read once, ``p`` made by ``op`` and read once, ``bias`` a
+    constant of one value per channel (flattened); ``(v, None)`` otherwise."""
+    if _single(v, uses, "add"):
+        a, b = v.node.inputs
+        for p, c in ((a, b), (b, a)):
+            arr = _evaluate(c)
+            if _single(p, uses, op) and arr is not None and arr.size == p.shape[1]:
+                return p, arr.reshape(-1)
+    return v, None
 
 
 def _is(v: Value, op: str) -> bool:
