@@ -534,15 +534,17 @@ def test_rounded_sum_is_numpy_sum_on_bfloat16(shape):
     check_build(topi.generic.default_schedule([Y]), [X, Y], lambda a: want, inputs=[x], rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("op, shapes, attrs", [
-    ("Softmax", [(3, 5, 37)], {"axis": -1}),
-    ("Softmax", [(3, 5, 37)], {"axis": 1}),
-    ("MatMul", [(3, 17), (17, 29)], {}),
-    ("ReduceMax", [(4, 7, 9)], {"keepdims": 0, "axes": [1]}),
+@pytest.mark.parametrize("op, shapes, attrs, opset", [
+    ("Softmax", [(3, 5, 37)], {"axis": -1}, 17),
+    ("Softmax", [(3, 5, 37)], {"axis": 1}, 17),
+    ("MatMul", [(3, 17), (17, 29)], {}, 17),
+    ("ReduceMax", [(4, 7, 9)], {"keepdims": 0, "axes": [1]}, 17),  # axes an attribute until opset 18
+    ("Einsum", [(5, 3, 17), (5, 17, 9)], {"equation": "bij,bjk->bik"}, 28),
+    ("Einsum", [(3, 37)], {"equation": "ij->i"}, 28),
 ])
-def test_graph_bfloat16_operators_round_as_the_reference(op, shapes, attrs):
-    """Softmax (every numpy step rounded), MatMul (float32 accumulation, one rounding) and ReduceMax
-    on bfloat16, bit for bit against onnx's reference."""
+def test_graph_bfloat16_operators_round_as_the_reference(op, shapes, attrs, opset):
+    """Softmax (every numpy step rounded), MatMul and Einsum (float32 accumulation, one rounding)
+    and ReduceMax on bfloat16, bit for bit against onnx's reference."""
     from onnx import TensorProto, helper
 
     rng = np.random.default_rng(2)
@@ -552,7 +554,7 @@ def test_graph_bfloat16_operators_round_as_the_reference(op, shapes, attrs):
     g = helper.make_graph([node], "bf16", [helper.make_tensor_value_info(n, TensorProto.BFLOAT16, s)
                                             for n, s in zip(names, shapes)],
                           [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, None)])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])  # ReduceMax's axes: an attribute
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     got = run_graph(model, **xs)
     want = onnx_reference(model, **xs)
     assert got.dtype == want.dtype == ml_dtypes.bfloat16

@@ -44,8 +44,9 @@ NARROW_OPS = frozenset({"Cast", "CastLike", "Identity"})
 # Operators whose converters widen a storage-only input themselves (bfloat16 in float32).
 WIDENING_OPS = frozenset({"Attention", "OneHot", "Softmax"})
 # Operators beyond elementwise that onnx's reference computes on bfloat16 in float32 and rounds once
-# (ml_dtypes' matmul accumulates in float32; a max or min is exact), so they widen as elementwise ones.
-ROUNDED_ONCE_OPS = frozenset({"MatMul", "ReduceMax", "ReduceMin"})
+# (ml_dtypes' matmul accumulates in float32, Einsum promotes to float32; a max or min is exact), so
+# they widen as elementwise ones.
+ROUNDED_ONCE_OPS = frozenset({"MatMul", "Einsum", "ReduceMax", "ReduceMin"})
 
 
 def check_narrow_inputs(node: OnnxNode) -> None:
