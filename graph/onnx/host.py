@@ -21,23 +21,27 @@ import onnx
 from onnx import helper
 
 _HOST: dict = {}
+_SINCE: dict = {}  # op type -> the first opset that defines it, where that is not 1
 
 # Host operators whose outputs are tensors a compiled segment can read.
 _TENSOR_OUTPUTS = {"NonZero", "Unique", "Compress", "NonMaxSuppression", "SequenceAt", "SequenceLength",
                    "ConcatFromSequence", "OptionalHasElement", "Scan", "Det"}
 
 
-def host(*op_types: str) -> Callable:
+def host(*op_types: str, since: int = 1) -> Callable:
+    """Register ``fn`` as the host implementation of ``op_types``, defined from opset ``since``."""
     def register(fn: Callable) -> Callable:
         for op in op_types:
             _HOST[op] = fn
+            if since > 1:
+                _SINCE[op] = since
         return fn
 
     return register
 
 
 def is_host_op(op_type: str, opset: int) -> bool:
-    return op_type in _HOST
+    return op_type in _HOST and opset >= _SINCE.get(op_type, 1)
 
 
 def runs_on_host(node: onnx.NodeProto, opset: int, non_tensor: set, constants: set) -> bool:

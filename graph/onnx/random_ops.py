@@ -104,7 +104,7 @@ BERNOULLI_TYPES = FLOAT_TYPES + (TensorProto.INT8, TensorProto.INT16, TensorProt
                                  TensorProto.BOOL)
 
 
-@host("Bernoulli")
+@host("Bernoulli", since=15)
 def run_bernoulli(program, node, args, attrs, env) -> list:
     p = np.asarray(args[0]).astype(np.float64)
     if np.any(~((p >= 0) & (p <= 1))):
@@ -114,7 +114,7 @@ def run_bernoulli(program, node, args, attrs, env) -> list:
     return [(generator(program, node, attrs).random(p.shape) < p).astype(dtype)]
 
 
-@host("Multinomial")
+@host("Multinomial", since=7)
 def run_multinomial(program, node, args, attrs, env) -> list:
     logits = np.asarray(args[0]).astype(np.float64)
     if logits.ndim != 2:
