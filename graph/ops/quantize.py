@@ -31,8 +31,10 @@ import numpy as np
 
 import te
 import topi
+from codegen.target import create
 from graph.ops.registry import BROADCAST, ELEMWISE, OUT_ELEMWISE_FUSABLE, default_schedule, register
 from topi.nn import qnn
+from topi.strategy import layout_helpers
 from topi.testing import qnn as ref
 
 
@@ -87,21 +89,10 @@ register("qnn_dense", lambda xs, a: [qnn.qnn_dense(*xs)], OUT_ELEMWISE_FUSABLE, 
          doc="int32 (x - x_zp) @ (w - w_zp).T, x [M, K], w [N, K]")
 
 
-# ------------------------------------------------------- int8 conv kernel ---
-def _conv_int8_compute(xs, a):
-    from topi.x86.conv2d_int8 import conv2d_int8
-
-    return [conv2d_int8(xs[0], xs[1], xs[2], xs[3], a["channels"], a["strides"], a["padding"], a["dilation"],
-                        a["x_zp"], a["y_zp"], a["mode"], a["dtype"], a.get("lo"), a.get("ow_bn", 4))]
-
-
-def _conv_int8_schedule(outs, attrs=None, target=None):
-    from codegen.target import Target
-    from topi.x86.conv2d_int8 import schedule_conv2d_int8
-
-    return schedule_conv2d_int8(outs, target or Target.current())
-
-
+# ------------------------------------------------------------ int8 kernels ---
+# Their layouts (packed kernel, packed weight) and instructions are the target's: the strategy of
+# a target with integer kernels registers compute and schedule (x86: topi/x86/strategy.py), its
+# layout helpers unpack for the numpy evaluation (``graph.passes.lower_int8`` makes these nodes).
 def _conv_int8_types(values, a):
     x = values[0]
     out = qnn.qnn_conv2d(te.placeholder(x.shape, x.dtype), te.placeholder(
@@ -113,11 +104,9 @@ def _conv_int8_types(values, a):
 def _conv_int8_evaluate(xs, a):
     """ONNX's arithmetic: the int32 conv of ``x - x_zp`` (padding reads ``x_zp``) by the centered
     weights plus the bias, then onnxruntime's requantization."""
-    from topi.x86.conv2d_int8 import unpack_kernel
-
     x, kernel, offset, mult = xs
     oc = a["channels"]
-    w = unpack_kernel(kernel, x.shape[1], oc)
+    w = layout_helpers(create(None)).unpack_int8_conv_kernel(kernel, x.shape[1], oc)
     bias = offset[:oc].astype("int64")
     if a["mode"] != "i16":  # the offset holds -x_zp * sum(w): the kernel multiplies uncentered data
         bias = bias + a["x_zp"] * w.reshape(oc, -1).sum(1)
@@ -127,39 +116,22 @@ def _conv_int8_evaluate(xs, a):
     return [y if a.get("lo") is None else np.maximum(y, a["lo"]).astype(a["dtype"])]
 
 
-register("conv2d_int8", _conv_int8_compute, OUT_ELEMWISE_FUSABLE, _conv_int8_schedule, _conv_int8_types,
-         _conv_int8_evaluate,
-         doc="a requantized int8 conv on the integer dot-product instructions (topi.x86.conv2d_int8): uint8 "
-             "NCHW data, packed kernel, int32 offset and float32 multiplier per channel; attrs channels, "
-             "strides, padding, dilation, x_zp, y_zp, mode, dtype, lo, ow_bn")
-
-
-def _dense_int8_compute(xs, a):
-    from topi.x86.dense_int8 import dense_int8
-
-    return [dense_int8(xs[0], xs[1], xs[2], xs[3], a["units"], a["mode"], a.get("mr", 4))]
-
-
-def _dense_int8_schedule(outs, attrs=None, target=None):
-    from codegen.target import Target
-    from topi.x86.dense_int8 import schedule_dense_int8
-
-    return schedule_dense_int8(outs, target or Target.current())
+register("conv2d_int8", None, OUT_ELEMWISE_FUSABLE, default_schedule, _conv_int8_types, _conv_int8_evaluate,
+         doc="a requantized int8 conv on the target's integer dot-product instructions: uint8 NCHW data, "
+             "packed kernel, int32 offset and float32 multiplier per channel; attrs channels, strides, "
+             "padding, dilation, x_zp, y_zp, mode, dtype, lo, ow_bn")
 
 
 def _dense_int8_evaluate(xs, a):
-    from topi.x86.dense_int8 import unpack_weight
-
     x, weight, _, zx = xs
-    w = unpack_weight(weight, x.shape[1], a["units"])
+    w = layout_helpers(create(None)).unpack_int8_dense_weight(weight, x.shape[1], a["units"])
     return [ref.qnn_dense_python(x, w, np.asarray(zx).reshape(()), np.int64(0))]
 
 
-register("dense_int8", _dense_int8_compute, OUT_ELEMWISE_FUSABLE, _dense_int8_schedule,
+register("dense_int8", None, OUT_ELEMWISE_FUSABLE, default_schedule,
          lambda v, a: [((v[0].shape[0], a["units"]), "int32")], _dense_int8_evaluate,
-         doc="qnn_dense with a packed constant weight on the integer dot-product instructions "
-             "(topi.x86.dense_int8): uint8 x [M, K], weight, wsum int32, x_zp -> int32 [M, units]; "
-             "attrs units, mode, mr")
+         doc="qnn_dense with a packed constant weight on the target's integer dot-product instructions: "
+             "uint8 x [M, K], weight, wsum int32, x_zp -> int32 [M, units]; attrs units, mode, mr")
 
 
 # ------------------------------------------------- DynamicQuantizeLinear ---

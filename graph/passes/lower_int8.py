@@ -1,6 +1,6 @@
 """Lower quantized convolutions and matmuls to int8 kernels on the target's integer dot-product
-instructions: ``conv2d_int8`` (:mod:`topi.x86.conv2d_int8`) and ``dense_int8``
-(:mod:`topi.x86.dense_int8`)."""
+instructions: ``conv2d_int8`` and ``dense_int8``, as the target's strategy computes them
+(x86: ``topi.x86.conv2d_int8``, ``topi.x86.dense_int8``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 from graph.ir import Graph, Value, constant_node, copy_node, make_node, rebuild
 from graph.ops import get_op
 from graph.passes.common import const_array, use_counts
+from topi.strategy import layout_helpers
 
 EVAL_LIMIT_BYTES = 64 << 20
 
@@ -23,8 +24,8 @@ def lower_qdq_conv(graph: Graph, context) -> Graph:
     the bias (if any) is a constant that is exactly ``int32 * x_scale * w_scale`` (onnxruntime's
     quantizer writes it so), the conv is 2-D with one group, the output quantization is per
     tensor, it has at least one vector of output channels, and nothing else reads the conv, the
-    bias add or the ReLU.  The target decides the
-    instruction (:func:`topi.x86.int8_dot.choose_mode`); one without AVX2 keeps the float path.
+    bias add or the ReLU.  The target's strategy decides the instruction (x86:
+    :func:`topi.x86.int8_dot.choose_mode`); a target without integer kernels keeps the float path.
 
     The result is onnxruntime's fused int8 conv exactly:
     ``saturate(round_half_even(float32(acc + bias) * (x_scale * w_scale / y_scale)) + y_zp)``,
@@ -33,7 +34,7 @@ def lower_qdq_conv(graph: Graph, context) -> Graph:
     a rounding boundary.
     """
     target = context.target
-    if not target.has("avx2"):
+    if int8_helpers(target) is None:
         return graph
     uses = use_counts(graph)
 
@@ -64,14 +65,12 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
     It applies when ``x`` is uint8 with a per-tensor zero point (constant or computed at run
     time: DynamicQuantizeLinear), ``W - w_zp`` (``w_zp`` per tensor or per column) is exact in
     the kernel's type and there is at least one vector of columns; the target decides the
-    instruction (:func:`topi.x86.int8_dot.choose_mode`).  Runs after ``fold_constants``, so the
-    importer's transposed weight is a constant.
+    instruction (its strategy's ``int8_mode`` helper; x86: ``topi.x86.int8_dot.choose_mode``).
+    Runs after ``fold_constants``, so the importer's transposed weight is a constant.
     """
-    from topi.x86.dense_int8 import blocks, pack_weight
-    from topi.x86.int8_dot import choose_mode, pairs_fit_int16
-
     target = context.target
-    if not target.has("avx2"):
+    h = int8_helpers(target)
+    if h is None:
         return graph
 
     def rewrite(node, ins):
@@ -89,13 +88,13 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
             return None
         wc = wq.astype("int64") - zwv.astype("int64").reshape(-1, 1)
         fits_int8 = bool(wc.min() >= -128 and wc.max() <= 127)
-        mode = choose_mode(target, fits_int8, fits_int8 and pairs_fit_int16(wc, 1))
+        mode = h.int8_mode(target, fits_int8, fits_int8 and h.int8_pairs_fit(wc, 1))
         if mode is None:
             return None
-        nb, mr = blocks(mode, target)
+        nb, mr = h.int8_dense_blocks(mode, target)
         if n < nb:
             return None
-        packed = pack_weight(wc, mode, nb)
+        packed = h.pack_int8_dense_weight(wc, mode, nb)
         wsum = np.zeros(packed.shape[0] * nb, "int64")
         wsum[:n] = wc.sum(1)
         name = node.output.name
@@ -179,23 +178,31 @@ def _lower_qlinear(rq, ins, uses: dict, target) -> Value | None:
     return _conv_int8(rq, x, wc, v.node.attrs, int(zx), int(zy), multiplier, bias, dtype, False, target)
 
 
+def int8_helpers(target):
+    """The integer-kernel helpers of ``target``'s strategy (``int8_mode``, ``int8_pairs_fit``,
+    ``int8_conv_blocks``, ``pack_int8_conv_kernel``, ``int8_dense_blocks``,
+    ``pack_int8_dense_weight``), or None: the target has no integer kernels."""
+    found = layout_helpers(target)
+    return found if hasattr(found, "int8_mode") else None
+
+
 def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: int, multiplier: np.ndarray,
                bias: np.ndarray, dtype: str, relu: bool, target) -> Value | None:
     """The ``conv2d_int8`` node standing for ``node`` (its names kept): uint8 ``x``, centered OIHW
     weights ``wc``, per-channel ``multiplier`` and int32 ``bias``; None where the target or the
     weights leave no integer kernel."""
-    from topi.x86.conv2d_int8 import blocks, pack_kernel
-    from topi.x86.int8_dot import choose_mode, pairs_fit_int16
-
+    h = int8_helpers(target)
+    if h is None:
+        return None
     oc = wc.shape[0]
     fits_int8 = bool(wc.min() >= -128 and wc.max() <= 127)
-    mode = choose_mode(target, fits_int8, fits_int8 and pairs_fit_int16(wc, 1))
+    mode = h.int8_mode(target, fits_int8, fits_int8 and h.int8_pairs_fit(wc, 1))
     if mode is None:
         return None
-    ic_bn, oc_bn, ow_bn = blocks(oc, wc.shape[1], mode, target)
+    ic_bn, oc_bn, ow_bn = h.int8_conv_blocks(oc, wc.shape[1], mode, target)
     if oc < oc_bn:  # fewer channels than one vector: the float conv does as well
         return None
-    packed = pack_kernel(wc, mode, ic_bn, oc_bn)
+    packed = h.pack_int8_conv_kernel(wc, mode, ic_bn, oc_bn)
     ocp = packed.shape[0] * oc_bn
     offset = np.zeros(ocp, "int64")
     offset[:oc] = bias - (0 if mode == "i16" else zx * wc.reshape(oc, -1).sum(1))

@@ -25,6 +25,7 @@ from topi.strategy import register_layout_helpers, register_strategy
 from topi.utils import find_anchor
 from topi.x86 import batch_matmul, conv2d_nchwc, conv2d_transpose, conv_direct, injective, pooling, softmax
 from topi.x86 import conv2d as x86conv
+from topi.x86 import conv2d_int8, dense_int8, int8_dot
 from topi.x86 import conv2d_rule as x86conv_rule
 from topi.x86 import conv2d_schedule as x86conv_schedule
 from topi.x86 import conv2d_winograd as x86wino
@@ -188,6 +189,16 @@ def batch_matmul_workload(values, a, out_shape) -> tuple:
 register_strategy("dense", CPU, dense_compute, dense_schedule, dense_workload)
 register_strategy("pack_dense_weight", CPU, lambda xs, a: [x86dense.pack_dense_weight(xs[0], a["bn"])])
 register_strategy("qnn_dense", CPU, schedule=lambda outs, a, t: schedule_qnn_dense(outs))
+register_strategy(
+    "conv2d_int8", CPU,
+    lambda xs, a: [conv2d_int8.conv2d_int8(xs[0], xs[1], xs[2], xs[3], a["channels"], a["strides"], a["padding"],
+                                           a["dilation"], a["x_zp"], a["y_zp"], a["mode"], a["dtype"], a.get("lo"),
+                                           a.get("ow_bn", 4))],
+    lambda outs, a, t: conv2d_int8.schedule_conv2d_int8(outs, t))
+register_strategy(
+    "dense_int8", CPU,
+    lambda xs, a: [dense_int8.dense_int8(xs[0], xs[1], xs[2], xs[3], a["units"], a["mode"], a.get("mr", 4))],
+    lambda outs, a, t: dense_int8.schedule_dense_int8(outs, t))
 register_strategy("batch_matmul", CPU,
                   schedule=lambda outs, a, t: batch_matmul.schedule_batch_matmul(outs, a.get("config")),
                   workload=batch_matmul_workload)
@@ -268,4 +279,12 @@ register_layout_helpers(
     dense_pack_template=x86dense.PACK_TEMPLATE,
     conv_template=x86conv_rule.TEMPLATE,
     winograd_template=x86wino.TEMPLATE,
+    int8_mode=int8_dot.choose_mode,
+    int8_pairs_fit=int8_dot.pairs_fit_int16,
+    int8_conv_blocks=conv2d_int8.blocks,
+    pack_int8_conv_kernel=conv2d_int8.pack_kernel,
+    unpack_int8_conv_kernel=conv2d_int8.unpack_kernel,
+    int8_dense_blocks=dense_int8.blocks,
+    pack_int8_dense_weight=dense_int8.pack_weight,
+    unpack_int8_dense_weight=dense_int8.unpack_weight,
 )
