@@ -191,13 +191,13 @@ register_strategy("pack_dense_weight", CPU, lambda xs, a: [x86dense.pack_dense_w
 register_strategy("qnn_dense", CPU, schedule=lambda outs, a, t: schedule_qnn_dense(outs))
 register_strategy(
     "conv2d_int8", CPU,
-    lambda xs, a: [conv2d_int8.conv2d_int8(xs[0], xs[1], xs[2], xs[3], a["channels"], a["strides"], a["padding"],
-                                           a["dilation"], a["x_zp"], a["y_zp"], a["mode"], a["dtype"], a.get("lo"),
+    lambda xs, a: [conv2d_int8.conv2d_int8(*xs, a["channels"], a["strides"], a["padding"], a["dilation"],
+                                           a["x_zp"], a["y_zp"], a["mode"], a["dtype"], a.get("lo"),
                                            a.get("ow_bn", 4))],
     lambda outs, a, t: conv2d_int8.schedule_conv2d_int8(outs, t))
 register_strategy(
     "dense_int8", CPU,
-    lambda xs, a: [dense_int8.dense_int8(xs[0], xs[1], xs[2], xs[3], a["units"], a["mode"], a.get("mr", 4))],
+    lambda xs, a: [dense_int8.dense_int8(*xs, a["units"], a["mode"], a.get("mr", 4))],
     lambda outs, a, t: dense_int8.schedule_dense_int8(outs, t))
 register_strategy("batch_matmul", CPU,
                   schedule=lambda outs, a, t: batch_matmul.schedule_batch_matmul(outs, a.get("config")),
