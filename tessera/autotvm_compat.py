@@ -2,7 +2,7 @@
 
 ``tvm.autotvm.database`` (an in-memory record database), ``tvm.autotvm.env``
 (the global tuning scope), ``tvm.autotvm.measure.executor`` (the executor base
-class) and ``tvm.autotvm.utils``: each a thin adapter over ``tune``, reached
+class), ``tvm.autotvm.tophub`` (``context``) and ``tvm.autotvm.utils``: each a thin adapter over ``tune``, reached
 through ``tessera.modules``.
 """
 
@@ -97,3 +97,14 @@ class Executor:
 
 
 __all__ = ["AutotvmGlobalScope", "Database", "DummyDatabase", "Executor", "GLOBAL_SCOPE", "measure_str_key"]
+
+
+# ------------------------------------------------------------------ tophub
+def context(target, extra_files=None):
+    """``autotvm.tophub.context(target)``: TVM downloaded pre-tuned configs for its schedules;
+    Tessera's schedules choose by rules of their own (``tune.autotvm.config``), so the context is
+    one of records read from ``extra_files`` (AutoTVM log files) when given, else the fallback
+    context (each workload's rule default)."""
+    from tune.autotvm import FallbackContext, apply_history_best
+
+    return apply_history_best(list(extra_files)) if extra_files else FallbackContext()

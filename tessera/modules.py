@@ -37,6 +37,7 @@ EXACT = {
     "tessera.autotvm.database": "tessera.autotvm_compat",
     "tessera.autotvm.env": "tessera.autotvm_compat",
     "tessera.autotvm.utils": "tessera.autotvm_compat",
+    "tessera.autotvm.tophub": "tessera.autotvm_compat",
     "tessera.autotvm.tuner.xgboost_cost_model": "tune.autotvm.tuner.xgb_tuner",
     "tessera.autotvm.tuner.xgboost_tuner": "tune.autotvm.tuner.xgb_tuner",
     "tessera.autotvm.tuner.model_based_tuner": "tune.autotvm.tuner.model_based",

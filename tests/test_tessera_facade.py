@@ -292,3 +292,16 @@ def test_build_takes_an_unread_placeholder_and_call_names_its_intrinsic():
     f(tvm.nd.array(np.arange(4, dtype="int32")), out)
     assert not out.numpy().any()
     assert topi.exp(te.placeholder((3,), name="x")).op.body[0].op.name == "tir.exp"
+
+
+def test_classic_imm_order_and_tophub_context():
+    import tessera as tvm
+    from tessera import autotvm
+
+    c = tvm.tir.FloatImm("float32", -1.5)
+    assert isinstance(c, tvm.tir.FloatImm) and c.value == -1.5 and c.dtype == "float32"
+    assert isinstance(tvm.tir.IntImm("int64", 3), tvm.tir.IntImm) and not isinstance(c, tvm.tir.IntImm)
+    with pytest.raises(TypeError, match=r"tir.IntImm\(dtype, value\): dtype must be a string"):
+        tvm.tir.IntImm(3, "int32")
+    with autotvm.tophub.context("llvm") as ctx:  # no download: each workload's rule default
+        assert isinstance(ctx, autotvm.FallbackContext)

@@ -41,6 +41,6 @@ from topi.x86 import templates  # noqa: F401,E402  (registers the AutoTVM templa
 from topi.x86 import strategy  # noqa: F401,E402  (registers the x86 operator strategies under the "cpu" key)
 from topi.x86.norms import schedule_batch_norm  # noqa: F401,E402
 from topi.x86.classic_names import (  # noqa: F401,E402
-    dense_dynamic, dense_nopack, schedule_dense_dynamic, schedule_dense_nopack, schedule_group_conv1d_ncw,
+    conv2d_NCHWc, dense_dynamic, dense_nopack, schedule_dense_dynamic, schedule_dense_nopack, schedule_group_conv1d_ncw,
     schedule_group_conv1d_nwc,
 )
