@@ -372,3 +372,18 @@ def test_tensordot_scatter_nd_and_small_builders():
     full = topi.full_like(xs[0], 2.5)
     check_build(generic.default_schedule(full), [xs[0], full], lambda a: np.full_like(a, 2.5))
     assert topi.utils.get_shape((3, 2, 32, 48, 16), "NCHW16c", "NC16cWH") == (3, 2, 16, 48, 32)
+
+
+@pytest.mark.parametrize("coord,align", [("align_corners", True), ("half_pixel", False)])
+def test_resize2d_linear_matches_torch(coord, align):
+    torch = pytest.importorskip("torch")
+    x = te.placeholder((2, 3, 7, 9), name="x")
+    out = topi.image.resize2d(x, [0.0] * 4, (11, 5), "NCHW", "linear", coord)
+
+    def ref(a):
+        t = torch.nn.functional.interpolate(torch.from_numpy(a), size=(11, 5), mode="bilinear", align_corners=align)
+        return t.numpy()
+
+    check_build(generic.default_schedule(out), [x, out], ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="resize2d: a region of interest"):
+        topi.image.resize2d(x, [0.1, 0, 1, 1], (4, 4))

@@ -278,3 +278,24 @@ def roi_align(data: te.Tensor, rois: te.Tensor, batch_indices: te.Tensor, pooled
 
     out = te.compute((r_, c_, ph_, pw_), body, name="T_roi_align")
     return te.compute(out.shape, lambda *i: out(*i).astype(data.dtype), name="T_roi_align_cast")
+
+
+def resize2d(data: te.Tensor, roi, size, layout: str = "NCHW", method: str = "linear",
+             coordinate_transformation_mode: str = "half_pixel", rounding_method: str = "",
+             bicubic_alpha: float = -0.5, bicubic_exclude: int = 0, extrapolation_value: float = 0.0,
+             out_dtype=None, output_shape=None) -> te.Tensor:
+    """Classic ``topi.image.resize2d``: :func:`topi.transform.resize` under TVM's names
+    (``linear`` is bilinear; nearest rounds by ``round`` with ``align_corners``, else ``floor``,
+    unless ``rounding_method`` says).  Region-of-interest cropping and bicubic are not supported."""
+    from topi.transform import resize
+
+    if any(float(r) != 0.0 for r in (roi or [])) or coordinate_transformation_mode == "tf_crop_and_resize":
+        raise ValueError("resize2d: a region of interest (tf_crop_and_resize) is not supported")
+    if method not in ("linear", "nearest_neighbor"):
+        raise ValueError(f"resize2d: method={method!r} is not supported; use 'linear' or 'nearest_neighbor'")
+    if method == "nearest_neighbor" and not rounding_method:
+        rounding_method = "round" if coordinate_transformation_mode == "align_corners" else "floor"
+    out = resize(data, tuple(size), layout, "bilinear" if method == "linear" else method,
+                 coordinate_transformation_mode, rounding_method)
+    return out if out_dtype is None or out.dtype == out_dtype else te.compute(
+        out.shape, lambda *i: out(*i).astype(out_dtype), name="resize2d_cast", tag="elemwise")

@@ -16,7 +16,7 @@ from topi.testing.nn_ref import (  # noqa: F401
 from topi.testing.sort_conv3d import conv3d_ncdhw_python, topk_python  # noqa: F401
 from topi.testing.common import (  # noqa: F401
     dilate_python, pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,
-    gelu_python, resize_python, layout_transform_python,
+    gelu_python, resize_python, resize2d_python, layout_transform_python,
 )
 from topi.testing.winograd_python import conv2d_winograd_nchw_python  # noqa: F401
 from topi.testing.indexing import (  # noqa: F401
