@@ -259,13 +259,13 @@ def test_batch_norm_vs_torch():
 def test_lrn(size):
     X = te.placeholder((2, 6, 3, 5), name="X")
     out = lrn(X, size, 1, 1e-2, 0.75, 2.0)
-    check(generic.schedule_lrn, out, [X], lambda x: ref.lrn_python(x, size, 1, 1e-2, 0.75, 2.0))
+    check(generic.schedule_lrn, out, [X], lambda x: ref.lrn_python(x, size, 1, 2.0, 1e-2, 0.75))
     if size % 2 == 0:
         return  # torch centres even windows one channel lower than ONNX/Caffe
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(7).standard_normal((2, 6, 3, 5)).astype("float32")
     want = torch.nn.functional.local_response_norm(torch.from_numpy(x), size, 1e-2, 0.75, 2.0).numpy()
-    np.testing.assert_allclose(ref.lrn_python(x, size, 1, 1e-2, 0.75, 2.0), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ref.lrn_python(x, size, 1, 2.0, 1e-2, 0.75), want, rtol=1e-5, atol=1e-6)
 
 
 # ----------------------------------------------------------------- errors ---

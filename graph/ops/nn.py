@@ -191,8 +191,8 @@ def _lrn_compute(xs, a):
 
 
 register("lrn", _lrn_compute, OPAQUE, default_schedule, lambda v, a: [(v[0].shape, v[0].dtype)],
-         lambda xs, a: [topi.testing.lrn_python(xs[0], a["size"], 1, a.get("alpha", 1e-4), a.get("beta", 0.75),
-                                                a.get("bias", 1.0)).astype(xs[0].dtype)])
+         lambda xs, a: [topi.testing.lrn_python(xs[0], a["size"], 1, a.get("bias", 1.0), a.get("alpha", 1e-4),
+                                                a.get("beta", 0.75)).astype(xs[0].dtype)])
 
 
 def _batch_norm_compute(xs, a):

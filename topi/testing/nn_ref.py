@@ -184,8 +184,9 @@ def batch_norm_python(data, gamma, beta, moving_mean, moving_var, axis=1, epsilo
     return [out.astype(data.dtype), moving_mean, moving_var]
 
 
-def lrn_python(data, size, axis=1, alpha=1e-4, beta=0.75, bias=2.0) -> np.ndarray:
-    """Across-channel LRN, window ``[c - (size-1)//2, c + size//2]``."""
+def lrn_python(data, size, axis=1, bias=2.0, alpha=1e-4, beta=0.75) -> np.ndarray:
+    """Across-channel LRN, window ``[c - (size-1)//2, c + size//2]`` (classic argument order:
+    ``bias`` before ``alpha`` and ``beta``, unlike ``topi.nn.lrn``'s)."""
     sq = np.moveaxis(data.astype(np.float64) ** 2, axis, 0)
     n = sq.shape[0]
     acc = np.zeros_like(sq)
