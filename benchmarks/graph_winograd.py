@@ -43,12 +43,8 @@ def build(name: str, winograd: bool, records: str | None):
 
 
 def winograd_kernels(lib) -> int:
-    """The ``conv2d_winograd`` nodes of a built library (inside fused groups)."""
-    n = 0
-    for node in lib.graph.nodes:
-        body = node.attrs.get("body")
-        n += sum(1 for m in (body.nodes if body is not None else ()) if m.op == "conv2d_winograd")
-    return n
+    """The ``conv2d_winograd`` nodes of a built library."""
+    return sum(1 for m in lib.kernel_nodes() if m.op == "conv2d_winograd")
 
 
 def bench(name: str, repeat: int, records: str | None, cpu_time: bool = False) -> dict:

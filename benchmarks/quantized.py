@@ -103,11 +103,7 @@ def build(path: str, iname: str, shape: tuple):
 def int8_kernels(lib) -> int:
     """How many kernels of the built graph run on the integer dot products (``conv2d_int8``,
     ``dense_int8``)."""
-    n = 0
-    for node in lib.graph.nodes:
-        body = node.attrs.get("body")
-        n += sum(1 for k in (body.nodes if body is not None else (node,)) if k.op in ("conv2d_int8", "dense_int8"))
-    return n
+    return sum(1 for k in lib.kernel_nodes() if k.op in ("conv2d_int8", "dense_int8"))
 
 
 def bench(name: str, repeat: int, full_range: bool, cpu_time: bool = False) -> dict:

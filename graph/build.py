@@ -120,6 +120,17 @@ class GraphLibrary:
 
         return GraphModule(self.execution_plan(), self.constants(), self.addresses(), self)
 
+    def kernel_nodes(self) -> list:
+        """The operator nodes the kernels compute: each fused group's body nodes, or the node
+        itself where it runs alone (constants excluded)."""
+        out = []
+        for node in self.graph.nodes:
+            if node.is_constant:
+                continue
+            body = node.attrs.get("body")
+            out += body.nodes if body is not None else [node]
+        return out
+
     def constants(self) -> list:
         """The folded constants, in plan order, each ``codegen.ndarray.ALIGN``-aligned (a copy is
         made once, and kept in the node in place of the original)."""

@@ -182,11 +182,7 @@ def _qdq_conv_model(w_q: np.ndarray, w_scale: np.ndarray, bias_q: np.ndarray | N
 
 def _kernels(lib, prefix: str) -> list:
     """The nodes of the built graph (inside fused bodies too) whose op starts with ``prefix``."""
-    out = []
-    for node in lib.graph.nodes:
-        body = node.attrs.get("body")
-        out += [k for k in (body.nodes if body is not None else [node]) if k.op.startswith(prefix)]
-    return out
+    return [k for k in lib.kernel_nodes() if k.op.startswith(prefix)]
 
 
 def _conv_kernels(lib) -> list:

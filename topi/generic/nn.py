@@ -56,6 +56,21 @@ def parallel_outer(s, op) -> None:
         st.parallel(outer)
 
 
+def inline_then(outs, per_stage):
+    """A schedule of ``outs`` with injective intermediates inlined and ``per_stage(s, op)``
+    applied to every stage left at the root."""
+    outputs = [t.op for t in _as_list(outs)]
+    s = te.create_schedule(outputs)
+    ops = _all_ops(outputs)
+    for op in ops:
+        if op not in outputs and tags.is_injective(op.tag) and not op.reduce_axis:
+            s[op].compute_inline()
+    for op in ops:
+        if s[op].attach_type == "root":
+            per_stage(s, op)
+    return s
+
+
 def default_schedule(outs):
     """Inline injective intermediates, parallelize the outer axis of every other stage.
 
@@ -68,17 +83,7 @@ def default_schedule(outs):
     -------
     schedule.Schedule
     """
-    outs = _as_list(outs)
-    outputs = [t.op for t in outs]
-    s = te.create_schedule(outputs)
-    ops = _all_ops(outputs)
-    for op in ops:
-        if op not in outputs and tags.is_injective(op.tag) and not op.reduce_axis:
-            s[op].compute_inline()
-    for op in ops:
-        if s[op].attach_type == "root":
-            parallel_outer(s, op)
-    return s
+    return inline_then(outs, parallel_outer)
 
 
 def _fallback(name: str, what: str):

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import math
 
-import te
 from te import expr as E
-from topi import tag as tags
 from topi.config import vector_lanes
-from topi.generic.nn import _all_ops, _as_list
+from topi.generic.nn import inline_then
 
 PARALLEL_MIN_WORK = 1 << 16
 
@@ -66,17 +64,7 @@ def schedule_vector_rows(outs):
     -------
     schedule.Schedule
     """
-    outs = _as_list(outs)
-    outputs = [t.op for t in outs]
-    s = te.create_schedule(outputs)
-    ops = _all_ops(outputs)
-    for op in ops:
-        if op not in outputs and tags.is_injective(op.tag) and not op.reduce_axis:
-            s[op].compute_inline()
-    for op in ops:
-        if s[op].attach_type == "root":
-            vectorize_rows(s, op, vector_lanes(op.output(0).dtype))
-    return s
+    return inline_then(outs, lambda s, op: vectorize_rows(s, op, vector_lanes(op.output(0).dtype)))
 
 
 schedule_unique = schedule_vector_rows
