@@ -87,8 +87,7 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
         if zwv is None or zwv.size not in (1, n):
             return None
         wc = wq.astype("int64") - zwv.astype("int64").reshape(-1, 1)
-        fits_int8 = bool(wc.min() >= -128 and wc.max() <= 127)
-        mode = h.int8_mode(target, fits_int8, fits_int8 and h.int8_pairs_fit(wc, 1))
+        mode = _mode(h, target, wc)
         if mode is None:
             return None
         nb, mr = h.int8_dense_blocks(mode, target)
@@ -178,6 +177,12 @@ def _lower_qlinear(rq, ins, uses: dict, target) -> Value | None:
     return _conv_int8(rq, x, wc, v.node.attrs, int(zx), int(zy), multiplier, bias, dtype, False, target)
 
 
+def _mode(h, target, wc: np.ndarray) -> str | None:
+    """The integer instruction for centered weights ``wc`` (reduced along axis 1) on ``target``."""
+    fits_int8 = bool(wc.min() >= -128 and wc.max() <= 127)
+    return h.int8_mode(target, fits_int8, fits_int8 and h.int8_pairs_fit(wc, 1))
+
+
 def int8_helpers(target):
     """The integer-kernel helpers of ``target``'s strategy (``int8_mode``, ``int8_pairs_fit``,
     ``int8_conv_blocks``, ``pack_int8_conv_kernel``, ``int8_dense_blocks``,
@@ -195,8 +200,7 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
     if h is None:
         return None
     oc = wc.shape[0]
-    fits_int8 = bool(wc.min() >= -128 and wc.max() <= 127)
-    mode = h.int8_mode(target, fits_int8, fits_int8 and h.int8_pairs_fit(wc, 1))
+    mode = _mode(h, target, wc)
     if mode is None:
         return None
     ic_bn, oc_bn, ow_bn = h.int8_conv_blocks(oc, wc.shape[1], mode, target)
