@@ -176,6 +176,8 @@ def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
         return b.call(intrinsic(b.module, "llvm.pow", t, 2), args)
     if name == "fmod":
         return b.frem(args[0], args[1])
+    if name == "isnan":
+        return b.fcmp_unordered("uno", x, x)
     if name in _BITWISE:
         return _bitwise(b, name, args, dtype)
     if name == "div_ieee":  # correctly rounded, no fast-math (quantization: topi.nn.qnn)

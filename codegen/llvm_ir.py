@@ -42,6 +42,9 @@ class _Function:
         self.in_parallel = False
 
 
+ENTRY = "tessera.entry"  # the entry function's name in the emitted module (never a C symbol)
+
+
 class CodeGen(ParallelLoops):
     """Emit one lowered function (and its outlined parallel bodies) into a module."""
 
@@ -72,7 +75,9 @@ class CodeGen(ParallelLoops):
     def add_function(self, lowered) -> ir.Function:
         """``void name(params)``: buffers as noalias pointers, vars by value."""
         types = [PTR if isinstance(p, E.Buffer) else llvm_type(p.dtype) for p in lowered.params]
-        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), types), name=lowered.name)
+        # emitted as ENTRY, renamed to the exported symbol by the caller: a kernel named like a libm
+        # function it calls ("tan", "expf") would otherwise declare the callee as itself
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), types), name=ENTRY)
         self.cur = _Function(fn)
         for p, arg in zip(lowered.params, fn.args):
             arg.name = _clean(p.name)

@@ -48,7 +48,7 @@ def isnan(x) -> E.Expr:
     x = E.as_expr(x)
     if not dt.is_float(x.dtype):
         return E.const(False)
-    return E.NE(x, x, "bool")
+    return E.Call("isnan", (x,), "bool")  # a named call as classic TVM's tir.isnan (codegen: fcmp uno)
 
 
 def _integer_args(name: str, *args) -> tuple:

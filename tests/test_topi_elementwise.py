@@ -295,3 +295,26 @@ def test_tensor_operators_build_broadcast_computes():
     f(a, b, c)
     np.testing.assert_allclose(c, -(a * 2 + b) / 4 - 1, rtol=1e-6)
     assert A == A and hash(A) == hash(A)  # equality keeps its meaning
+
+
+@pytest.mark.parametrize("name,dtype", [("tan", "float64"), ("tanf", "float32"), ("expf", "float32")])
+def test_kernel_named_like_the_libm_function_it_calls(name, dtype):
+    # the entry is emitted under a reserved name: a kernel called "tan" calling libm's tan
+    # used to declare the callee as itself (an LLVM type error)
+    x = te.placeholder((5, 3), dtype=dtype, name="x")
+    fn = topi.tan if name.startswith("tan") else topi.exp
+    out = fn(x)
+    ref = np.tan if name.startswith("tan") else np.exp
+    check_build(generic.schedule_injective(out), [x, out], ref, name=name, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_isnan_is_a_named_call(sched, dtype):
+    x = te.placeholder((7, 9), dtype=dtype, name="x")
+    out = topi.isnan(x)
+    if dtype != "int32":
+        assert out.op.body[0].op.name == "tir.isnan"  # as classic TVM's tir.isnan
+    data = np.random.default_rng(0).normal(size=(7, 9)).astype(dtype)
+    if dtype != "int32":
+        data[::2, ::3] = np.nan
+    check_build(sched.schedule_injective(out), [x, out], np.isnan, inputs=[data])
