@@ -70,6 +70,23 @@ def test_cache_counts():
     assert sorted(seen) == [1, 7, 64]  # once per value, though two tests would ask
 
 
+class BaseScaled:
+    scale = tvm.testing.parameter(1)
+    offset = tvm.testing.parameter(0)
+
+    def test_scaled(self, scale, offset):
+        assert (scale, offset) in self.expected
+
+
+class TestBaseParameters(BaseScaled):
+    expected = [(1, 0)]
+
+
+class TestDerivedParameters(BaseScaled):  # a subclass's parameters replace its base's
+    scale, offset = tvm.testing.parameters((2, 3), (4, 5))
+    expected = [(2, 3), (4, 5)]
+
+
 if __name__ == "__main__":
     tvm.testing.main()
 '''
@@ -83,8 +100,9 @@ def test_classic_test_module_runs_with_the_plugin(tmp_path):
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
-    # 3 sizes, 2 pairs, 1 target, 1 of the two targets (cuda is not enabled), gpu, cache; cuda skipped
-    assert "9 passed, 1 skipped" in out, out
+    # 3 sizes, 2 pairs, 1 target, 1 of the two targets (cuda is not enabled), gpu, cache, 1 + 2 of the
+    # classes' parameters; cuda skipped
+    assert "12 passed, 1 skipped" in out, out
     assert "requires cuda: Tessera runs on CPUs only" in out
 
 

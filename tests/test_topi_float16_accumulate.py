@@ -105,7 +105,7 @@ def lowered(dtype, make, sched, cfg=None):
 def test_float16_config_of_the_graph_key_schedules():
     """The graph keys a float16 product by float16 (its inputs' dtype); the schedule agrees,
     and the float16 kernel is as vectorized as the float32 one, rounded once per output."""
-    cfg = lambda dt: x86.batch_matmul.default_batch_matmul_config(2, M, N, 67, dt)
+    cfg = lambda dt: x86.default_batch_matmul_config(2, M, N, 67, dt)
     texts = {dt: lowered(dt, topi.nn.batch_matmul, x86.schedule_batch_matmul, cfg)
              for dt in ("float32", "float16")}
     assert texts["float16"].count("ramp(") == texts["float32"].count("ramp(") > 0

@@ -2,8 +2,9 @@
 
 Load it from a ``conftest.py`` with ``pytest_plugins = ["tessera.testing.plugin"]``.
 
-* A module-level ``tvm.testing.parameter`` (or ``parameters``) whose variable name a test
-  or one of its fixtures takes as an argument parametrizes that test.
+* A ``tvm.testing.parameter`` (or ``parameters``) of the module or of the test's class (or a
+  base class; the most derived one wins) whose variable name a test or one of its fixtures
+  takes as an argument parametrizes that test.
 * A test taking ``target`` runs once per enabled target (here: ``"llvm"``), unless it is
   parametrized over ``target`` already; ``dev`` is that target's device.  A test parametrized
   over a target that is not enabled (``cuda`` ...) is skipped.
@@ -19,7 +20,8 @@ from tessera.testing import Parameter, enabled_targets
 
 def pytest_generate_tests(metafunc) -> None:
     names = set(metafunc.fixturenames)
-    params = {name: value for name, value in vars(metafunc.module).items()
+    scopes = [vars(metafunc.module)] + [vars(c) for c in reversed(getattr(metafunc.cls, "__mro__", ()))]
+    params = {name: value for scope in scopes for name, value in scope.items()  # a class's win, a subclass's last
               if isinstance(value, Parameter) and name in names}
     done = set()
     for name, p in params.items():

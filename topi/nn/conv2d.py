@@ -293,6 +293,53 @@ def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout: str = "NCHWc",
     return nchwc_conv(padded, kernel, ohw, st, dil, out_dtype or data.dtype, attrs=attrs)
 
 
+class Workload(NamedTuple):
+    """A conv2d's geometry as classic TVM's x86 templates key it (``topi.nn.conv2d.Workload``)."""
+
+    in_dtype: str
+    out_dtype: str
+    height: int
+    width: int
+    in_filter: int
+    groups: int
+    out_filter: int
+    kernel_h: int
+    kernel_w: int
+    padt: int
+    padl: int
+    padb: int
+    padr: int
+    dilation_h: int
+    dilation_w: int
+    stride_h: int
+    stride_w: int
+
+
+_DATA_AXES = {"NCHW": (1, 2, 3), "NHWC": (3, 1, 2), "HWCN": (2, 0, 1)}  # layout -> (C, H, W) axes
+
+
+def _get_workload(data, kernel, stride, padding, dilation, out_dtype, data_layout: str = "NCHW") -> Workload:
+    """The classic :class:`Workload` of a conv of ``data`` (NCHW, NHWC or HWCN) and ``kernel``
+    (OIHW for NCHW, HWIO otherwise): the key classic x86 fallbacks read (see
+    ``topi.x86.conv2d_avx_common._fallback_schedule``); padding resolved as :func:`get_pad_tuple`."""
+    if data_layout not in _DATA_AXES:
+        raise ValueError(f"conv2d workload: data_layout={data_layout!r} is not supported; use one of "
+                         f"{sorted(_DATA_AXES)}")
+    dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
+    ci, ih, iw = (dshape[a] for a in _DATA_AXES[data_layout])
+    if data_layout == "NCHW":
+        co, cig, kh, kw = kshape
+    else:
+        kh, kw, cig, co = kshape
+    dh, dw = as_pair(dilation, "conv2d workload", "dilation")
+    sh, sw = as_pair(stride, "conv2d workload", "stride")
+    pt, pl, pb, pr = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
+    if data.dtype != kernel.dtype and (data.dtype, kernel.dtype) != ("uint8", "int8"):
+        raise ValueError(f"conv2d workload: data dtype {data.dtype} and kernel dtype {kernel.dtype} differ "
+                         f"(only uint8 data with an int8 kernel may)")
+    return Workload(data.dtype, out_dtype, ih, iw, ci, ci // cig, co, kh, kw, pt, pl, pb, pr, dh, dw, sh, sw)
+
+
 def conv2d_infer_layout(data_shape, kernel_shape, stride, padding, dilation, ic_bn: int, oc_bn: int):
     """Shapes and layouts of the NCHWc conv for NCHW ``data_shape`` / OIHW ``kernel_shape``.
 

@@ -8,7 +8,7 @@ from topi.testing.conv import (  # noqa: F401
     group_conv2d_nchw_python, conv2d_NCHWc_python, group_conv1d_ncw_python,
 )
 from topi.testing.nn_ref import (  # noqa: F401
-    dense_python, batch_matmul_python, pool2d_python, pool1d_python, global_pool_python,
+    dense_python, batch_matmul, batch_matmul_python, pool2d_python, pool1d_python, global_pool_python,
     adaptive_pool_python, softmax_python, log_softmax_python, batch_norm_python, lrn_python,
     batch_norm_python as batch_norm,
     max_pool2d_with_indices_python,

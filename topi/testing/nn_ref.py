@@ -19,6 +19,14 @@ def batch_matmul_python(x: np.ndarray, y: np.ndarray, transpose_a: bool = False,
     return np.matmul(a, b)
 
 
+def batch_matmul(x: np.ndarray, y: np.ndarray, out_dtype: str | None = None, trans_x: bool = False,
+                 trans_y: bool = True) -> np.ndarray:
+    """Classic ``topi.testing.batch_matmul``: :func:`batch_matmul_python` accumulated in ``out_dtype``
+    (default: ``x``'s dtype), so that int8 operands give exact int32 sums."""
+    out_dtype = out_dtype or x.dtype
+    return batch_matmul_python(x.astype(out_dtype), y.astype(out_dtype), trans_x, trans_y).astype(out_dtype)
+
+
 def _pad_value(pool_type: str, dtype):
     if pool_type == "max":
         return np.finfo(dtype).min if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min

@@ -26,7 +26,7 @@ from topi.x86.dense import (  # noqa: F401
     schedule_dense, schedule_matmul, default_dense_config, dense_pack, schedule_dense_pack,
     default_dense_pack_config, pack_dense_weight, pack_dense_weight_numpy,
 )
-from topi.x86.batch_matmul import schedule_batch_matmul, default_batch_matmul_config  # noqa: F401
+from topi.x86.batch_matmul import batch_matmul, schedule_batch_matmul, default_batch_matmul_config  # noqa: F401
 from topi.x86.pooling import schedule_pool, schedule_adaptive_pool, default_pool_config  # noqa: F401
 from topi.x86.softmax import schedule_softmax, default_softmax_config  # noqa: F401
 from topi.x86.injective import (  # noqa: F401

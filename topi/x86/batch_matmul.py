@@ -1,8 +1,9 @@
-"""x86 schedule of ``batch_matmul``: the dense dot-product kernel per batch."""
+"""x86 ``batch_matmul``: its compute (``topi.nn.batch_matmul``) and schedule, the dense
+dot-product kernel per batch."""
 
 from __future__ import annotations
 
-from topi import tag as tags
+from topi import nn, tag as tags
 from tune.autotvm.config import choose_config, register_rule
 from tune.autotvm.space import ConfigEntity
 from topi.x86.dense import _schedule, dense_rule, dense_space, dense_workload
@@ -17,6 +18,12 @@ def default_batch_matmul_config(batch: int, M: int, N: int, K: int, dtype: str =
     the per-slice rule of :func:`topi.x86.dense.dense_rule` (``vk``, ``mr``, ``nr``,
     ``nb``); the batch does not change it (the key is the slice's)."""
     return choose_config(dense_workload(M, N, K, dtype, TEMPLATE))
+
+
+def batch_matmul(x, y, out_shape=None, out_dtype=None, transpose_a: bool = False, transpose_b: bool = True):
+    """The compute :func:`schedule_batch_matmul` tiles (classic ``topi.x86.batch_matmul``):
+    ``topi.nn.batch_matmul``, whose arguments it takes."""
+    return nn.batch_matmul(x, y, out_shape, out_dtype, transpose_a, transpose_b)
 
 
 @records_target

@@ -23,8 +23,9 @@ from topi.nn.dense import dense as dense_nchw
 from topi.nn.winograd import plain_data_shape
 from topi.strategy import register_layout_helpers, register_strategy
 from topi.utils import find_anchor
-from topi.x86 import batch_matmul, conv2d_nchwc, conv2d_transpose, conv_direct, injective, pooling, softmax
+from topi.x86 import conv2d_nchwc, conv2d_transpose, conv_direct, injective, pooling, softmax
 from topi.x86 import conv2d as x86conv
+from topi.x86.batch_matmul import TEMPLATE as BATCH_MATMUL_TEMPLATE, schedule_batch_matmul
 from topi.x86 import conv2d_int8, dense_int8, int8_dot
 from topi.x86 import conv2d_rule as x86conv_rule
 from topi.x86 import conv2d_schedule as x86conv_schedule
@@ -183,7 +184,7 @@ def dense_workload(values, a, out_shape) -> tuple:
 
 def batch_matmul_workload(values, a, out_shape) -> tuple:
     *_, m, n = out_shape()
-    return x86dense.dense_workload(m, n, values[0].shape[-1], values[0].dtype, batch_matmul.TEMPLATE)
+    return x86dense.dense_workload(m, n, values[0].shape[-1], values[0].dtype, BATCH_MATMUL_TEMPLATE)
 
 
 register_strategy("dense", CPU, dense_compute, dense_schedule, dense_workload)
@@ -200,7 +201,7 @@ register_strategy(
     lambda xs, a: [dense_int8.dense_int8(*xs, a["units"], a["mode"], a.get("mr", 4))],
     lambda outs, a, t: dense_int8.schedule_dense_int8(outs, t))
 register_strategy("batch_matmul", CPU,
-                  schedule=lambda outs, a, t: batch_matmul.schedule_batch_matmul(outs, a.get("config")),
+                  schedule=lambda outs, a, t: schedule_batch_matmul(outs, a.get("config")),
                   workload=batch_matmul_workload)
 
 
