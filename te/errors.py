@@ -13,3 +13,8 @@ class TesseraError(RuntimeError):
 class ComputeError(TesseraError, ValueError):
     """A compute definition that cannot be one stage (a reduction inside an expression, outputs
     mixing reductions and values): a bad value and a ``TVMError``, as classic TVM raised."""
+
+
+class OpError(TesseraError, ValueError):
+    """An operator's arguments cannot be honoured (an unsupported layout, attribute or shape):
+    a bad value and a ``TVMError`` (classic ``tvm.error.OpError``)."""

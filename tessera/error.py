@@ -1,16 +1,12 @@
 """``tvm.error``: classic TVM's error classes, over Tessera's one error base."""
 
-from te.errors import ComputeError
+from te.errors import ComputeError, OpError
 from te.errors import TesseraError as TVMError
 from schedule.errors import ScheduleError
 
 
 class InternalError(TVMError):
     """An invariant of the compiler did not hold."""
-
-
-class OpError(TVMError):
-    """An operator's arguments cannot be honoured."""
 
 
 class OpNotImplemented(OpError, NotImplementedError):

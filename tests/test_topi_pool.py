@@ -168,7 +168,7 @@ def test_max_pool_with_indices_numpy_reference_matches_onnx():
         g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", 1, x.shape)],
                               [helper.make_tensor_value_info("y", 1, None), helper.make_tensor_value_info("i", 7, None)])
         want = ReferenceEvaluator(helper.make_model(g)).run(None, {"x": x})
-        got = ref.max_pool2d_with_indices_python(x, (3, 2), (2, 3), (1, 2), (1, 1, 2, 0), True, order)
+        got = ref.max_pool2d_with_indices_python(x, (3, 2), (2, 3), (1, 2), (1, 1, 2, 0), "inside", order)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
 

@@ -13,6 +13,11 @@ from graph.onnx.context import Context, OnnxNode
 from graph.onnx.table import converter
 
 
+def _ceil_mode(node: OnnxNode):
+    """ONNX rounds up with the last window starting inside the input or its leading padding."""
+    return "inside" if node.attr("ceil_mode", 0) else False
+
+
 def _pool(ctx: Context, node: OnnxNode, pool_type: str) -> Value:
     x = node.input(0, "X")
     nd = len(x.shape) - 2
@@ -21,7 +26,7 @@ def _pool(ctx: Context, node: OnnxNode, pool_type: str) -> Value:
     kernel = kernel_shape(node, nd)
     strides, dilations = spatial_ints(node, "strides", nd), spatial_ints(node, "dilations", nd)
     before, after = window_pads(node, x.shape[2:], kernel, strides, dilations)
-    attrs = {"pool_type": pool_type, "ceil_mode": bool(node.attr("ceil_mode", 0)),
+    attrs = {"pool_type": pool_type, "ceil_mode": _ceil_mode(node),
              "count_include_pad": bool(node.attr("count_include_pad", 0))}
     if nd == 3:
         return ctx.op("pool3d", [x], {**attrs, "kernel": kernel, "strides": strides, "dilation": dilations,
@@ -55,7 +60,7 @@ def _max_pool_with_indices(ctx: Context, node: OnnxNode) -> list:
     kernel = kernel_shape(node, nd)
     strides, dilations = spatial_ints(node, "strides", nd), spatial_ints(node, "dilations", nd)
     before, after = window_pads(node, x.shape[2:], kernel, strides, dilations)
-    attrs = {"ceil_mode": bool(node.attr("ceil_mode", 0)), "storage_order": order}
+    attrs = {"ceil_mode": _ceil_mode(node), "storage_order": order}
     if nd == 2:
         return list(ctx.op("max_pool2d_with_indices", [x], {
             **attrs, "kernel": kernel, "strides": strides, "dilation": dilations,

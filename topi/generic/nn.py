@@ -108,7 +108,15 @@ schedule_conv2d_transpose_nchw = _fallback("schedule_conv2d_transpose_nchw", "co
 schedule_conv1d_ncw = _fallback("schedule_conv1d_ncw", "conv1d (NCW)")
 schedule_dense = _fallback("schedule_dense", "dense / matmul")
 schedule_batch_matmul = _fallback("schedule_batch_matmul", "batch_matmul")
-schedule_pool = _fallback("schedule_pool", "pool2d / pool1d / global_pool")
+schedule_pool_grad = _fallback("schedule_pool_grad", "pool_grad")
+
+
+def schedule_pool(outs, layout: str = "NCHW"):  # noqa: ARG001  (the stages carry their shapes)
+    """Generic schedule of pool1d/2d/3d and global_pool (``layout`` as classic TVM's, unused):
+    :func:`default_schedule`."""
+    return default_schedule(outs)
+
+
 schedule_adaptive_pool = _fallback("schedule_adaptive_pool", "adaptive_pool")
 schedule_softmax = _fallback("schedule_softmax", "softmax / log_softmax")
 schedule_lrn = _fallback("schedule_lrn", "lrn")
@@ -141,6 +149,7 @@ __all__ = [
     "schedule_depthwise_conv2d_nhwc",
     "schedule_lrn",
     "schedule_pool",
+    "schedule_pool_grad",
     "schedule_softmax",
     "schedule_unique",
     "schedule_sort",

@@ -1,4 +1,4 @@
-"""Pooling: ``pool2d``, ``pool1d``, ``global_pool`` and ``adaptive_pool``.
+"""Pooling: ``pool1d/2d/3d``, ``global_pool``, ``adaptive_pool(3d)``; ``pool_grad`` in its own file.
 
 Windowed pooling is separable, so it is computed one spatial axis at a time,
 one reduction stage per axis (``pool_h`` then ``pool_w`` for 2-D)::
@@ -20,17 +20,25 @@ multiply, and the mean is truncated toward zero and cast back, as ONNX's
 reference (``np.average`` stored into the integer output)::
 
     pool_h[c, oh, w] = sum_kh int32(data[c, clamp(..), w]) * int32(valid)
-    pool_avg[...]    = uint8(pool_w[...] / count)      // C division: truncation  ``ceil_mode`` follows PyTorch/ONNX: the
-last window must start inside the input or its leading padding.
+    pool_avg[...]    = uint8(pool_w[...] / count)      // C division: truncation
+
+``ceil_mode=True`` rounds the output extent up as classic TVM; ``"inside"`` also drops a last
+window that would start past the input and its leading padding (PyTorch, ONNX).
 """
 
 from __future__ import annotations
 
 import te
+from te.errors import OpError
 from topi import tag
 from topi.utils import get_const_int, get_const_tuple, shape_str
 
 _INF = float("inf")
+
+
+# False: floor; True: ceil (classic TVM: the last window may start in the trailing padding);
+# "inside": ceil, but the last window starts inside the input or its leading padding (PyTorch, ONNX)
+CEIL_MODES = (False, True, "inside")
 
 
 def _ints(op: str, arg: str, v, n: int) -> tuple:
@@ -50,10 +58,21 @@ def _padding(op: str, padding, n: int) -> tuple[tuple, tuple]:
     raise ValueError(f"{op}: argument 'padding' must have {n} or {2 * n} entries, got {padding!r}")
 
 
+def layout_axes(layout: str) -> str:
+    """The axis letters of ``layout``, one per tensor dimension: ``"NCHW16c"`` -> ``"NCHWc"``
+    (a sub-axis' factor dropped, its letter kept lower-case)."""
+    return "".join(c for c in layout if not c.isdigit())
+
+
 def _spatial_axes(op: str, data: te.Tensor, layout: str, dims: str) -> list[int]:
-    if len(layout) != len(data.shape) or any(layout.count(d) != 1 for d in dims):
-        raise ValueError(f"{op}: layout {layout!r} does not fit data of shape {shape_str(data)}")
-    return [layout.index(d) for d in dims]
+    axes = layout_axes(layout)
+    split = [c for c in axes if c.islower() and c.upper() in dims]
+    if split:
+        raise OpError(f"{op}: Unsupported layout {layout}: the spatial axis {split[0].upper()!r} is split "
+                      f"into {split[0]!r} blocks; pooling can tile the channel ('NCHW16c'), not {dims}")
+    if len(axes) != len(data.shape) or any(axes.count(d) != 1 for d in dims):
+        raise OpError(f"{op}: layout {layout!r} does not fit data of shape {shape_str(data)}")
+    return [axes.index(d) for d in dims]
 
 
 def _out_size(op: str, data, n: int, k: int, s: int, d: int, pb: int, pa: int, ceil_mode: bool) -> int:
@@ -66,10 +85,12 @@ def _out_size(op: str, data, n: int, k: int, s: int, d: int, pb: int, pa: int, c
             f"{op}: the kernel (extent {eff} with dilation) is larger than the padded input "
             f"(extent {total}) of data {shape_str(data)}"
         )
+    if ceil_mode not in CEIL_MODES:
+        raise OpError(f"{op}: argument 'ceil_mode' must be one of {CEIL_MODES}, got {ceil_mode!r}")
     if not ceil_mode:
         return (total - eff) // s + 1
     out = -(-(total - eff) // s) + 1
-    if (out - 1) * s >= n + pb:
+    if ceil_mode == "inside" and (out - 1) * s >= n + pb:
         out -= 1
     return out
 
@@ -162,7 +183,7 @@ def _pool_nd(op, data, kernel, stride, dilation, padding, pool_type, ceil_mode, 
             pool_type=pool_type, name=f"pool_{dims[j].lower()}",
         )
     if pool_type == "max":
-        return x
+        return _zero_empty_windows(x, axes, sizes, outs, ks, ss, ds, before)
     lohi = [(-pb, n + pa) if count_include_pad else (0, n)
             for n, pb, pa in zip(sizes, before, after)]
 
@@ -175,6 +196,26 @@ def _pool_nd(op, data, kernel, stride, dilation, padding, pool_type, ceil_mode, 
     total = x
     return te.compute(total.shape, lambda *i: _cast(total[i] / divisor(i), data.dtype),
                       name="pool_avg", tag=tag.ELEMWISE)
+
+
+def _zero_empty_windows(x: te.Tensor, axes, sizes, outs, ks, ss, ds, before) -> te.Tensor:
+    """A max window without one input tap (all padding, or past it with ``ceil_mode``) gives 0,
+    as an average of none does, rather than the dtype's lowest value; an elementwise stage
+    ``pool_empty`` is added only when the output has such windows."""
+    def empty(o, n, k, s, d, pb):
+        return all(not 0 <= o * s + r * d - pb < n for r in range(k))
+
+    sparse = [j for j, args in enumerate(zip(sizes, outs, ks, ss, ds, before))
+              if any(empty(o, args[0], *args[2:]) for o in range(args[1]))]
+    if not sparse:
+        return x
+    zero = te.const(0, x.dtype)
+
+    def body(*i):
+        none = te.any(*[_count(i[axes[j]], ks[j], ss[j], ds[j], before[j], 0, sizes[j]) == 0 for j in sparse])
+        return te.if_then_else(none, zero, x[i])
+
+    return te.compute(x.shape, body, name="pool_empty", tag=tag.ELEMWISE)
 
 
 def _cast(e, dtype: str):
@@ -194,9 +235,10 @@ def pool2d(data: te.Tensor, kernel, stride, dilation=(1, 1), padding=(0, 0), poo
     padding : int, (ph, pw) or (top, left, bottom, right)
         Implicit padding; max pooling pads with the dtype's minimum, average with 0.
     pool_type : {"max", "avg"}
-    ceil_mode : bool
-        Round the output extent up (a last window must start inside the input or its
-        leading padding, as in PyTorch and ONNX).
+    ceil_mode : bool or "inside"
+        Round the output extent up: ``True`` as classic TVM (a last window may start in the
+        trailing padding; taps past it are padding), ``"inside"`` as PyTorch and ONNX (the last
+        window starts inside the input or its leading padding).
     layout : str
     count_include_pad : bool
         Average: divide by the taps inside the padded input (True) or the input (False).
@@ -222,6 +264,14 @@ def pool1d(data: te.Tensor, kernel, stride, dilation=1, padding=0, pool_type: st
     (``padding`` an int, ``(p,)`` or ``(left, right)``)."""
     return _pool_nd("pool1d", data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout,
                     "W", count_include_pad)
+
+
+def pool3d(data: te.Tensor, kernel, stride, dilation=(1, 1, 1), padding=(0, 0, 0), pool_type: str = "max",
+           ceil_mode: bool = False, layout: str = "NCDHW", count_include_pad: bool = True) -> te.Tensor:
+    """3-D pooling along ``D``, ``H``, ``W`` (NCDHW, NDHWC...); arguments as :func:`pool2d`
+    with three spatial axes (``padding`` 3 or 6 entries: front, top, left, back, bottom, right)."""
+    return _pool_nd("pool3d", data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout,
+                    "DHW", count_include_pad)
 
 
 def global_pool(data: te.Tensor, pool_type: str = "max", layout: str = "NCHW") -> te.Tensor:
@@ -313,3 +363,11 @@ def adaptive_pool(data: te.Tensor, output_size, pool_type: str = "max", layout: 
     total = x
     return te.compute(get_const_tuple(total.shape), lambda *i: _cast(total[i] / divisor(i), data.dtype),
                       name="adaptive_pool_avg", tag=tag.ELEMWISE)
+
+
+def adaptive_pool3d(data: te.Tensor, output_size, pool_type: str = "max", layout: str = "NCDHW") -> te.Tensor:
+    """Adaptive pooling over ``D``, ``H``, ``W`` (classic ``topi.nn.adaptive_pool3d``): as
+    :func:`adaptive_pool`, whose layout names the spatial axes."""
+    if any(d not in layout for d in "DHW"):
+        raise OpError(f"adaptive_pool3d: layout {layout!r} must hold D, H and W")
+    return adaptive_pool(data, output_size, pool_type, layout)

@@ -11,8 +11,9 @@ from topi.testing.nn_ref import (  # noqa: F401
     dense_python, batch_matmul, batch_matmul_python, pool2d_python, pool1d_python, global_pool_python,
     adaptive_pool_python, softmax_python, log_softmax_python, batch_norm_python, lrn_python,
     batch_norm_python as batch_norm,
-    max_pool2d_with_indices_python,
+    max_pool2d_with_indices_python, adaptive_pool_python as adaptive_pool,
 )
+from topi.testing.pooling import pool_grad_nchw, poolnd_python  # noqa: F401
 from topi.testing.sort_conv3d import conv3d_ncdhw_python, topk_python  # noqa: F401
 from topi.testing.common import (  # noqa: F401
     dilate_python, pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,

@@ -38,7 +38,7 @@ def _out_size(n, k, s, d, pb, pa, ceil_mode):
     if not ceil_mode:
         return (n + pb + pa - eff) // s + 1
     out = -(-(n + pb + pa - eff) // s) + 1
-    return out - 1 if (out - 1) * s >= n + pb else out
+    return out - 1 if ceil_mode == "inside" and (out - 1) * s >= n + pb else out
 
 
 def _pool_nd_python(data, kernel, stride, dilation, before, after, pool_type, ceil_mode,
@@ -70,8 +70,8 @@ def _pool_nd_python(data, kernel, stride, dilation, before, after, pool_type, ce
         dst = [slice(None)] * data.ndim
         for a, o in zip(axes, oidx):
             dst[a] = o
-        if pool_type == "max":
-            out[tuple(dst)] = win.max(axis=red)
+        if pool_type == "max":  # a window without an input tap gives 0
+            out[tuple(dst)] = np.where(valid[tuple(sl)].any(axis=red), win.max(axis=red), 0)
         else:
             cnt = (in_pad if count_include_pad else valid)[tuple(sl)].sum(axis=red)
             out[tuple(dst)] = win.sum(axis=red) / np.maximum(cnt, 1)
