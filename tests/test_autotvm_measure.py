@@ -314,3 +314,45 @@ def test_measured_arguments_are_64_byte_aligned():
         args = random_arguments(specs, seed)
         assert [a.ctypes.data % 64 for a in args] == [0, 0, 0]
         assert args[0].shape == (3, 5) and np.isnan(args[2]).all()
+
+
+def test_ref_input_is_what_the_runner_times_and_each_trial_goes_through_the_executor():
+    # mode "crash" reads A[B[i] * 4e8 + 4e8]: with random B it faults, with B = -1 it reads A[0]
+    task = autotvm.task.create("test/faulty", args=(64,), target="llvm")
+    crash = next(c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
+                 if c["mode"].val == "crash")
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    runner = autotvm.LocalRunner(number=1, repeat=1, check_correctness=False)
+    submitted = []
+
+    class Recording:
+        def submit(self, func, *args, **kwargs):
+            submitted.append(kwargs.get("ref_input"))
+            return runner_executor.submit(func, *args, **kwargs)
+
+    runner_executor, runner.executor = runner.executor, Recording()
+    try:
+        batch = autotvm.measure.create_measure_batch(task, autotvm.measure_option(builder, runner))
+        inp = [autotvm.MeasureInput(task.target, task, crash)]
+        assert batch(inp)[0].error_no == E.RUNTIME_DEVICE
+        runner.ref_input = [np.ones(64, "float32"), np.full(64, -1, "int32")]
+        res = batch(inp)[0]
+        assert res.error_no == E.NO_ERROR and res.costs[0] > 0
+        runner.ref_input = [np.ones(64, "float32")]
+        res = batch(inp)[0]
+        assert res.error_no == E.RUNTIME_DEVICE and "ref_input: 1 arrays for 2 input arguments (A, B)" in res.costs[0]
+    finally:
+        builder.close()
+        runner.close()
+    assert submitted[0] is None and len(submitted) == 3 and submitted[1][1][0] == -1
+
+
+def test_measure_result_is_classic_four_fields():
+    res = autotvm.MeasureResult((1.0,), 0, 2.0, 3.0, flush=True)
+    assert tuple(res) == ((1.0,), 0, 2.0, 3.0) and res.flush and not res.in_place
+    again = autotvm.MeasureResult(*list(res))  # classic tests rebuild results this way
+    assert again.timestamp == 3.0 and not again.flush
+    import copy
+    import pickle
+
+    assert pickle.loads(pickle.dumps(res)).flush and copy.deepcopy(res).flush

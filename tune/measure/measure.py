@@ -35,20 +35,39 @@ class MeasureInput(NamedTuple):
     config: object
 
 
-class MeasureResult(NamedTuple):
+class _Result(NamedTuple):
+    costs: tuple
+    error_no: int
+    all_cost: float
+    timestamp: float
+
+
+class MeasureResult(_Result):
     """``costs``: seconds per call, one per repeat (on an error, one string: the message);
     ``all_cost``: wall seconds of the whole trial; ``timestamp``: when it ended.  How it was
     timed: ``flush``, with the kernel's inputs after the first out of the caches (the runner's
     ``enable_cpu_cache_flush``); ``in_place``, inside whole runs of a model that calls the
     kernel among others, each cost one round's reading; neither: the kernel called in a loop,
-    its data warm."""
+    its data warm.  The tuple is classic TVM's four fields (``MeasureResult(*list(res))``
+    round-trips, as its tests do); how it was timed rides along as two attributes."""
 
-    costs: tuple
-    error_no: int
-    all_cost: float
-    timestamp: float
-    flush: bool = False
-    in_place: bool = False
+    flush = False
+    in_place = False
+
+    def __new__(cls, costs, error_no, all_cost, timestamp, flush: bool = False, in_place: bool = False):
+        self = super().__new__(cls, costs, error_no, all_cost, timestamp)
+        if flush:
+            self.flush = True
+        if in_place:
+            self.in_place = True
+        return self
+
+    def __getnewargs__(self):
+        return (*self, self.flush, self.in_place)
+
+    def __repr__(self) -> str:
+        how = "".join(f", {k}=True" for k in ("flush", "in_place") if getattr(self, k))
+        return f"{super().__repr__()[:-1]}{how})"
 
     @property
     def cost(self) -> float:

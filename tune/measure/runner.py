@@ -17,10 +17,15 @@ with the task's default config's on the same random inputs (a mismatch:
 slower than the task's best so far is timed by that one call: a slow candidate
 would otherwise cost the most tuning time of all.  The reading that ranks a
 candidate is the median of its repeats (``tune.measure.statistics``).
+
+As classic AutoTVM's runners: ``runner.ref_input`` (arrays, one per input argument) are the inputs
+timed instead of random ones, and each candidate goes through ``runner.executor.submit(fn, ...,
+ref_input=...)`` (a future's ``result()``; default: measured at once in the measuring process).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import time
 
@@ -75,16 +80,21 @@ class LocalRunner(Runner):
         self.worker = Worker(f"{_HERE}:warm_runner", "tune-runner")
         self.task = None
         self.ref = None
+        self.ref_input = None
+        self.executor = InlineExecutor()
 
     def set_task(self, task, reference: dict | None = None) -> None:
         self.task, self.ref = task, reference
         self.best_cost = float("inf")
 
-    def payload(self, build: dict) -> dict:
+    def payload(self, build: dict, ref_input=None) -> dict:
+        """What the measuring process needs for one candidate (``ref_input``: the runner's, by default)."""
+        ref_input = self.ref_input if ref_input is None else ref_input
         reject = self.reject_factor * self.best_cost if self.reject_factor and self.best_cost < float("inf") else None
         return {"build": build, "ref": self.ref if self.check_correctness else None, "number": self.number,
                 "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms, "flush": self.enable_cpu_cache_flush,
-                "reject_above": reject}
+                "reject_above": reject,
+                "inputs": None if ref_input is None else [np.asarray(a) for a in ref_input]}
 
     def note(self, result: MeasureResult) -> MeasureResult:
         """Track the task's best cost: the bar for rejecting slow candidates early."""
@@ -94,24 +104,45 @@ class LocalRunner(Runner):
 
     def run(self, measure_inputs: list, build_results: list) -> list[MeasureResult]:
         out = []
-        for k, (_, build) in enumerate(zip(measure_inputs, build_results)):
-            if build.build is None:
-                out.append(error_result(build.error_no, build.error, build.time_cost))
-                continue
-            if k and self.cooldown_interval > 0:
+        for k, (inp, build) in enumerate(zip(measure_inputs, build_results)):
+            if k and self.cooldown_interval > 0 and build is not None and build.build is not None:
                 time.sleep(self.cooldown_interval)
-            try:
-                self.worker.start()
-            except RuntimeError as err:
-                out.append(error_result(MeasureErrorNo.RUNTIME_DEVICE, str(err), build.time_cost))
-                continue
-            t0 = time.perf_counter()
-            status, value = self.worker.call(f"{_HERE}:run_candidate", self.payload(build.build), self.timeout)
-            out.append(self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout)))
+            res = self.executor.submit(self.measure, inp, build, ref_input=self.ref_input).result()
+            if not isinstance(res, MeasureResult):
+                res = error_result(MeasureErrorNo.RUNTIME_DEVICE, f"runner: the executor returned {res!r}", 0.0)
+            out.append(res)
         return out
+
+    def measure(self, measure_input, build, ref_input=None) -> MeasureResult:
+        """Check and time one built candidate (``ref_input``: the input arrays, else random ones)."""
+        if build is None:
+            return error_result(MeasureErrorNo.RUNTIME_DEVICE, f"runner: no build result for {measure_input}", 0.0)
+        if build.build is None:
+            return error_result(build.error_no, build.error, build.time_cost)
+        try:
+            self.worker.start()
+        except RuntimeError as err:
+            return error_result(MeasureErrorNo.RUNTIME_DEVICE, str(err), build.time_cost)
+        payload = self.payload(build.build, ref_input)
+        t0 = time.perf_counter()
+        status, value = self.worker.call(f"{_HERE}:run_candidate", payload, self.timeout)
+        return self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout))
 
     def close(self) -> None:
         self.worker.close()
+
+
+class InlineExecutor:
+    """Runs each submitted measurement at once (the runner's own worker process does the timing);
+    ``submit`` returns a finished ``concurrent.futures.Future``, as classic AutoTVM's executors do."""
+
+    def submit(self, fn, *args, **kwargs) -> concurrent.futures.Future:
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except Exception as err:  # noqa: BLE001 (the caller reads it from the future, as from a pool's)
+            fut.set_exception(err)
+        return fut
 
 
 # ---------------------------------------------------- in the worker process --
@@ -203,6 +234,24 @@ def check_output(build: dict, ref: dict) -> str:
     return ""
 
 
+def with_inputs(args: list, specs: list, inputs) -> list:
+    """``args`` with the input arguments replaced by ``inputs`` (the runner's ``ref_input``: one
+    array per input, in order, each of its argument's shape; the dtype converted)."""
+    if inputs is None:
+        return args
+    slots = [k for k, p in enumerate(specs) if p["kind"] == "buffer" and not p["is_output"]]
+    if len(inputs) != len(slots):
+        raise ValueError(f"ref_input: {len(inputs)} arrays for {len(slots)} input arguments "
+                         f"({', '.join(specs[k]['name'] for k in slots)})")
+    out = list(args)
+    for k, a in zip(slots, inputs):
+        if tuple(a.shape) != tuple(out[k].shape):
+            raise ValueError(f"ref_input: the array for {specs[k]['name']!r} has shape {tuple(a.shape)}, "
+                             f"the argument {tuple(out[k].shape)}")
+        out[k] = aligned_copy(a.astype(out[k].dtype, copy=False))
+    return out
+
+
 def rotating_call(mod, arrays: list, specs: list):
     """``(call, copies)``: a call of ``mod`` that takes its inputs after the first from the next of
     ``ROTATE_BYTES`` of copies of them each time (the first input, the activations a model's previous
@@ -226,7 +275,7 @@ def run_candidate(payload: dict) -> dict:
         if wrong:
             return {"costs": [], "wrong": wrong}
     mod = load_object(build)
-    args = random_arguments(build["specs"], 1)
+    args = with_inputs(random_arguments(build["specs"], 1), build["specs"], payload.get("inputs"))
     flush = bool(payload["flush"])
     if flush:
         call, args = rotating_call(mod, args, build["specs"])
@@ -244,5 +293,5 @@ def run_candidate(payload: dict) -> dict:
     return {"costs": costs, "wrong": "", "flush": flush}
 
 
-__all__ = ["LocalRunner", "check_output", "load_object", "random_arguments", "rotating_call", "run_candidate",
-           "run_result", "warm_runner"]
+__all__ = ["InlineExecutor", "LocalRunner", "check_output", "load_object", "random_arguments", "rotating_call", "run_candidate",
+           "run_result", "warm_runner", "with_inputs"]
