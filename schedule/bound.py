@@ -183,12 +183,14 @@ def _required_region(sch, stage, bodies, infos, ranges) -> list:
 
 
 def _axis_values(reader, cinfo: LoopInfo, ranges: dict) -> dict | None:
-    """Where ``reader`` fused axes: each of its axes as an expression of its loop variables
-    (None otherwise).  A fused loop gives its parts as ``f // W`` and ``f % W``, whose
+    """Where ``reader`` split or fused axes: each of its axes as an expression of its loop
+    variables (None otherwise).  A fused loop gives its parts as ``f // W`` and ``f % W``, whose
     intervals taken apart are a box of whole rows; a read of ``y * W + x``, substituted
     and simplified, is ``f`` again, and its interval is the tile's (a 1x1 conv computed
-    over the flattened plane reads ``ow_bn`` points per tile, not two rows)."""
-    if not any(isinstance(rel, Fuse) for rel in reader.relations):
+    over the flattened plane reads ``ow_bn`` points per tile, not two rows); a read of
+    ``(n % 128) // 2`` with ``n = no*128 + ni*32 + nii`` is ``ni*16 + nii // 2``, 16 rows
+    per ``ni``, where the interval of ``n % 128`` alone is the whole [0, 127]."""
+    if not reader.relations:
         return None
     return {iv.var: simplify(cinfo.root_min[iv] + cinfo.value[iv], ranges)
             for iv in list(reader.op.axis) + list(reader.op.reduce_axis)}

@@ -55,14 +55,16 @@ class LoweredFunc:
 
 
 def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict | None = None,
-          pipeline=None) -> LoweredFunc:
+          pipeline=None, scratch_outputs: bool = False) -> LoweredFunc:
     """Lower ``sch`` to a loop nest over the buffers of ``args`` (tensors and vars); ``timings``, if
     given, accumulates the seconds of ``schedule_ops`` and of each pass by name (compile profiles);
-    ``pipeline``: the passes to run (default :data:`PIPELINE`; ``()``: the first nest only)."""
+    ``pipeline``: the passes to run (default :data:`PIPELINE`; ``()``: the first nest only).
+    An output missing from ``args`` is an error, or with ``scratch_outputs`` (classic ``tvm.lower``,
+    to look at a nest) computed into a scratch buffer."""
     args = _check_args(sch, args, name)
     arg_keys = {(a.op, a.value_index) for a in args if isinstance(a, Tensor)}
     t0 = time.perf_counter()
-    body, ranges = schedule_ops(sch, arg_keys)
+    body, ranges = schedule_ops(sch, arg_keys, scratch_outputs)
     if timings is not None:
         timings["schedule_ops"] = timings.get("schedule_ops", 0.0) + time.perf_counter() - t0
     buffers, params = arg_buffers(sch, args)
@@ -131,8 +133,14 @@ def InferBound(sch) -> dict:  # noqa: N802 (classic TVM name)
     """IterVar -> Range for every axis of every computed stage (classic ``InferBound``)."""
     from schedule.schedule_ops import NestBuilder
 
+    from te.scan import ScanOp
+
     b = NestBuilder(sch, set())
     out = {}
+    for st in sch.stages:  # a scan's own axes: the steps after init, and the state's other axes
+        if isinstance(st.op, ScanOp):
+            for iv in (st.op.scan_axis, *st.op.spatial_axis_):
+                out[iv] = iv.dom
     for st, info in b.infos.items():
         alloc = dict(zip(st.op.axis, info.alloc_extent))
         for iv in st.all_iter_vars:

@@ -6,6 +6,9 @@ create operations); everything else lives on ``Stage``.
 
 from __future__ import annotations
 
+import copy
+import sys
+
 from te import expr as E
 from te.operation import compute
 from te.tensor import ComputeOp, Operation, Tensor
@@ -20,8 +23,13 @@ from schedule.trace import Trace, recorded, snapshot_roots
 class Schedule:
     """All stages of the graph that produces ``outputs``, inputs first."""
 
-    def __init__(self, outputs: list[Operation]):
+    def __init__(self, outputs: list[Operation], keep_record: bool = False):
         self.outputs = list(outputs)
+        # with keep_record, a copy of the schedule after each elementary primitive and its name
+        # (classic TVM's te.keep_schedule_record), the untouched schedule first, as "vanilla"
+        self.schedule_record: list = []
+        self.primitive_record: list = []
+        self.keep_record = keep_record
         self.target: str | None = None  # the target its choices read, where a schedule recorded one
         self.stages: list[Stage] = []
         self.stage_map: dict = {}  # op -> Stage (original and current ops)
@@ -36,6 +44,38 @@ class Schedule:
 
         attach_scan_groups(self)
         snapshot_roots(self)
+        self.keep_state("vanilla")
+
+    def keep_state(self, primitive: str) -> None:
+        """Append a copy of the schedule to ``schedule_record`` (when it keeps one)."""
+        if self.keep_record:
+            self.schedule_record.append(self.copy())
+            self.primitive_record.append(primitive)
+
+    def copy(self) -> "Schedule":
+        """A schedule in this one's state that later primitives on either do not share (classic
+        TVM's ``s.copy()``); operations and axes are shared, stages and groups copied."""
+        from schedule.stage import IterVarAttr
+
+        new = copy.copy(self)
+        smap = {id(st): copy.copy(st) for st in self.stages}
+        gmap = {id(g): copy.copy(g) for g in self.groups}
+        for c in list(smap.values()) + list(gmap.values()):
+            c.schedule = new
+            c.attach_stage = smap.get(id(c.attach_stage), c.attach_stage)
+            c.group = gmap.get(id(c.group), c.group)
+        for c in smap.values():
+            c.all_iter_vars, c.leaf_iter_vars, c.relations = list(c.all_iter_vars), list(c.leaf_iter_vars), list(
+                c.relations)
+            c.storage_aligns = dict(c.storage_aligns)
+            c.iter_var_attrs = {iv: _copy_attr(a, IterVarAttr) for iv, a in c.iter_var_attrs.items()}
+        new.stages = [smap[id(st)] for st in self.stages]
+        new.stage_map = {op: smap[id(st)] for op, st in self.stage_map.items()}
+        new.groups = [gmap[id(g)] for g in self.groups]
+        new.trace = Trace(self.trace.steps)
+        new.trace.unrecorded, new.trace._roots = list(self.trace.unrecorded), list(self.trace._roots)
+        new.keep_record, new.schedule_record, new.primitive_record = False, [], []
+        return new
 
     def _add_stage(self, stage: Stage, after: Stage | None = None) -> Stage:
         if after is None:
@@ -133,35 +173,13 @@ class Schedule:
             C[i] = sum(A[i, k])    ->   C.local[i] = sum(A[i, k])
                                         C[i] = C.local[i]
 
-        Call it before scheduling ``C``.  Halide: ``f.update().in()`` / ``compute_with``.
+        On a stage already split or fused the cache takes the layout of its loops
+        (``schedule.cache_write``).  Halide: ``f.in()``.
         """
         _check_scope(scope)
-        tensors = list(tensor) if isinstance(tensor, (list, tuple)) else [tensor]
-        stage = self[tensors[0]]
-        op = stage.op
-        if not isinstance(op, ComputeOp):
-            raise ScheduleError(f"cache_write: '{op.name}' is not a compute stage")
-        if stage.relations or stage.iter_var_attrs or len(stage.leaf_iter_vars) != len(stage.all_iter_vars):
-            raise stage._error(
-                "cannot cache_write a stage that is already scheduled",
-                "Call s.cache_write first, then split/reorder the stages.",
-            )
-        axis = tuple(E.IterVar(iv.dom, E.Var(iv.var.name + ".c"), iv.iter_type) for iv in op.axis)
-        vmap = {old.var: new.var for old, new in zip(op.axis, axis)}
-        body = tuple(substitute(b, vmap) for b in op.body)
-        cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, dict(op.attrs), axis, op.reduce_axis, body)
-        copy_body = tuple(E.TensorRead(Tensor(cache_op, k), tuple(iv.var for iv in op.axis), b.dtype)
-                          for k, b in enumerate(op.body))
-        copy_op = ComputeOp(op.name, op.tag, dict(op.attrs), op.axis, (), copy_body)
-        self._swap_op(stage, copy_op)
-        stage.all_iter_vars = list(op.axis)
-        stage.leaf_iter_vars = list(op.axis)
-        cache_stage = Stage(cache_op, self)
-        cache_stage.scope = scope
-        self.stages.insert(self.stages.index(stage), cache_stage)
-        self.stage_map[cache_op] = cache_stage
-        outs = [Tensor(cache_op, k) for k in range(cache_op.num_outputs)]
-        return outs if isinstance(tensor, (list, tuple)) else outs[0]
+        from schedule.cache_write import cache_write
+
+        return cache_write(self, tensor, scope)
 
     @recorded("rfactor")
     def rfactor(self, tensor: Tensor, axis, factor_axis: int = 0):
@@ -198,6 +216,13 @@ class Schedule:
 
     def __repr__(self) -> str:
         return "schedule(" + ", ".join(s.name for s in self.stages) + ")"
+
+
+def _copy_attr(attr, cls):
+    out = cls()
+    out.update(attr)
+    out["pragmas"] = list(attr["pragmas"])
+    return out
 
 
 def _check_scope(scope: str) -> None:
@@ -246,8 +271,12 @@ def _post_order(outputs: list[Operation]) -> list[Operation]:
     return order
 
 
-def create_schedule(ops) -> Schedule:
-    """A default schedule (every stage at root, loops in axis order) for ``ops``."""
+def create_schedule(ops, keep_record: bool | None = None) -> Schedule:
+    """A default schedule (every stage at root, loops in axis order) for ``ops``.
+
+    ``keep_record``: keep a copy of the schedule after each primitive (``s.schedule_record``,
+    ``s.primitive_record``); by default as the enclosing ``PassContext``'s
+    ``"te.keep_schedule_record"`` option says (classic TVM)."""
     if isinstance(ops, (Operation, Tensor)):
         ops = [ops]
     out = []
@@ -257,7 +286,14 @@ def create_schedule(ops) -> Schedule:
         if not isinstance(op, Operation):
             raise TypeError(f"create_schedule expects operations (C.op), got {op!r}")
         out.append(op)
-    return Schedule(out)
+    return Schedule(out, _pass_option("te.keep_schedule_record") if keep_record is None else bool(keep_record))
+
+
+def _pass_option(name: str) -> bool:
+    """An option of the innermost ``tessera.transform.PassContext`` (none is open unless the facade
+    is loaded; the facade sits above this package, so it is looked up, not imported)."""
+    transform = sys.modules.get("tessera.transform")
+    return bool(transform.PassContext.current().config.get(name, False)) if transform else False
 
 
 __all__ = ["Schedule", "Stage", "create_schedule", "Split", "Fuse"]

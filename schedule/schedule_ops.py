@@ -17,6 +17,7 @@ from schedule import stmt as S
 from schedule.bound import LoopInfo, guard_conditions, infer_bound
 from schedule.errors import ScheduleError
 from schedule.check_reads import check_reads
+from schedule.relations import Fuse, Split
 from schedule.opaque_ops import is_opaque, opaque_nest, opaque_realize, reads_scan_state
 from schedule.tensorize import tensorize_stmt, tensorized
 from schedule.thread_bind import bind_loop
@@ -68,8 +69,9 @@ def inline_bodies(sch) -> dict:
 
 
 class NestBuilder:
-    def __init__(self, sch, args: set):
+    def __init__(self, sch, args: set, scratch_outputs: bool = False):
         self.sch = sch
+        self.scratch_outputs = scratch_outputs  # an output left out of args goes to a scratch buffer
         self.ranges: dict = {}
         for st in sch.stages:  # shape variables are extents: never negative
             for d in st.op.shape:
@@ -92,7 +94,7 @@ class NestBuilder:
         body = S.seq(*[self.stage_nest(st) for st in roots])
         for st in reversed(roots):
             passed = [k for k in range(st.op.num_outputs) if self.is_arg(st, k)]
-            if st.is_output and not passed and not self.is_read(st):
+            if st.is_output and not passed and not self.is_read(st) and not self.scratch_outputs:
                 raise ScheduleError(
                     f"output stage '{st.name}' is not in the argument list; pass its tensor to "
                     f"lower/build"
@@ -220,7 +222,8 @@ class NestBuilder:
     def init_stmt(self, st, info, body, root_index, pos: int) -> S.Stmt:
         """``C[idx] = identity`` over the data loops inside position ``pos``."""
         red = body[0]
-        data_inside = [iv for iv in st.leaf_iter_vars[pos:] if iv.iter_type != E.COMM_REDUCE]
+        data = _data_related(st)
+        data_inside = [iv for iv in st.leaf_iter_vars[pos:] if id(iv) in data]
         init_vars = {iv.var: E.Var(iv.var.name + ".init") for iv in data_inside}
         idx = tuple(simplify(substitute(root_index[iv.var], init_vars)) for iv in st.op.axis)
         stmt = S.seq(*[
@@ -233,6 +236,18 @@ class NestBuilder:
             self.ranges[nv] = self.ranges.get(iv.var, (0, None))
             stmt = self.loop(st, iv, info, stmt, var=nv)
         return stmt
+
+
+def _data_related(st) -> set:
+    """Ids of the axes that carry a data axis's value: the data axes and all derived from them,
+    a data axis fused with a reduce axis included (the init loops over those)."""
+    out = {id(iv) for iv in st.op.axis}
+    for rel in st.relations:
+        if isinstance(rel, Split) and id(rel.parent) in out:
+            out.update((id(rel.outer), id(rel.inner)))
+        elif isinstance(rel, Fuse) and (id(rel.outer) in out or id(rel.inner) in out):
+            out.add(id(rel.fused))
+    return out
 
 
 def _guard_levels(conds: list, leaves: list) -> dict:
@@ -256,7 +271,8 @@ def _guard_levels(conds: list, leaves: list) -> dict:
     return out
 
 
-def schedule_ops(sch, args: set) -> tuple[S.Stmt, dict]:
-    """The tensor-level loop nest and the constant ranges of its loop variables."""
-    b = NestBuilder(sch, args)
+def schedule_ops(sch, args: set, scratch_outputs: bool = False) -> tuple[S.Stmt, dict]:
+    """The tensor-level loop nest and the constant ranges of its loop variables; an output
+    stage not in ``args`` is refused, or with ``scratch_outputs`` computed into a scratch buffer."""
+    b = NestBuilder(sch, args, scratch_outputs)
     return b.build(), b.ranges

@@ -34,6 +34,24 @@ class _Text(str):
         return str(self)
 
 
+class AttachType(str):
+    """Where a stage is computed: ``"root"``, ``"inline"``, ``"scope"`` (at a consumer's axis), or a
+    te.scan's ``"scan_init"`` / ``"scan_step"``.  Also equal to classic TVM's ``AttachType`` codes
+    (``s[T].attach_type == 1``: kGroupRoot 1, kInline 2, kScope 4, kScanUpdate 5)."""
+
+    CODES = {"root": 1, "inline": 2, "scope": 4, "scan_init": 5, "scan_step": 5}
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.CODES.get(str(self)) == other
+        return str.__eq__(self, other)
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
 class IterVarAttr(dict):
     """The annotations of one loop axis: ``{"kind": "vectorize" | "unroll" | ..., "pragmas":
     [(key, value)], "bind": thread axis}``; read as classic TVM's ``IterVarAttr``
@@ -80,6 +98,20 @@ class Stage:
         self.is_output = False
         self.scope = "global"
         self.storage_aligns: dict = {}  # dimension -> (factor, offset)
+
+    @property
+    def attach_type(self) -> AttachType:
+        return self._attach_type
+
+    @attach_type.setter
+    def attach_type(self, kind: str) -> None:
+        self._attach_type = AttachType(kind)
+
+    def is_scheduled(self) -> bool:
+        """Whether any primitive changed the stage's loops or placement (classic TVM's)."""
+        reordered = list(map(id, self.leaf_iter_vars)) != list(map(id, self.all_iter_vars))
+        return bool(self.relations) or self.attach_type != "root" or reordered or any(
+            a.get("kind") or a.get("pragmas") or a.get("bind") for a in self.iter_var_attrs.values())
 
     # naming and errors ----------------------------------------------------
     @property
@@ -194,12 +226,6 @@ class Stage:
     def _fuse_pair(self, outer, inner):
         pos_o = E.index_of(self.leaf_iter_vars, outer)
         pos_i = E.index_of(self.leaf_iter_vars, inner)
-        if outer.iter_type != inner.iter_type:
-            raise self._error(
-                f"cannot fuse '{outer.var.name}' with '{inner.var.name}', one is a data axis "
-                f"and the other a reduce axis",
-                "Fuse data axes with data axes and reduce axes with reduce axes.",
-            )
         if pos_i != pos_o + 1:
             raise self._error(
                 f"cannot fuse '{outer.var.name}' and '{inner.var.name}', they are not adjacent "
@@ -208,10 +234,12 @@ class Stage:
             )
         eo, ei = _extent(outer), _extent(inner)
         ext = None if eo is None or ei is None else simplify(eo * ei)
+        # a data axis fused with a reduce axis is a reduce loop (TVM): the init runs over it too
+        kind = E.COMM_REDUCE if E.COMM_REDUCE in (outer.iter_type, inner.iter_type) else outer.iter_type
         fused = E.IterVar(
             E.Range(E.const(0), ext) if ext is not None else None,
             E.Var(f"{outer.var.name}.{inner.var.name}.fused"),
-            outer.iter_type,
+            kind,
         )
         self._replace_leaf([outer, inner], [fused], Fuse(outer, inner, fused))
         return fused

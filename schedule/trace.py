@@ -115,6 +115,7 @@ class Trace:
         self.steps: list[Step] = list(steps)
         self.unrecorded: list[str] = []  # primitives applied that this trace cannot replay
         self._depth = 0
+        self._kinds: list = []  # the primitives running now, outermost first
         self._roots: list = []  # (step count, {stage ref: root axis names}) for printing
 
     # data --------------------------------------------------------------------
@@ -236,8 +237,10 @@ def recorded(kind: str):
         def wrapper(self, *args, **kwargs):
             sch = self if owner == "schedule" else self.schedule
             trace = getattr(sch, "trace", None)
-            if trace is None or trace._depth:
+            if trace is None:
                 return fn(self, *args, **kwargs)
+            if trace._depth:
+                return _run(trace, kind, fn, self, args, kwargs)
             step = None
             try:
                 bound = sig.bind(self, *args, **kwargs)
@@ -248,11 +251,7 @@ def recorded(kind: str):
                 step = Step(kind, stage_ref(sch, stage), _encode(sch, stage, kind, values))
             except Exception:  # the primitive raises its own, better error below
                 pass
-            trace._depth += 1
-            try:
-                out = fn(self, *args, **kwargs)
-            finally:
-                trace._depth -= 1
+            out = _run(trace, kind, fn, self, args, kwargs)
             if step is None:
                 trace.unrecorded.append(kind)
             else:
@@ -265,6 +264,26 @@ def recorded(kind: str):
         return wrapper
 
     return deco
+
+
+COMPOSITE = ("tile",)  # primitives made of others (split, split, reorder): the schedule record keeps those
+
+
+def _run(trace, kind: str, fn, obj, args, kwargs):
+    """Call the primitive; then, where the schedule keeps a record of its states (classic TVM's
+    ``te.keep_schedule_record``), append its state after each elementary primitive."""
+    outer = list(trace._kinds)
+    trace._depth += 1
+    trace._kinds.append(kind)
+    try:
+        out = fn(obj, *args, **kwargs)
+    finally:
+        trace._depth -= 1
+        trace._kinds.pop()
+    sch = obj if KINDS[kind][0] == "schedule" else obj.schedule
+    if kind not in COMPOSITE and all(k in COMPOSITE for k in outer):
+        sch.keep_state(kind)
+    return out
 
 
 def snapshot_roots(sch) -> None:

@@ -27,8 +27,8 @@ max = _max_reducer
 min = _min_reducer
 
 
-def create_schedule(ops):
+def create_schedule(ops, keep_record=None):
     """Create a schedule for one operation or a list of them (lazy import of schedule)."""
     from schedule import create_schedule as _create
 
-    return _create(ops)
+    return _create(ops, keep_record)

@@ -181,9 +181,12 @@ class NE(CmpOp):
 
 
 def _identity(e: CmpOp, equal: bool) -> bool:
-    """``iv in leaf_iter_vars``, ``axes.index(iv)``, ``tuple(axes) == (xo, xi)``."""
+    """``iv in leaf_iter_vars``, ``axes.index(iv)``, ``tuple(axes) == (xo, xi)``; two constants
+    compare by value (``bounds[iv].extent == 16``, folded as classic TVM folds it)."""
     if isinstance(e.a, Var) and isinstance(e.b, Var):
         return (e.a is e.b) == equal
+    if isinstance(e.a, (IntImm, FloatImm)) and isinstance(e.b, (IntImm, FloatImm)):
+        return (e.a.value == e.b.value) == equal
     return Expr.__bool__(e)
 
 

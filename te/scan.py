@@ -41,6 +41,7 @@ class ScanOp(Operation):
     update: tuple
     state_placeholder: tuple
     inputs: tuple
+    spatial_axis_: tuple = ()  # one axis per non-time dimension of each update, in order (classic TVM)
 
     @property
     def shape(self) -> tuple:
@@ -119,7 +120,10 @@ def scan(
             )
     steps = simplify(E.as_expr(update[0].shape[0]) - init_len)
     axis = E.IterVar(E.Range(E.as_expr(init_len), steps), E.Var(f"{name}.idx"))
-    op = ScanOp(name, tag, dict(attrs or {}), axis, tuple(init), tuple(update), tuple(states), tuple(inputs))
+    spatial = tuple(E.IterVar(E.Range(E.const(0), E.as_expr(u.shape[d])), E.Var(f"{name}.out{k}.i{d}"))
+                    for k, u in enumerate(update) for d in range(1, len(u.shape)))
+    op = ScanOp(name, tag, dict(attrs or {}), axis, tuple(init), tuple(update), tuple(states), tuple(inputs),
+                spatial)
     outs = [Tensor(op, k) for k in range(len(update))]
     return outs if multi else outs[0]
 

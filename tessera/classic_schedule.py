@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 from schedule.relations import Fuse, Singleton, Split  # noqa: F401
+from schedule.auto_inline import auto_inline_broadcast as AutoInlineBroadcast  # noqa: F401
+from schedule.auto_inline import auto_inline_elemwise as AutoInlineElemWise  # noqa: F401
+from schedule.auto_inline import auto_inline_injective as AutoInlineInjective  # noqa: F401
+from schedule.read_graph import create_read_graph as CreateReadGraph  # noqa: F401 (classic TVM names)
+from schedule.read_graph import post_dfs_order as PostDFSOrder  # noqa: F401
+from schedule.read_graph import scan_fix_point_analysis as ScanFixPointAnalysis  # noqa: F401
+from schedule.read_graph import scan_get_body as ScanGetBody  # noqa: F401
 from schedule.schedule_ops import schedule_ops
 from te.expr import Buffer, IterVar  # noqa: F401
 
@@ -14,4 +21,5 @@ def ScheduleOps(sch, bounds=None, debug_keep_trivial_loop: bool = False):  # noq
     return schedule_ops(sch, outputs)[0]
 
 
-__all__ = ["Buffer", "Fuse", "IterVar", "ScheduleOps", "Singleton", "Split"]
+__all__ = ["AutoInlineBroadcast", "AutoInlineElemWise", "AutoInlineInjective", "Buffer", "CreateReadGraph", "Fuse", "IterVar", "PostDFSOrder", "ScanFixPointAnalysis", "ScanGetBody",
+           "ScheduleOps", "Singleton", "Split"]

@@ -78,11 +78,13 @@ def test_fuse_wrong_order():
         s[C].fuse(j, i)
 
 
-def test_fuse_reduce_with_data_axis():
+def test_fuse_reduce_with_data_axis_is_a_reduce_axis():
+    """Classic TVM: a data axis fused with a reduce axis is a reduce loop, not vectorizable."""
     A, R, k = rowsum()
     s = te.create_schedule(R.op)
-    with pytest.raises(ScheduleError, match=r"stage 'R'.*fuse 'i' with 'k'.*reduce axis"):
-        s[R].fuse(R.op.axis[0], k)
+    fused = s[R].fuse(R.op.axis[0], k)
+    with pytest.raises(ScheduleError, match=r"stage 'R'.*vectorize reduce axis 'i.k.fused'.*rfactor"):
+        s[R].vectorize(fused)
 
 
 @pytest.mark.parametrize("prim", ["vectorize", "parallel"])
@@ -209,11 +211,20 @@ def test_cache_read_non_reader():
         s.cache_read(A, "local", [C])
 
 
-def test_cache_write_after_scheduling():
+def test_cache_write_after_splitting_the_reduce_axis():
+    A, R, k = rowsum()
+    s = te.create_schedule(R.op)
+    s[R].split(k, factor=4)
+    with pytest.raises(ScheduleError, match=r"stage 'R'.*cannot cache_write.*reduce axis was split.*'k.outer'"):
+        s.cache_write(R, "local")
+
+
+def test_cache_write_with_a_stage_attached_to_a_split_axis():
     A, B, C = ew()
     s = te.create_schedule(C.op)
-    s[C].split(C.op.axis[0], factor=4)
-    with pytest.raises(ScheduleError, match=r"stage 'C'.*cache_write.*already scheduled"):
+    xo, xi = s[C].split(C.op.axis[0], factor=4)
+    s[B].compute_at(s[C], xo)
+    with pytest.raises(ScheduleError, match=r"stage 'C'.*stage 'B' is computed at its axis 'i.outer'"):
         s.cache_write(C, "local")
 
 

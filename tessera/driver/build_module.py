@@ -11,10 +11,11 @@ from tessera.target import Target, check_cpu_target
 
 def lower(sch, args=None, name: str = "main", binds=None, simple_mode: bool = False) -> IRModule:
     """An ``IRModule`` holding the lowered function under ``name`` (``mod["main"]``); printing it
-    prints the loop nest.  ``simple_mode`` is accepted: the loop nest is what prints either way."""
+    prints the loop nest.  ``simple_mode`` is accepted: the loop nest is what prints either way.  An
+    output left out of ``args`` is computed into a scratch buffer (classic TVM; ``build`` refuses it)."""
     if binds:
         raise ValueError("lower: binds= (buffers bound to tensors) is not supported; pass tensors in args")
-    return IRModule.from_lowered(schedule.lower(sch, args, name=name), name)
+    return IRModule.from_lowered(schedule.lower(sch, args, name=name, scratch_outputs=True), name)
 
 
 def schedule_to_module(sch, args=None, name: str = "main", binds=None) -> IRModule:
