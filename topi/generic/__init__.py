@@ -11,7 +11,7 @@ from topi.generic.nn import (  # noqa: F401
     schedule_depthwise_conv2d_nchw, schedule_depthwise_conv2d_nhwc,
     schedule_conv2d_transpose_nchw, schedule_conv1d_ncw, schedule_dense,
     schedule_batch_matmul, schedule_pool, schedule_pool_grad, schedule_adaptive_pool, schedule_softmax,
-    schedule_lrn, schedule_extern, schedule_unique, schedule_sort, schedule_argsort, schedule_topk,
+    schedule_lrn, schedule_lstm, schedule_extern, schedule_unique, schedule_sort, schedule_argsort, schedule_topk,
     schedule_argwhere, schedule_batch_norm, schedule_conv1d_nwc, schedule_group_conv1d_ncw,
     schedule_group_conv1d_nwc, schedule_group_conv2d_nchw, schedule_group_conv2d_nhwc, default_schedule,
 )

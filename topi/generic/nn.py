@@ -133,6 +133,17 @@ schedule_group_conv1d_nwc = _fallback("schedule_group_conv1d_nwc", "grouped conv
 schedule_group_conv2d_nchw = _fallback("schedule_group_conv2d_nchw", "grouped conv2d (NCHW)")
 schedule_group_conv2d_nhwc = _fallback("schedule_group_conv2d_nhwc", "grouped conv2d (NHWC)")
 
+
+def schedule_lstm(outs):
+    """Schedule of ``topi.nn.lstm``: the stages of the recurrence step run inside its scan, one
+    time step after another; the input projection of all steps (the stages that read no state)
+    runs before it, parallel over its outer axes."""
+    s = te.create_schedule([t.op for t in _as_list(outs)])
+    for st in s.stages:
+        if st.attach_type == "root" and isinstance(st.op, te.ComputeOp) and st.op.reduce_axis:
+            parallel_outer(s, st.op)
+    return s
+
 __all__ = [
     "default_schedule",
     "parallel_outer",
@@ -148,6 +159,7 @@ __all__ = [
     "schedule_depthwise_conv2d_nchw",
     "schedule_depthwise_conv2d_nhwc",
     "schedule_lrn",
+    "schedule_lstm",
     "schedule_pool",
     "schedule_pool_grad",
     "schedule_softmax",

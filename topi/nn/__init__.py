@@ -31,3 +31,4 @@ from topi.nn.norms import group_norm, instance_norm, layer_norm  # noqa: F401,E4
 from topi.nn.conv1d import group_conv1d_ncw, group_conv1d_nwc  # noqa: F401,E402
 from topi.nn.group_conv import group_conv2d_nhwc  # noqa: F401,E402
 from topi.nn.space_ops import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth  # noqa: F401,E402
+from topi.nn.lstm import lstm  # noqa: F401,E402

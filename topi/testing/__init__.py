@@ -19,6 +19,7 @@ from topi.testing.common import (  # noqa: F401
     dilate_python, pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,
     gelu_python, resize_python, resize2d_python, layout_transform_python,
 )
+from topi.testing.lstm import lstm_python  # noqa: F401
 from topi.testing.winograd_python import conv2d_winograd_nchw_python  # noqa: F401
 from topi.testing.indexing import (  # noqa: F401
     gather_nd_python, scatter_nd_python, scatter_elements_python, cumulative_python,
