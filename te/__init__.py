@@ -14,6 +14,7 @@ from te.intrin import (
 from te.operation import compute, placeholder, reduce_axis, size_var, var
 from te.extern import call_packed, decl_buffer, extern, thread_axis
 from te.scan import scan
+from te.autodiff import gradient
 from te.tag import tag_scope
 from te.tensor_intrin import TensorIntrin, decl_tensor_intrin
 from te.reduction import CommReducer, comm_reducer

@@ -24,6 +24,7 @@ import pytest
 
 from codegen.ndarray import as_numpy, cpu
 from tessera.testing import utils
+from tessera.testing.grads import check_numerical_grads
 
 LLVM = "llvm"
 
@@ -175,6 +176,6 @@ def main() -> None:
     sys.exit(pytest.main([caller, "-p", "tessera.testing.plugin", *sys.argv[1:]]))
 
 
-__all__ = ["Parameter", "assert_allclose", "assert_prim_expr_equal", "device_enabled", "enabled_targets",
+__all__ = ["Parameter", "assert_allclose", "assert_prim_expr_equal", "check_numerical_grads", "device_enabled", "enabled_targets",
            "fixture", "known_failing_targets", "main", "parameter", "parameters", "parametrize_targets",
            "requires_llvm", "skip_if_wheel_test", "uses_gpu", "utils"]
