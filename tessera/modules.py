@@ -43,7 +43,6 @@ EXACT = {
     "tessera.autotvm.tuner.model_based_tuner": "tune.autotvm.tuner.model_based",
     "tessera.autotvm.tuner.ga_tuner": "tune.autotvm.tuner.ga_tuner",
     "tessera.autotvm.tuner.index_based_tuner": "tune.autotvm.tuner.index_based",
-    "tessera.topi.nn.utils": "topi.nn.conv2d",  # get_pad_tuple
     "tessera._ffi.base": "tessera.error",
 }
 # classic modules whose names Tessera keeps in more than one module (or that have submodules where

@@ -61,3 +61,83 @@ def test_x86_batch_matmul_is_the_compute_its_schedule_tiles(dtype, out_dtype):
         out = topi.x86.batch_matmul(x, y, out_dtype=out_dtype)
         s = topi.x86.schedule_batch_matmul([out])
     check_build(s, [x, y, out], lambda a, b: ref.batch_matmul(a, b, out_dtype), rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------ padding tuples --
+def test_pad_tuples_nd():
+    from topi.nn.utils import get_pad_tuple1d, get_pad_tuple3d
+
+    assert get_pad_tuple1d("SAME", 4) == (2, 1) and get_pad_tuple1d((0, 3), 5) == (0, 3)
+    assert get_pad_tuple3d((1, 2, 3), (3, 3, 3)) == (1, 2, 3, 1, 2, 3)
+    assert get_pad_tuple3d("SAME", (2, 3, 4)) == (1, 1, 2, 0, 1, 1)
+    with pytest.raises(ValueError, match=r"conv3d: argument padding=\(1, 2\) must be a non-negative int or a "
+                                         r"tuple of 3 or 6"):
+        get_pad_tuple3d((1, 2), (3, 3, 3))
+
+
+# ------------------------------------------------------------------ transposed and 3-D convs --
+torch = pytest.importorskip("torch")
+
+
+def _torch(fn, *arrays, **kw):
+    return fn(*(torch.from_numpy(a.astype(np.float64)) for a in arrays), **kw).numpy()
+
+
+TRANSPOSED = [  # compute, schedule, data shape, kernel shape, stride, padding (before then after), output padding,
+    # groups
+    ("conv1d_transpose_ncw", "generic", (2, 4, 13), (4, 3, 5), 3, (2, 2), 1, 1),
+    ("group_conv2d_transpose_nchw", "generic", (1, 6, 9, 7), (6, 2, 3, 4), (2, 1), (1, 2, 1, 2), (1, 0), 3),
+    ("conv2d_transpose_nchw", "x86", (1, 5, 9, 7), (5, 4, 3, 4), (2, 3), (1, 2, 0, 3), (1, 2), 1),
+    ("conv3d_transpose_ncdhw", "generic", (1, 3, 5, 6, 7), (3, 5, 3, 2, 3), (2, 1, 3), (1, 0, 2, 1, 0, 2), (1, 0, 2), 1),
+    ("conv3d_transpose_ncdhw", "x86", (1, 3, 5, 6, 7), (3, 5, 3, 2, 3), (2, 1, 3), (1, 0, 2, 1, 0, 2), (1, 0, 2), 1),
+]
+
+
+@pytest.mark.parametrize("op,sched,dshape,kshape,stride,padding,outpad,groups", TRANSPOSED)
+def test_transposed_convs(op, sched, dshape, kshape, stride, padding, outpad, groups):
+    nd = len(dshape) - 2
+    data, kernel = te.placeholder(dshape, name="data"), te.placeholder(kshape, name="kernel")
+    rng = np.random.default_rng(nd)
+    a, w = rng.standard_normal(dshape).astype("float32"), rng.standard_normal(kshape).astype("float32")
+    with Target("llvm"):
+        args = (data, kernel, stride, padding, "float32", outpad) + ((groups,) if groups > 1 else ())
+        out = topi.nn.relu(getattr(topi.x86 if sched == "x86" else topi.nn, op)(*args))
+        s = getattr(getattr(topi, sched), f"schedule_{op}")([out])
+    expected = ref.conv_nd.conv_transpose_python(a, w, stride, padding, outpad, groups)
+    # torch's padding is symmetric: pad by the smaller side and crop what the larger one removes
+    before, after = np.array(padding[:nd]), np.array(padding[nd:])
+    least = np.minimum(before, after)
+    fn = getattr(torch.nn.functional, f"conv_transpose{nd}d")
+    full = _torch(fn, a, w, stride=stride, padding=tuple(least), output_padding=outpad, groups=groups)
+    crop = tuple(slice(b - m, n - (e - m)) for b, e, m, n in zip(before, after, least, full.shape[2:]))
+    np.testing.assert_allclose(expected, full[(slice(None), slice(None)) + crop], rtol=1e-4, atol=1e-4)
+    check_build(s, [data, kernel, out], lambda *_: np.maximum(expected, 0), inputs=[a, w], rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_transpose_refuses_padding_wider_than_the_kernel():
+    data, kernel = te.placeholder((1, 2, 5, 5)), te.placeholder((2, 3, 3, 3))
+    with pytest.raises(ValueError, match=r"padding=3 must not exceed kernel size - 1"):
+        topi.nn.conv2d_transpose_nchw(data, kernel, 1, 3)
+
+
+@pytest.mark.parametrize("layout", ["NCDHW", "NDHWC"])
+@pytest.mark.parametrize("sched", ["generic", "x86"])
+def test_conv3d(layout, sched):
+    n, ic, oc, size, ks, groups = 2, 6, 4, (5, 7, 9), (3, 2, 3), 2
+    stride, padding, dilation = (1, 2, 1), (1, 0, 2, 0, 1, 1), (2, 1, 1)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((n, ic, *size)).astype("float32")
+    w = rng.standard_normal((oc, ic // groups, *ks)).astype("float32")
+    padded = np.pad(a, [(0, 0), (0, 0), (1, 0), (0, 1), (2, 1)])
+    expected = _torch(torch.nn.functional.conv3d, padded, w, stride=stride, dilation=dilation, groups=groups)
+    np.testing.assert_allclose(ref.conv3d_ncdhw_python(a, w, stride, padding, groups, dilation), expected,
+                               rtol=1e-4, atol=1e-4)
+    if layout == "NDHWC":
+        a, w, expected = a.transpose(0, 2, 3, 4, 1), w.transpose(2, 3, 4, 1, 0), expected.transpose(0, 2, 3, 4, 1)
+    data, kernel = te.placeholder(a.shape, name="data"), te.placeholder(w.shape, name="kernel")
+    mod = topi.x86 if sched == "x86" else topi.generic
+    with Target("llvm"):
+        compute = topi.x86.conv3d_ncdhw if layout == "NCDHW" else topi.nn.conv3d_ndhwc
+        out = compute(data, kernel, stride, padding, dilation, groups)
+        s = getattr(mod, f"schedule_conv3d_{layout.lower()}")([out])
+    check_build(s, [data, kernel, out], lambda *_: expected, inputs=[a, w], rtol=1e-4, atol=1e-4)

@@ -45,12 +45,12 @@ def _conv3d_types(values, a):
 
 def _np_conv3d(xs, a):
     st, before, after, dil = _conv3d_args(a)
-    return [topi.testing.conv3d_ncdhw_python(xs[0], xs[1], st, before, after, dil, a.get("groups", 1))]
+    return [topi.testing.conv3d_ncdhw_python(xs[0], xs[1], st, (*before, *after), a.get("groups", 1), dil)]
 
 
 def _conv3d_compute(xs, a):
     st, before, after, dil = _conv3d_args(a)
-    return [topi.nn.conv3d_ncdhw(xs[0], xs[1], st, before, after, dil, a.get("groups", 1))]
+    return [topi.nn.conv3d_ncdhw(xs[0], xs[1], st, (*before, *after), dil, a.get("groups", 1))]
 
 
 register("conv3d", _conv3d_compute, OUT_ELEMWISE_FUSABLE, lambda outs, a: default_schedule(outs),

@@ -15,3 +15,8 @@ from topi.generic.nn import (  # noqa: F401
     schedule_argwhere, schedule_batch_norm, schedule_conv1d_nwc, schedule_group_conv1d_ncw,
     schedule_group_conv1d_nwc, schedule_group_conv2d_nchw, schedule_group_conv2d_nhwc, default_schedule,
 )
+from topi.generic.conv2d import (  # noqa: F401,E402
+    schedule_conv1d_transpose_ncw, schedule_conv2d_hwcn, schedule_conv3d_ncdhw, schedule_conv3d_ndhwc,
+    schedule_conv3d_transpose_ncdhw, schedule_correlation_nchw, schedule_deformable_conv2d_nchw,
+    schedule_deformable_conv2d_nhwc, schedule_group_conv2d_transpose_nchw,
+)

@@ -6,9 +6,11 @@ from topi.nn.conv2d import (  # noqa: F401
     conv2d, conv2d_nchw, conv2d_nhwc, conv2d_NCHWc, group_conv2d_nchw, conv2d_infer_layout,
 )
 from topi.nn.depthwise_conv2d import depthwise_conv2d_nchw, depthwise_conv2d_nhwc  # noqa: F401
-from topi.nn.conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
+from topi.nn.conv2d_transpose import (  # noqa: F401
+    conv1d_transpose_ncw, conv2d_transpose_nchw, conv3d_transpose_ncdhw, group_conv2d_transpose_nchw,
+)
 from topi.nn.conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
-from topi.nn.conv3d import conv3d_ncdhw  # noqa: F401
+from topi.nn.conv3d import conv3d_ncdhw, conv3d_ndhwc  # noqa: F401
 from topi.nn.pad import pad  # noqa: F401
 from topi.nn.dense import dense, matmul  # noqa: F401
 from topi.nn.batch_matmul import batch_matmul  # noqa: F401

@@ -14,7 +14,10 @@ from topi.testing.nn_ref import (  # noqa: F401
     max_pool2d_with_indices_python, adaptive_pool_python as adaptive_pool,
 )
 from topi.testing.pooling import pool_grad_nchw, poolnd_python  # noqa: F401
-from topi.testing.sort_conv3d import conv3d_ncdhw_python, topk_python  # noqa: F401
+from topi.testing.sort_ref import topk_python  # noqa: F401
+from topi.testing.conv_nd import (  # noqa: F401
+    conv1d_transpose_ncw_python, conv3d_ncdhw_python, conv3d_ndhwc_python, conv3d_transpose_ncdhw_python,
+)
 from topi.testing.common import (  # noqa: F401
     dilate_python, pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,
     gelu_python, resize_python, resize2d_python, layout_transform_python,

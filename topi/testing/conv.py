@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from topi.testing.conv_nd import conv_transpose_python
+
 
 def _pads(padding, kernel) -> tuple:
     from topi.nn.conv2d import get_pad_tuple
@@ -74,20 +76,9 @@ def depthwise_conv2d_python_nhwc(a_np, w_np, stride, padding, dilation=1):
     return out.transpose(0, 2, 3, 1)
 
 
-def conv2d_transpose_nchw_python(a_np, w_np, stride, padding, output_padding=(0, 0)):
-    """Transposed conv: ``a_np [N, IC, H, W]``, ``w_np [IC, OC, KH, KW]`` (scatter form)."""
-    n, ic, h, w = a_np.shape
-    _, oc, kh, kw = w_np.shape
-    sh, sw = _pair(stride)
-    oph, opw = _pair(output_padding)
-    t, l, b, r = _pads(padding, (kh, kw))
-    full = np.zeros((n, oc, (h - 1) * sh + kh + oph, (w - 1) * sw + kw + opw), dtype=np.float64)
-    for ry in range(kh):
-        for rx in range(kw):
-            contrib = np.einsum("nchw,co->nohw", a_np, w_np[:, :, ry, rx])
-            full[:, :, ry:ry + (h - 1) * sh + 1:sh, rx:rx + (w - 1) * sw + 1:sw] += contrib
-    oh, ow = full.shape[2] - t - b, full.shape[3] - l - r
-    return full[:, :, t:t + oh, l:l + ow].astype(a_np.dtype)
+def conv2d_transpose_nchw_python(a_np, w_np, stride, padding, output_padding=(0, 0), groups=1):
+    """Transposed conv: ``a_np [N, IC, H, W]``, ``w_np [IC, OC // groups, KH, KW]`` (scatter form)."""
+    return conv_transpose_python(a_np, w_np, stride, padding, output_padding, groups)
 
 
 def conv1d_ncw_python(a_np, w_np, stride, padding, dilation=1):

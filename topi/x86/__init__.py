@@ -19,7 +19,7 @@ from topi.x86.depthwise_conv2d import (  # noqa: F401
     schedule_depthwise_conv2d_nchw, schedule_depthwise_conv2d_nhwc, default_depthwise_conv2d_config,
 )
 from topi.x86.conv2d_transpose import (  # noqa: F401
-    schedule_conv2d_transpose_nchw, default_conv2d_transpose_config,
+    conv2d_transpose_nchw, schedule_conv2d_transpose_nchw, default_conv2d_transpose_config,
 )
 from topi.x86.conv1d import schedule_conv1d_ncw, schedule_conv1d_nwc, default_conv1d_config  # noqa: F401
 from topi.x86.dense import (  # noqa: F401
@@ -43,4 +43,8 @@ from topi.x86.norms import schedule_batch_norm  # noqa: F401,E402
 from topi.x86.classic_names import (  # noqa: F401,E402
     conv2d_NCHWc, dense_dynamic, dense_nopack, schedule_dense_dynamic, schedule_dense_nopack, schedule_group_conv1d_ncw,
     schedule_group_conv1d_nwc,
+)
+from topi.x86.conv3d import (  # noqa: F401,E402
+    conv3d_ncdhw, conv3d_ndhwc, conv3d_transpose_ncdhw, schedule_conv3d_ncdhw, schedule_conv3d_ndhwc,
+    schedule_conv3d_transpose_ncdhw,
 )

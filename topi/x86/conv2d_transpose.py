@@ -1,6 +1,6 @@
-"""x86 schedule of the transposed conv: the dilated, padded input is computed
-at the root (parallel), then the direct register-tiled NCHW conv schedule
-(:func:`topi.x86.conv_direct.schedule_direct`)."""
+"""x86 transposed conv: the compute is ``topi.nn.conv2d_transpose_nchw``; its schedule computes
+the dilated, padded input at the root (parallel), then runs the direct register-tiled NCHW conv
+schedule (:func:`topi.x86.conv_direct.schedule_direct`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,12 @@ import te
 from tune.autotvm.space import ConfigEntity
 from topi.x86.conv_direct import default_direct_config, schedule_direct
 from topi.config import records_target
+from topi.nn.conv2d_transpose import conv2d_transpose_nchw as _conv2d_transpose_nchw
+
+
+def conv2d_transpose_nchw(data, kernel, strides, padding, out_dtype=None, output_padding=(0, 0)):
+    """The compute :func:`schedule_conv2d_transpose_nchw` tiles (classic ``topi.x86.conv2d_transpose_nchw``)."""
+    return _conv2d_transpose_nchw(data, kernel, strides, padding, out_dtype, output_padding)
 
 
 def default_conv2d_transpose_config(out_shape: tuple, dtype: str = "float32") -> ConfigEntity:

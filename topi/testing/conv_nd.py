@@ -1,0 +1,76 @@
+"""numpy references of the 3-D convolutions and of the transposed convolutions over 1, 2 or 3
+spatial axes (classic ``topi.testing.conv3d_*_python``, ``conv*_transpose_*_python``).
+
+Each loops over the kernel taps only and contracts the channels with ``einsum`` over whole
+volumes, in float64, returning the data's dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _pads(padding, kernel: tuple) -> tuple:
+    from topi.nn.utils import get_pad_tuple_nd
+
+    return get_pad_tuple_nd(padding, kernel, "reference")
+
+
+def _tuple(v, nd: int) -> tuple:
+    return (int(v),) * nd if isinstance(v, (int, np.integer)) else tuple(int(x) for x in v)
+
+
+def conv3d_ncdhw_python(a_np, w_np, stride, padding, groups: int = 1, dilation=1):
+    """Grouped NCDHW conv with an ``[OC, IC // groups, KD, KH, KW]`` kernel; padding as
+    :func:`topi.nn.utils.get_pad_tuple3d` (of the dilated kernel)."""
+    st, dil = _tuple(stride, 3), _tuple(dilation, 3)
+    oc, icg, *ks = w_np.shape
+    before, after = _pads(padding, tuple((k - 1) * d + 1 for k, d in zip(ks, dil)))
+    data = np.pad(a_np.astype(np.float64), [(0, 0), (0, 0)] + list(zip(before, after)))
+    outs = [(n - (k - 1) * d - 1) // s + 1 for n, k, s, d in zip(data.shape[2:], ks, st, dil)]
+    out = np.zeros((data.shape[0], oc, *outs), dtype=np.float64)
+    ocg = oc // groups
+    for g in range(groups):
+        x, w = data[:, g * icg:(g + 1) * icg], w_np[g * ocg:(g + 1) * ocg]
+        for tap in np.ndindex(*ks):
+            window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dil, outs, st))
+            out[:, g * ocg:(g + 1) * ocg] += np.einsum("ncdhw,oc->nodhw", x[(Ellipsis,) + window],
+                                                       w[(Ellipsis,) + tap])
+    return out.astype(a_np.dtype)
+
+
+def conv3d_ndhwc_python(a_np, w_np, stride, padding, groups: int = 1, dilation=1):
+    """Grouped NDHWC conv with a DHWIO kernel ``[KD, KH, KW, IC // groups, OC]``."""
+    out = conv3d_ncdhw_python(a_np.transpose(0, 4, 1, 2, 3), w_np.transpose(4, 3, 0, 1, 2), stride, padding,
+                              groups, dilation)
+    return out.transpose(0, 2, 3, 4, 1)
+
+
+def conv_transpose_python(a_np, w_np, stride, padding, output_padding=0, groups: int = 1):
+    """Transposed conv over the ``a_np.ndim - 2`` spatial axes in scatter form: ``a_np [N, IC, *S]``,
+    ``w_np [IC, OC // groups, *K]``; padding as the forward conv's."""
+    nd = a_np.ndim - 2
+    st, outpad = _tuple(stride, nd), _tuple(output_padding, nd)
+    ic, ocg, *ks = w_np.shape
+    before, after = _pads(padding, tuple(ks))
+    size = a_np.shape[2:]
+    full = np.zeros((a_np.shape[0], ocg * groups, *((s - 1) * t + k + o for s, t, k, o in zip(size, st, ks, outpad))))
+    icg = ic // groups
+    for g in range(groups):
+        a, w = a_np[:, g * icg:(g + 1) * icg], w_np[g * icg:(g + 1) * icg]
+        for tap in np.ndindex(*ks):
+            window = tuple(slice(k, k + (s - 1) * t + 1, t) for k, s, t in zip(tap, size, st))
+            full[(slice(None), slice(g * ocg, (g + 1) * ocg)) + window] += np.einsum(
+                "nc...,co->no...", a, w[(Ellipsis,) + tap])
+    crop = tuple(slice(b, n - e) for b, e, n in zip(before, after, full.shape[2:]))
+    return full[(slice(None), slice(None)) + crop].astype(a_np.dtype)
+
+
+def conv1d_transpose_ncw_python(a_np, w_np, stride, padding, output_padding=0):
+    """Transposed 1-D conv: ``a_np [N, IC, W]``, ``w_np [IC, OC, K]``."""
+    return conv_transpose_python(a_np, w_np, stride, padding, output_padding)
+
+
+def conv3d_transpose_ncdhw_python(a_np, w_np, stride, padding, output_padding=(0, 0, 0)):
+    """Transposed 3-D conv: ``a_np [N, IC, D, H, W]``, ``w_np [IC, OC, KD, KH, KW]``."""
+    return conv_transpose_python(a_np, w_np, stride, padding, output_padding)
