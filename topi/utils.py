@@ -92,6 +92,22 @@ def find_anchor(s, out_op, is_anchor, inline: bool = True):
     return anchor, between
 
 
+def layout_axes(layout: str) -> str:
+    """The axis letters of ``layout``, one per tensor dimension: ``"NCHW16c"`` -> ``"NCHWc"``
+    (a sub-axis' factor dropped, its letter kept lower-case)."""
+    return "".join(c for c in layout if not c.isdigit())
+
+
+def nchw_pack_layout(layout: str) -> bool:
+    """Whether ``layout`` is NCHW with batch and channel blocks inside (``"NCHW1n16c"``)."""
+    return layout[:4] == "NCHW" and "n" in layout and "c" in layout
+
+
+def nchw_xc_layout(layout: str) -> bool:
+    """Whether ``layout`` is NCHW with a channel block inside (``"NCHW16c"``)."""
+    return layout[:4] == "NCHW" and layout[-1:] == "c" and layout[4:-1].isnumeric()
+
+
 def _layout_axes(layout: str) -> list:
     import re
 

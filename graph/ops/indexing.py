@@ -72,9 +72,9 @@ def _grid_sample_types(values, a):
     return [(data.shape[:2] + grid.shape[1:-1], data.dtype)]
 
 
-register("grid_sample", lambda xs, a: [topi.image.grid_sample(xs[0], xs[1], *_grid_sample_args(a))], INJECTIVE,
+register("grid_sample", lambda xs, a: [topi.image.grid_sample_onnx(xs[0], xs[1], *_grid_sample_args(a))], INJECTIVE,
          injective_schedule, _grid_sample_types,
-         lambda xs, a: [topi.testing.grid_sample_python(xs[0], xs[1], *_grid_sample_args(a))],
+         lambda xs, a: [topi.testing.grid_sample_onnx_python(xs[0], xs[1], *_grid_sample_args(a))],
          doc="attrs mode (nearest/linear/cubic), padding_mode (zeros/border/reflection), align_corners")
 
 

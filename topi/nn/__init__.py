@@ -16,6 +16,7 @@ from topi.nn.dense import dense, matmul  # noqa: F401
 from topi.nn.batch_matmul import batch_matmul  # noqa: F401
 from topi.nn.pooling import pool2d, pool1d, pool3d, global_pool, adaptive_pool, adaptive_pool3d  # noqa: F401
 from topi.nn.pool_grad import pool_grad  # noqa: F401
+from topi.nn.upsampling import upsampling, upsampling3d  # noqa: F401
 from topi.nn.max_pool_indices import max_pool2d_with_indices  # noqa: F401
 from topi.nn.softmax import softmax, log_softmax  # noqa: F401
 from topi.nn.batch_norm import batch_norm  # noqa: F401

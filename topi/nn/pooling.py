@@ -31,7 +31,7 @@ from __future__ import annotations
 import te
 from te.errors import OpError
 from topi import tag
-from topi.utils import get_const_int, get_const_tuple, shape_str
+from topi.utils import get_const_int, get_const_tuple, layout_axes, shape_str
 
 _INF = float("inf")
 
@@ -56,12 +56,6 @@ def _padding(op: str, padding, n: int) -> tuple[tuple, tuple]:
     if len(p) == 2 * n:
         return p[:n], p[n:]
     raise ValueError(f"{op}: argument 'padding' must have {n} or {2 * n} entries, got {padding!r}")
-
-
-def layout_axes(layout: str) -> str:
-    """The axis letters of ``layout``, one per tensor dimension: ``"NCHW16c"`` -> ``"NCHWc"``
-    (a sub-axis' factor dropped, its letter kept lower-case)."""
-    return "".join(c for c in layout if not c.isdigit())
 
 
 def _spatial_axes(op: str, data: te.Tensor, layout: str, dims: str) -> list[int]:

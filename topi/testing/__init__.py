@@ -20,14 +20,18 @@ from topi.testing.conv_nd import (  # noqa: F401
 )
 from topi.testing.common import (  # noqa: F401
     dilate_python, pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,
-    gelu_python, resize_python, resize2d_python, layout_transform_python,
+    gelu_python, resize_python, layout_transform_python,
 )
 from topi.testing.lstm import lstm_python  # noqa: F401
 from topi.testing.winograd_python import conv2d_winograd_nchw_python  # noqa: F401
 from topi.testing.indexing import (  # noqa: F401
     gather_nd_python, scatter_nd_python, scatter_elements_python, cumulative_python,
 )
-from topi.testing.image import col2im_python, grid_sample_python  # noqa: F401
+from topi.testing.image import col2im_python, grid_sample_onnx_python  # noqa: F401
+from topi.testing.resize import (  # noqa: F401
+    affine_grid_python, crop_and_resize_python, grid_sample_python, resize1d_python, resize2d_python,
+    resize3d_python, resize_nd_python,
+)
 from topi.testing.dispatch import (  # noqa: F401
     compare_numpy_tvm, dispatch, get_broadcast_schedule, get_conv2d_nchw_implement,
     get_elemwise_schedule, get_injective_schedule, get_reduce_schedule,

@@ -15,7 +15,6 @@ __all__ = [
     "pad_python",
     "prelu_python",
     "relu_python",
-    "resize2d_python",
     "resize_python",
     "selu_python",
 ]
@@ -149,14 +148,3 @@ def dilate_python(x: np.ndarray, strides, dilation_value: float = 0.0) -> np.nda
     out[tuple(slice(None, None, s) for s in strides)] = x
     return out
 
-
-def resize2d_python(data: np.ndarray, scale, layout: str = "NCHW", method: str = "nearest_neighbor",
-                    coordinate_transformation_mode: str = "align_corners") -> np.ndarray:
-    """Classic ``resize2d_python``: ``data`` resized by ``scale = (sh, sw)`` (sizes rounded), with
-    ``topi.image.resize2d``'s rules (``linear`` bilinear; nearest rounds as there)."""
-    hw = (2, 3) if layout == "NCHW" else (1, 2)
-    size = tuple(int(round(data.shape[a] * s)) for a, s in zip(hw, scale))
-    rounding = "round" if coordinate_transformation_mode == "align_corners" else "floor"
-    out = resize_python(data, size, layout, "bilinear" if method == "linear" else method,
-                        coordinate_transformation_mode, rounding if method == "nearest_neighbor" else "")
-    return out.astype(data.dtype)

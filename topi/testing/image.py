@@ -1,4 +1,4 @@
-"""numpy reference of ``topi.image.grid_sample``: each output point computed on its own."""
+"""numpy references of ``topi.image``'s sampling operators: each output point computed on its own."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ def _keys(t: float) -> list:
     return w
 
 
-def grid_sample_python(data, grid, mode="linear", padding_mode="zeros", align_corners=False) -> np.ndarray:
+def grid_sample_onnx_python(data, grid, mode="linear", padding_mode="zeros", align_corners=False,
+                            pad_cubic_coords=True) -> np.ndarray:
+    """Reference of ``topi.image.grid_sample_onnx`` (same arguments)."""
     n_, c_ = data.shape[:2]
     dims = data.shape[2:]
     k = len(dims)
@@ -43,7 +45,9 @@ def grid_sample_python(data, grid, mode="linear", padding_mode="zeros", align_co
                 x = np.float32((g + 1) / 2 * (d - 1) if align_corners else ((g + 1) * d - 1) / 2)
                 x = float(np.rint(x)) if mode == "nearest" else float(x)
                 lo, hi = bounds[axis]
-                if padding_mode == "border" and not lo <= x <= hi:
+                if mode == "cubic" and not pad_cubic_coords:
+                    pass
+                elif padding_mode == "border" and not lo <= x <= hi:
                     x = min(max(x, 0.0), d - 1.0)
                 elif padding_mode == "reflection":
                     x = _reflect(x, lo, hi)

@@ -1,4 +1,5 @@
-"""Sampling an image at arbitrary points: ``grid_sample`` (ONNX GridSample, torch's ``grid_sample``).
+"""Sampling an image at arbitrary points: ``grid_sample_onnx`` (ONNX GridSample, torch's ``grid_sample``);
+also ``col2im``, ``deform_conv2d`` and ONNX's ``roi_align``.
 
 ``data [N, C, D1..Dk]`` is sampled at ``grid [N, O1..Om, k]`` (coordinates in
 ``[-1, 1]``, x first: the last spatial axis); ``out [N, C, O1..Om]``::
@@ -12,7 +13,7 @@ coordinate outside ``[lo, hi]`` (``[0, D - 1]`` with ``align_corners``, else
 ``[-0.5, D - 0.5]``) is clamped (``border``) or reflected (``reflection``)
 first; a neighbour outside the image reads 0 (``zeros``), the edge pixel
 (``border``) or its mirror (``reflection``).  Every read index is clamped into
-the image.  Reference: ``topi.testing.grid_sample_python``.
+the image.  Reference: ``topi.testing.grid_sample_onnx_python``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import math
 import te
 from topi.utils import get_const_tuple
 
-__all__ = ["col2im", "deform_conv2d", "grid_sample", "roi_align"]
+__all__ = ["col2im", "deform_conv2d", "grid_sample_onnx", "roi_align"]
 
 MODES = ("nearest", "linear", "cubic")
 PADDINGS = ("zeros", "border", "reflection")
@@ -64,9 +65,13 @@ def _cubic(t, k: int):
     return ((a * u - 5 * a) * u + 8 * a) * u - 4 * a
 
 
-def grid_sample(data: te.Tensor, grid: te.Tensor, mode: str = "linear", padding_mode: str = "zeros",
-                align_corners: bool = False) -> te.Tensor:
-    """Sample ``data`` at the points of ``grid`` (see the module docstring)."""
+def grid_sample_onnx(data: te.Tensor, grid: te.Tensor, mode: str = "linear", padding_mode: str = "zeros",
+                     align_corners: bool = False, pad_cubic_coords: bool = True) -> te.Tensor:
+    """Sample ``data`` at the points of ``grid [N, O1..Om, k]`` (ONNX GridSample's and torch's
+    conventions; see the module docstring).  Classic ``topi.image.grid_sample`` takes the
+    coordinates on axis 1 (:mod:`topi.image.grid`).  ``pad_cubic_coords=False``: a cubic sample's
+    coordinate is not clamped or reflected, only each of its taps (torch and classic TVM; ONNX
+    pads the coordinate too)."""
     if mode not in MODES or padding_mode not in PADDINGS:
         raise ValueError(f"grid_sample: mode {mode!r} / padding_mode {padding_mode!r} not in {MODES} / {PADDINGS}")
     dshape, gshape = get_const_tuple(data.shape), get_const_tuple(grid.shape)
@@ -84,6 +89,8 @@ def grid_sample(data: te.Tensor, grid: te.Tensor, mode: str = "linear", padding_
         if mode == "nearest":
             x = te.round(x)
         lo, hi = bounds[axis]
+        if mode == "cubic" and not pad_cubic_coords:
+            return x
         if padding_mode == "border":
             x = te.if_then_else(te.any(x < lo, x > hi), te.max(te.min(x, te.const(d - 1.0, cdt)),
                                                                  te.const(0.0, cdt)), x)
@@ -278,24 +285,3 @@ def roi_align(data: te.Tensor, rois: te.Tensor, batch_indices: te.Tensor, pooled
 
     out = te.compute((r_, c_, ph_, pw_), body, name="T_roi_align")
     return te.compute(out.shape, lambda *i: out(*i).astype(data.dtype), name="T_roi_align_cast")
-
-
-def resize2d(data: te.Tensor, roi, size, layout: str = "NCHW", method: str = "linear",
-             coordinate_transformation_mode: str = "half_pixel", rounding_method: str = "",
-             bicubic_alpha: float = -0.5, bicubic_exclude: int = 0, extrapolation_value: float = 0.0,
-             out_dtype=None, output_shape=None) -> te.Tensor:
-    """Classic ``topi.image.resize2d``: :func:`topi.transform.resize` under TVM's names
-    (``linear`` is bilinear; nearest rounds by ``round`` with ``align_corners``, else ``floor``,
-    unless ``rounding_method`` says).  Region-of-interest cropping and bicubic are not supported."""
-    from topi.transform import resize
-
-    if any(float(r) != 0.0 for r in (roi or [])) or coordinate_transformation_mode == "tf_crop_and_resize":
-        raise ValueError("resize2d: a region of interest (tf_crop_and_resize) is not supported")
-    if method not in ("linear", "nearest_neighbor"):
-        raise ValueError(f"resize2d: method={method!r} is not supported; use 'linear' or 'nearest_neighbor'")
-    if method == "nearest_neighbor" and not rounding_method:
-        rounding_method = "round" if coordinate_transformation_mode == "align_corners" else "floor"
-    out = resize(data, tuple(size), layout, "bilinear" if method == "linear" else method,
-                 coordinate_transformation_mode, rounding_method)
-    return out if out_dtype is None or out.dtype == out_dtype else te.compute(
-        out.shape, lambda *i: out(*i).astype(out_dtype), name="resize2d_cast", tag="elemwise")
