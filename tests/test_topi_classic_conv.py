@@ -141,3 +141,68 @@ def test_conv3d(layout, sched):
         out = compute(data, kernel, stride, padding, dilation, groups)
         s = getattr(mod, f"schedule_conv3d_{layout.lower()}")([out])
     check_build(s, [data, kernel, out], lambda *_: expected, inputs=[a, w], rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_hwcn():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((11, 9, 5, 2)).astype("float32")  # H, W, C, N
+    w = rng.standard_normal((3, 2, 5, 7)).astype("float32")  # KH, KW, IC, OC
+    expected = _torch(torch.nn.functional.conv2d, np.pad(a.transpose(3, 2, 0, 1), [(0, 0), (0, 0), (1, 1), (0, 1)]),
+                      w.transpose(3, 2, 0, 1), stride=(2, 1), dilation=(1, 2)).transpose(2, 3, 1, 0)
+    data, kernel = te.placeholder(a.shape, name="data"), te.placeholder(w.shape, name="kernel")
+    out = topi.nn.conv2d_hwcn(data, kernel, (2, 1), (1, 0, 1, 1), (1, 2))
+    check_build(topi.generic.schedule_conv2d_hwcn([out]), [data, kernel, out], lambda *_: expected, inputs=[a, w],
+                rtol=1e-4, atol=1e-4)
+    dilated = ref.dilate_python(w, (1, 2, 1, 1))
+    np.testing.assert_allclose(ref.conv2d_hwcn_python(a, dilated, (2, 1), (1, 0, 1, 1)), expected, rtol=1e-4,
+                               atol=1e-4)
+
+
+def _correlation_loops(d1, d2, k, md, s1, s2, pad, mul):
+    """Classic FlowNet correlation, one output point at a time."""
+    d1, d2 = (np.pad(d.astype(np.float64), [(0, 0), (0, 0), (pad, pad), (pad, pad)]) for d in (d1, d2))
+    n, c, h, w = d1.shape
+    r, border = md // s2, md + (k - 1) // 2
+    size = 2 * r + 1
+    out = np.zeros((n, size * size, (h - 2 * border + s1 - 1) // s1, (w - 2 * border + s1 - 1) // s1))
+    for q, i, j in np.ndindex(*out.shape[1:]):
+        y1, x1 = i * s1 + md, j * s1 + md
+        y2, x2 = y1 + (q // size - r) * s2, x1 + (q % size - r) * s2
+        p1, p2 = d1[:, :, y1:y1 + k, x1:x1 + k], d2[:, :, y2:y2 + k, x2:x2 + k]
+        out[:, q, i, j] = (p1 * p2 if mul else np.abs(p1 - p2)).sum(axis=(1, 2, 3)) / (k * k * c)
+    return out
+
+
+@pytest.mark.parametrize("args", [(3, 4, 1, 2, 4, True), (3, 2, 2, 1, 2, False), (1, 3, 1, 1, 3, True)])
+def test_correlation_nchw(args):
+    rng = np.random.default_rng(6)
+    a, b = (rng.standard_normal((2, 3, 9, 7)).astype("float32") for _ in range(2))
+    expected = _correlation_loops(a, b, *args)
+    np.testing.assert_allclose(ref.correlation_nchw_python(a, b, *args), expected, rtol=1e-5, atol=1e-6)
+    d1, d2 = te.placeholder(a.shape, name="d1"), te.placeholder(b.shape, name="d2")
+    out = topi.nn.correlation_nchw(d1, d2, *args)
+    check_build(topi.generic.schedule_correlation_nchw([out]), [d1, d2, out], lambda *_: expected, inputs=[a, b],
+                rtol=1e-4, atol=1e-5)
+
+
+def test_correlation_refuses_an_even_kernel():
+    d = te.placeholder((1, 2, 8, 8))
+    with pytest.raises(ValueError, match="correlation_nchw: kernel_size=2 must be odd"):
+        topi.nn.correlation_nchw(d, d, 2, 1, 1, 1, 1, True)
+
+
+@pytest.mark.parametrize("shape,padding,dilation", [((2, 7, 9, 5), 1, 1), ((1, 10, 6, 3), "VALID", 1),
+                                                     ((1, 9, 8, 4), (2, 1), 2)])
+def test_conv2d_winograd_nhwc(shape, padding, dilation):
+    rng = np.random.default_rng(7)
+    ks = 3 if dilation == 1 else 2  # a 2x2 kernel dilated by 2 is 3x3
+    a = rng.standard_normal(shape).astype("float32")
+    w = rng.standard_normal((ks, ks, shape[3], 6)).astype("float32")
+    dilated = ref.dilate_python(w, (dilation, dilation, 1, 1))
+    expected = ref.conv2d_nhwc_python(a, dilated, 1, padding)
+    data, kernel = te.placeholder(a.shape, name="data"), te.placeholder(w.shape, name="kernel")
+    out = topi.nn.conv2d_winograd_nhwc(data, kernel, 1, padding, dilation, "float32")
+    check_build(te.create_schedule(out.op), [data, kernel, out], lambda *_: expected, inputs=[a, w],
+                rtol=1e-3, atol=1e-3)
+    with pytest.raises(ValueError, match="conv2d_winograd_nhwc: argument strides=2: Winograd needs stride 1"):
+        topi.nn.conv2d_winograd_nhwc(data, kernel, 2, padding, dilation)

@@ -3,7 +3,7 @@
 # Imported eagerly: a lazy lookup would lose to the submodule attribute that
 # Python binds on the package when a module shares its function's name.
 from topi.nn.conv2d import (  # noqa: F401
-    conv2d, conv2d_nchw, conv2d_nhwc, conv2d_NCHWc, group_conv2d_nchw, conv2d_infer_layout,
+    conv2d, conv2d_nchw, conv2d_nhwc, conv2d_NCHWc, group_conv2d_nchw, conv2d_infer_layout, conv2d_hwcn,
 )
 from topi.nn.depthwise_conv2d import depthwise_conv2d_nchw, depthwise_conv2d_nhwc  # noqa: F401
 from topi.nn.conv2d_transpose import (  # noqa: F401
@@ -35,3 +35,5 @@ from topi.nn.conv1d import group_conv1d_ncw, group_conv1d_nwc  # noqa: F401,E402
 from topi.nn.group_conv import group_conv2d_nhwc  # noqa: F401,E402
 from topi.nn.space_ops import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth  # noqa: F401,E402
 from topi.nn.lstm import lstm  # noqa: F401,E402
+from topi.nn.correlation import correlation_nchw  # noqa: F401,E402
+from topi.nn.winograd_nhwc import conv2d_winograd_nhwc  # noqa: F401,E402

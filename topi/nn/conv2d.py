@@ -194,6 +194,30 @@ def conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=None):
     )
 
 
+def conv2d_hwcn(data, kernel, stride, padding, dilation, out_dtype=None):
+    """Convolution of HWCN ``data`` ``[H, W, IC, N]`` with an HWIO ``kernel`` ``[KH, KW, IC, OC]``
+    (classic ``topi.nn.conv2d_hwcn``); returns ``[OH, OW, OC, N]``, the other arguments as in
+    :func:`conv2d_nchw`."""
+    op = "conv2d_hwcn"
+    dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
+    if len(dshape) != 4 or len(kshape) != 4:
+        raise ValueError(f"{op}: data {dshape} and kernel {kshape} must both be 4-D")
+    h, w, ic, n = dshape
+    kh, kw, kic, oc = kshape
+    _check_channels(op, dshape, kshape, ic, kic)
+    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx = conv_window(
+        op, data, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation, "HWCN")
+    out_dtype = out_dtype or data.dtype
+    rc = te.reduce_axis((0, ic), "rc")
+    return te.compute(
+        (oh, ow, oc, n),
+        lambda yy, xx, ff, nn: te.sum(_mul(padded[yy * sh + ry * dh, xx * sw + rx * dw, rc, nn],
+                                           kernel[ry, rx, rc, ff], out_dtype), axis=[ry, rx, rc]),
+        name="Conv2dOutput", tag="conv2d_hwcn",
+        attrs={"workload": (op, dshape, kshape, (sh, sw), (t, l, b, r), (dh, dw), 1, out_dtype)},
+    )
+
+
 def conv2d(data, kernel, strides, padding, dilation, data_layout: str = "NCHW", kernel_layout: str = "",
            out_dtype=None, layout: str | None = None):
     """Dispatch on ``data_layout`` (``"NCHW"`` or ``"NHWC"``) to the conv compute.

@@ -73,13 +73,13 @@ def pad(data: te.Tensor, pad_before, pad_after=None, pad_value=0.0, name: str = 
 def pad_spatial(data, pads: tuple, layout: str, name: str = "PadInput"):
     """Pad the H and W dimensions of ``data`` by ``(top, left, bottom, right)``.
 
-    ``layout`` is "NCHW", "NHWC" or a blocked "NCHW[x]c" (H, W at 2, 3);
+    ``layout`` is "NCHW", "NHWC", "HWCN" or a blocked "NCHW[x]c" (H, W at 2, 3);
     ``data`` itself comes back when there is nothing to pad.
     """
     t, l, b, r = pads
     if not t + l + b + r:
         return data
-    h = 1 if layout == "NHWC" else 2
+    h = {"NHWC": 1, "HWCN": 0}.get(layout, 2)
     before = [0] * len(data.shape)
     after = [0] * len(data.shape)
     before[h], before[h + 1], after[h], after[h + 1] = t, l, b, r

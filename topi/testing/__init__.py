@@ -5,7 +5,7 @@
 from topi.testing.conv import (  # noqa: F401
     conv2d_nchw_python, conv2d_nhwc_python, depthwise_conv2d_python_nchw,
     depthwise_conv2d_python_nhwc, conv2d_transpose_nchw_python, conv1d_ncw_python,
-    group_conv2d_nchw_python, conv2d_NCHWc_python, group_conv1d_ncw_python,
+    group_conv2d_nchw_python, conv2d_NCHWc_python, group_conv1d_ncw_python, conv2d_hwcn_python,
 )
 from topi.testing.nn_ref import (  # noqa: F401
     dense_python, batch_matmul, batch_matmul_python, pool2d_python, pool1d_python, global_pool_python,
@@ -17,6 +17,7 @@ from topi.testing.pooling import pool_grad_nchw, poolnd_python  # noqa: F401
 from topi.testing.sort_ref import topk_python  # noqa: F401
 from topi.testing.conv_nd import (  # noqa: F401
     conv1d_transpose_ncw_python, conv3d_ncdhw_python, conv3d_ndhwc_python, conv3d_transpose_ncdhw_python,
+    correlation_nchw_python,
 )
 from topi.testing.common import (  # noqa: F401
     dilate_python, pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,

@@ -62,6 +62,12 @@ def conv2d_nhwc_python(a_np, w_np, stride, padding, groups=1, dilation=1):
     return out.transpose(0, 2, 3, 1)
 
 
+def conv2d_hwcn_python(a_np, w_np, stride, padding):
+    """HWCN conv with an HWIO kernel ``[KH, KW, IC, OC]``; returns ``[OH, OW, OC, N]``."""
+    out = conv2d_nchw_python(a_np.transpose(3, 2, 0, 1), w_np.transpose(3, 2, 0, 1), stride, padding)
+    return out.transpose(2, 3, 1, 0)
+
+
 def depthwise_conv2d_python_nchw(a_np, w_np, stride, padding, dilation=1):
     """Depthwise NCHW conv with a ``[C, M, KH, KW]`` kernel; output channel ``c*M + m``."""
     c, m, kh, kw = w_np.shape

@@ -74,3 +74,28 @@ def conv1d_transpose_ncw_python(a_np, w_np, stride, padding, output_padding=0):
 def conv3d_transpose_ncdhw_python(a_np, w_np, stride, padding, output_padding=(0, 0, 0)):
     """Transposed 3-D conv: ``a_np [N, IC, D, H, W]``, ``w_np [IC, OC, KD, KH, KW]``."""
     return conv_transpose_python(a_np, w_np, stride, padding, output_padding)
+
+
+def correlation_nchw_python(data1, data2, kernel_size: int, max_displacement: int, stride1: int, stride2: int,
+                            padding, is_multiply: bool):
+    """Reference of ``topi.nn.correlation_nchw``: one patch comparison per displacement, vectorized
+    over the output grid."""
+    ph, pw = (padding, padding) if isinstance(padding, int) else tuple(padding)
+    pads = [(0, 0), (0, 0), (ph, ph), (pw, pw)]
+    pad1, pad2 = np.pad(data1.astype(np.float64), pads), np.pad(data2.astype(np.float64), pads)
+    n, c, h, w = data1.shape
+    border = max_displacement + (kernel_size - 1) // 2
+    radius = max_displacement // stride2
+    size = 2 * radius + 1
+    oh = (h + 2 * ph - 2 * border + stride1 - 1) // stride1
+    ow = (w + 2 * pw - 2 * border + stride1 - 1) // stride1
+    out = np.zeros((n, size * size, oh, ow))
+    rows, cols = np.arange(oh) * stride1 + max_displacement, np.arange(ow) * stride1 + max_displacement
+    for q in range(size * size):
+        dy, dx = (q // size - radius) * stride2, (q % size - radius) * stride2
+        for ry in range(kernel_size):
+            for rx in range(kernel_size):
+                a = pad1[:, :, rows[:, None] + ry, cols[None, :] + rx]
+                b = pad2[:, :, rows[:, None] + ry + dy, cols[None, :] + rx + dx]
+                out[:, q] += (a * b if is_multiply else np.abs(a - b)).sum(axis=1)
+    return (out / (kernel_size * kernel_size * c)).astype(data1.dtype)
