@@ -13,6 +13,7 @@ from te import dtype as dt
 from te import expr as E
 from te.simplify import simplify
 from te.tensor import ComputeOp, PlaceholderOp
+from te.tensor_compute import TensorComputeOp
 from te.tensor_intrin import TensorIntrin
 from schedule.errors import ScheduleError
 from schedule.relations import Fuse, Singleton, Split
@@ -98,6 +99,11 @@ class Stage:
         self.is_output = False
         self.scope = "global"
         self.storage_aligns: dict = {}  # dimension -> (factor, offset)
+        if isinstance(op, TensorComputeOp):  # the intrinsic's loops innermost, tensorized (te.tensor_compute)
+            self.all_iter_vars = op.leaf_order()
+            self.leaf_iter_vars = op.leaf_order()
+            attr = self.iter_var_attrs[op.tensorized_axis] = IterVarAttr()
+            attr["kind"], attr["intrin"] = "tensorize", op.intrin
 
     @property
     def attach_type(self) -> AttachType:

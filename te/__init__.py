@@ -17,6 +17,7 @@ from te.scan import scan
 from te.autodiff import gradient
 from te.tag import tag_scope
 from te.tensor_intrin import TensorIntrin, decl_tensor_intrin
+from te.tensor_compute import TensorComputeOp
 from te.reduction import CommReducer, comm_reducer
 from te.reduction import max as _max_reducer
 from te.reduction import min as _min_reducer

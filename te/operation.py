@@ -9,6 +9,8 @@ from te.tag import current_tag
 from te import dtype as dt
 from te import expr as E
 from te.tensor import ComputeOp, PlaceholderOp, Tensor, shape_exprs
+from te.tensor_compute import tensor_compute
+from te.tensor_intrin import TensorIntrinCall
 from te.visitor import walk
 
 
@@ -43,7 +45,7 @@ def reduce_axis(dom, name: str = "rv") -> E.IterVar:
     return E.IterVar(rng, E.Var(name), E.COMM_REDUCE)
 
 
-def _lambda_names(fcompute, ndim: int, name: str) -> list[str]:
+def _lambda_names(fcompute, ndim: int, name: str, fewer: bool = False) -> list[str]:
     try:
         sig = inspect.signature(fcompute)
     except (TypeError, ValueError):
@@ -53,6 +55,8 @@ def _lambda_names(fcompute, ndim: int, name: str) -> list[str]:
         return [f"i{k}" for k in range(ndim)]
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = [p for p in positional if p.default is p.empty]
+    if fewer and len(required) <= len(positional) < ndim:  # maybe a tensor intrinsic's call (te.tensor_intrin)
+        return [p.name for p in positional]
     if not len(required) <= ndim <= len(positional):
         raise ValueError(
             f"compute '{name}': the lambda takes {len(positional)} index arguments "
@@ -69,9 +73,18 @@ def compute(shape, fcompute, name: str = "compute", tag: str = "", attrs: dict |
     a tuple, giving one output tensor per element (all of ``shape``).
     """
     shape = shape_exprs(shape)
-    names = _lambda_names(fcompute, len(shape), name)
+    names = _lambda_names(fcompute, len(shape), name, fewer=True)
     axis = tuple(E.IterVar(E.Range(E.const(0), s), E.Var(n)) for n, s in zip(names, shape))
-    result = fcompute(*[iv.var for iv in axis])
+    try:
+        result = fcompute(*[iv.var for iv in axis])
+    except Exception:
+        if len(names) < len(shape):
+            _lambda_names(fcompute, len(shape), name)  # raises: one parameter per dimension
+        raise
+    if isinstance(result, TensorIntrinCall):  # out[i, j, ...] = intrin(regions): a TensorComputeOp
+        return tensor_compute(shape, axis, result, name, current_tag(tag), dict(attrs or {}))
+    if len(names) < len(shape):
+        _lambda_names(fcompute, len(shape), name)  # raises: one parameter per dimension
     outs = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     if not outs:
         raise ValueError(f"compute '{name}': the lambda returned an empty tuple")

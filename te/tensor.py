@@ -45,7 +45,7 @@ class Tensor:
         (classic TVM's chained indexing, ``A[i][j]``)."""
         if not isinstance(indices, tuple):
             indices = (indices,)
-        if 0 < len(indices) < len(self.shape):
+        if 0 < len(indices) < len(self.shape) or any(isinstance(i, slice) for i in indices):
             return TensorSlice(self, indices)
         return self(*indices)
 
@@ -91,7 +91,9 @@ class Tensor:
 
 class TensorSlice:
     """``A[i]`` of a tensor with more dimensions: indexing it again adds indices
-    (``A[i][j]`` is ``A[i, j]``).  Only a fully indexed slice is an expression."""
+    (``A[i][j]`` is ``A[i, j]``).  Only a fully indexed slice is an expression.  With
+    Python slices (``A[i, 0:16]``) it is a region, what a tensor intrinsic is called on
+    (``te.tensor_intrin``)."""
 
     __slots__ = ("tensor", "indices")
 

@@ -49,8 +49,32 @@ class TensorIntrin:
             return self.fcompute(ins, outs, list(scalar_values or self.scalar_params))
         return self.fcompute(ins, outs)
 
+    def __call__(self, *regions, reduce_axis=None, scalar_inputs=None) -> "TensorIntrinCall":
+        """``intrin(A[i, 0:16], B[i, 0:16])`` inside a compute lambda: the intrinsic applied to those
+        regions (``te.tensor_compute``); ``reduce_axis``: loops around it whose iterations it
+        accumulates over (its reset/update); ``scalar_inputs``: values of its scalar parameters."""
+        if len(regions) != len(self.inputs):
+            raise TypeError(f"tensor intrinsic '{self.name}' takes {len(self.inputs)} regions "
+                            f"({[t.name for t in self.inputs]}), got {len(regions)}")
+        axes = () if reduce_axis is None else (reduce_axis,) if isinstance(reduce_axis, E.IterVar) else tuple(reduce_axis)
+        for a in axes:
+            if not isinstance(a, E.IterVar) or a.iter_type != E.COMM_REDUCE:
+                raise TypeError(f"tensor intrinsic '{self.name}': reduce_axis takes te.reduce_axis axes, got {a!r}")
+        return TensorIntrinCall(self, tuple(regions), axes, tuple(scalar_inputs or ()))
+
     def __repr__(self) -> str:
         return f"TensorIntrin({self.name}, {self.op.name}{tuple(int(d) for d in self.op.output(0).shape)})"
+
+
+@dataclass(eq=False)
+class TensorIntrinCall:
+    """A tensor intrinsic applied to tensor regions (what a compute lambda returns to make a
+    ``TensorComputeOp``)."""
+
+    intrin: TensorIntrin
+    regions: tuple  # Tensor or TensorSlice per intrinsic input
+    reduce_axis: tuple
+    scalar_inputs: tuple
 
 
 def _key(t: Tensor) -> tuple:
@@ -88,4 +112,4 @@ def decl_tensor_intrin(op: Operation, fcompute, name: str = "tensor_intrin", bin
     return TensorIntrin(name, op, fcompute, inputs, buffers, list(scalar_params or []))
 
 
-__all__ = ["TensorIntrin", "decl_tensor_intrin"]
+__all__ = ["TensorIntrin", "TensorIntrinCall", "decl_tensor_intrin"]

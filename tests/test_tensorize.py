@@ -159,3 +159,48 @@ def test_tensorize_arguments_are_checked():
         x = te.placeholder((4,), name="x")
         y = te.compute((4,), lambda i: x[i] * 2.0, name="y")
         te.decl_tensor_intrin(te.compute((4,), lambda i: y[i] + 1.0).op, lambda ins, outs: None)
+
+
+# tensor computes: te.compute whose lambda returns an intrinsic applied to regions ---------------
+@pytest.mark.parametrize("body", [True, False])
+def test_a_tensor_compute_calls_the_intrinsic_once_per_outer_point(body):
+    A = te.placeholder((7, 16), name="A")
+    B = te.placeholder((7, 16), name="B")
+    vadd = intrin_vadd(16, body)
+    C = te.compute((7, 16), lambda i: vadd(A[i, 0:16], B[i, 0:16]), name="C")
+    assert isinstance(C.op, te.TensorComputeOp) and len(C.op.axis) == 2
+    s = te.create_schedule(C.op)
+    text = str(tvm.lower(s, [A, B, C]))
+    assert ("test.tensorize.vadd" in text) == body
+    a, b = RNG.random((7, 16), dtype=np.float32), RNG.random((7, 16), dtype=np.float32)
+    c = np.zeros((7, 16), np.float32)
+    tvm.build(s, [A, B, C])(a, b, c)
+    np.testing.assert_allclose(c, a + b)
+
+
+def test_a_tensor_compute_accumulates_over_its_reduce_axis(gemm_library):
+    m, n, k, kb = 8, 16, 24, 8
+    A = te.placeholder((m, k), name="A")
+    B = te.placeholder((k, n), name="B")
+    ko = te.reduce_axis((0, k // kb), name="ko")
+    gemm = intrin_gemm(kb)
+    C = te.compute((m // 4, n // 8, 4, 8), lambda io, jo: gemm(
+        A[io * 4:io * 4 + 4, ko * kb:ko * kb + kb], B[ko * kb:ko * kb + kb, jo * 8:jo * 8 + 8], reduce_axis=ko),
+        name="C")
+    s = te.create_schedule(C.op)
+    assert [iv.var.name for iv in s[C].leaf_iter_vars][:3] == ["io", "jo", "ko"]
+    s[C].reorder(C.op.axis[1], C.op.axis[0])  # the outer loops schedule as usual
+    text = str(tvm.lower(s, [A, B, C]))
+    assert "if ((ko == 0))" in text and "tz_gemm_update" in text
+    a, b = RNG.random((m, k), dtype=np.float32), RNG.random((k, n), dtype=np.float32)
+    c = np.zeros((m // 4, n // 8, 4, 8), np.float32)
+    tvm.build(s, [A, B, C])(a, b, c)
+    np.testing.assert_allclose(c.transpose(0, 2, 1, 3).reshape(m, n), a @ b, rtol=1e-5)
+
+
+def test_a_tensor_compute_region_must_match_the_intrinsic():
+    A = te.placeholder((7, 16), name="A")
+    vadd = intrin_vadd(16)
+    with pytest.raises(ValueError, match=r"region A\[i, 0:8\] has extents \['8'\], the intrinsic's "
+                                         r"input 'vx' shape \(16,\)"):
+        te.compute((7, 16), lambda i: vadd(A[i, 0:8], A[i, 0:16]), name="C")
