@@ -76,6 +76,9 @@ class SymbolicBounds:
         return (t(a[0], b[0], d), t(a[1], b[1], d))
 
     def mul(self, e, a, b):
+        for bx in (a, b):  # a factor that is 0 throughout (a loop of extent 1): the product is 0
+            if bx is not None and all(isinstance(v, E.IntImm) and v.value == 0 for v in bx):
+                return (E.IntImm(0, e.dtype), E.IntImm(0, e.dtype))
         for y, bx in ((e.b, a), (e.a, b)):
             c = simplify(y, self.ranges)
             if isinstance(c, E.IntImm):

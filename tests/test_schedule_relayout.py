@@ -109,3 +109,19 @@ def test_a_consumer_split_into_tiles_bounds_its_producer_per_tile():
 
 def test_two_constants_compare_by_value():
     assert te.const(16) == 16 and not (te.const(3) == 4) and te.const(3) != 4
+
+
+def test_a_consumer_loop_of_extent_one_adds_nothing_to_its_producers_region():
+    """A split into one part times a symbolic extent is 0: the producer's region stays a tile."""
+    m = te.var("m")
+    A = te.placeholder((m,), name="A")
+    A1 = te.compute((m,), lambda i: A[i] * 2.0, name="A1")
+    A2 = te.compute((m,), lambda i: A1[i] + 2.0, name="A2")
+    A3 = te.compute((m,), lambda i: A2[i] + 3.0, name="A3")
+    s = te.create_schedule(A3.op)
+    bx, tx = s[A3].split(A3.op.axis[0], factor=32)
+    s[A2].compute_at(s[A3], bx)
+    s[A2].split(A2.op.axis[0], nparts=1)
+    s[A1].compute_at(s[A3], bx)
+    assert schedule.InferBound(s)[A1.op.axis[0]].extent == 32
+    check_build(s, [A, A3], lambda a: a * 2.0 + 5.0, var_values={"m": 77})
