@@ -206,3 +206,54 @@ def test_conv2d_winograd_nhwc(shape, padding, dilation):
                 rtol=1e-3, atol=1e-3)
     with pytest.raises(ValueError, match="conv2d_winograd_nhwc: argument strides=2: Winograd needs stride 1"):
         topi.nn.conv2d_winograd_nhwc(data, kernel, 2, padding, dilation)
+
+
+def _deformable_loops(a, off, w, stride, pad, dil, dg):
+    """Deformable NCHW conv, one tap of one output point at a time (scalar bilinear sampling)."""
+    n, c, h, wd = a.shape
+    oc, _, kh, kw = w.shape
+    oh, ow = off.shape[2:]
+
+    def sample(b, ch, y, x):
+        if not (0 <= y < h and 0 <= x < wd):
+            return 0.0
+        y0, x0, val = int(np.floor(y)), int(np.floor(x)), 0.0
+        for yp, wy in ((y0, 1 - (y - y0)), (y0 + 1, y - y0)):
+            for xp, wx in ((x0, 1 - (x - x0)), (x0 + 1, x - x0)):
+                if 0 <= yp < h and 0 <= xp < wd:
+                    val += wy * wx * a[b, ch, yp, xp]
+        return val
+
+    out = np.zeros((n, oc, oh, ow))
+    for b, ch, ky, kx, y, x in np.ndindex(n, c, kh, kw, oh, ow):
+        k = ch // (c // dg) * kh * kw * 2 + (ky * kw + kx) * 2
+        s = sample(b, ch, y * stride - pad + ky * dil + off[b, k, y, x], x * stride - pad + kx * dil + off[b, k + 1, y, x])
+        out[b, :, y, x] += s * w[:, ch, ky, kx]
+    return out
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_deformable_conv2d(layout):
+    rng = np.random.default_rng(8)
+    a = rng.random((2, 4, 6, 5)).astype("float32")
+    w = rng.random((3, 4, 3, 2)).astype("float32")
+    stride, pad, dil, dg = 1, 1, 2, 2
+    oh, ow = (6 + 2 - 5) // stride + 1, (5 + 2 - 3) // stride + 1
+    off = (2 * rng.standard_normal((2, dg * 3 * 2 * 2, oh, ow))).astype("float32")
+    expected = _deformable_loops(a, off, w, stride, pad, dil, dg)
+    np.testing.assert_allclose(ref.deformable_conv2d_nchw_python(a, off, w, stride, pad, dil, dg, 1), expected,
+                               rtol=1e-5, atol=1e-5)
+    zero = np.zeros_like(off)  # no offset: the plain convolution
+    np.testing.assert_allclose(ref.deformable_conv2d_nchw_python(a, zero, w, stride, pad, dil, dg, 1),
+                               ref.conv2d_nchw_python(a, ref.dilate_python(w, (1, 1, dil, dil)), stride, pad),
+                               rtol=1e-5, atol=1e-5)
+    if layout == "NHWC":
+        a, off, w, expected = (a.transpose(0, 2, 3, 1), off.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0),
+                               expected.transpose(0, 2, 3, 1))
+    data, offset, kernel = (te.placeholder(x.shape, name=nm) for x, nm in ((a, "a"), (off, "off"), (w, "w")))
+    compute = getattr(topi.nn, f"deformable_conv2d_{layout.lower()}")
+    out = compute(data, offset, kernel, stride, pad, dil, dg, 1, "float32")
+    s = getattr(topi.generic, f"schedule_deformable_conv2d_{layout.lower()}")([out])
+    check_build(s, [data, offset, kernel, out], lambda *_: expected, inputs=[a, off, w], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="must hold deformable_groups \\* KH \\* KW \\* 2 = 36 channels"):
+        compute(data, offset, kernel, stride, pad, dil, 3, 1)

@@ -37,3 +37,4 @@ from topi.nn.space_ops import batch_to_space_nd, depth_to_space, space_to_batch_
 from topi.nn.lstm import lstm  # noqa: F401,E402
 from topi.nn.correlation import correlation_nchw  # noqa: F401,E402
 from topi.nn.winograd_nhwc import conv2d_winograd_nhwc  # noqa: F401,E402
+from topi.nn.deformable_conv2d import deformable_conv2d_nchw, deformable_conv2d_nhwc  # noqa: F401,E402

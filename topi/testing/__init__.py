@@ -17,7 +17,7 @@ from topi.testing.pooling import pool_grad_nchw, poolnd_python  # noqa: F401
 from topi.testing.sort_ref import topk_python  # noqa: F401
 from topi.testing.conv_nd import (  # noqa: F401
     conv1d_transpose_ncw_python, conv3d_ncdhw_python, conv3d_ndhwc_python, conv3d_transpose_ncdhw_python,
-    correlation_nchw_python,
+    correlation_nchw_python, deformable_conv2d_nchw_python, deformable_conv2d_nhwc_python,
 )
 from topi.testing.common import (  # noqa: F401
     dilate_python, pad_python, relu_python, leaky_relu_python, prelu_python, elu_python, selu_python,

@@ -99,3 +99,54 @@ def correlation_nchw_python(data1, data2, kernel_size: int, max_displacement: in
                 b = pad2[:, :, rows[:, None] + ry + dy, cols[None, :] + rx + dx]
                 out[:, q] += (a * b if is_multiply else np.abs(a - b)).sum(axis=1)
     return (out / (kernel_size * kernel_size * c)).astype(data1.dtype)
+
+
+def _bilinear_taps(plane, y, x):
+    """Bilinear samples of ``plane [C, H, W]`` at the points ``y, x`` (arrays of one shape), corners
+    outside counting zero, points outside zero: ``[C, *y.shape]``."""
+    c, h, w = plane.shape
+    y0, x0 = np.floor(y).astype(np.int64), np.floor(x).astype(np.int64)
+    out = np.zeros((c,) + y.shape)
+    for yp, wy in ((y0, 1 - (y - y0)), (y0 + 1, y - y0)):
+        for xp, wx in ((x0, 1 - (x - x0)), (x0 + 1, x - x0)):
+            ok = (yp >= 0) & (yp < h) & (xp >= 0) & (xp < w)
+            out += np.where(ok, wy * wx, 0.0) * plane[:, np.clip(yp, 0, h - 1), np.clip(xp, 0, w - 1)]
+    inside = (y >= 0) & (y < h) & (x >= 0) & (x < w)
+    return out * inside
+
+
+def deformable_conv2d_nchw_python(a_np, offset_np, w_np, stride, padding, dilation, deformable_groups, groups):
+    """Reference of ``topi.nn.deformable_conv2d_nchw`` (``groups`` must be 1)."""
+    from topi.nn.conv2d import get_pad_tuple
+
+    if groups != 1:
+        raise ValueError("deformable_conv2d_nchw_python: groups must be 1")
+    n, c, h, w = a_np.shape
+    oc, _, kh, kw = w_np.shape
+    oh, ow = offset_np.shape[2:]
+    (sh, sw), (dh, dw) = _tuple(stride, 2), _tuple(dilation, 2)
+    top, left, _, _ = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
+    per = c // deformable_groups
+    base_y = (np.arange(oh) * sh - top)[:, None].astype(np.float64)
+    base_x = (np.arange(ow) * sw - left)[None, :].astype(np.float64)
+    out = np.zeros((n, oc, oh, ow))
+    off = offset_np.astype(np.float64).reshape(n, deformable_groups, kh, kw, 2, oh, ow)
+    data = a_np.astype(np.float64)
+    for b in range(n):
+        for g in range(deformable_groups):
+            chans = slice(g * per, (g + 1) * per)
+            for ky in range(kh):
+                for kx in range(kw):
+                    y = base_y + ky * dh + off[b, g, ky, kx, 0]
+                    x = base_x + kx * dw + off[b, g, ky, kx, 1]
+                    samples = _bilinear_taps(data[b, chans], y, x)
+                    out[b] += np.einsum("chw,oc->ohw", samples, w_np[:, chans, ky, kx].astype(np.float64))
+    return out.astype(a_np.dtype)
+
+
+def deformable_conv2d_nhwc_python(a_np, offset_np, w_np, stride, padding, dilation, deformable_groups, groups):
+    """Reference of ``topi.nn.deformable_conv2d_nhwc``: the NCHW one on transposed arrays."""
+    out = deformable_conv2d_nchw_python(a_np.transpose(0, 3, 1, 2), offset_np.transpose(0, 3, 1, 2),
+                                        w_np.transpose(3, 2, 0, 1), stride, padding, dilation, deformable_groups,
+                                        groups)
+    return out.transpose(0, 2, 3, 1)
