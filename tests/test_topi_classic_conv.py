@@ -257,3 +257,55 @@ def test_deformable_conv2d(layout):
     check_build(s, [data, offset, kernel, out], lambda *_: expected, inputs=[a, off, w], rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="must hold deformable_groups \\* KH \\* KW \\* 2 = 36 channels"):
         compute(data, offset, kernel, stride, pad, dil, 3, 1)
+
+
+# ------------------------------------------------------------------ bit-serial and binary --
+def test_bitpack_matches_numpy():
+    rng = np.random.default_rng(9)
+    a = rng.integers(0, 4, size=(3, 13, 2)).astype("int32")  # 13 channels: a partial word of 8
+    data = te.placeholder(a.shape, "int32", name="a")
+    out = topi.nn.bitpack(data, 2, pack_axis=1, bit_axis=0, pack_type="uint8")
+
+    def ref_pack(x):
+        padded = np.pad(x, [(0, 0), (0, 3), (0, 0)])  # to 16 channels
+        planes = [(padded >> b) & 1 for b in range(2)]
+        words = [np.packbits(p.transpose(0, 2, 1).astype(np.uint8), axis=2).transpose(0, 2, 1) for p in planes]
+        return np.stack(words)
+
+    check_build(topi.generic.default_schedule([out]), [data, out], ref_pack)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("abits,wbits,unipolar", [(2, 1, True), (2, 2, False)])
+def test_bitserial_conv2d(layout, abits, wbits, unipolar):
+    rng = np.random.default_rng(10)
+    a = rng.integers(0, 1 << abits, size=(1, 40, 7, 6)).astype("uint32")  # 40 channels: 2 words, one partial
+    w = rng.integers(0, 1 << wbits, size=(5, 40, 3, 3)).astype("uint32")
+    w_val = np.where(w == 1, 1, -1) if unipolar else w
+    expected = ref.conv2d_nchw_python(a.astype("int64"), w_val.astype("int64"), 2, (1, 0, 1, 1)).astype("int32")
+    if layout == "NHWC":
+        a, w, expected = a.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), expected.transpose(0, 2, 3, 1)
+    data, kernel = te.placeholder(a.shape, "uint32", name="a"), te.placeholder(w.shape, "uint32", name="w")
+    with Target("llvm"):
+        out = getattr(topi.x86, f"bitserial_conv2d_{layout.lower()}")(data, kernel, 2, (1, 0, 1, 1), abits, wbits,
+                                                                      "uint32", "int32", unipolar)
+        s = getattr(topi.x86, f"schedule_bitserial_conv2d_{layout.lower()}")([out])
+    check_build(s, [data, kernel, out], lambda *_: expected, inputs=[a, w])
+
+
+def test_binary_dense():
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((3, 96)).astype("float32")
+    b = rng.standard_normal((5, 96)).astype("float32")
+    A, B = te.placeholder(a.shape, name="A"), te.placeholder(b.shape, name="B")
+    pa, pb = topi.nn.binarize_pack(A), topi.nn.binarize_pack(B)
+    qa, qb = te.placeholder(pa.shape, "uint32", name="qa"), te.placeholder(pb.shape, "uint32", name="qb")
+    out = topi.nn.binary_dense(qa, qb)
+    packed_a = check_build(topi.x86.schedule_binarize_pack(pa), [A, pa],
+                           lambda x: np.packbits(x >= 0, axis=1).view(">u4").astype("uint32"), inputs=[a])[0]
+    packed_b = np.packbits(b >= 0, axis=1).view(">u4").astype("uint32")
+    signs = lambda x: np.where(x >= 0, 1.0, -1.0)  # noqa: E731
+    check_build(topi.x86.schedule_binary_dense(out), [qa, qb, out], lambda *_: signs(a) @ signs(b).T,
+                inputs=[packed_a, packed_b])
+    with pytest.raises(ValueError, match=r"binarize_pack: axis 1 of data \(3, 40\) must be a multiple of 32"):
+        topi.nn.binarize_pack(te.placeholder((3, 40)))

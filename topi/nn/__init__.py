@@ -38,3 +38,6 @@ from topi.nn.lstm import lstm  # noqa: F401,E402
 from topi.nn.correlation import correlation_nchw  # noqa: F401,E402
 from topi.nn.winograd_nhwc import conv2d_winograd_nhwc  # noqa: F401,E402
 from topi.nn.deformable_conv2d import deformable_conv2d_nchw, deformable_conv2d_nhwc  # noqa: F401,E402
+from topi.nn.bitserial import (  # noqa: F401,E402
+    binarize_pack, binary_dense, bitpack, bitserial_conv2d_nchw, bitserial_conv2d_nhwc,
+)

@@ -48,3 +48,7 @@ from topi.x86.conv3d import (  # noqa: F401,E402
     conv3d_ncdhw, conv3d_ndhwc, conv3d_transpose_ncdhw, schedule_conv3d_ncdhw, schedule_conv3d_ndhwc,
     schedule_conv3d_transpose_ncdhw,
 )
+from topi.x86.bitserial import (  # noqa: F401,E402
+    bitserial_conv2d_nchw, bitserial_conv2d_nhwc, schedule_binarize_pack, schedule_binary_dense,
+    schedule_bitserial_conv2d_nchw, schedule_bitserial_conv2d_nhwc,
+)
