@@ -135,7 +135,7 @@ def InferBound(sch) -> dict:  # noqa: N802 (classic TVM name)
 
     from te.scan import ScanOp
 
-    b = NestBuilder(sch, set())
+    b = NestBuilder(sch, set(), scratch_outputs=True, check=False)  # bounds only: nothing is compiled
     out = {}
     for st in sch.stages:  # a scan's own axes: the steps after init, and the state's other axes
         if isinstance(st.op, ScanOp):

@@ -69,7 +69,7 @@ def inline_bodies(sch) -> dict:
 
 
 class NestBuilder:
-    def __init__(self, sch, args: set, scratch_outputs: bool = False):
+    def __init__(self, sch, args: set, scratch_outputs: bool = False, check: bool = True):
         self.sch = sch
         self.scratch_outputs = scratch_outputs  # an output left out of args goes to a scratch buffer
         self.ranges: dict = {}
@@ -79,7 +79,7 @@ class NestBuilder:
                     self.ranges.setdefault(v, (0, None))
         self.bodies = inline_bodies(sch)
         for st, body in self.bodies.items():
-            if not reads_scan_state(sch, body):  # s_state[t - 1] is valid only inside the scan
+            if check and not reads_scan_state(sch, body):  # s_state[t - 1] is valid only inside the scan
                 check_reads(st, body)
         self.infos: dict[object, LoopInfo] = infer_bound(sch, self.bodies, self.ranges)
         self.args = args
@@ -271,8 +271,11 @@ def _guard_levels(conds: list, leaves: list) -> dict:
     return out
 
 
-def schedule_ops(sch, args: set, scratch_outputs: bool = False) -> tuple[S.Stmt, dict]:
+def schedule_ops(sch, args: set, scratch_outputs: bool = False, check: bool = True) -> tuple[S.Stmt, dict]:
     """The tensor-level loop nest and the constant ranges of its loop variables; an output
-    stage not in ``args`` is refused, or with ``scratch_outputs`` computed into a scratch buffer."""
-    b = NestBuilder(sch, args, scratch_outputs)
+    stage not in ``args`` is refused, or with ``scratch_outputs`` computed into a scratch buffer.
+    ``check=False`` skips the out-of-bounds read check (``check_reads``): for inspecting the nest
+    of a schedule that is not compiled (classic ``ScheduleOps`` / ``InferBound``); ``lower``,
+    which every build goes through, always checks."""
+    b = NestBuilder(sch, args, scratch_outputs, check)
     return b.build(), b.ranges

@@ -99,3 +99,17 @@ def test_schedule_record_follows_the_pass_context():
     s[B].split(B.op.axis[0], 2)
     assert s.primitive_record == ["vanilla", "split"] and len(s.schedule_record) == 2
     assert schedule.lower(s.schedule_record[0], [A, B]) is not None
+
+
+def test_inspecting_a_nest_does_not_compile_it_so_only_lower_refuses_reads_out_of_bounds():
+    import pytest
+
+    import tessera as tvm
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((8,), lambda i: A[i] * 2.0, name="B")  # reads A[4..7]
+    s = te.create_schedule(B.op)
+    assert int(schedule.InferBound(s)[B.op.axis[0]].extent) == 8
+    assert "produce B" in str(tvm.te.schedule.ScheduleOps(s, None))
+    with pytest.raises(ValueError, match="reads A.* ranges over \\[0, 7\\] but the tensor's extent there is 4"):
+        schedule.lower(s, [A, B])
