@@ -36,6 +36,17 @@ def test_parameter_and_fixture(size, data, expensive):
     assert data.shape == (size,) and expensive == 2 * size
 
 
+class TestCachedMethodFixture:
+    """A cached fixture may be a method of a test class (TVM's tests declare them so)."""
+
+    @tvm.testing.fixture(cache_return_value=True)
+    def doubled(self, size):
+        return size * 2
+
+    def test_method_fixture(self, size, doubled):
+        assert doubled == 2 * size
+
+
 def test_correlated(dtype, lanes):
     assert (dtype, lanes) in (("float32", 8), ("int32", 4))
 
@@ -102,7 +113,7 @@ def test_classic_test_module_runs_with_the_plugin(tmp_path):
     assert done.returncode == 0, out
     # 3 sizes, 2 pairs, 1 target, 1 of the two targets (cuda is not enabled), gpu, cache, 1 + 2 of the
     # classes' parameters; cuda skipped
-    assert "12 passed, 1 skipped" in out, out
+    assert "15 passed, 1 skipped" in out, out
     assert "requires cuda: Tessera runs on CPUs only" in out
 
 

@@ -254,7 +254,9 @@ class HybridParser(ExpressionParser, ast.NodeVisitor):
         name = target.id
         if name in self.symbols:
             raise self.error(call, f"'{name}' is already defined")
-        t = te.placeholder(tuple(shape), dt.normalize(dtype), name)
+        # an extent computed from the inputs' shapes (a.shape[0] * 4) folds to a constant
+        shape = tuple(simplify(e) if isinstance(e, E.Expr) else e for e in shape)
+        t = te.placeholder(shape, dt.normalize(dtype), name)
         if call.func.id == "output_tensor":
             self.symbols[name] = ("output", t)
             self.outputs.append(t)

@@ -96,15 +96,18 @@ def fixture(func=None, *, cache_return_value: bool = False):
     if cache_return_value:
         cache: dict = {}
         names = list(inspect.signature(func).parameters)
+        method = bool(names) and names[0] == "self"  # a fixture of a test class: pytest passes the instance
 
-        def cached(**kwargs):
+        def cached(*self, **kwargs):
             key = repr(sorted(kwargs.items(), key=lambda kv: kv[0]))
             if key not in cache:
-                cache[key] = func(**kwargs)
+                cache[key] = func(*self, **kwargs)
             return cache[key]
 
-        cached.__signature__ = inspect.Signature(
-            [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in names])
+        params = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in names[method:]]
+        if method:
+            params.insert(0, inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD))
+        cached.__signature__ = inspect.Signature(params)
         cached.__name__ = func.__name__
         return pytest.fixture(cached)
     return pytest.fixture(func)

@@ -20,3 +20,7 @@ from topi.generic.conv2d import (  # noqa: F401,E402
     schedule_conv3d_transpose_ncdhw, schedule_correlation_nchw, schedule_deformable_conv2d_nchw,
     schedule_deformable_conv2d_nhwc, schedule_group_conv2d_transpose_nchw,
 )
+from topi.generic.vision import (  # noqa: F401,E402
+    schedule_get_valid_counts, schedule_multibox_detection, schedule_multibox_prior, schedule_multibox_transform_loc,
+    schedule_nms, schedule_proposal, schedule_reorg, schedule_roi_align, schedule_roi_pool,
+)

@@ -46,3 +46,7 @@ from topi.testing.loss_norm import (  # noqa: F401
 from topi.testing.space_ref import (  # noqa: F401
     batch_to_space_nd_python, depth_to_space_python, space_to_batch_nd_python, space_to_depth_python,
 )
+from topi.testing.vision import (  # noqa: F401,E402
+    all_class_nms_python, get_valid_counts_python, multibox_prior_python, multibox_transform_loc_python,
+    non_max_suppression_python, proposal_python, reorg_python, roi_align_nchw_python, roi_pool_nchw_python,
+)

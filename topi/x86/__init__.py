@@ -52,3 +52,4 @@ from topi.x86.bitserial import (  # noqa: F401,E402
     bitserial_conv2d_nchw, bitserial_conv2d_nhwc, schedule_binarize_pack, schedule_binary_dense,
     schedule_bitserial_conv2d_nchw, schedule_bitserial_conv2d_nhwc,
 )
+from topi.vision.rcnn import roi_align_nchw  # noqa: F401,E402  (the generic compute: a hybrid script with its own loops)
