@@ -21,7 +21,7 @@ ALIGN = 64
 
 def aligned_empty(shape, dtype="float32") -> np.ndarray:
     """An uninitialised C-contiguous array whose data starts on an ``ALIGN``-byte boundary."""
-    shape = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)  # a list, tuple, array
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     raw = np.empty(nbytes + ALIGN, np.uint8)

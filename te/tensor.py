@@ -49,6 +49,11 @@ class Tensor:
             return TensorSlice(self, indices)
         return self(*indices)
 
+    def __iter__(self):
+        """Refused: ``list(A)`` would index ``A[0], A[1], ...`` without end (its extent may be symbolic)."""
+        raise TypeError(f"tensor '{self.name}' is not iterable: index it inside a compute (A[i]), "
+                        "or iterate over its shape")
+
     def __call__(self, *indices) -> TensorRead:
         if len(indices) != len(self.shape):
             raise IndexError(

@@ -267,6 +267,21 @@ def test_absent_targets_load_and_refuse_when_called():
     import tessera.topi.arm_cpu  # noqa: F401  (importable as a module too)
 
 
+def test_relay_loads_and_its_calls_point_at_onnx_import():
+    import tessera as tvm
+    from tessera import relay
+
+    import tessera.relay  # noqa: F401
+
+    var = relay.var  # attributes and nested namespaces load, as in a file that imports relay
+    with pytest.raises(tvm.TVMError, match=r"tvm.relay.var: relay is not part of Tessera.*graph.from_onnx"):
+        var("x", None)
+    with pytest.raises(tvm.TVMError, match=r"tvm.relay.op.nn.sparse_dense: relay is not part of Tessera"):
+        relay.op.nn.sparse_dense(None, None)
+    with pytest.raises(tvm.TVMError, match=r"tvm.relay.random.threefry_key"):
+        tvm.relay.random.threefry_key(0)
+
+
 def test_pass_context_checks_and_carries_options():
     import tessera as tvm
 

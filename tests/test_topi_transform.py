@@ -151,7 +151,7 @@ def test_take(sched, axis, mode):
     X = ph(X_SHAPE)
     Ind = ph((3, 4), "int32", name="I")
     ind = np.random.default_rng(0).integers(-12, 300, (3, 4)).astype("int32")
-    run(sched, topi.take(X, Ind, axis, mode), [X, Ind], lambda a, i: np.take(a, i, axis, mode=mode),
+    run(sched, topi.take(X, Ind, axis, mode=mode), [X, Ind], lambda a, i: np.take(a, i, axis, mode=mode),
         [np.random.rand(*X_SHAPE).astype("float32"), ind])
 
 
@@ -263,7 +263,7 @@ ERRORS = [
     (lambda X: topi.strided_slice(X, [0, 0], [1]), r"strided_slice: begin=\[0, 0\], end=\[1\]"),
     (lambda X: topi.strided_slice(X, [0], [1], axes=[4]), r"strided_slice: axis=4 is out of range"),
     (lambda X: topi.take(X, ph((3,), "float32"), 0), r"take: indices must be an integer te.Tensor"),
-    (lambda X: topi.take(X, ph((3,), "int32"), 0, "raise"), r"take: mode must be 'clip' or 'wrap', got 'raise'"),
+    (lambda X: topi.take(X, ph((3,), "int32"), 0, mode="raise"), r"take: mode must be 'clip', 'wrap' or 'fast', got 'raise'"),
     (lambda X: topi.take(X, ph((3,), "int32"), 4), r"take: axis=4 is out of range"),
     (lambda X: topi.gather(X, 1, ph((2, 6), "int32")), r"gather: indices of shape \(2, 6\) do not fit data"),
     (lambda X: topi.gather(X, 1, ph((3, 6, 5, 7), "int32")), r"gather: indices of shape \(3, 6, 5, 7\)"),

@@ -30,6 +30,8 @@ from topi.reduction import sum, mean, max, min, prod, argmax, argmin, all, any  
 from topi.transform import (  # noqa: F401
     reshape, transpose, flatten, concatenate, stack, split, strided_slice, take, gather,
     expand_dims, squeeze, tile, repeat, cast, layout_transform, resize,
+    adv_index, arange, expand_like, flip, gather_nd, matrix_set_diag, ndarray_size, one_hot, reinterpret,
+    reverse_sequence, sequence_mask, shape, sparse_to_dense, strided_set, trilu, unravel_index,
 )
 from topi.sorting import argsort, sort, topk  # noqa: F401,E402
 from topi.signal import dft  # noqa: F401,E402

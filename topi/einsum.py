@@ -52,34 +52,63 @@ def _one(d) -> bool:
     return isinstance(d, int) and d == 1
 
 
+def _letter_extents(terms, operands) -> dict:
+    """Letter -> (its extent, its extents in the operands that may differ from it).
+
+    Constant extents other than 1 must agree; an extent of 1 broadcasts.  Symbolic extents
+    are known only at run time: a letter whose extents are two different variables (``K`` and
+    ``K2``) spans their maximum, and each of them is read as broadcast when it is 1."""
+    seen: dict = {}
+    for t, x in zip(terms, operands):
+        for c, d in zip(t, get_const_tuple(x.shape)):
+            seen.setdefault(c, [])
+            if not any(d is e or (isinstance(d, int) and isinstance(e, int) and d == e) for e in seen[c]):
+                seen[c].append(d)
+    out = {}
+    for c, ds in seen.items():
+        ints = sorted({d for d in ds if isinstance(d, int) and d != 1})
+        if len(ints) > 1:
+            raise ValueError(f"einsum: letter {c!r} has extents {ints[0]} and {ints[1]}")
+        syms = [d for d in ds if not isinstance(d, int)]
+        if ints:
+            extent = ints[0]
+        elif not syms:
+            extent = 1
+        else:
+            extent = syms[0]
+            for d in syms[1:]:
+                extent = te.max(extent, d)
+        out[c] = (extent, [d for d in syms if d is not extent])
+    return out
+
+
 def einsum(subscripts: str, *operands: te.Tensor) -> te.Tensor:
     """``numpy.einsum(subscripts, *operands)`` as a te compute: explicit or implicit output,
     ``...`` for broadcast leading axes; an extent of 1 broadcasts against its letter's other
-    extents, and a symbolic extent is taken as equal to the letter's others."""
+    extents, a symbolic one too when it is 1 at run time (:func:`_letter_extents`)."""
     terms, out = parse_subscripts(subscripts, [get_const_tuple(x.shape) for x in operands])
-    extents: dict = {}
-    for t, x in zip(terms, operands):
-        for c, d in zip(t, get_const_tuple(x.shape)):
-            have = extents.setdefault(c, d)
-            if isinstance(have, int) and isinstance(d, int):
-                if have != d and not _one(d) and not _one(have):
-                    raise ValueError(f"einsum: letter {c!r} has extents {have} and {d}")
-                extents[c] = max(have, d)
-            elif _one(have):
-                extents[c] = d
+    letters = _letter_extents(terms, operands)
+    extents = {c: e for c, (e, _) in letters.items()}
     summed = sorted(set("".join(terms)) - set(out))
     for c in out:
         if c not in extents:
             raise ValueError(f"einsum: output letter {c!r} of {subscripts!r} appears in no operand")
 
+    def index(c: str, d, axis):
+        if _one(d):
+            return 0
+        if any(d is e for e in letters[c][1]):  # symbolic, other than the letter's extent: 1 broadcasts
+            return te.if_then_else(d == 1, te.const(0, axis.dtype), axis)
+        return axis
+
     def body(*i):
         axes = dict(zip(out, i))
         reduce_axes = [te.reduce_axis((0, extents[c]), name=c) for c in summed]
-        axes.update(zip(summed, reduce_axes))
+        axes.update(zip(summed, (r.var for r in reduce_axes)))
         prod = None
         for t, x in zip(terms, operands):
             shape = get_const_tuple(x.shape)
-            read = x(*[0 if _one(shape[k]) else axes[c] for k, c in enumerate(t)])
+            read = x(*[index(c, shape[k], axes[c]) for k, c in enumerate(t)])
             prod = read if prod is None else prod * read
         if not reduce_axes:
             return prod

@@ -1,4 +1,5 @@
-"""Index-driven operators: gather_nd, scatter_nd, scatter_elements, cumulative sums and products.
+"""Index-driven operators: gather_nd, adv_index, unravel_index, scatter_nd, scatter_elements,
+sparse_to_dense, cumulative sums and products.
 
 Scatters are written as gathers over the updates: each output element looks
 for the updates addressed to it (a reduction over the update positions), so
@@ -23,7 +24,8 @@ from te import dtype as dt
 from topi import tag
 from topi.utils import get_const_tuple
 
-__all__ = ["cumulative", "gather_nd", "scatter_elements", "scatter_nd"]
+__all__ = ["adv_index", "cumulative", "gather_nd", "scatter_elements", "scatter_nd", "sparse_to_dense",
+           "unravel_index"]
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
@@ -35,22 +37,108 @@ def _wrap(v, n: int):
     return te.max(te.min(v, te.const(max(n - 1, 0), "int64")), te.const(0, "int64"))
 
 
-def gather_nd(data: te.Tensor, indices: te.Tensor, batch_dims: int = 0) -> te.Tensor:
-    """``out[b, i, r] = data[b, indices[b, i, :], r]`` (ONNX GatherND): ``indices[..., -1]``
-    entries index the axes after the ``batch_dims`` leading ones."""
-    dshape, ishape = get_const_tuple(data.shape), get_const_tuple(indices.shape)
-    q = ishape[-1]
+def gather_nd(a: te.Tensor, indices: te.Tensor, batch_dims: int = 0, index_axis: int = 0) -> te.Tensor:
+    """Gather whole index tuples: each tuple of ``indices`` along ``index_axis`` addresses the
+    axes of ``a`` after its ``batch_dims`` leading ones.
+
+    Classic TVM's layout is ``index_axis=0``: ``out[y, r] = a[indices[0, y], ...,
+    indices[m-1, y], r]``; ONNX GatherND's is ``index_axis=-1``: ``out[b, y, r] = a[b,
+    indices[b, y, :], r]``.  Float indices are truncated, negative ones count from the end, and
+    every index is clamped into its axis."""
+    dshape, ishape = get_const_tuple(a.shape), get_const_tuple(indices.shape)
+    if len(ishape) < 1 or index_axis not in (0, -1, len(ishape) - 1):
+        raise ValueError(f"gather_nd: index_axis must be the first or last axis of indices {ishape}")
+    first = index_axis == 0 and len(ishape) > 1
+    q = ishape[0] if first else ishape[-1]
     if q > len(dshape) - batch_dims:
         raise ValueError(f"gather_nd: indices {ishape} index {q} axes of data {dshape} after {batch_dims} batch axes")
     lead = len(ishape) - 1
-    shape = ishape[:-1] + dshape[batch_dims + q:]
+    shape = (ishape[1:] if first else ishape[:-1]) + dshape[batch_dims + q:]
 
     def body(*i):
         pos = i[:lead]
-        at = [_wrap(indices(*pos, t), dshape[batch_dims + t]) for t in range(q)]
-        return data(*i[:batch_dims], *at, *i[lead:])
+        at = [_wrap(indices(t, *pos) if first else indices(*pos, t), dshape[batch_dims + t]) for t in range(q)]
+        return a(*i[:batch_dims], *at, *i[lead:])
 
     return te.compute(shape, body, name="T_gather_nd", tag=tag.INJECTIVE)
+
+
+def adv_index(data: te.Tensor, indices) -> te.Tensor:
+    """numpy advanced indexing ``data[indices[0], ..., indices[m-1]]``: the index tensors broadcast
+    together; the result has their broadcast shape, then ``data``'s axes after the first ``m``."""
+    dshape = get_const_tuple(data.shape)
+    ishapes = [get_const_tuple(t.shape) for t in indices]
+    if not 0 < len(indices) <= len(dshape) or not all(dt.is_int(t.dtype) for t in indices):
+        raise ValueError(f"adv_index: give 1 to {len(dshape)} integer index tensors, got {ishapes}")
+    rank = max(len(s) for s in ishapes)
+    bshape = []
+    for k in range(rank):
+        dims = {s[k - rank + len(s)] for s in ishapes if k - rank + len(s) >= 0} - {1}
+        if len(dims) > 1:
+            raise ValueError(f"adv_index: index shapes {ishapes} do not broadcast")
+        bshape.append(dims.pop() if dims else 1)
+
+    def body(*i):
+        at = []
+        for t, s, n in zip(indices, ishapes, dshape):
+            pos = [0 if d == 1 else i[rank - len(s) + k] for k, d in enumerate(s)]
+            at.append(_wrap(t(*pos), n))
+        return data(*at, *i[rank:])
+
+    return te.compute(tuple(bshape) + dshape[len(indices):], body, name="T_adv_index", tag=tag.INJECTIVE)
+
+
+def unravel_index(indices: te.Tensor, shape: te.Tensor) -> te.Tensor:
+    """numpy ``unravel_index``: ``out[k, j]`` is the coordinate on axis ``k`` of the flat index
+    ``indices[j]`` in a tensor of shape ``shape`` (a 1-D tensor read at run time); a 0-d
+    ``indices`` gives ``out[k]``.  The result has ``shape``'s dtype."""
+    ishape, sshape = get_const_tuple(indices.shape), get_const_tuple(shape.shape)
+    if len(ishape) > 1 or len(sshape) != 1 or not (dt.is_int(indices.dtype) and dt.is_int(shape.dtype)):
+        raise ValueError(f"unravel_index: indices must be 0-d or 1-d and shape 1-d integer tensors, got "
+                         f"{ishape} {indices.dtype} and {sshape} {shape.dtype}")
+    rank, dtype = sshape[0], shape.dtype
+
+    def body(k, *j):
+        flat = indices(*j).astype(dtype)
+        value = te.const(0, dtype)
+        for axis in range(rank - 1, -1, -1):  # peel axes off the flat index, last first
+            extent = te.max(shape[axis], te.const(1, dtype))
+            value = te.if_then_else(k == axis, flat % extent, value)
+            flat = flat // extent
+        return value
+
+    return te.compute((rank, *ishape), body, name="T_unravel_index", tag=tag.INJECTIVE)
+
+
+def sparse_to_dense(sparse_indices: te.Tensor, output_shape, sparse_values: te.Tensor,
+                    default_value=0) -> te.Tensor:
+    """A dense tensor of ``output_shape`` holding ``sparse_values`` at ``sparse_indices`` (0-d: one
+    index into a 1-D output; ``(n,)``: n indices into a 1-D output; ``(n, rank)``: n index tuples)
+    and ``default_value`` (a number or a 0-d tensor) elsewhere; a 0-d ``sparse_values`` is used
+    for every index.  A repeated index takes its last value."""
+    oshape = tuple(int(d) for d in get_const_tuple(output_shape))
+    ishape, vshape = get_const_tuple(sparse_indices.shape), get_const_tuple(sparse_values.shape)
+    count = ishape[0] if ishape else 1
+    width = ishape[1] if len(ishape) == 2 else 1
+    if len(ishape) > 2 or width != len(oshape) or vshape not in ((), (count,)):
+        raise ValueError(f"sparse_to_dense: indices {ishape} and values {vshape} do not fit output {oshape}")
+    dtype = sparse_values.dtype
+    if isinstance(default_value, te.Tensor):
+        default = te.compute(oshape, lambda *p: default_value(), name="sparse_to_dense_default")
+    else:
+        default = te.compute(oshape, lambda *p: te.const(default_value, dtype), name="sparse_to_dense_default")
+
+    def index(k, t):
+        return sparse_indices(*([k, t][:len(ishape)]))
+
+    def match(p, k):
+        return te.all(*[_wrap(index(k, t), oshape[t]) == p[t].astype("int64") for t in range(width)])
+
+    def update(p, k):
+        return sparse_values(*([k] if vshape else []))
+
+    matched, picked = _reduce_updates(oshape, count, match, update, "none", dtype, "sparse_to_dense")
+    return _combine(default, matched, picked, "none", oshape, "T_sparse_to_dense")
 
 
 def _combine(data: te.Tensor, matched, picked, reduction: str, shape, name: str) -> te.Tensor:

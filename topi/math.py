@@ -39,6 +39,7 @@ __all__ = [
     "log2",
     "log10",
     "negative",
+    "reinterpret",
     "round",
     "rsqrt",
     "sigmoid",
@@ -140,3 +141,12 @@ acosh = _unary("acosh", lambda v: te.log(v + te.sqrt(v * v - 1.0)), "Inverse hyp
                "``log(x + sqrt(x * x - 1))``")
 atanh = _unary("atanh", lambda v: te.log((1.0 + v) / (1.0 - v)) * 0.5, "Inverse hyperbolic tangent, "
                "``log((1 + x) / (1 - x)) / 2``")
+
+
+def reinterpret(x: te.Tensor, dtype: str) -> te.Tensor:
+    """``x``'s bits read as ``dtype`` of the same width, elementwise (numpy ``x.view(dtype)``;
+    LLVM ``bitcast``): ``reinterpret(x, "int32")`` of float32 ``x`` is its IEEE-754 bits."""
+    x = _check("reinterpret", x)
+    if dt.bits(dt.normalize(dtype)) != dt.bits(x.dtype):
+        raise ValueError(f"reinterpret: {x.dtype} and {dtype} must have the same bit width")
+    return te.compute(x.shape, lambda *i: te.reinterpret(dtype, x(*i)), name="T_reinterpret", tag=tag.ELEMWISE)

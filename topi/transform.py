@@ -17,35 +17,48 @@ from collections.abc import Sequence
 import te
 from te import expr as E
 from topi import tag
+from topi.generate import arange, expand_like, matrix_set_diag, ndarray_size, one_hot, shape, trilu
+from topi.indexing import adv_index, gather_nd, sparse_to_dense, unravel_index
+from topi.math import reinterpret
+from topi.slicing import dynamic_strided_slice, flip, reverse_sequence, sequence_mask, strided_set
+from topi.utils import const_shape as _shape
 from topi.utils import get_const_tuple
 
-__all__ = [
+__all__ = [  # and, classic topi.transform's too, those of topi.generate, topi.indexing and topi.slicing
+    "adv_index",
+    "arange",
     "cast",
     "concatenate",
+    "dynamic_strided_slice",
     "expand_dims",
+    "expand_like",
+    "flip",
     "flatten",
     "gather",
+    "gather_nd",
     "layout_transform",
+    "matrix_set_diag",
+    "ndarray_size",
+    "one_hot",
+    "reinterpret",
     "repeat",
     "reshape",
     "resize",
+    "reverse_sequence",
+    "sequence_mask",
+    "shape",
+    "sparse_to_dense",
     "split",
     "squeeze",
     "stack",
+    "strided_set",
     "strided_slice",
     "take",
     "tile",
     "transpose",
+    "trilu",
+    "unravel_index",
 ]
-
-
-def _shape(op: str, x) -> tuple:
-    if not isinstance(x, te.Tensor):
-        raise TypeError(f"{op}: expected a te.Tensor, got {type(x).__name__}")
-    shape = get_const_tuple(x.shape)
-    if not all(isinstance(d, int) for d in shape):
-        raise ValueError(f"{op}: needs a constant shape, got {shape}")
-    return shape
 
 
 def _axis(op: str, axis, ndim: int, shape: tuple, arg: str = "axis") -> int:
@@ -272,16 +285,28 @@ def split(x: te.Tensor, indices_or_sections, axis: int = 0) -> list:
     return [strided_slice(x, [lo], [hi], axes=[axis]) for lo, hi in itertools.pairwise(bounds)]
 
 
-def strided_slice(x: te.Tensor, begin, end, strides=None, axes=None) -> te.Tensor:
+def strided_slice(x: te.Tensor, begin, end, strides=None, axes=None, slice_mode: str = "end") -> te.Tensor:
     """``x[begin:end:strides]`` per axis with numpy's rules (negative indices and steps).
 
     ``axes`` names the sliced axes (default: the first ``len(begin)``); the others
-    are kept whole.
+    are kept whole; an ``end`` of None runs to the end of its axis.  ``slice_mode="size"`` reads
+    ``end`` as the slice's length (-1: to the end of the axis) and ignores ``strides``.  Bounds
+    given as tensors are read at run time (:func:`topi.slicing.dynamic_strided_slice`).
     """
+    if any(isinstance(v, te.Tensor) for v in (begin, end, strides)):
+        if axes is not None or slice_mode != "end":
+            raise ValueError("strided_slice: bounds given as tensors take neither axes nor slice_mode='size'")
+        return dynamic_strided_slice(x, begin, end, strides)
     shape = _shape("strided_slice", x)
     n = len(shape)
     begin, end = list(begin), list(end)
-    strides = [1] * len(begin) if strides is None else list(strides)
+    if slice_mode == "size":
+        end = [None if e is None or e < 0 else b + e for b, e in zip(begin, end)]
+        strides = None
+    elif slice_mode != "end":
+        raise ValueError(f"strided_slice: slice_mode must be 'end' or 'size', got {slice_mode!r}")
+    strides = [] if strides is None else list(strides)
+    strides += [1] * (len(begin) - len(strides))  # classic TVM: missing strides are 1
     axes = list(range(len(begin))) if axes is None else [_axis("strided_slice", a, n, shape) for a in axes]
     if not len(begin) == len(end) == len(strides) == len(axes) or len(axes) > n:
         raise ValueError(f"strided_slice: begin={begin}, end={end}, strides={strides}, axes={axes} "
@@ -299,14 +324,18 @@ def strided_slice(x: te.Tensor, begin, end, strides=None, axes=None) -> te.Tenso
 
 # ------------------------------------------------------------- gathers ---
 def _fix_index(op: str, i: E.Expr, n: int, mode: str) -> E.Expr:
-    i = i.astype("int32")
+    """Index ``i`` brought into ``[0, n)`` by ``mode``, computed in a type that holds it (int64 for
+    64-bit and uint32 indices), then as int32."""
+    wide = te.dtype.bits(i.dtype) > 32 or (te.dtype.is_unsigned(i.dtype) and te.dtype.bits(i.dtype) == 32)
+    t = "int64" if wide else "int32"
+    i, size, last, zero = i.astype(t), te.const(n, t), te.const(max(n - 1, 0), t), te.const(0, t)
     if mode == "wrap":
-        return i % n
-    if mode == "clip":
-        return _clamp(i, n)
-    if mode == "negative":  # ONNX: -1 is the last element; then clamp
-        return _clamp(te.if_then_else(i < 0, i + n, i), n)
-    raise ValueError(f"{op}: mode must be 'clip' or 'wrap', got {mode!r}")
+        i = te.floormod(i, size)
+    elif mode == "negative":  # ONNX: -1 is the last element
+        i = te.if_then_else(i < zero, i + size, i)
+    elif mode not in ("clip", "fast"):  # "fast" promises in-range indices: clamping them changes nothing
+        raise ValueError(f"{op}: mode must be 'clip', 'wrap' or 'fast', got {mode!r}")
+    return te.max(te.min(i, last), zero).astype("int32")
 
 
 def _index_tensor(op: str, indices) -> te.Tensor:
@@ -315,28 +344,34 @@ def _index_tensor(op: str, indices) -> te.Tensor:
     return indices
 
 
-def take(x: te.Tensor, indices: te.Tensor, axis: int | None = None, mode: str = "clip") -> te.Tensor:
+def take(a: te.Tensor, indices: te.Tensor, axis: int | None = None, batch_dims: int = 0,
+         mode: str = "clip") -> te.Tensor:
     """Pick elements along ``axis`` by ``indices`` (numpy ``take``).
 
-    ``axis=None`` takes from the flattened ``x``.  ``mode="clip"`` clamps an
-    index into range, ``"wrap"`` takes it modulo the extent.
+    ``axis=None`` takes from the flattened ``a``.  ``mode="clip"`` (and ``"fast"``) clamps an
+    index into range, ``"wrap"`` takes it modulo the extent.  The first ``batch_dims`` axes of
+    ``indices`` run along those of ``a`` (one index table per batch row).
     """
-    shape = _shape("take", x)
+    shape = _shape("take", a)
     indices = _index_tensor("take", indices)
     ishape = _shape("take", indices)
     _fix_index("take", te.const(0), 1, mode)
     if axis is None:
         size = _math.prod(shape)
-        return _injective(ishape, lambda *j: x(*_unravel(_fix_index("take", indices(*j), size, mode), shape)),
+        return _injective(ishape, lambda *j: a(*_unravel(_fix_index("take", indices(*j), size, mode), shape)),
                           "T_take")
     axis = _axis("take", axis, len(shape), shape)
-    m = len(ishape)
+    b = batch_dims % len(ishape) if batch_dims < 0 else batch_dims
+    if b > axis or ishape[:b] != shape[:b]:
+        raise ValueError(f"take: batch_dims={batch_dims} needs the leading axes of indices {ishape} to be those "
+                         f"of a {shape}, up to axis {axis}")
+    m = len(ishape) - b
 
     def body(*i):
-        pick = _fix_index("take", indices(*i[axis:axis + m]), shape[axis], mode)
-        return x(*(i[:axis] + (pick,) + i[axis + m:]))
+        pick = _fix_index("take", indices(*i[:b], *i[axis:axis + m]), shape[axis], mode)
+        return a(*(i[:axis] + (pick,) + i[axis + m:]))
 
-    return _injective(shape[:axis] + ishape + shape[axis + 1:], body, "T_take")
+    return _injective(shape[:axis] + ishape[b:] + shape[axis + 1:], body, "T_take")
 
 
 def gather(data: te.Tensor, axis: int, indices: te.Tensor) -> te.Tensor:

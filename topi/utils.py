@@ -28,6 +28,16 @@ def get_const_tuple(shape) -> tuple:
     return tuple(out)
 
 
+def const_shape(op: str, x) -> tuple:
+    """The shape of the tensor ``x`` as ints; ``TypeError``/``ValueError`` naming ``op`` otherwise."""
+    if not isinstance(x, te.Tensor):
+        raise TypeError(f"{op}: expected a te.Tensor, got {type(x).__name__}")
+    shape = get_const_tuple(x.shape)
+    if not all(isinstance(d, int) for d in shape):
+        raise ValueError(f"{op}: needs a constant shape, got {shape}")
+    return shape
+
+
 def shape_str(t) -> str:
     return "(" + ", ".join(str(s) for s in t.shape) + ")"
 

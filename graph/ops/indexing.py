@@ -23,9 +23,9 @@ def _gather_nd_types(values, attrs):
     return [(idx.shape[:-1] + data.shape[b + q:], data.dtype)]
 
 
-register("gather_nd", lambda xs, a: [topi.indexing.gather_nd(xs[0], xs[1], a.get("batch_dims", 0))], INJECTIVE,
+register("gather_nd", lambda xs, a: [topi.indexing.gather_nd(xs[0], xs[1], a.get("batch_dims", 0), -1)], INJECTIVE,
          injective_schedule, _gather_nd_types,
-         lambda xs, a: [topi.testing.gather_nd_python(xs[0], xs[1], a.get("batch_dims", 0))],
+         lambda xs, a: [topi.testing.gather_nd_python(xs[0], xs[1], a.get("batch_dims", 0), -1)],
          doc="attrs batch_dims (ONNX GatherND)")
 
 

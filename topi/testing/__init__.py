@@ -33,6 +33,9 @@ from topi.testing.resize import (  # noqa: F401
     affine_grid_python, crop_and_resize_python, grid_sample_python, resize1d_python, resize2d_python,
     resize3d_python, resize_nd_python,
 )
+from topi.testing.transform_ref import (  # noqa: F401
+    gather_python, matrix_set_diag, one_hot, sequence_mask, strided_set_python, strided_slice_python,
+)
 from topi.testing.dispatch import (  # noqa: F401
     compare_numpy_tvm, dispatch, get_broadcast_schedule, get_conv2d_nchw_implement,
     get_elemwise_schedule, get_injective_schedule, get_reduce_schedule,

@@ -10,7 +10,11 @@ def _wrapped(idx: np.ndarray, n) -> np.ndarray:
     return np.where(idx < 0, idx + n, idx)
 
 
-def gather_nd_python(data: np.ndarray, indices: np.ndarray, batch_dims: int = 0) -> np.ndarray:
+def gather_nd_python(data: np.ndarray, indices: np.ndarray, batch_dims: int = 0, index_axis: int = 0) -> np.ndarray:
+    """Index tuples along ``index_axis`` of ``indices`` (0: classic TVM's layout, -1: ONNX's)."""
+    indices = np.asarray(indices)
+    if index_axis == 0 and indices.ndim > 1:
+        indices = np.moveaxis(indices, 0, -1)
     q = indices.shape[-1]
     lead = indices.shape[:-1]
     out = np.empty(lead + data.shape[batch_dims + q:], data.dtype)
