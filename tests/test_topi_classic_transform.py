@@ -8,26 +8,11 @@ writes), on extents that the vector split (8 float32 lanes) does not divide.
 import numpy as np
 import pytest
 from helpers import check_build
+from test_topi_transform import ph, run, sched  # noqa: F401  (sched: the generic and x86 schedules)
 
 import te
 import topi
-from topi import generic, testing, x86
-
-SCHEDULES = {"generic": generic, "x86": x86}
-
-
-@pytest.fixture(params=sorted(SCHEDULES))
-def sched(request):
-    return SCHEDULES[request.param]
-
-
-def run(sched, out, ins, ref, inputs=None, **kw):
-    outs = out if isinstance(out, list) else [out]
-    return check_build(sched.schedule_injective(outs), [*ins, *outs], ref, inputs=inputs, **kw)
-
-
-def ph(shape, dtype="float32", name="X"):
-    return te.placeholder(shape, dtype, name=name)
+from topi import generic, testing
 
 
 # ------------------------------------------------------------- slicing ---
