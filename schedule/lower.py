@@ -67,13 +67,8 @@ def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict
     body, ranges = schedule_ops(sch, arg_keys, scratch_outputs)
     if timings is not None:
         timings["schedule_ops"] = timings.get("schedule_ops", 0.0) + time.perf_counter() - t0
-    buffers, params = arg_buffers(sch, args)
+    ctx, params = pass_context(sch, args, ranges)
     params = params + _implicit_vars(args, name)
-    ctx = {
-        "buffers": buffers,
-        "ranges": ranges,
-        "aligns": {st.op: st.storage_aligns for st in sch.stages if st.storage_aligns},
-    }
     trace = os.environ.get("TESSERA_PRINT_PASSES", "") not in ("", "0")
     if trace:
         print(f"// {name}: schedule_ops\n{S.stmt_str(body)}", file=sys.stderr)
@@ -87,6 +82,14 @@ def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict
             print(f"// after {pass_name} ({dt_ms:.2f} ms)\n{S.stmt_str(new)}", file=sys.stderr)
         body = new
     return LoweredFunc(name, params, list(args), body)
+
+
+def pass_context(sch, args: list, ranges: dict) -> tuple:
+    """``(ctx, params)``: what the passes read (argument buffers, loop ranges, storage alignments)
+    and the buffer parameters of ``args``."""
+    buffers, params = arg_buffers(sch, args)
+    aligns = {st.op: st.storage_aligns for st in sch.stages if st.storage_aligns}
+    return {"buffers": buffers, "ranges": ranges, "aligns": aligns}, params
 
 
 def _implicit_vars(args, name: str) -> list:

@@ -69,8 +69,9 @@ def inline_bodies(sch) -> dict:
 
 
 class NestBuilder:
-    def __init__(self, sch, args: set, scratch_outputs: bool = False, check: bool = True):
+    def __init__(self, sch, args: set, scratch_outputs: bool = False, check: bool = True, init: bool = True):
         self.sch = sch
+        self.with_init = init  # False: reductions without their initialisation (classic feature nests)
         self.scratch_outputs = scratch_outputs  # an output left out of args goes to a scratch buffer
         self.ranges: dict = {}
         for st in sch.stages:  # shape variables are extents: never negative
@@ -151,12 +152,12 @@ class NestBuilder:
         for p in reversed(range(len(leaves))):
             iv = leaves[p]
             nest = self.loop(st, iv, info, nest)
-            if is_reduce and p == first_reduce:
+            if is_reduce and p == first_reduce and self.with_init:
                 nest = S.seq(self.init_stmt(st, info, body, root_index, p), nest)
             if p > 0:
                 nest = self.guard(nest, levels.get(p - 1, []))
                 nest = self.with_attached(st, leaves[p - 1], nest)
-        if is_reduce and first_reduce is None:
+        if is_reduce and first_reduce is None and self.with_init:
             nest = S.seq(self.init_stmt(st, info, body, root_index, len(leaves)), nest)
         nest = self.guard(nest, levels.get(-1, []))
         return S.Produce(st.name, nest)
@@ -271,11 +272,13 @@ def _guard_levels(conds: list, leaves: list) -> dict:
     return out
 
 
-def schedule_ops(sch, args: set, scratch_outputs: bool = False, check: bool = True) -> tuple[S.Stmt, dict]:
+def schedule_ops(sch, args: set, scratch_outputs: bool = False, check: bool = True,
+                 init: bool = True) -> tuple[S.Stmt, dict]:
     """The tensor-level loop nest and the constant ranges of its loop variables; an output
     stage not in ``args`` is refused, or with ``scratch_outputs`` computed into a scratch buffer.
     ``check=False`` skips the out-of-bounds read check (``check_reads``): for inspecting the nest
     of a schedule that is not compiled (classic ``ScheduleOps`` / ``InferBound``); ``lower``,
-    which every build goes through, always checks."""
-    b = NestBuilder(sch, args, scratch_outputs, check)
+    which every build goes through, always checks.  ``init=False`` leaves reductions' initialisation
+    out (the nest classic AutoTVM's features read)."""
+    b = NestBuilder(sch, args, scratch_outputs, check, init)
     return b.build(), b.ranges

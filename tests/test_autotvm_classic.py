@@ -3,6 +3,7 @@
 import io
 import time
 
+import numpy as np
 import pytest
 
 from tessera import autotvm, te
@@ -119,3 +120,27 @@ def test_compute_flop_counts_as_classic_autotvm():
     copy = te.compute((16, 8), lambda i, j: a[i, j])
     with pytest.raises(FlopCalculationError, match="cfg.add_flop"):
         compute_flop(te.create_schedule(copy.op))
+
+
+def test_classic_touch_features_count_and_reuse_per_loop():
+    """autotvm.feature.get_itervar_feature: for C[y, x] = sum(A[y, k] * B[k, x]) (16 each), loop y
+    touches A with stride 16 (its rows), 16 * 16 elements, each reused by the 16 x's."""
+    from tessera.autotvm import feature
+
+    n = 16
+    k = te.reduce_axis((0, n), "k")
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    C = te.compute((n, n), lambda y, x: te.sum(A[y, k] * B[k, x], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    s[C].parallel(C.op.axis[0])
+    rows = [{pair[0]: pair[1:] for pair in row[1:]} for row in feature.get_itervar_feature(s, [A, B, C])]
+    assert [r["_attr_"][:4] for r in rows] == [[16, 1, 16, 4096], [16, 2, 256, 256], [16, 3, 4096, 16]]
+    assert rows[0]["_attr_"][4:] == [0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0]  # one-hot: parallel
+    # thread count and reuse: the whole loop's over one thread's (one y): A_0's rows are per thread
+    # (16 times the count, the same reuse), every thread reads all of B (the count once, reuse 16 times)
+    assert rows[0]["A_0"] == [16, -1, 256, 16, 16, 1] and rows[0]["B_0"] == [0, -1, 256, 16, 1, 16]
+    assert rows[2]["A_0"] == [1, -1, 16, 1, 0, 0] and rows[2]["C_0"] == [0, -1, 1, 16, 0, 0]
+    flat = feature.get_itervar_feature_flatten(s, [A, B, C], take_log=True)
+    assert flat.shape == (3 * (4 + 11 + 3 + 4 * 6),) and np.isclose(flat[0], np.log2(17))
+    assert feature.get_buffer_curve_sample_flatten(s, [A, B, C], sample_n=10).shape == (10 * 3 * 4 * 2,)

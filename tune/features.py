@@ -25,6 +25,12 @@ from te.tensor import Tensor
 from te.visitor import collect_vars, walk
 from schedule import stmt as S
 from schedule.schedule_ops import schedule_ops
+from tune.touch_features import (  # noqa: F401 (classic autotvm.feature's per-loop touch features)
+    flatten_itervar_feature,
+    get_buffer_curve_sample_flatten,
+    get_itervar_feature,
+    get_itervar_feature_flatten,
+)
 
 DEPTH = 8
 ACCESSES = 3
@@ -192,4 +198,6 @@ def store_vectors(sch, args) -> np.ndarray:
     return np.stack([itervar_vector([st]) for st in stmts] or [itervar_vector([])])
 
 
-__all__ = ["collect_statements", "curve_vector", "itervar_vector", "loop_nest", "schedule_vector", "store_vectors"]
+__all__ = ["collect_statements", "curve_vector", "flatten_itervar_feature", "get_buffer_curve_sample_flatten",
+           "get_itervar_feature", "get_itervar_feature_flatten", "itervar_vector", "loop_nest", "schedule_vector",
+           "store_vectors"]
