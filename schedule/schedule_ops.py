@@ -151,7 +151,7 @@ class NestBuilder:
         nest = self.with_attached(st, leaves[-1], nest) if leaves else nest
         for p in reversed(range(len(leaves))):
             iv = leaves[p]
-            nest = self.loop(st, iv, info, nest)
+            nest = self.loop(st, iv, info, nest, index=root_index)
             if is_reduce and p == first_reduce and self.with_init:
                 nest = S.seq(self.init_stmt(st, info, body, root_index, p), nest)
             if p > 0:
@@ -184,13 +184,17 @@ class NestBuilder:
             out = self.realize(p, out, skip=[k for k in range(p.op.num_outputs) if self.is_arg(p, k)])
         return out
 
-    def loop(self, st, iv, info: LoopInfo, body: S.Stmt, var=None) -> S.Stmt:
+    def loop(self, st, iv, info: LoopInfo, body: S.Stmt, var=None, index=None) -> S.Stmt:
+        """The loop of leaf ``iv``; an extent that names the stage's axes (a reduce axis whose
+        extent depends on a data axis, ``k < indptr[i + 1] - indptr[i]``) reads them through
+        ``index`` (axis -> its value from the leaf loops, after splits and fuses)."""
         attrs = st.iter_var_attrs.get(iv, {})
+        extent = info.extent[iv] if index is None else simplify(substitute(info.extent[iv], index))
         if attrs.get("bind") is not None:  # schedule.thread_bind
-            return bind_loop(attrs["bind"], iv.var if var is None else var, info.extent[iv], body, self.ranges)
+            return bind_loop(attrs["bind"], iv.var if var is None else var, extent, body, self.ranges)
         kind = _KIND[attrs.get("kind")]
         pragmas = tuple(attrs.get("pragmas", ()))
-        return S.For(iv.var if var is None else var, E.const(0), info.extent[iv], kind, body, pragmas)
+        return S.For(iv.var if var is None else var, E.const(0), extent, kind, body, pragmas)
 
     def guard(self, body: S.Stmt, conds: list) -> S.Stmt:
         if not conds:

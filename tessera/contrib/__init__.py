@@ -1,4 +1,4 @@
-"""``tvm.contrib``: ``cc`` (linking), ``utils`` (temporary directories), ``cblas`` (BLAS matmul), ``pickle_memoize`` (test references computed once)."""
+"""``tvm.contrib``: ``cc`` (linking), ``utils`` (temporary directories), ``cblas`` (BLAS matmul), ``pickle_memoize`` (test references computed once), ``sparse`` (CSR matrices; imported on first use, it loads topi)."""
 
 from tessera.contrib import cblas, cc, pickle_memoize, utils
 
@@ -12,6 +12,6 @@ def __getattr__(name: str):
 
     from tessera import absent_targets
 
-    if absent_targets.target_of(f"tessera.contrib.{name}") is None:
+    if name != "sparse" and absent_targets.target_of(f"tessera.contrib.{name}") is None:
         raise AttributeError(f"module 'tessera.contrib' has no attribute '{name}'")
     return importlib.import_module(f"tessera.contrib.{name}")

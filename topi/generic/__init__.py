@@ -14,6 +14,7 @@ from topi.generic.nn import (  # noqa: F401
     schedule_lrn, schedule_lstm, schedule_extern, schedule_unique, schedule_sort, schedule_argsort, schedule_topk,
     schedule_argwhere, schedule_batch_norm, schedule_conv1d_nwc, schedule_group_conv1d_ncw,
     schedule_group_conv1d_nwc, schedule_group_conv2d_nchw, schedule_group_conv2d_nhwc, default_schedule,
+    schedule_sparse_conv2d, schedule_sparse_dense, schedule_sparse_transpose,
 )
 from topi.generic.conv2d import (  # noqa: F401,E402
     schedule_conv1d_transpose_ncw, schedule_conv2d_hwcn, schedule_conv3d_ncdhw, schedule_conv3d_ndhwc,

@@ -132,6 +132,9 @@ schedule_group_conv1d_ncw = _fallback("schedule_group_conv1d_ncw", "grouped conv
 schedule_group_conv1d_nwc = _fallback("schedule_group_conv1d_nwc", "grouped conv1d (NWC)")
 schedule_group_conv2d_nchw = _fallback("schedule_group_conv2d_nchw", "grouped conv2d (NCHW)")
 schedule_group_conv2d_nhwc = _fallback("schedule_group_conv2d_nhwc", "grouped conv2d (NHWC)")
+schedule_sparse_dense = _fallback("schedule_sparse_dense", "sparse_dense and topi.sparse products (CSR, BSR)")
+schedule_sparse_conv2d = _fallback("schedule_sparse_conv2d", "sparse_conv2d")
+schedule_sparse_transpose = _fallback("schedule_sparse_transpose", "sparse_transpose (a hybrid script)")
 
 
 def schedule_lstm(outs):
@@ -146,6 +149,9 @@ def schedule_lstm(outs):
 
 __all__ = [
     "default_schedule",
+    "schedule_sparse_conv2d",
+    "schedule_sparse_dense",
+    "schedule_sparse_transpose",
     "parallel_outer",
     "schedule_adaptive_pool",
     "schedule_batch_matmul",

@@ -41,3 +41,4 @@ from topi.nn.deformable_conv2d import deformable_conv2d_nchw, deformable_conv2d_
 from topi.nn.bitserial import (  # noqa: F401,E402
     binarize_pack, binary_dense, bitpack, bitserial_conv2d_nchw, bitserial_conv2d_nhwc,
 )
+from topi.nn.sparse import sparse_add, sparse_conv2d, sparse_dense, sparse_transpose  # noqa: F401,E402

@@ -53,3 +53,4 @@ from topi.x86.bitserial import (  # noqa: F401,E402
     schedule_bitserial_conv2d_nchw, schedule_bitserial_conv2d_nhwc,
 )
 from topi.vision.rcnn import roi_align_nchw  # noqa: F401,E402  (the generic compute: a hybrid script with its own loops)
+from topi.x86.sparse import schedule_sparse_conv2d, schedule_sparse_dense  # noqa: F401,E402
