@@ -33,13 +33,21 @@ def normalize(dtype) -> str:
     return dtype
 
 
+_SPLIT: dict = {}  # dtype -> (element, lanes): lowering asks millions of times about a few strings
+
+
 def split_lanes(dtype: str) -> tuple[str, int]:
     """``"float32x8"`` -> ``("float32", 8)``; scalars have one lane."""
-    if "x" in dtype:
-        base, _, lanes = dtype.partition("x")
-        if lanes.isdigit():
-            return base, int(lanes)
-    return dtype, 1
+    hit = _SPLIT.get(dtype)
+    if hit is None:
+        hit = (dtype, 1)
+        if "x" in dtype:
+            base, _, lanes = dtype.partition("x")
+            if lanes.isdigit():
+                hit = (base, int(lanes))
+        if len(_SPLIT) < 4096:
+            _SPLIT[dtype] = hit
+    return hit
 
 
 def element(dtype: str) -> str:
@@ -55,32 +63,37 @@ def with_lanes(dtype: str, n: int) -> str:
     return base if n == 1 else f"{base}x{n}"
 
 
+_FLOATS, _INTS, _SIGNED, _UNSIGNED = frozenset(FLOATS), frozenset(SIGNED + UNSIGNED), frozenset(SIGNED), frozenset(UNSIGNED)
+
+
 def is_float(dtype: str) -> bool:
-    return element(dtype) in FLOATS
+    return element(dtype) in _FLOATS
 
 
 def is_int(dtype: str) -> bool:
     """Signed or unsigned integer (bool excluded)."""
-    return element(dtype) in SIGNED + UNSIGNED
+    return element(dtype) in _INTS
 
 
 def is_signed(dtype: str) -> bool:
-    return element(dtype) in SIGNED
+    return element(dtype) in _SIGNED
 
 
 def is_unsigned(dtype: str) -> bool:
-    return element(dtype) in UNSIGNED
+    return element(dtype) in _UNSIGNED
 
 
 def is_bool(dtype: str) -> bool:
     return element(dtype) == "bool"
 
 
+_BITS = {"bool": 1, **{d: int("".join(ch for ch in d if ch.isdigit())) for d in SCALARS if d != "bool"}}
+
+
 def bits(dtype: str) -> int:
     base = element(dtype)
-    if base == "bool":
-        return 1
-    return int("".join(ch for ch in base if ch.isdigit()))
+    hit = _BITS.get(base)
+    return hit if hit is not None else int("".join(ch for ch in base if ch.isdigit()))
 
 
 def promote(a: str, b: str) -> str:
