@@ -71,7 +71,7 @@ def build(sch, args=None, target=None, name: str = "default_function") -> Module
         if mod is not None:
             return mod
     with t:
-        mod = build_lowered(lower(sch, args, name=name), t)
+        mod = build_lowered(lower(sch, args, name=name, unroll_in_codegen=True), t)
     with _lock:
         if len(_schedule_cache) >= SCHEDULE_CACHE_SIZE:
             _schedule_cache.clear()

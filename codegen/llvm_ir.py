@@ -215,9 +215,10 @@ class CodeGen(ParallelLoops):
         if s.kind == S.PARALLEL and not self.cur.in_parallel:
             self.parallel_for(s)
             return
-        self.serial_loop(s.loop_var, self.expr(s.min), self.b.add(self.expr(s.min), self.expr(s.extent)), s.body)
+        self.serial_loop(s.loop_var, self.expr(s.min), self.b.add(self.expr(s.min), self.expr(s.extent)), s.body,
+                         unroll=s.kind == S.UNROLLED)
 
-    def serial_loop(self, var: E.Var, lo: ir.Value, hi: ir.Value, body: S.Stmt) -> None:
+    def serial_loop(self, var: E.Var, lo: ir.Value, hi: ir.Value, body: S.Stmt, unroll: bool = False) -> None:
         b = self.b
         pre = b.block
         head = b.append_basic_block(f"for_{_clean(var.name)}")
@@ -234,14 +235,17 @@ class CodeGen(ParallelLoops):
         nxt = b.add(phi, ir.Constant(phi.type, 1), flags=["nsw"])
         phi.add_incoming(nxt, b.block)
         latch = b.branch(head)
-        if id(var) in self.masked_vars:
-            latch.set_metadata("llvm.loop", self.no_vectorize_loop_id())
+        if unroll:
+            latch.set_metadata("llvm.loop", self.loop_id("llvm.loop.unroll.full"))
+        elif id(var) in self.masked_vars:
+            latch.set_metadata("llvm.loop", self.loop_id("llvm.loop.vectorize.enable", ir.Constant(I1, 0)))
         b.position_at_end(done)
 
-    def no_vectorize_loop_id(self) -> ir.MDValue:
-        """A fresh ``!llvm.loop`` id (self-referential) saying "llvm.loop.vectorize.enable false"."""
+    def loop_id(self, key: str, value: ir.Constant | None = None) -> ir.MDValue:
+        """A fresh self-referential ``!llvm.loop`` id with one hint: ``llvm.loop.unroll.full`` (a loop
+        the schedule unrolls: ``schedule.passes.unroll_loops``), ``llvm.loop.vectorize.enable`` false."""
         m = self.module
-        hint = m.add_metadata([ir.MetaDataString(m, "llvm.loop.vectorize.enable"), ir.Constant(I1, 0)])
+        hint = m.add_metadata([ir.MetaDataString(m, key)] + ([] if value is None else [value]))
         loop_id = ir.MDValue(m, [hint], name=str(len(m.metadata)))
         loop_id.operands = (loop_id, hint)
         return loop_id

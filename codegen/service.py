@@ -171,7 +171,7 @@ def compile_schedule(sch, args, name: str = "default_function", target=None,
 
     t = create(target)
     with t:
-        return compile_lowered(lower(sch, args, name=name), t, symbol, keep_ll)
+        return compile_lowered(lower(sch, args, name=name, unroll_in_codegen=True), t, symbol, keep_ll)
 
 
 def load(kernels: list, label: str | None = None) -> LoadedCode:

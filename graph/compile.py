@@ -157,7 +157,7 @@ def lower_source(src: KernelSource):
 
     with src.target:
         args, outs = body_to_te(src.body, src.target)
-        return lower(schedule_source(src, outs), args + outs, name=src.symbol)
+        return lower(schedule_source(src, outs), args + outs, name=src.symbol, unroll_in_codegen=True)
 
 
 def compile_source(src: KernelSource) -> Kernel:
@@ -172,7 +172,7 @@ def compile_source(src: KernelSource) -> Kernel:
         args, outs = body_to_te(src.body, target)
         sch = schedule_source(src, outs)
         t1 = clock()
-        lowered = lower(sch, args + outs, name=src.symbol, timings=passes)
+        lowered = lower(sch, args + outs, name=src.symbol, timings=passes, unroll_in_codegen=True)
         t2 = clock()
         raw, symbol = service.emit_llvm(lowered, src.symbol)
         t3 = clock()

@@ -55,12 +55,14 @@ class LoweredFunc:
 
 
 def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict | None = None,
-          pipeline=None, scratch_outputs: bool = False) -> LoweredFunc:
+          pipeline=None, scratch_outputs: bool = False, unroll_in_codegen: bool = False) -> LoweredFunc:
     """Lower ``sch`` to a loop nest over the buffers of ``args`` (tensors and vars); ``timings``, if
     given, accumulates the seconds of ``schedule_ops`` and of each pass by name (compile profiles);
     ``pipeline``: the passes to run (default :data:`PIPELINE`; ``()``: the first nest only).
     An output missing from ``args`` is an error, or with ``scratch_outputs`` (classic ``tvm.lower``,
-    to look at a nest) computed into a scratch buffer."""
+    to look at a nest) computed into a scratch buffer.  ``unroll_in_codegen``: loops to unroll stay
+    ``unrolled`` loops that LLVM unrolls (what the builds do); by default their bodies are copied,
+    as classic TVM's lowered nest shows them."""
     args = _check_args(sch, args, name)
     arg_keys = {(a.op, a.value_index) for a in args if isinstance(a, Tensor)}
     t0 = time.perf_counter()
@@ -69,6 +71,7 @@ def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict
         timings["schedule_ops"] = timings.get("schedule_ops", 0.0) + time.perf_counter() - t0
     ctx, params = pass_context(sch, args, ranges)
     params = params + _implicit_vars(args, name)
+    ctx["unroll_in_codegen"] = unroll_in_codegen
     trace = os.environ.get("TESSERA_PRINT_PASSES", "") not in ("", "0")
     if trace:
         print(f"// {name}: schedule_ops\n{S.stmt_str(body)}", file=sys.stderr)

@@ -175,7 +175,7 @@ def compile_object(sch, args, name: str, lowered=None, target=None) -> dict:
     from schedule.lower import lower
 
     if lowered is None:
-        lowered = lower(sch, args, name=name)
+        lowered = lower(sch, args, name=name, unroll_in_codegen=True)
     kernel = service.compile_lowered(lowered, target)
     return {"obj": kernel.obj, "symbol": kernel.symbol, "name": kernel.name, "kernel": kernel,
             "specs": [dataclasses.asdict(p) for p in kernel.params]}
@@ -221,7 +221,7 @@ def lower_here(task, config) -> dict:
         return {"error_no": MeasureErrorNo.INSTANTIATION_ERROR, "error": str(err)}
     try:
         with task.target:
-            return {"lowered": lower(sch, args, name=kernel_name(task.name)), "layouts": layouts}
+            return {"lowered": lower(sch, args, name=kernel_name(task.name), unroll_in_codegen=True), "layouts": layouts}
     except Exception as err:
         return {"error_no": MeasureErrorNo.COMPILE_HOST, "error": f"{type(err).__name__}: {err}"}
 
