@@ -309,3 +309,81 @@ def test_binary_dense():
                 inputs=[packed_a, packed_b])
     with pytest.raises(ValueError, match=r"binarize_pack: axis 1 of data \(3, 40\) must be a multiple of 32"):
         topi.nn.binarize_pack(te.placeholder((3, 40)))
+
+
+# ------------------------------------------------------------------ blocked conv2d_NCHWc --
+@pytest.mark.parametrize("n,ic,oc,size,k,stride,pad,groups,icb,ocb", [
+    (2, 6, 9, 7, 3, 2, (1, 0, 2, 1), 1, 3, 3),  # blocks of 3: outside the template's space
+    (1, 8, 12, 6, 3, 1, 1, 2, 2, 2),  # groups: the data holds twice the kernel's input blocks
+])
+def test_conv2d_NCHWc_takes_any_blocks_and_groups(n, ic, oc, size, k, stride, pad, groups, icb, ocb):
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((n, ic, size, size)).astype("float32")
+    w = rng.standard_normal((oc, ic // groups, k, k)).astype("float32")
+    expected = ref.conv2d_nchw_python(a, w, stride, pad, groups)
+    blocked = lambda x, b: x.reshape(x.shape[0], -1, b, *x.shape[2:]).transpose(0, 1, 3, 4, 2)  # noqa: E731
+    wb = w.reshape(oc // ocb, ocb, ic // groups // icb, icb, k, k).transpose(0, 2, 4, 5, 3, 1)
+    data, kernel = te.placeholder((n, ic // icb, size, size, icb), name="a"), te.placeholder(wb.shape, name="w")
+    with Target("llvm"):
+        out = topi.nn.relu(topi.x86.conv2d_NCHWc(data, kernel, stride, pad, 1, f"NCHW{icb}c", f"NCHW{ocb}c"))
+        s = topi.x86.schedule_conv2d_NCHWc([out])
+    check_build(s, [data, kernel, out], lambda *_: np.maximum(blocked(expected, ocb), 0),
+                inputs=[blocked(a, icb), wb], rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_NCHWc_refuses_mismatched_blocks():
+    with pytest.raises(ValueError, match=r"the data's blocks must be a multiple of the kernel's"):
+        topi.nn.conv2d_NCHWc(te.placeholder((1, 3, 5, 5, 4)), te.placeholder((2, 2, 3, 3, 4, 8)), 1, 1, 1)
+
+
+# ------------------------------------------------------------------ depthwise --
+@pytest.mark.parametrize("layout,dshape,kshape", [
+    ("NCHW", (1, 12, 13, 11), (12, 2, 3, 3)),
+    ("NHWC", (1, 13, 11, 12), (3, 3, 12, 2)),
+    ("NCHWc", (1, 3, 13, 11, 4), (6, 1, 3, 3, 1, 4)),
+])
+def test_depthwise_workload_and_fallback(layout, dshape, kshape):
+    from topi.nn.depthwise_conv2d import Workload as DWorkload, _get_workload as dw_workload
+    from topi.x86.depthwise_conv2d import _fallback_schedule as dw_fallback
+
+    data, kernel = te.placeholder(dshape, name="d"), te.placeholder(kshape, name="k")
+    wkl = dw_workload(data, kernel, (2, 1), "SAME", (1, 2), "float32", layout)
+    # 12 channels in, 24 out (a multiplier of 2, or 24 output channels of the blocked kernel)
+    assert wkl == DWorkload("float32", "float32", 13, 11, 12, 24, 3, 3, 1, 2, 1, 2, 1, 2, 2, 1)
+    with Target("llvm"):
+        cfg = FallbackConfigEntity()
+        dw_fallback(cfg, wkl)
+        lanes = Target.current().lanes("float32")
+    ow = 11  # SAME, stride 1 along W
+    assert np.prod(cfg["tile_ow"].size) == ow and np.prod(cfg["tile_oc"].size) == 24
+    assert cfg["tile_oc"].size[1] <= lanes and 12 % cfg["tile_ic"].size[1] == 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_depthwise_NCHWc_classic_kernel_with_scale_shift(dtype):
+    rng = np.random.default_rng(13)
+    n, c, h, w, b, k = 2, 12, 9, 7, 4, 3
+    a = rng.random((n, c // b, h, w, b)).astype(dtype)
+    wt = rng.random((c // b, 1, k, k, 1, b)).astype(dtype)
+    scale, shift = rng.random((c // b, b)).astype(dtype), rng.random((c // b, b)).astype(dtype)
+    conv = ref.depthwise_conv2d_python_nchwc(a.astype("float32"), wt.astype("float32"), 2, "SAME", 2)
+    # the same conv unblocked: group conv of the plain tensors
+    plain = ref.group_conv2d_nchw_python(a.transpose(0, 1, 4, 2, 3).reshape(n, c, h, w).astype("float32"),
+                                         wt.transpose(0, 5, 1, 4, 2, 3).reshape(c, 1, k, k).astype("float32"),
+                                         2, "SAME", c, 2)
+    np.testing.assert_allclose(conv, plain.reshape(n, c // b, b, *plain.shape[2:]).transpose(0, 1, 3, 4, 2),
+                               rtol=1e-5, atol=1e-5)
+    expected = np.maximum(conv * scale[None, :, None, None] + shift[None, :, None, None], 0).astype(dtype)
+    tensors = [te.placeholder(x.shape, dtype, name=nm) for x, nm in ((a, "a"), (wt, "w"), (scale, "s"),
+                                                                      (shift, "t"))]
+    with Target("llvm"):
+        out = topi.x86.depthwise_conv2d_NCHWc(tensors[0], tensors[1], 2, "SAME", 2, "NCHW4c", "NCHW4c", dtype)
+        out = topi.nn.relu(topi.nn.scale_shift_nchwc(out, tensors[2], tensors[3]))
+        s = topi.x86.schedule_depthwise_conv2d_NCHWc(out)
+    tol = 1e-4 if dtype == "float32" else 2e-2
+    check_build(s, [*tensors, out], lambda *_: expected, inputs=[a, wt, scale, shift], rtol=tol, atol=tol)
+
+
+def test_scale_shift_refuses_a_wrong_scale():
+    with pytest.raises(ValueError, match=r"scale_shift_nchw: data \(1, 3, 4, 4\) must be 4-D and scale \(4,\)"):
+        topi.nn.scale_shift_nchw(te.placeholder((1, 3, 4, 4)), te.placeholder((4,)), te.placeholder((3,)))

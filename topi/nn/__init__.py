@@ -42,3 +42,4 @@ from topi.nn.bitserial import (  # noqa: F401,E402
     binarize_pack, binary_dense, bitpack, bitserial_conv2d_nchw, bitserial_conv2d_nhwc,
 )
 from topi.nn.sparse import sparse_add, sparse_conv2d, sparse_dense, sparse_transpose  # noqa: F401,E402
+from topi.nn.mapping import scale_shift_nchw, scale_shift_nchwc, scale_shift_nhwc  # noqa: F401,E402

@@ -291,7 +291,9 @@ def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout: str = "NCHWc",
     data : te.Tensor
         ``[N, IC // ic_bn, H, W, ic_bn]``.
     kernel : te.Tensor
-        ``[OC // oc_bn, IC // ic_bn, KH, KW, ic_bn, oc_bn]``.
+        ``[OC // oc_bn, IC // groups // ic_bn, KH, KW, ic_bn, oc_bn]``: the number of groups
+        is the ratio of the data's input blocks to the kernel's (classic TVM's rule); a
+        group's channels are whole blocks.
     stride, padding, dilation
         As in :func:`conv2d_nchw`.
     layout, out_layout : str
@@ -308,13 +310,16 @@ def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout: str = "NCHWc",
         raise ValueError(f"{op}: data {dshape} must be 5-D and kernel {kshape} 6-D")
     n, icc, h, w, ic_bn = dshape
     occ, kicc, kh, kw, kic_bn, oc_bn = kshape
-    if (kicc, kic_bn) != (icc, ic_bn):
+    groups = icc // kicc if kicc and icc % kicc == 0 else 0
+    if kic_bn != ic_bn or not groups or occ % groups:
         raise ValueError(f"{op}: argument kernel of shape {kshape} expects input channels blocked as "
-                         f"({kicc}, {kic_bn}), but data of shape {dshape} has ({icc}, {ic_bn})")
+                         f"({kicc} per group, {kic_bn}), but data of shape {dshape} has ({icc}, {ic_bn}); "
+                         f"the data's blocks must be a multiple of the kernel's, and the groups divide the "
+                         f"{occ} output blocks")
     st, dil, (t, l, b, r), ohw = _spatial(op, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation)
     padded = pad_spatial(data, (t, l, b, r), "NCHWc", name="data_pad")
-    attrs = {"workload": ("conv2d_NCHWc", dshape, kshape, st, (t, l, b, r), dil, layout, out_layout)}
-    return nchwc_conv(padded, kernel, ohw, st, dil, out_dtype or data.dtype, attrs=attrs)
+    attrs = {"workload": ("conv2d_NCHWc", dshape, kshape, st, (t, l, b, r), dil, layout, out_layout, groups)}
+    return nchwc_conv(padded, kernel, ohw, st, dil, out_dtype or data.dtype, attrs=attrs, groups=groups)
 
 
 class Workload(NamedTuple):

@@ -9,10 +9,12 @@ output channel ``c * multiplier + m`` reads input channel ``c`` only::
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import te
 from topi import tag
 from topi.accumulate import accumulate_dtype, round_once
-from topi.nn.conv2d import _mul, conv_window
+from topi.nn.conv2d import _mul, as_pair, conv_window, get_pad_tuple
 from topi.utils import get_const_tuple
 
 
@@ -83,3 +85,48 @@ def depthwise_conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=Non
         name="depthwise_conv2d_nhwc", tag=tag.DEPTHWISE_CONV2D_NHWC,
         attrs={"workload": (op, dshape, kshape, (sh, sw), (t, l, b, r), (dh, dw), c, out_dtype)},
     )
+
+
+class Workload(NamedTuple):
+    """A depthwise conv's geometry as classic TVM's x86 templates key it
+    (``topi.nn.depthwise_conv2d.Workload``)."""
+
+    in_dtype: str
+    out_dtype: str
+    height: int
+    width: int
+    in_filter: int
+    out_filter: int
+    kernel_h: int
+    kernel_w: int
+    padt: int
+    padl: int
+    padb: int
+    padr: int
+    dilation_h: int
+    dilation_w: int
+    stride_h: int
+    stride_w: int
+
+
+def _get_workload(data, kernel, stride, padding, dilation, out_dtype, data_layout: str = "NCHW") -> Workload:
+    """The classic :class:`Workload` of a depthwise conv of NCHW, NHWC or NCHW[x]c ``data`` with a
+    ``[C, M, KH, KW]``, ``[KH, KW, C, M]`` or ``[C/b, M/m, KH, KW, m, b]`` kernel (see
+    ``topi.x86.depthwise_conv2d._fallback_schedule``)."""
+    op = "depthwise_conv2d workload"
+    dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
+    if data_layout == "NCHW":
+        (_, channels, h, w), (kc, mult, kh, kw) = dshape, kshape
+    elif data_layout == "NHWC":
+        (_, h, w, channels), (kh, kw, kc, mult) = dshape, kshape
+    elif data_layout == "NCHWc":
+        (_, cc, h, w, cb), (kcc, mc, kh, kw, mb, kb) = dshape, kshape
+        if cb != kb:
+            raise ValueError(f"{op}: data {dshape} is blocked by {cb} but kernel {kshape} by {kb}")
+        channels, kc, mult = cc * cb, kcc * kb, mc * mb
+    else:
+        raise ValueError(f"{op}: data_layout={data_layout!r} is not supported; use 'NCHW', 'NHWC' or 'NCHWc'")
+    dh, dw = as_pair(dilation, op, "dilation")
+    sh, sw = as_pair(stride, op, "stride")
+    pt, pl, pb, pr = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), op)
+    return Workload(data.dtype, out_dtype, h, w, channels, kc * mult, kh, kw, pt, pl, pb, pr, dh, dw, sh, sw)

@@ -4,7 +4,7 @@
 # Python binds on the package when a module shares its function's name.
 from topi.testing.conv import (  # noqa: F401
     conv2d_nchw_python, conv2d_nhwc_python, depthwise_conv2d_python_nchw,
-    depthwise_conv2d_python_nhwc, conv2d_transpose_nchw_python, conv1d_ncw_python,
+    depthwise_conv2d_python_nhwc, depthwise_conv2d_python_nchwc, conv2d_transpose_nchw_python, conv1d_ncw_python,
     group_conv2d_nchw_python, conv2d_NCHWc_python, group_conv1d_ncw_python, conv2d_hwcn_python,
 )
 from topi.testing.nn_ref import (  # noqa: F401

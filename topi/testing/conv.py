@@ -82,6 +82,18 @@ def depthwise_conv2d_python_nhwc(a_np, w_np, stride, padding, dilation=1):
     return out.transpose(0, 2, 3, 1)
 
 
+def depthwise_conv2d_python_nchwc(a_np, w_np, stride, padding, dilation=1):
+    """Depthwise conv of blocked ``a_np [N, C/b, H, W, b]`` with a classic blocked kernel
+    ``[OC/b', 1, KH, KW, 1, b']``; output channel ``o`` reads input channel ``o // (OC / C)``."""
+    n, cc, h, w, cb = a_np.shape
+    occ, _, kh, kw, _, ob = w_np.shape
+    a = a_np.transpose(0, 1, 4, 2, 3).reshape(n, cc * cb, h, w)
+    k = w_np.transpose(0, 5, 1, 4, 2, 3).reshape(occ * ob, 1, kh, kw)
+    out = group_conv2d_nchw_python(a, k, stride, padding, cc * cb, dilation)
+    oh, ow = out.shape[2:]
+    return out.reshape(n, occ, ob, oh, ow).transpose(0, 1, 3, 4, 2)
+
+
 def conv2d_transpose_nchw_python(a_np, w_np, stride, padding, output_padding=(0, 0), groups=1):
     """Transposed conv: ``a_np [N, IC, H, W]``, ``w_np [IC, OC // groups, KH, KW]`` (scatter form)."""
     return conv_transpose_python(a_np, w_np, stride, padding, output_padding, groups)

@@ -17,6 +17,7 @@ from topi.x86.conv2d_schedule import schedule_conv2d_nchw, schedule_conv2d_nhwc,
 from topi.x86.conv_direct import default_direct_config  # noqa: F401
 from topi.x86.depthwise_conv2d import (  # noqa: F401
     schedule_depthwise_conv2d_nchw, schedule_depthwise_conv2d_nhwc, default_depthwise_conv2d_config,
+    depthwise_conv2d_nchw, depthwise_conv2d_NCHWc, schedule_depthwise_conv2d_NCHWc,
 )
 from topi.x86.conv2d_transpose import (  # noqa: F401
     conv2d_transpose_nchw, schedule_conv2d_transpose_nchw, default_conv2d_transpose_config,

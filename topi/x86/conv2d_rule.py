@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from topi.config import divisors, largest_divisor, max_accumulators
 from topi.nn.conv2d import _spatial
-from tune.autotvm.config import choose_config, current_target, make_config, register_rule
+from tune.autotvm.config import (
+    check_config, choose_config, config_of, config_space, current_target, make_config, register_rule,
+)
 from tune.autotvm.space import ConfigEntity
 
 TEMPLATE = "conv2d_NCHWc.x86"
@@ -41,7 +43,8 @@ def conv2d_key(workload: tuple) -> tuple:
         return conv2d_workload(dshape, kshape, st, pads, dil, groups, out_dtype, out_dtype)
     if workload[0] == "conv2d_NCHWc":
         _, (n, icc, h, w, icb), (occ, kicc, kh, kw, kicb, ocb), st, pads, dil = workload[:6]
-        return conv2d_workload((n, icc * icb, h, w), (occ * ocb, kicc * kicb, kh, kw), st, pads, dil)
+        groups = workload[8] if len(workload) > 8 else 1
+        return conv2d_workload((n, icc * icb, h, w), (occ * ocb, kicc * kicb, kh, kw), st, pads, dil, groups)
     raise ValueError(f"conv2d: workload {workload[0]!r} is not a conv2d workload")
 
 
@@ -139,15 +142,22 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
         dividing = [b for b in cands if ocg % b == 0]
         whole = [b for b in dividing if b % vec == 0 or vec % b == 0]  # 24 on AVX-512: 3x slower than 8
         oc_bn = max(whole or dividing) if dividing else vec
-    max_w = max(1, max_acc // max(1, oc_bn // vec))
-    ow_bn = largest_divisor(ow, max_w)
-    if ow_bn < 4 and ow > 4:
-        ow_bn = min(max_w, 8)
-    unroll_kw = kw <= 3 and ic_bn <= vec
+    ow_bn, unroll_kw = _row_tile(ow, kw, ic_bn, oc_bn, vec, max_acc)
     two_vectors = oc_bn == 2 * vec and bool(wide)  # the wide or narrow two-vector tile (flat: over the plane)
     if two_vectors:
         ow_bn, unroll_kw = wide, False
     return {"ic_bn": ic_bn, "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": unroll_kw, "flat": flat and two_vectors}
+
+
+def _row_tile(ow: int, kw: int, ic_bn: int, oc_bn: int, vec: int, max_acc: int) -> tuple[int, bool]:
+    """``(ow_bn, unroll_kw)`` of a row tile of ``oc_bn`` channels: the widest divisor of OW whose
+    accumulators fit (8 columns and a tail where only a divisor below 4 exists); the kernel
+    columns unrolled when KW <= 3 and ``ic_bn`` is at most one vector (a wider body spills)."""
+    max_w = max(1, max_acc // max(1, oc_bn // vec))
+    ow_bn = largest_divisor(ow, max_w)
+    if ow_bn < 4 and ow > 4:
+        ow_bn = min(max_w, 8)
+    return ow_bn, kw <= 3 and ic_bn <= vec
 
 
 def _flat_fills(plane: int, ow: int, row_tile: int, flat_tile: int) -> bool:
@@ -218,3 +228,20 @@ def default_conv2d_config(workload, target=None) -> ConfigEntity:
     """The config of a conv ``workload`` (a key or a compute's ``attrs["workload"]``):
     the current dispatch context's choice, else :func:`conv2d_rule` for ``target``."""
     return choose_config(conv2d_key(tuple(workload)), target)
+
+
+def blocks_config(workload, values: dict | None, ic_bn: int, oc_bn: int, target=None) -> ConfigEntity:
+    """The config of ``values`` with the blocks ``ic_bn``/``oc_bn`` that a conv's pre-blocked tensors
+    fix (classic ``conv2d_NCHWc`` takes any blocks: ``NCHW3c`` data, a kernel blocked by 5): blocks
+    outside the template's space join this config's space, the other knobs keep theirs.  ``values``
+    None: the row tile of those blocks (:func:`_row_tile`, for a grouped conv whose groups the
+    template would not block)."""
+    target = target or current_target()
+    if values is None:
+        _, _, _, ow, kw, _, dtype = _geometry(tuple(workload))
+        ow_bn, unroll_kw = _row_tile(ow, kw, ic_bn, oc_bn, target.lanes(dtype), max_accumulators(target))
+        values = {"ow_bn": ow_bn, "unroll_kw": unroll_kw, "flat": False}
+    space = config_space(tuple(workload), target)
+    for knob, block in (("ic_bn", ic_bn), ("oc_bn", oc_bn)):
+        space[knob] = sorted(set(space[knob]) | {block})
+    return check_config(config_of(workload, {**values, "ic_bn": ic_bn, "oc_bn": oc_bn}, space))

@@ -11,9 +11,9 @@ from __future__ import annotations
 import te
 from topi import tag
 from topi.utils import find_anchor, get_const_tuple
-from topi.x86.conv2d_rule import TEMPLATE, conv2d_key, default_conv2d_config
+from topi.x86.conv2d_rule import TEMPLATE, blocks_config, conv2d_blockable, conv2d_key, default_conv2d_config
 from topi.x86.conv_direct import schedule_direct
-from tune.autotvm.config import check_config, current_target, make_config
+from tune.autotvm.config import check_config, current_target
 from tune.autotvm.space import ConfigEntity
 from topi.config import records_target
 
@@ -123,9 +123,11 @@ def conv_config(conv_op, cfg: ConfigEntity | None = None) -> ConfigEntity:
     ic_bn, oc_bn = get_const_tuple(kernel.shape)[4:]
     flat = bool(conv_op.attrs.get("flat"))
     if cfg is None:
-        cfg = conv_op.attrs.get("config") or default_conv2d_config(key)
+        cfg = conv_op.attrs.get("config") or (default_conv2d_config(key) if conv2d_blockable(key) else None)
+        if cfg is None:  # groups the template would not block, blocked by the tensors
+            return blocks_config(key, None, ic_bn, oc_bn)
         if (cfg["ic_bn"].val, cfg["oc_bn"].val, cfg.values.get("flat", False)) != (ic_bn, oc_bn, flat):
-            cfg = make_config(key, {**cfg.values, "ic_bn": ic_bn, "oc_bn": oc_bn, "flat": flat})
+            cfg = blocks_config(key, {**cfg.values, "flat": flat}, ic_bn, oc_bn)
         return cfg
     check_config(cfg, key)
     if (cfg["ic_bn"].val, cfg["oc_bn"].val) != (ic_bn, oc_bn):

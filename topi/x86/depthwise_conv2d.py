@@ -225,18 +225,25 @@ def depthwise_nchwc_rule(workload: tuple, target) -> dict:
 register_rule(TEMPLATE_NCHWC, depthwise_nchwc_space, depthwise_nchwc_rule, doc="depthwise conv2d, NCHW[x]c")
 
 
-def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, cfg: ConfigEntity | None = None):
-    """Depthwise conv (multiplier 1) on blocked data.
+def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, layout: str | None = None,
+                           out_layout: str | None = None, out_dtype: str | None = None,
+                           cfg: ConfigEntity | None = None):
+    """Depthwise conv (multiplier 1) on blocked data (classic ``topi.x86.depthwise_conv2d_NCHWc``).
 
     Parameters
     ----------
     data : te.Tensor
         ``[N, C/b, H, W, b]``.
     kernel : te.Tensor
-        ``[C/b, KH, KW, b]`` (see :func:`pack_depthwise_kernel_numpy`).
-    stride, dilation : tuple of 2 ints
-    padding : tuple of 4 ints
-        (top, left, bottom, right).
+        ``[C/b, KH, KW, b]`` (see :func:`pack_depthwise_kernel_numpy`), or classic TVM's
+        ``[C/b, 1, KH, KW, 1, b]``.
+    stride, dilation : int or (int, int)
+    padding : int, tuple or str
+        As in ``topi.nn.conv2d_nchw``; a 4-tuple is (top, left, bottom, right).
+    layout, out_layout : str, optional
+        Informational (``"NCHW8c"``): the blocks come from the shapes.
+    out_dtype : str, optional
+        The product and sum dtype (default: the data's).
     cfg : ConfigEntity, optional
         A ``depthwise_conv2d_NCHWc.x86`` config (default: the chosen one).
 
@@ -245,14 +252,20 @@ def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, cfg: ConfigE
     te.Tensor
         ``[N, C/b, OH, OW, b]``, tag ``depthwise_conv2d_NCHWc``.
     """
+    from topi.nn.conv2d import _mul, as_pair, get_pad_tuple
+
+    op = "depthwise_conv2d_NCHWc"
     n, cc, h, w, b = get_const_tuple(data.shape)
-    kcc, kh, kw, kb = get_const_tuple(kernel.shape)
-    if (kcc, kb) != (cc, b):
-        raise ValueError(f"depthwise_conv2d_NCHWc: kernel {(kcc, kh, kw, kb)} does not match blocked data "
-                         f"{(n, cc, h, w, b)}; expected [{cc}, KH, KW, {b}]")
-    (sh, sw), (dh, dw) = tuple(stride), tuple(dilation)
+    kshape = get_const_tuple(kernel.shape)
+    classic = len(kshape) == 6
+    kcc, kh, kw, kb = (kshape[0], kshape[2], kshape[3], kshape[5]) if classic else kshape
+    if (kcc, kb) != (cc, b) or (classic and (kshape[1], kshape[4]) != (1, 1)):
+        raise ValueError(f"{op}: kernel {kshape} does not match blocked data {(n, cc, h, w, b)}; expected "
+                         f"[{cc}, KH, KW, {b}] or [{cc}, 1, KH, KW, 1, {b}] (channel multiplier 1)")
+    (sh, sw), (dh, dw) = as_pair(stride, op, "stride"), as_pair(dilation, op, "dilation")
+    padding = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), op)
     top, left, bottom, right = padding
-    key = depthwise_nchwc_workload(data.shape, (kh, kw), stride, padding, dilation, data.dtype)
+    key = depthwise_nchwc_workload(data.shape, (kh, kw), (sh, sw), padding, (dh, dw), data.dtype)
     cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     oh = (h + top + bottom - (kh - 1) * dh - 1) // sh + 1
     ow = _nchwc_out_width(key)
@@ -264,11 +277,13 @@ def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, cfg: ConfigE
 
         data = te.compute((n, cc, h + top + bottom, w + left + right, b), body, name="PadInput", tag="pad")
     ry, rx = te.reduce_axis((0, kh), "ry"), te.reduce_axis((0, kw), "rx")
+    tap = (lambda c, cb: kernel[c, 0, ry, rx, 0, cb]) if classic else (lambda c, cb: kernel[c, ry, rx, cb])
+    out_dtype = out_dtype or data.dtype
     return te.compute(
         (n, cc, oh, ow, b),
-        lambda bb, c, y, x, cb: te.sum(data[bb, c, y * sh + ry * dh, x * sw + rx * dw, cb] * kernel[c, ry, rx, cb],
-                                       axis=[ry, rx]),
-        name="depthwise_conv2d_NCHWc", tag=DEPTHWISE_NCHWC, attrs={"workload": key, "config": cfg},
+        lambda bb, c, y, x, cb: te.sum(_mul(data[bb, c, y * sh + ry * dh, x * sw + rx * dw, cb], tap(c, cb),
+                                            out_dtype), axis=[ry, rx]),
+        name=op, tag=DEPTHWISE_NCHWC, attrs={"workload": key, "config": cfg},
     )
 
 
@@ -312,3 +327,31 @@ def schedule_depthwise_conv2d_NCHWc(outs):
         s[padded].parallel(s[padded].fuse(pn, pc, py))
         s[padded].vectorize(pb)
     return s
+
+
+def depthwise_conv2d_nchw(data, kernel, stride, padding, dilation, out_dtype=None):
+    """The compute :func:`schedule_depthwise_conv2d_nchw` tiles: ``topi.nn.depthwise_conv2d_nchw``."""
+    from topi.nn.depthwise_conv2d import depthwise_conv2d_nchw as compute
+
+    return compute(data, kernel, stride, padding, dilation, out_dtype)
+
+
+def _fallback_schedule(cfg, wkl, target=None) -> None:
+    """Set classic TVM's knobs of ``cfg`` (a fallback config) for the depthwise ``wkl``
+    (``topi.nn.depthwise_conv2d.Workload``): ``tile_oc`` one vector of output channels (the
+    blocked layout's lanes), ``tile_ic`` the input block it reads, ``tile_ow`` the register tile
+    of :func:`depthwise_nchwc_rule` over that blocked layout; each block the largest divisor
+    of its extent not above the one chosen (a classic split factors its extent)."""
+    from tune.autotvm.config import current_target
+    from topi.x86.conv2d_avx_common import out_width, split
+
+    target = target or current_target()
+    tile_oc = split(wkl.out_filter, target.lanes(wkl.in_dtype))
+    tile_ic = split(wkl.in_filter, tile_oc.size[1])
+    ic_bn = tile_ic.size[1]
+    key = depthwise_nchwc_workload((1, wkl.in_filter // ic_bn, wkl.height, wkl.width, ic_bn),
+                                   (wkl.kernel_h, wkl.kernel_w), (wkl.stride_h, wkl.stride_w),
+                                   (wkl.padt, wkl.padl, wkl.padb, wkl.padr), (wkl.dilation_h, wkl.dilation_w),
+                                   wkl.in_dtype)
+    cfg["tile_ic"], cfg["tile_oc"] = tile_ic, tile_oc
+    cfg["tile_ow"] = split(out_width(wkl), depthwise_nchwc_rule(key, target)["ow_bn"])

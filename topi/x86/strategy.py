@@ -131,7 +131,7 @@ register_strategy("depthwise_conv2d", CPU,
                   schedule=lambda outs, a, t: x86dw.schedule_depthwise_conv2d_nchw(outs, a.get("config")),
                   workload=lambda v, a, out_shape: x86dw.depthwise_workload(out_shape(), "NCHW", v[0].dtype))
 register_strategy("depthwise_conv2d_NCHWc", CPU,
-                  lambda xs, a: [x86dw.depthwise_conv2d_NCHWc(xs[0], xs[1], *conv_args(a), a.get("config"))],
+                  lambda xs, a: [x86dw.depthwise_conv2d_NCHWc(xs[0], xs[1], *conv_args(a), cfg=a.get("config"))],
                   lambda outs, a, t: x86dw.schedule_depthwise_conv2d_NCHWc(outs),
                   lambda v, a, out_shape: x86dw.depthwise_nchwc_workload(v[0].shape, v[1].shape[1:3], *conv_args(a),
                                                               v[0].dtype))
