@@ -387,3 +387,19 @@ def test_depthwise_NCHWc_classic_kernel_with_scale_shift(dtype):
 def test_scale_shift_refuses_a_wrong_scale():
     with pytest.raises(ValueError, match=r"scale_shift_nchw: data \(1, 3, 4, 4\) must be 4-D and scale \(4,\)"):
         topi.nn.scale_shift_nchw(te.placeholder((1, 3, 4, 4)), te.placeholder((4,)), te.placeholder((3,)))
+
+
+def test_int8_fallback_blocks():
+    from tessera.testing.aot import get_dtype_range
+    from topi.generic.conv2d import fallback_schedule_cpu_common_int8
+
+    assert get_dtype_range("int8") == (-128, 127) and get_dtype_range("uint16") == (0, 65535)
+    d, k = te.placeholder((1, 24, 29, 29), "int8"), te.placeholder((32, 24, 3, 3), "int8")
+    with Target("llvm"):
+        wkl = _get_workload(d, k, 1, 0, 1, "int32")
+        cfg = FallbackConfigEntity()
+        fallback_schedule_cpu_common_int8(cfg, wkl, 16, 4)
+    assert cfg["tile_oc"].size == [2, 16] and cfg["tile_ic"].size == [2, 12]  # 16, then 12 divides 24
+    assert np.prod(cfg["tile_ow"].size) == 27 and cfg["unroll_kw"].val is False
+    with pytest.raises(ValueError, match="32 output channels must be a multiple of int32_lanes=12"):
+        fallback_schedule_cpu_common_int8(FallbackConfigEntity(), wkl, 12, 4)

@@ -38,6 +38,15 @@ def largest_divisor(n: int, at_most: int) -> int:
     return max(d for d in divisors_upto(n, at_most))
 
 
+def dividing_split(extent: int, block: int):
+    """A classic split knob's entity ``[extent // b, b]`` for ``b`` the largest divisor of ``extent``
+    not above ``block`` (a classic split factors its extent; a rule's block may leave a tail)."""
+    from tune.autotvm.knobs import SplitEntity
+
+    b = largest_divisor(extent, max(1, block))
+    return SplitEntity([extent // b, b])
+
+
 def divisors_upto(n: int, at_most: int) -> list[int]:
     """Divisors of ``n`` not above ``at_most``, in O(min(at_most, sqrt n)) when ``at_most`` is small."""
     if at_most * at_most <= n:

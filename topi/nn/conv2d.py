@@ -369,6 +369,12 @@ def _get_workload(data, kernel, stride, padding, dilation, out_dtype, data_layou
     return Workload(data.dtype, out_dtype, ih, iw, ci, ci // cig, co, kh, kw, pt, pl, pb, pr, dh, dw, sh, sw)
 
 
+def workload_out_width(wkl) -> int:
+    """Output columns of a classic conv workload (a :class:`Workload` or a depthwise one)."""
+    dilated = (wkl.kernel_w - 1) * wkl.dilation_w + 1
+    return (wkl.width + wkl.padl + wkl.padr - dilated) // wkl.stride_w + 1
+
+
 def conv2d_infer_layout(data_shape, kernel_shape, stride, padding, dilation, ic_bn: int, oc_bn: int):
     """Shapes and layouts of the NCHWc conv for NCHW ``data_shape`` / OIHW ``kernel_shape``.
 

@@ -9,16 +9,16 @@ Classic code fills a fallback config from a :class:`topi.nn.conv2d.Workload`::
 
 A classic split knob factors its extent exactly, where Tessera's blocked conv may pad the output
 channels to a whole vector or leave a narrower tail tile at the end of a row; each block of the rule
-is therefore given as the largest divisor of the extent not above it.
+is therefore given as the largest divisor of the extent not above it (``topi.config.dividing_split``).
 """
 
 from __future__ import annotations
 
-from topi.config import largest_divisor
-from topi.nn.conv2d import Workload
+from topi.config import dividing_split
+from topi.nn.conv2d import Workload, workload_out_width
 from topi.x86.conv2d_rule import conv2d_rule, conv2d_workload
 from tune.autotvm.config import current_target
-from tune.autotvm.knobs import OtherOptionEntity, SplitEntity
+from tune.autotvm.knobs import OtherOptionEntity
 
 
 def workload_key(wkl: Workload, batch: int = 1) -> tuple:
@@ -29,26 +29,14 @@ def workload_key(wkl: Workload, batch: int = 1) -> tuple:
                            (wkl.dilation_h, wkl.dilation_w), wkl.groups, wkl.in_dtype, wkl.out_dtype)
 
 
-def out_width(wkl) -> int:
-    """Output columns of a classic conv workload (2-D or depthwise)."""
-    dilated = (wkl.kernel_w - 1) * wkl.dilation_w + 1
-    return (wkl.width + wkl.padl + wkl.padr - dilated) // wkl.stride_w + 1
-
-
-def split(extent: int, block: int) -> SplitEntity:
-    """``[extent // b, b]`` for ``b`` the largest divisor of ``extent`` not above ``block``."""
-    b = largest_divisor(extent, max(1, block))
-    return SplitEntity([extent // b, b])
-
-
 def _fallback_schedule(cfg, wkl: Workload, target=None) -> None:
     """Set the classic knobs of ``cfg`` (a fallback config) to :func:`conv2d_rule`'s blocks for ``wkl``
     on ``target`` (default: the current target)."""
     values = conv2d_rule(workload_key(wkl), target or current_target())
-    cfg["tile_ic"] = split(wkl.in_filter, values["ic_bn"])
-    cfg["tile_oc"] = split(wkl.out_filter, values["oc_bn"])
-    cfg["tile_ow"] = split(out_width(wkl), values["ow_bn"])
+    cfg["tile_ic"] = dividing_split(wkl.in_filter, values["ic_bn"])
+    cfg["tile_oc"] = dividing_split(wkl.out_filter, values["oc_bn"])
+    cfg["tile_ow"] = dividing_split(workload_out_width(wkl), values["ow_bn"])
     cfg["unroll_kw"] = OtherOptionEntity(bool(values["unroll_kw"]))
 
 
-__all__ = ["_fallback_schedule", "out_width", "split", "workload_key"]
+__all__ = ["_fallback_schedule", "workload_key"]

@@ -343,15 +343,16 @@ def _fallback_schedule(cfg, wkl, target=None) -> None:
     of :func:`depthwise_nchwc_rule` over that blocked layout; each block the largest divisor
     of its extent not above the one chosen (a classic split factors its extent)."""
     from tune.autotvm.config import current_target
-    from topi.x86.conv2d_avx_common import out_width, split
+    from topi.config import dividing_split
+    from topi.nn.conv2d import workload_out_width
 
     target = target or current_target()
-    tile_oc = split(wkl.out_filter, target.lanes(wkl.in_dtype))
-    tile_ic = split(wkl.in_filter, tile_oc.size[1])
+    tile_oc = dividing_split(wkl.out_filter, target.lanes(wkl.in_dtype))
+    tile_ic = dividing_split(wkl.in_filter, tile_oc.size[1])
     ic_bn = tile_ic.size[1]
     key = depthwise_nchwc_workload((1, wkl.in_filter // ic_bn, wkl.height, wkl.width, ic_bn),
                                    (wkl.kernel_h, wkl.kernel_w), (wkl.stride_h, wkl.stride_w),
                                    (wkl.padt, wkl.padl, wkl.padb, wkl.padr), (wkl.dilation_h, wkl.dilation_w),
                                    wkl.in_dtype)
     cfg["tile_ic"], cfg["tile_oc"] = tile_ic, tile_oc
-    cfg["tile_ow"] = split(out_width(wkl), depthwise_nchwc_rule(key, target)["ow_bn"])
+    cfg["tile_ow"] = dividing_split(workload_out_width(wkl), depthwise_nchwc_rule(key, target)["ow_bn"])
