@@ -15,14 +15,16 @@ With ``ctx["unroll_in_codegen"]`` (the builds: ``lower(..., unroll_in_codegen=Tr
 unroll stays one loop of kind ``unrolled`` and codegen asks LLVM to unroll it fully
 (``llvm.loop.unroll.full``): replicating bodies here made every later pass and the IR emission
 scale with the unrolled size, about 20 times the nest (ResNet-50 builds in about 16% less CPU
-time, its kernels as fast: ``tessera compile --profile``).  A loop inside a vectorized loop is
-still copied here, so that the vectorizer sees straight-line code.
+time, its kernels as fast: ``tessera compile --profile``).  Still copied here: a loop inside a
+vectorized loop (the vectorizer wants straight-line code), and one whose variable decides a
+``select`` in its body (a Winograd transform's constant matrix, ``select(e == 0, ..)``): each copy
+folds to one arm here, where LLVM would optimise all of them first.
 """
 
 from __future__ import annotations
 
 from te import expr as E
-from te.visitor import substitute
+from te.visitor import collect_vars, substitute, walk
 from schedule import stmt as S
 
 MAX_UNROLL = 1024
@@ -54,6 +56,18 @@ def _steps(s: S.Stmt) -> int | None:
     return 1
 
 
+def _decides_select(body: S.Stmt, var: E.Var) -> bool:
+    """Whether ``var`` appears in the condition of a ``select`` of ``body``."""
+    found = []
+
+    def look(e: E.Expr) -> None:
+        if not found and isinstance(e, E.Select) and var in collect_vars(e.cond):
+            found.append(e)
+
+    S.walk_stmt(body, lambda st: [walk(e, look) for e in S.stmt_exprs(st)])
+    return bool(found)
+
+
 def _visit(s: S.Stmt, auto_max: int, in_codegen: bool) -> S.Stmt:
     if isinstance(s, S.For):
         step = dict(s.pragmas).get("auto_unroll_max_step")
@@ -64,7 +78,7 @@ def _visit(s: S.Stmt, auto_max: int, in_codegen: bool) -> S.Stmt:
             n = _steps(S.For(s.loop_var, s.min, s.extent, s.kind, body))
             unroll = n is not None and n <= auto_max
         if unroll and isinstance(s.extent, E.IntImm) and s.extent.value <= MAX_UNROLL:
-            if in_codegen:
+            if in_codegen and not _decides_select(body, s.loop_var):
                 return S.For(s.loop_var, s.min, s.extent, S.UNROLLED, body, s.pragmas)
             copies = [
                 S.map_stmt_exprs(body, lambda e, k=k: substitute(e, {s.loop_var: s.min + k}))
