@@ -20,7 +20,11 @@ from schedule.hybrid import script
 from topi import tag
 from topi.utils import get_const_tuple
 
-__all__ = ["row_range", "sparse_add", "sparse_conv2d", "sparse_dense", "sparse_transpose"]
+__all__ = ["BLOCK_PRODUCT", "COLUMNS", "row_range", "sparse_add", "sparse_conv2d", "sparse_dense",
+           "sparse_transpose"]
+
+BLOCK_PRODUCT = "sparse_dense_bsrmm"  # tag of the product stage Y[block_row, r, dense axes...]
+COLUMNS = "sparse_dense_columns"  # tag of the dense operand laid out by column
 
 
 def _clamp(v, lo, hi):
@@ -50,21 +54,36 @@ def _block(w_data, e, r, c):
 
 
 def _bsr_product(op: str, read, k: int, w_data, w_indices, w_indptr, lead: tuple, name: str) -> te.Tensor:
-    """``Y[lead..., block_row, r] = sum over the blocks of block_row, c: block[r, c] * read(lead, col)``
-    where ``col = indices[block] * bs_c + c`` (clamped into ``[0, k)``)."""
+    """``Y[block_row, r, lead...] = sum over the blocks of block_row, c: block[r, c] * read(col, lead)``
+    where ``col = indices[block] * bs_c + c`` (clamped into ``[0, k)``).  The dense operand's axes
+    (``lead``) come last, so that a schedule can run them innermost, contiguous in ``Y`` and in
+    a column-major ``read``."""
     nnz, bs_r, bs_c = _check(op, w_data, w_indices, w_indptr)
     rows = get_const_tuple(w_indptr.shape)[0] - 1
 
-    def body(*i):
-        *outer, nb, r = i
+    def body(nb, r, *outer):
         start, count = row_range(w_indptr, nb, nnz)
         e = te.reduce_axis((0, count), name="elem_idx")
         c = te.reduce_axis((0, bs_c), name="c")
         at = start + e
         col = _clamp(w_indices[at].astype("int32") * bs_c + c, 0, k - 1)
-        return te.sum(_block(w_data, at, r, c) * read(outer, col), axis=[e, c])
+        return te.sum(_block(w_data, at, r, c) * read(col, outer), axis=[e, c])
 
-    return te.compute((*lead, rows, bs_r), body, name=name, tag="sparse_dense_bsrmm")
+    return te.compute((rows, bs_r, *lead), body, name=name, tag=BLOCK_PRODUCT)
+
+
+def _columns(x: te.Tensor, axis: int, name: str) -> te.Tensor:
+    """``x`` with ``axis`` moved first (``XT[k, m] = X[m, k]``): the product then reads a stored
+    entry's column as a contiguous row.  A stage of its own (not injective: it is not inlined)."""
+    rest = [a for a in range(len(x.shape)) if a != axis]
+    shape = (x.shape[axis], *[x.shape[a] for a in rest])
+
+    def body(kk, *o):
+        idx = list(o)
+        idx.insert(axis, kk)
+        return x(*idx)
+
+    return te.compute(shape, body, name=name, tag=COLUMNS)
 
 
 def sparse_dense(data: te.Tensor, weight_data: te.Tensor, weight_indices: te.Tensor, weight_indptr: te.Tensor,
@@ -73,12 +92,17 @@ def sparse_dense(data: te.Tensor, weight_data: te.Tensor, weight_indices: te.Ten
     ``sparse_lhs=True``: ``Y = W @ X.T`` (``(N, M)``).  ``W`` is CSR or BSR by ``weight_data``'s rank."""
     m, k = get_const_tuple(data.shape)
     _, bs_r, _ = _check("sparse_dense", weight_data, weight_indices, weight_indptr)
-    prod = _bsr_product("sparse_dense", lambda o, col: data(o[0], col), k, weight_data, weight_indices,
-                        weight_indptr, (m,), "sparse_dense_block")
-    n = get_const_tuple(prod.shape)[1] * bs_r
+    if m == 1:
+        read = lambda col, o: data(o[0], col)  # noqa: E731
+    else:
+        xt = _columns(data, 1, "sparse_dense_columns")
+        read = lambda col, o: xt(col, o[0])  # noqa: E731
+    prod = _bsr_product("sparse_dense", read, k, weight_data, weight_indices, weight_indptr, (m,),
+                        "sparse_dense_block")
+    n = get_const_tuple(prod.shape)[0] * bs_r
     if sparse_lhs:
-        return te.compute((n, m), lambda j, i: prod(i, j // bs_r, j % bs_r), name="sparse_dense", tag=tag.INJECTIVE)
-    return te.compute((m, n), lambda i, j: prod(i, j // bs_r, j % bs_r), name="sparse_dense", tag=tag.INJECTIVE)
+        return te.compute((n, m), lambda j, i: prod(j // bs_r, j % bs_r, i), name="sparse_dense", tag=tag.INJECTIVE)
+    return te.compute((m, n), lambda i, j: prod(j // bs_r, j % bs_r, i), name="sparse_dense", tag=tag.INJECTIVE)
 
 
 def sparse_conv2d(data: te.Tensor, weight_data: te.Tensor, weight_indices: te.Tensor, weight_indptr: te.Tensor,
@@ -90,15 +114,16 @@ def sparse_conv2d(data: te.Tensor, weight_data: te.Tensor, weight_indices: te.Te
     n, d1, d2, d3 = get_const_tuple(data.shape)
     _, bs_r, _ = _check("sparse_conv2d", weight_data, weight_indices, weight_indptr)
     if layout == "NHWC":
-        prod = _bsr_product("sparse_conv2d", lambda o, col: data(*o, col), d3, weight_data, weight_indices,
+        cols = _columns(data, 3, "sparse_conv2d_columns")
+        prod = _bsr_product("sparse_conv2d", lambda col, o: cols(col, *o), d3, weight_data, weight_indices,
                             weight_indptr, (n, d1, d2), "sparse_conv2d_block")
-        out = (n, d1, d2, get_const_tuple(prod.shape)[3] * bs_r)
-        return te.compute(out, lambda b, h, w, co: prod(b, h, w, co // bs_r, co % bs_r), name="sparse_conv2d",
+        out = (n, d1, d2, get_const_tuple(prod.shape)[0] * bs_r)
+        return te.compute(out, lambda b, h, w, co: prod(co // bs_r, co % bs_r, b, h, w), name="sparse_conv2d",
                           tag=tag.INJECTIVE)
-    prod = _bsr_product("sparse_conv2d", lambda o, col: data(o[0], col, o[1], o[2]), d1, weight_data, weight_indices,
+    prod = _bsr_product("sparse_conv2d", lambda col, o: data(o[0], col, o[1], o[2]), d1, weight_data, weight_indices,
                         weight_indptr, (n, d2, d3), "sparse_conv2d_block")
-    out = (n, get_const_tuple(prod.shape)[3] * bs_r, d2, d3)
-    return te.compute(out, lambda b, co, h, w: prod(b, h, w, co // bs_r, co % bs_r), name="sparse_conv2d",
+    out = (n, get_const_tuple(prod.shape)[0] * bs_r, d2, d3)
+    return te.compute(out, lambda b, co, h, w: prod(co // bs_r, co % bs_r, b, h, w), name="sparse_conv2d",
                       tag=tag.INJECTIVE)
 
 

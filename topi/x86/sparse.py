@@ -1,41 +1,45 @@
 """x86 schedule of the sparse products (``topi.nn.sparse_dense``, ``sparse_conv2d``).
 
-The block product ``Y[..., block_row, r]`` reduces over the stored blocks of its block row
-(a data-dependent extent) and the block's columns; it runs at the root, its data axes but the
-block's row fused and parallel, the block's rows (``r``) innermost and vectorized when a block
-holds several::
+The block product ``Y[block_row, r, m]`` reduces over the stored blocks of its block row (a
+data-dependent extent) and the block's columns.  Its block rows run in parallel; inside, each
+stored block updates whole rows of ``Y``: the dense operand's axes run innermost, contiguous in
+``Y`` and in the column-major copy of the operand (``XT[k, m] = X[m, k]``), and are vectorized::
 
-    parallel (i, block_row):                    # one task per output block
-      Y[i, block_row, 0:bs_r] = 0
-      for e in row block_row of W, c < bs_c:     # the stored blocks only
-        Y[i, block_row, 0:bs_r] += W.data[e, 0:bs_r, c] * X[i, indices[e] * bs_c + c]
+    parallel block_row:
+      Y[block_row, :, :] = 0
+      for e in row block_row of W, c < bs_c, r < bs_r:   # the stored blocks only
+        Y[block_row, r, 0:M] += W.data[e, r, c] * XT[indices[e] * bs_c + c, 0:M]
 
-The unpacking stage and any epilogue (``relu``) are inlined into the output.
+This is scipy's CSR-times-dense order (benchmarks/topi_sparse.py).  The unpacking stage and any
+epilogue (``relu``) are inlined into the output.
 """
 
 from __future__ import annotations
 
-import te
 from topi.generic.nn import inline_then, parallel_outer
+from topi.nn.sparse import BLOCK_PRODUCT
 from topi.utils import get_const_int
 
 __all__ = ["schedule_sparse_conv2d", "schedule_sparse_dense"]
 
+VECTOR = 8  # float32 lanes of an AVX2 register
+
 
 def _schedule_block(s, op) -> None:
-    if op.tag != "sparse_dense_bsrmm":
+    if op.tag != BLOCK_PRODUCT:
         parallel_outer(s, op)
         return
     st = s[op]
-    *outer, r = op.axis
+    nb, r, *lead = op.axis
     e, c = op.reduce_axis
-    fused = outer[0]
-    for ax in outer[1:]:
-        fused = st.fuse(fused, ax)
-    st.reorder(fused, e, c, r)
-    st.parallel(fused)
-    if get_const_int(r.dom.extent) > 1:
-        st.vectorize(r)
+    st.reorder(nb, e, c, r, *lead)
+    st.parallel(nb)
+    inner = lead[-1]
+    if get_const_int(inner.dom.extent) >= VECTOR:
+        _, vec = st.split(inner, factor=VECTOR)
+        st.vectorize(vec)
+    elif get_const_int(inner.dom.extent) > 1:
+        st.vectorize(inner)
 
 
 def schedule_sparse_dense(outs):
