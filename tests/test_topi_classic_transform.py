@@ -206,3 +206,13 @@ def test_a_tensor_is_not_iterable():
     """``list(A)`` would index A[0], A[1], ... without end: it is refused at once."""
     with pytest.raises(TypeError, match="tensor 'X' is not iterable"):
         list(ph((3,)))
+
+
+def test_classic_keyword_names(sched):
+    """Classic topi's argument names, as TVM's tests pass them by keyword."""
+    x, y = ph((2, 3), name="X"), ph((2, 5), name="Y")
+    run(sched, topi.concatenate(a_tuple=[x, y], axis=1), [x, y], lambda a, b: np.concatenate([a, b], 1))
+    run(sched, topi.stack(a=[x, x], axis=0), [x], lambda a: np.stack([a, a]))
+    run(sched, topi.reshape(a=x, newshape=(3, 2)), [x], lambda a: a.reshape(3, 2))
+    run(sched, topi.split(ary=y, indices_or_sections=[2], axis=1), [y], lambda a: tuple(np.split(a, [2], 1)))
+    run(sched, topi.layout_transform(array=x, src_layout="NC", dst_layout="CN"), [x], lambda a: a.T)

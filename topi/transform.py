@@ -87,12 +87,12 @@ def _unravel(flat: E.Expr, shape) -> list:
 
 
 # ------------------------------------------------------------ reshapes ---
-def reshape(x: te.Tensor, newshape) -> te.Tensor:
+def reshape(a: te.Tensor, newshape) -> te.Tensor:
     """``x`` viewed as ``newshape`` in row-major order; one entry may be ``-1``.
 
-    ``out[i...] = x[unravel(ravel(i...), x.shape)]``.
+    ``out[i...] = a[unravel(ravel(i...), a.shape)]``.
     """
-    shape = _shape("reshape", x)
+    shape = _shape("reshape", a)
     new = [newshape] if isinstance(newshape, int) else list(get_const_tuple(newshape))
     size = _math.prod(shape)
     if new.count(-1) > 1 or any(not isinstance(d, int) or d < -1 for d in new):
@@ -106,14 +106,14 @@ def reshape(x: te.Tensor, newshape) -> te.Tensor:
         raise ValueError(f"reshape: cannot reshape shape {shape} ({size} elements) to {tuple(new)}")
     groups = _reshape_groups(shape, new)
     if groups is None:
-        return _injective(new, lambda *i: x(*_unravel(_ravel(i, new), shape)), "T_reshape")
+        return _injective(new, lambda *i: a(*_unravel(_ravel(i, new), shape)), "T_reshape")
 
     def body(*i):
         src = []
         for (a0, a1), (b0, b1) in groups:  # input axes [a0, a1) hold output axes [b0, b1)
             src += _unravel(_ravel(i[b0:b1], new[b0:b1]), shape[a0:a1]) if a1 - a0 > 1 else \
                 [_ravel(i[b0:b1], new[b0:b1])]
-        return x(*src)
+        return a(*src)
 
     return _injective(new, body, "T_reshape")
 
@@ -152,9 +152,9 @@ def flatten(x: te.Tensor, axis: int = 1) -> te.Tensor:
     return reshape(x, (_math.prod(shape[:axis]), _math.prod(shape[axis:])))
 
 
-def transpose(x: te.Tensor, axes: Sequence[int] | None = None) -> te.Tensor:
-    """Permute the axes: ``out.shape[k] = x.shape[axes[k]]`` (``None`` reverses them)."""
-    shape = _shape("transpose", x)
+def transpose(a: te.Tensor, axes: Sequence[int] | None = None) -> te.Tensor:
+    """Permute the axes: ``out.shape[k] = a.shape[axes[k]]`` (``None`` reverses them)."""
+    shape = _shape("transpose", a)
     n = len(shape)
     axes = tuple(range(n))[::-1] if axes is None else tuple(axes)
     norm = [a % n if isinstance(a, int) and -n <= a < n else None for a in axes]
@@ -163,16 +163,16 @@ def transpose(x: te.Tensor, axes: Sequence[int] | None = None) -> te.Tensor:
 
     def body(*i):
         idx = [None] * n
-        for k, a in enumerate(norm):
-            idx[a] = i[k]
-        return x(*idx)
+        for k, ax in enumerate(norm):
+            idx[ax] = i[k]
+        return a(*idx)
 
     return _injective([shape[a] for a in norm], body, "T_transpose")
 
 
-def expand_dims(x: te.Tensor, axis: int, num_newaxis: int = 1) -> te.Tensor:
+def expand_dims(a: te.Tensor, axis: int, num_newaxis: int = 1) -> te.Tensor:
     """Insert ``num_newaxis`` axes of extent 1 at ``axis`` (in ``[-ndim-1, ndim]``)."""
-    shape = _shape("expand_dims", x)
+    shape = _shape("expand_dims", a)
     n = len(shape)
     if not isinstance(axis, int) or not -n - 1 <= axis <= n:
         raise ValueError(f"expand_dims: axis={axis} is out of range for shape {shape}")
@@ -180,26 +180,26 @@ def expand_dims(x: te.Tensor, axis: int, num_newaxis: int = 1) -> te.Tensor:
         raise ValueError(f"expand_dims: num_newaxis must be >= 0, got {num_newaxis}")
     axis %= n + 1
     new = shape[:axis] + (1,) * num_newaxis + shape[axis:]
-    return _injective(new, lambda *i: x(*(i[:axis] + i[axis + num_newaxis:])), "T_expand_dims")
+    return _injective(new, lambda *i: a(*(i[:axis] + i[axis + num_newaxis:])), "T_expand_dims")
 
 
-def squeeze(x: te.Tensor, axis=None) -> te.Tensor:
+def squeeze(a: te.Tensor, axis=None) -> te.Tensor:
     """Remove axes of extent 1 (``axis=None``: all of them)."""
-    shape = _shape("squeeze", x)
+    shape = _shape("squeeze", a)
     if axis is None:
         drop = {k for k, d in enumerate(shape) if d == 1}
     else:
-        drop = {_axis("squeeze", a, len(shape), shape) for a in ((axis,) if isinstance(axis, int) else axis)}
-        for a in sorted(drop):
-            if shape[a] != 1:
-                raise ValueError(f"squeeze: axis {a} of shape {shape} has extent {shape[a]}, not 1")
+        drop = {_axis("squeeze", ax, len(shape), shape) for ax in ((axis,) if isinstance(axis, int) else axis)}
+        for ax in sorted(drop):
+            if shape[ax] != 1:
+                raise ValueError(f"squeeze: axis {ax} of shape {shape} has extent {shape[ax]}, not 1")
     keep = [k for k in range(len(shape)) if k not in drop]
 
     def body(*i):
         idx = [te.const(0, "int32")] * len(shape)
         for k, v in zip(keep, i):
             idx[k] = v
-        return x(*idx)
+        return a(*idx)
 
     return _injective([shape[k] for k in keep], body, "T_squeeze")
 
@@ -227,12 +227,12 @@ def _check_join(op: str, tensors, axis: int, extra: int) -> tuple[list, int]:
     return shapes, axis
 
 
-def concatenate(tensors: Sequence[te.Tensor], axis: int = 0) -> te.Tensor:
+def concatenate(a_tuple: Sequence[te.Tensor], axis: int = 0) -> te.Tensor:
     """Join ``tensors`` along an existing ``axis``.
 
     ``out[..., i, ...] = A[..., i, ...] if i < a else B[..., i - a, ...]``.
     """
-    shapes, axis = _check_join("concatenate", tensors, axis, 0)
+    shapes, axis = _check_join("concatenate", a_tuple, axis, 0)
     offsets = [0]
     for s in shapes:
         offsets.append(offsets[-1] + s[axis])
@@ -241,35 +241,35 @@ def concatenate(tensors: Sequence[te.Tensor], axis: int = 0) -> te.Tensor:
 
     def body(*i):
         def read(k):
-            return tensors[k](*(i[:axis] + (i[axis] - offsets[k],) + i[axis + 1:]))
+            return a_tuple[k](*(i[:axis] + (i[axis] - offsets[k],) + i[axis + 1:]))
 
-        val = read(len(tensors) - 1)
-        for k in range(len(tensors) - 2, -1, -1):
+        val = read(len(a_tuple) - 1)
+        for k in range(len(a_tuple) - 2, -1, -1):
             val = te.if_then_else(i[axis] < offsets[k + 1], read(k), val)
         return val
 
     return _injective(out, body, "T_concat")
 
 
-def stack(tensors: Sequence[te.Tensor], axis: int = 0) -> te.Tensor:
+def stack(a: Sequence[te.Tensor], axis: int = 0) -> te.Tensor:
     """Join ``tensors`` of one shape along a new ``axis`` (in ``[-ndim-1, ndim]``)."""
-    shapes, axis = _check_join("stack", tensors, axis, 1)
+    shapes, axis = _check_join("stack", a, axis, 1)
     out = list(shapes[0])
-    out.insert(axis, len(tensors))
+    out.insert(axis, len(a))
 
     def body(*i):
         rest = i[:axis] + i[axis + 1:]
-        val = tensors[-1](*rest)
-        for k in range(len(tensors) - 2, -1, -1):
-            val = te.if_then_else(i[axis] == k, tensors[k](*rest), val)
+        val = a[-1](*rest)
+        for k in range(len(a) - 2, -1, -1):
+            val = te.if_then_else(i[axis] == k, a[k](*rest), val)
         return val
 
     return _injective(out, body, "T_stack")
 
 
-def split(x: te.Tensor, indices_or_sections, axis: int = 0) -> list:
+def split(ary: te.Tensor, indices_or_sections, axis: int = 0) -> list:
     """Cut ``x`` along ``axis`` into equal sections, or at the given indices (numpy ``split``)."""
-    shape = _shape("split", x)
+    shape = _shape("split", ary)
     axis = _axis("split", axis, len(shape), shape)
     n = shape[axis]
     if isinstance(indices_or_sections, int):
@@ -282,11 +282,11 @@ def split(x: te.Tensor, indices_or_sections, axis: int = 0) -> list:
         if idx != sorted(idx) or any(i < 0 for i in idx):
             raise ValueError(f"split: indices {idx} must be non-negative and ascending (shape {shape})")
         bounds = [0] + [min(i, n) for i in idx] + [n]
-    return [strided_slice(x, [lo], [hi], axes=[axis]) for lo, hi in itertools.pairwise(bounds)]
+    return [strided_slice(ary, [lo], [hi], axes=[axis]) for lo, hi in itertools.pairwise(bounds)]
 
 
-def strided_slice(x: te.Tensor, begin, end, strides=None, axes=None, slice_mode: str = "end") -> te.Tensor:
-    """``x[begin:end:strides]`` per axis with numpy's rules (negative indices and steps).
+def strided_slice(a: te.Tensor, begin, end, strides=None, axes=None, slice_mode: str = "end") -> te.Tensor:
+    """``a[begin:end:strides]`` per axis with numpy's rules (negative indices and steps).
 
     ``axes`` names the sliced axes (default: the first ``len(begin)``); the others
     are kept whole; an ``end`` of None runs to the end of its axis.  ``slice_mode="size"`` reads
@@ -296,8 +296,8 @@ def strided_slice(x: te.Tensor, begin, end, strides=None, axes=None, slice_mode:
     if any(isinstance(v, te.Tensor) for v in (begin, end, strides)):
         if axes is not None or slice_mode != "end":
             raise ValueError("strided_slice: bounds given as tensors take neither axes nor slice_mode='size'")
-        return dynamic_strided_slice(x, begin, end, strides)
-    shape = _shape("strided_slice", x)
+        return dynamic_strided_slice(a, begin, end, strides)
+    shape = _shape("strided_slice", a)
     n = len(shape)
     begin, end = list(begin), list(end)
     if slice_mode == "size":
@@ -313,12 +313,12 @@ def strided_slice(x: te.Tensor, begin, end, strides=None, axes=None, slice_mode:
                          f"must have one entry per sliced axis of shape {shape}")
     start, step = [0] * n, [1] * n
     out = list(shape)
-    for a, b, e, s in zip(axes, begin, end, strides):
+    for ax, b, e, s in zip(axes, begin, end, strides):
         if s == 0:
-            raise ValueError(f"strided_slice: stride 0 on axis {a} of shape {shape}")
-        start[a], stop, step[a] = slice(b, e, s).indices(shape[a])
-        out[a] = len(range(start[a], stop, step[a]))
-    return _injective(out, lambda *i: x(*[st + v * sp for st, v, sp in zip(start, i, step)]),
+            raise ValueError(f"strided_slice: stride 0 on axis {ax} of shape {shape}")
+        start[ax], stop, step[ax] = slice(b, e, s).indices(shape[ax])
+        out[ax] = len(range(start[ax], stop, step[ax]))
+    return _injective(out, lambda *i: a(*[st + v * sp for st, v, sp in zip(start, i, step)]),
                       "T_strided_slice")
 
 
@@ -396,9 +396,9 @@ def gather(data: te.Tensor, axis: int, indices: te.Tensor) -> te.Tensor:
 
 
 # ---------------------------------------------------------------- tiling ---
-def tile(x: te.Tensor, reps) -> te.Tensor:
+def tile(a: te.Tensor, reps) -> te.Tensor:
     """Repeat the whole of ``x`` ``reps[k]`` times along each axis (numpy ``tile``)."""
-    shape = _shape("tile", x)
+    shape = _shape("tile", a)
     reps = (reps,) if isinstance(reps, int) else tuple(reps)
     if any(not isinstance(r, int) or r < 1 for r in reps):
         raise ValueError(f"tile: reps must be positive ints, got {reps} (shape {shape})")
@@ -407,18 +407,18 @@ def tile(x: te.Tensor, reps) -> te.Tensor:
     reps = (1,) * (n - len(reps)) + reps
     lead = n - len(shape)
     return _injective([d * r for d, r in zip(full, reps)],
-                      lambda *i: x(*[v % d for v, d in zip(i[lead:], shape)]), "T_tile")
+                      lambda *i: a(*[v % d for v, d in zip(i[lead:], shape)]), "T_tile")
 
 
-def repeat(x: te.Tensor, repeats: int, axis: int) -> te.Tensor:
+def repeat(a: te.Tensor, repeats: int, axis: int) -> te.Tensor:
     """Repeat each element ``repeats`` times along ``axis`` (numpy ``repeat``)."""
-    shape = _shape("repeat", x)
+    shape = _shape("repeat", a)
     if not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeat: repeats must be a positive int, got {repeats!r} (shape {shape})")
     axis = _axis("repeat", axis, len(shape), shape)
     out = list(shape)
     out[axis] *= repeats
-    return _injective(out, lambda *i: x(*(i[:axis] + (i[axis] // repeats,) + i[axis + 1:])), "T_repeat")
+    return _injective(out, lambda *i: a(*(i[:axis] + (i[axis] // repeats,) + i[axis + 1:])), "T_repeat")
 
 
 
@@ -444,16 +444,16 @@ def _parse_layout(op: str, layout: str) -> list:
     return items
 
 
-def layout_transform(x: te.Tensor, src_layout: str, dst_layout: str) -> te.Tensor:
+def layout_transform(array: te.Tensor, src_layout: str, dst_layout: str) -> te.Tensor:
     """Re-lay ``x`` from ``src_layout`` to ``dst_layout`` (``"NCHW"`` <-> ``"NCHW16c"``).
 
     An upper-case letter is a whole axis; ``16c`` is the inner block of axis ``C``
     (``C`` then counts blocks)::
 
-        NCHW -> NCHW16c:  out[n, co, h, w, ci] = x[n, co*16 + ci, h, w]
+        NCHW -> NCHW16c:  out[n, co, h, w, ci] = array[n, co*16 + ci, h, w]
     """
     op = "layout_transform"
-    shape = _shape(op, x)
+    shape = _shape(op, array)
     src, dst = _parse_layout(op, src_layout), _parse_layout(op, dst_layout)
     if len(src) != len(shape) or sorted(a for a, f in src if not f) != sorted(a for a, f in dst if not f):
         raise ValueError(f"{op}: cannot transform shape {shape} from {src_layout!r} to {dst_layout!r}")
@@ -469,7 +469,7 @@ def layout_transform(x: te.Tensor, src_layout: str, dst_layout: str) -> te.Tenso
         pos = {a if not f else a + "_": v for (a, f), v in zip(dst, i)}
         value = {a: pos[a] * f + pos[a.lower() + "_"] if f else pos[a]
                  for a, f in ((a, dst_block.get(a, 0)) for a in full)}
-        return x(*[value[a] // src_block.get(a, 1) if not f else value[a.upper()] % f for a, f in src])
+        return array(*[value[a] // src_block.get(a, 1) if not f else value[a.upper()] % f for a, f in src])
 
     return _injective(out, body, "T_layout_trans")
 
