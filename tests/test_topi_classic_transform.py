@@ -216,3 +216,22 @@ def test_classic_keyword_names(sched):
     run(sched, topi.reshape(a=x, newshape=(3, 2)), [x], lambda a: a.reshape(3, 2))
     run(sched, topi.split(ary=y, indices_or_sections=[2], axis=1), [y], lambda a: tuple(np.split(a, [2], 1)))
     run(sched, topi.layout_transform(array=x, src_layout="NC", dst_layout="CN"), [x], lambda a: a.T)
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: topi.strided_set(ph((3, 4)), ph((3,)), ph((2,), "int32"), ph((2,), "int32")),
+     r"strided_set: v must have the rank and dtype of a \(3, 4\) float32, got \(3,\) float32"),
+    (lambda: topi.strided_slice(ph((3, 4)), ph((3,), "int64"), [1, 2, 3]),
+     r"strided_slice: begin has 3 entries for a tensor of rank 2"),
+    (lambda: topi.one_hot(ph((3,)), 1.0, 0.0, 4, -1, "float32"), r"one_hot: indices must be integers \(float32\)"),
+    (lambda: topi.sequence_mask(ph((4, 3)), ph((4,), "int32"), 0.0, 0),
+     r"sequence_mask: valid_length must be integers of shape \(3,\), got \(4,\) int32"),
+    (lambda: topi.arange(1, 5, 0), r"arange: step must not be 0"),
+    (lambda: topi.matrix_set_diag(ph((2, 3)), ph((4,)), 0), r"matrix_set_diag: diagonal of shape \(4,\) does not fit"),
+    (lambda: topi.expand_like(ph((3,)), ph((2, 4)), [0]), r"expand_like: a of shape \(3,\) with new axes \[0\]"),
+    (lambda: topi.adv_index(ph((3, 4)), [ph((2,), "int32"), ph((3,), "int32")]), r"adv_index: index shapes"),
+    (lambda: topi.sparse_to_dense(ph((2, 3), "int32"), (4, 4), ph((2,))), r"sparse_to_dense: indices \(2, 3\)"),
+])
+def test_bad_arguments_name_the_operator(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()

@@ -125,3 +125,22 @@ def test_threefry_wrapping_probe():
     from topi.random import threefry_test_wrapping
 
     assert threefry_test_wrapping("llvm", None) is True
+
+
+def test_bad_sparse_arguments():
+    from tessera.contrib import sparse as tvmsp
+
+    x = te.placeholder((2, 4), name="X")
+    bad = te.placeholder((3, 2, 2, 2), name="W_data")
+    ind, ptr = te.placeholder((3,), "int32"), te.placeholder((3,), "int32")
+    with pytest.raises(ValueError, match=r"sparse_dense: expects CSR \(1-D data\) or BSR"):
+        topi.nn.sparse_dense(x, bad, ind, ptr)
+    with pytest.raises(ValueError, match=r"sparse.placeholder: a CSR matrix has two axes, got shape \(3,\)"):
+        placeholder((3,))
+    with pytest.raises(ValueError, match=r"sparse.array: indptr of 2 and 1 indices for 1 values do not describe"):
+        tvmsp.array((np.ones(1), np.zeros(1, "int32"), np.zeros(2, "int32")), shape=(3, 3))
+    with pytest.raises(ValueError, match=r"sparse_conv2d: supports 1x1 kernels in NHWC or NCHW"):
+        topi.nn.sparse_conv2d(te.placeholder((1, 2, 2, 4)), bad, ind, ptr, "HWNC")
+    import tessera as tvm
+
+    assert tvm.contrib.sparse.placeholder is placeholder  # reached as an attribute too

@@ -127,9 +127,11 @@ def matrix_set_diag(data: te.Tensor, diagonal: te.Tensor, k=0, align: str = "RIG
         raise ValueError(f"{op}: needs data of rank >= 2 ({shape}), k1 <= k2 ({k1}, {k2}), align in {aligns}")
     rows, cols = shape[-2:]
     band = k1 != k2
-    if dshape[:len(shape) - 2] != shape[:-2] or len(dshape) != len(shape) - 1 + band:
-        raise ValueError(f"{op}: diagonal of shape {dshape} does not fit data {shape} and k={k}")
-    longest = dshape[-1]
+    longest = max(min(cols - max(d, 0), rows + min(d, 0)) for d in range(k1, k2 + 1))
+    if dshape[:len(shape) - 2] != shape[:-2] or len(dshape) != len(shape) - 1 + band or dshape[-1] != longest \
+            or (band and dshape[-2] != k2 - k1 + 1):
+        raise ValueError(f"{op}: diagonal of shape {dshape} does not fit data {shape} and k={k} (its diagonals "
+                         f"hold {longest} values at most)")
     super_right, sub_right = align.startswith("RIGHT"), align.endswith("RIGHT")
 
     def body(*i):
