@@ -57,8 +57,11 @@ def gradient(output: Tensor, inputs, head: Tensor | None = None) -> list:
     for op in _reverse_topological(output, wanted):
         for k in range(op.num_outputs):
             adj = adjoint.get(_key(op.output(k)))
-            if adj is None or not isinstance(op, ComputeOp):
+            if adj is None:
                 continue
+            if not isinstance(op, ComputeOp):
+                raise ValueError(f"te.gradient: cannot differentiate through '{op.name}' ({type(op).__name__}); "
+                                 f"only te.compute stages have a body to differentiate")
             if op.num_outputs != 1:
                 raise ValueError(f"te.gradient: cannot differentiate through '{op.name}', a compute with "
                                  f"{op.num_outputs} outputs (a tuple reduction)")

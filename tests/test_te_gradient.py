@@ -74,3 +74,11 @@ def test_gradient_refuses_a_head_of_another_shape():
     Y = te.compute((3,), lambda i: A[i] * 2.0, name="Y")
     with pytest.raises(ValueError, match=r"head has shape \(4,\), which must end with the output's shape \(3,\)"):
         te.gradient(Y, [A], head=te.placeholder((4,), name="H"))
+
+
+def test_gradient_refuses_an_opaque_stage_on_the_way():
+    A = te.placeholder((4,), name="A")
+    B = te.extern((4,), [A], lambda ins, outs: te.call_packed("f", ins[0], outs[0]), name="B")
+    C = te.compute((4,), lambda i: B[i] * 2.0, name="C")
+    with pytest.raises(ValueError, match=r"cannot differentiate through 'B' \(ExternOp\)"):
+        te.gradient(C, [A], head=te.placeholder((4,), name="H"))
