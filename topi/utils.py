@@ -38,6 +38,23 @@ def const_shape(op: str, x) -> tuple:
     return shape
 
 
+def ravel_index(indices, shape):
+    """The row-major offset of ``indices`` in ``shape`` (int expressions)."""
+    flat = te.const(0, "int32")
+    for i, d in zip(indices, shape):
+        flat = flat * d + i
+    return flat
+
+
+def unravel_index(flat, shape) -> list:
+    """The indices in ``shape`` of row-major offset ``flat`` (an int expression)."""
+    out = []
+    for d in reversed(shape):
+        out.append(flat % d if d != 1 else te.const(0, "int32"))
+        flat = flat // d
+    return out[::-1]
+
+
 def shape_str(t) -> str:
     return "(" + ", ".join(str(s) for s in t.shape) + ")"
 

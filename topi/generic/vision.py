@@ -7,17 +7,7 @@ injective stages) is scheduled as :func:`topi.generic.nn.default_schedule` does.
 
 from __future__ import annotations
 
-from topi.generic.nn import default_schedule
-
-
-def _named(name: str, what: str):
-    def schedule(outs):
-        return default_schedule(outs)
-
-    schedule.__name__ = schedule.__qualname__ = name
-    schedule.__doc__ = f"Generic schedule of {what}: :func:`topi.generic.nn.default_schedule`."
-    return schedule
-
+from topi.generic.nn import _fallback as _named
 
 schedule_reorg = _named("schedule_reorg", "reorg")
 schedule_get_valid_counts = _named("schedule_get_valid_counts", "get_valid_counts")

@@ -22,7 +22,7 @@ import itertools
 import math
 
 import te
-from topi.utils import get_const_tuple
+from topi.utils import get_const_tuple, unravel_index
 
 __all__ = ["col2im", "deform_conv2d", "grid_sample_onnx", "roi_align"]
 
@@ -159,15 +159,8 @@ def col2im(data: te.Tensor, image_shape: tuple, block_shape: tuple, dilations: t
     c_ = cb // block
     r = te.reduce_axis((0, block), name="b")
 
-    def unravel(v, dims):
-        out = []
-        for d in reversed(dims):
-            out.append(v % d)
-            v = v // d
-        return list(reversed(out))
-
     def body(n, c, *p):
-        b = unravel(r.var, block_shape)
+        b = unravel_index(r.var, block_shape)
         conds, flat = [], None
         for d in range(k):
             num = p[d] + pads[d] - b[d] * dilations[d]

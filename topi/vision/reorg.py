@@ -11,15 +11,7 @@ from __future__ import annotations
 import te
 from te.errors import OpError
 from topi import tag
-from topi.utils import get_const_tuple
-
-
-def _unravel(flat, shape):
-    out = []
-    for d in reversed(shape):
-        out.append(flat % d)
-        flat = flat // d
-    return list(reversed(out))
+from topi.utils import get_const_tuple, ravel_index, unravel_index
 
 
 def reorg(data: te.Tensor, stride: int) -> te.Tensor:
@@ -40,10 +32,9 @@ def reorg(data: te.Tensor, stride: int) -> te.Tensor:
     out_shape = (b_, c_ * s * s, h_ // s, w_ // s)
 
     def body(*o):
-        flat = ((o[0] * out_shape[1] + o[1]) * out_shape[2] + o[2]) * out_shape[3] + o[3]
-        b, k, j, i = _unravel(flat, shape)
+        b, k, j, i = unravel_index(ravel_index(o, out_shape), shape)
         c2, off = k % out_c, k // out_c
         src = i * s + off % s + w_ * s * (j * s + off // s + h_ * s * (c2 + out_c * b))
-        return data(*_unravel(src, shape))
+        return data(*unravel_index(src, shape))
 
     return te.compute(out_shape, body, name="reorg", tag=tag.INJECTIVE)
