@@ -169,22 +169,28 @@ def conv2d_nchw(data, kernel, stride, padding, dilation, out_dtype=None):
     return group_conv2d_nchw(data, kernel, stride, padding, dilation, 1, out_dtype)
 
 
+def _hwio_window(op: str, layout: str, data, kernel, stride, padding, dilation) -> tuple:
+    """``(dshape, kshape, n, oc, *conv_window(...), rc)`` of a conv of ``layout`` data (NHWC, HWCN)
+    with an HWIO kernel: the shapes checked, the padded input and the reduce axes."""
+    dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
+    if len(dshape) != 4 or len(kshape) != 4:
+        raise ValueError(f"{op}: data {dshape} and kernel {kshape} must both be 4-D")
+    n, h, w, ic = (dshape[layout.index(a)] for a in "NHWC")
+    kh, kw, kic, oc = kshape
+    _check_channels(op, dshape, kshape, ic, kic)
+    window = conv_window(op, data, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation, layout)
+    return (dshape, kshape, n, oc, *window, te.reduce_axis((0, ic), "rc"))
+
+
 def conv2d_nhwc(data, kernel, stride, padding, dilation, out_dtype=None):
     """Convolution of NHWC ``data`` ``[N, H, W, IC]`` with an HWIO ``kernel`` ``[KH, KW, IC, OC]``.
 
     Returns ``[N, OH, OW, OC]``; the other arguments are as in :func:`conv2d_nchw`.
     """
     op = "conv2d_nhwc"
-    dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
-    if len(dshape) != 4 or len(kshape) != 4:
-        raise ValueError(f"{op}: data {dshape} and kernel {kshape} must both be 4-D")
-    n, h, w, ic = dshape
-    kh, kw, kic, oc = kshape
-    _check_channels(op, dshape, kshape, ic, kic)
-    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx = conv_window(
-        op, data, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation, "NHWC")
+    dshape, kshape, n, oc, (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx, rc = _hwio_window(
+        op, "NHWC", data, kernel, stride, padding, dilation)
     out_dtype = out_dtype or data.dtype
-    rc = te.reduce_axis((0, ic), "rc")
     return te.compute(
         (n, oh, ow, oc),
         lambda nn, yy, xx, ff: te.sum(_mul(padded[nn, yy * sh + ry * dh, xx * sw + rx * dw, rc],
@@ -199,16 +205,9 @@ def conv2d_hwcn(data, kernel, stride, padding, dilation, out_dtype=None):
     (classic ``topi.nn.conv2d_hwcn``); returns ``[OH, OW, OC, N]``, the other arguments as in
     :func:`conv2d_nchw`."""
     op = "conv2d_hwcn"
-    dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
-    if len(dshape) != 4 or len(kshape) != 4:
-        raise ValueError(f"{op}: data {dshape} and kernel {kshape} must both be 4-D")
-    h, w, ic, n = dshape
-    kh, kw, kic, oc = kshape
-    _check_channels(op, dshape, kshape, ic, kic)
-    (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx = conv_window(
-        op, data, dshape, kshape, (h, w), (kh, kw), stride, padding, dilation, "HWCN")
+    dshape, kshape, n, oc, (sh, sw), (dh, dw), (t, l, b, r), (oh, ow), padded, ry, rx, rc = _hwio_window(
+        op, "HWCN", data, kernel, stride, padding, dilation)
     out_dtype = out_dtype or data.dtype
-    rc = te.reduce_axis((0, ic), "rc")
     return te.compute(
         (oh, ow, oc, n),
         lambda yy, xx, ff, nn: te.sum(_mul(padded[yy * sh + ry * dh, xx * sw + rx * dw, rc, nn],
