@@ -18,7 +18,7 @@ import weakref
 from collections import OrderedDict
 
 from te.tensor import Tensor
-from schedule.lower import LoweredFunc, lower
+from schedule.lower import LoweredFunc
 from codegen import service
 from codegen.module import Module
 from codegen.target import Target, create
@@ -71,7 +71,7 @@ def build(sch, args=None, target=None, name: str = "default_function") -> Module
         if mod is not None:
             return mod
     with t:
-        mod = build_lowered(lower(sch, args, name=name, unroll_in_codegen=True), t)
+        mod = build_lowered(service.lower_for_build(sch, args, name), t)
     with _lock:
         if len(_schedule_cache) >= SCHEDULE_CACHE_SIZE:
             _schedule_cache.clear()

@@ -164,14 +164,22 @@ def compile_lowered(lowered, target=None, symbol: str | None = None, keep_ll: bo
     return CompiledKernel(lowered.name, symbol, tuple(param_specs(lowered)), obj, ll, str(t))
 
 
+def lower_for_build(sch, args, name: str, timings: dict | None = None):
+    """The nest every build compiles: ``schedule.lower`` with loops to unroll left as loops that
+    LLVM unrolls (``llvm.loop.unroll.full``), not copied in Python as a printed nest shows them;
+    copying first makes every later pass and the IR emission scale with the unrolled size.
+    Call it inside ``with target:``."""
+    from schedule.lower import lower
+
+    return lower(sch, args, name=name, timings=timings, unroll_in_codegen=True)
+
+
 def compile_schedule(sch, args, name: str = "default_function", target=None,
                      symbol: str | None = None, keep_ll: bool = True) -> CompiledKernel:
     """Lower ``sch`` over ``args`` inside ``with target:`` and compile it."""
-    from schedule.lower import lower
-
     t = create(target)
     with t:
-        return compile_lowered(lower(sch, args, name=name, unroll_in_codegen=True), t, symbol, keep_ll)
+        return compile_lowered(lower_for_build(sch, args, name), t, symbol, keep_ll)
 
 
 def load(kernels: list, label: str | None = None) -> LoadedCode:

@@ -153,18 +153,17 @@ def schedule_source(src: KernelSource, outs):
 
 def lower_source(src: KernelSource):
     """The lowered function of one kernel (what :func:`compile_source` compiles)."""
-    from schedule.lower import lower
+    from codegen.service import lower_for_build
 
     with src.target:
         args, outs = body_to_te(src.body, src.target)
-        return lower(schedule_source(src, outs), args + outs, name=src.symbol, unroll_in_codegen=True)
+        return lower_for_build(schedule_source(src, outs), args + outs, src.symbol)
 
 
 def compile_source(src: KernelSource) -> Kernel:
     """Schedule, lower, emit, optimise and assemble one kernel inside ``with target:`` (runs in a
     worker); the kernel's ``stages`` hold the seconds of each step (``lower/<pass>`` per pass)."""
     from codegen import service
-    from schedule.lower import lower
 
     target, clock, passes = src.target, time.perf_counter, {}
     with target:
@@ -172,7 +171,7 @@ def compile_source(src: KernelSource) -> Kernel:
         args, outs = body_to_te(src.body, target)
         sch = schedule_source(src, outs)
         t1 = clock()
-        lowered = lower(sch, args + outs, name=src.symbol, timings=passes, unroll_in_codegen=True)
+        lowered = service.lower_for_build(sch, args + outs, src.symbol, timings=passes)
         t2 = clock()
         raw, symbol = service.emit_llvm(lowered, src.symbol)
         t3 = clock()

@@ -61,7 +61,8 @@ def lower(sch, args, name: str = "main", simple_mode: bool = True, timings: dict
     ``pipeline``: the passes to run (default :data:`PIPELINE`; ``()``: the first nest only).
     An output missing from ``args`` is an error, or with ``scratch_outputs`` (classic ``tvm.lower``,
     to look at a nest) computed into a scratch buffer.  ``unroll_in_codegen``: loops to unroll stay
-    ``unrolled`` loops that LLVM unrolls (what the builds do); by default their bodies are copied,
+    ``unrolled`` loops that LLVM unrolls (what every build does, through
+    ``codegen.service.lower_for_build``); by default their bodies are copied,
     as classic TVM's lowered nest shows them."""
     args = _check_args(sch, args, name)
     arg_keys = {(a.op, a.value_index) for a in args if isinstance(a, Tensor)}

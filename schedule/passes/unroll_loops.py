@@ -11,7 +11,7 @@ loop inside it whose total number of body executions is at most N (TVM's
 ``auto_unroll_max_step``; Halide's ``unroll`` is the explicit form).  A loop
 with a non-constant extent stays a loop.
 
-With ``ctx["unroll_in_codegen"]`` (the builds: ``lower(..., unroll_in_codegen=True)``) a loop to
+With ``ctx["unroll_in_codegen"]`` (every build: ``codegen.service.lower_for_build``) a loop to
 unroll stays one loop of kind ``unrolled`` and codegen asks LLVM to unroll it fully
 (``llvm.loop.unroll.full``): replicating bodies here made every later pass and the IR emission
 scale with the unrolled size, about 20 times the nest (ResNet-50 builds in about 16% less CPU

@@ -172,10 +172,9 @@ def compile_object(sch, args, name: str, lowered=None, target=None) -> dict:
     ``{"obj", "symbol", "name", "kernel", "specs"}`` (``kernel``: the ``CompiledKernel`` the runner
     loads; ``lowered``: lowered already, by a process that could make the schedule)."""
     from codegen import service
-    from schedule.lower import lower
 
     if lowered is None:
-        lowered = lower(sch, args, name=name, unroll_in_codegen=True)
+        lowered = service.lower_for_build(sch, args, name)
     kernel = service.compile_lowered(lowered, target)
     return {"obj": kernel.obj, "symbol": kernel.symbol, "name": kernel.name, "kernel": kernel,
             "specs": [dataclasses.asdict(p) for p in kernel.params]}
@@ -213,7 +212,7 @@ def _aligned(layouts, specs: list) -> list:
 def lower_here(task, config) -> dict:
     """For a task a worker cannot rebuild: instantiate and lower in this process; the worker only
     compiles.  ``{"lowered", "layouts"}`` or ``{"error_no", "error"}``."""
-    from schedule.lower import lower
+    from codegen.service import lower_for_build
 
     try:
         sch, args, layouts = task.instantiate_with_layouts(config)
@@ -221,7 +220,7 @@ def lower_here(task, config) -> dict:
         return {"error_no": MeasureErrorNo.INSTANTIATION_ERROR, "error": str(err)}
     try:
         with task.target:
-            return {"lowered": lower(sch, args, name=kernel_name(task.name), unroll_in_codegen=True), "layouts": layouts}
+            return {"lowered": lower_for_build(sch, args, kernel_name(task.name)), "layouts": layouts}
     except Exception as err:
         return {"error_no": MeasureErrorNo.COMPILE_HOST, "error": f"{type(err).__name__}: {err}"}
 
