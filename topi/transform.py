@@ -20,6 +20,7 @@ from topi import tag
 from topi.generate import arange, expand_like, matrix_set_diag, ndarray_size, one_hot, shape, trilu
 from topi.indexing import adv_index, gather_nd, sparse_to_dense, unravel_index
 from topi.math import reinterpret
+from topi.image import resize as image_resize
 from topi.slicing import dynamic_strided_slice, flip, reverse_sequence, sequence_mask, strided_set
 from topi.utils import const_shape as _shape
 from topi.utils import get_const_tuple
@@ -478,36 +479,6 @@ def layout_transform(array: te.Tensor, src_layout: str, dst_layout: str) -> te.T
 _COORD_MODES = ("half_pixel", "align_corners", "asymmetric")
 
 
-def _source_coord(o: E.Expr, n_in: int, n_out: int, mode: str) -> E.Expr:
-    o = o.astype("float32")
-    if mode == "align_corners":
-        return o * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
-    if mode == "half_pixel":
-        return (o + 0.5) * (n_in / n_out) - 0.5
-    return o * (n_in / n_out)
-
-
-def _nearest(c: E.Expr, n: int, rounding: str) -> E.Expr:
-    if rounding == "round":
-        i = te.round(c)
-    elif rounding == "round_prefer_ceil":
-        i = te.floor(c + 0.5)
-    else:
-        i = te.floor(c + 1e-5)
-    return _clamp(i.astype("int32"), n)
-
-
-def _clamp(i: E.Expr, n: int) -> E.Expr:
-    return E.binary_op(E.Min, E.binary_op(E.Max, i, 0), n - 1)
-
-
-def _lerp_points(c: E.Expr, n: int):
-    """The two neighbours of source coordinate ``c`` (clamped) and the weight of the second."""
-    lo = te.floor(c)
-    i0 = lo.astype("int32")
-    return _clamp(i0, n), _clamp(i0 + 1, n), c - lo
-
-
 def resize(x: te.Tensor, size, layout: str = "NCHW", method: str = "nearest_neighbor",
            coordinate_transformation_mode: str = "half_pixel", rounding_method: str = "") -> te.Tensor:
     """Resize the spatial axes of ``x`` to ``size = (out_h, out_w)``.
@@ -518,7 +489,8 @@ def resize(x: te.Tensor, size, layout: str = "NCHW", method: str = "nearest_neig
     ``rounding_method`` (default: ``"round"`` for align_corners,
     ``"round_prefer_ceil"`` for half_pixel, as torch's ``nearest-exact``, and
     ``"floor"`` for asymmetric, as torch's ``nearest``); ``bilinear``
-    interpolates the four neighbours, clamped at the borders.
+    interpolates the four neighbours, clamped at the borders.  The compute is
+    :func:`topi.image.resize2d`'s; this form keeps torch's nearest defaults (the ONNX importer's op).
     """
     op = "resize"
     shape = _shape(op, x)
@@ -532,26 +504,7 @@ def resize(x: te.Tensor, size, layout: str = "NCHW", method: str = "nearest_neig
     if coordinate_transformation_mode not in _COORD_MODES:
         raise ValueError(f"{op}: coordinate_transformation_mode must be one of {_COORD_MODES}, "
                          f"got {coordinate_transformation_mode!r}")
-    hw = (2, 3) if layout == "NCHW" else (1, 2)
-    n_in = [shape[a] for a in hw]
     default = {"align_corners": "round", "half_pixel": "round_prefer_ceil"}
     rounding = rounding_method or default.get(coordinate_transformation_mode, "floor")
-    out = list(shape)
-    out[hw[0]], out[hw[1]] = size
-
-    def at(i, y, w):
-        idx = list(i)
-        idx[hw[0]], idx[hw[1]] = y, w
-        return x(*idx)
-
-    def body(*i):
-        cy, cx = (_source_coord(i[a], n, m, coordinate_transformation_mode) for a, n, m in zip(hw, n_in, size))
-        if method == "nearest_neighbor":
-            return at(i, _nearest(cy, n_in[0], rounding), _nearest(cx, n_in[1], rounding))
-        (y0, y1, fy), (x0, x1, fx) = _lerp_points(cy, n_in[0]), _lerp_points(cx, n_in[1])
-        v = [at(i, y, w).astype("float32") for y in (y0, y1) for w in (x0, x1)]
-        top = v[0] + (v[1] - v[0]) * fx
-        bottom = v[2] + (v[3] - v[2]) * fx
-        return (top + (bottom - top) * fy).astype(x.dtype)
-
-    return _injective(out, body, "T_resize")
+    return image_resize._resize(op, 2, x, None, size, layout, method, coordinate_transformation_mode, rounding,
+                                -0.5, 0, 0.0, None)

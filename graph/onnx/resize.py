@@ -68,16 +68,10 @@ def _onnx_indices(mode: str, nearest_mode: str, n: int, out: int, scale: float) 
 
 
 def _topi_indices(mode: str, rounding: str, n: int, out: int) -> np.ndarray:
-    """The indices ``topi.resize`` picks (its float32 arithmetic emulated)."""
-    o = np.arange(out, dtype=np.float32)
-    if mode == "align_corners":
-        c = o * np.float32((n - 1) / (out - 1) if out > 1 else 0.0)
-    elif mode == "half_pixel":
-        c = (o + np.float32(0.5)) * np.float32(n / out) - np.float32(0.5)
-    else:
-        c = o * np.float32(n / out)
-    i = np.floor(c + np.float32(0.5)) if rounding == "round_prefer_ceil" else np.floor(c + np.float32(1e-5))
-    return np.clip(i, 0, n - 1).astype(np.int64)
+    """The indices ``topi.resize`` picks: its reference resizing the positions ``0..n-1``."""
+    from topi.testing.resize import resize_nd_python
+
+    return resize_nd_python(np.arange(n, dtype=np.int64), (out,), (0,), "nearest_neighbor", mode, rounding)
 
 
 def _extents(node: OnnxNode, shape: tuple, scales, sizes) -> tuple:

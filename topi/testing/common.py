@@ -59,53 +59,16 @@ def gelu_python(x: np.ndarray) -> np.ndarray:
     return (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(x.dtype)
 
 
-def _source_coords(n_out: int, n_in: int, mode: str) -> np.ndarray:
-    o = np.arange(n_out, dtype=np.float64)
-    if mode == "align_corners":
-        return o * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
-    if mode == "half_pixel":
-        return (o + 0.5) * (n_in / n_out) - 0.5
-    return o * (n_in / n_out)
-
-
-def _nearest_index(c: np.ndarray, n: int, rounding: str) -> np.ndarray:
-    if rounding == "round":
-        i = np.round(c)
-    elif rounding == "round_prefer_ceil":
-        i = np.floor(c + 0.5)
-    else:
-        i = np.floor(c + 1e-5)
-    return np.clip(i.astype(np.int64), 0, n - 1)
-
-
-def _lerp_axis(x: np.ndarray, c: np.ndarray, axis: int) -> np.ndarray:
-    n = x.shape[axis]
-    lo = np.floor(c)
-    i0 = np.clip(lo.astype(np.int64), 0, n - 1)
-    i1 = np.clip(lo.astype(np.int64) + 1, 0, n - 1)
-    shape = [1] * x.ndim
-    shape[axis] = -1
-    w = (c - lo).reshape(shape)
-    a, b = np.take(x, i0, axis=axis), np.take(x, i1, axis=axis)
-    return a + (b - a) * w
-
-
 def resize_python(x: np.ndarray, size, layout: str = "NCHW", method: str = "nearest_neighbor",
                   coordinate_transformation_mode: str = "half_pixel",
                   rounding_method: str = "") -> np.ndarray:
-    """Reference of ``topi.resize`` (same coordinate and rounding rules), in float64."""
-    hw = (2, 3) if layout == "NCHW" else (1, 2)
-    mode = coordinate_transformation_mode
+    """Reference of ``topi.resize``: ``resize_nd_python`` with its nearest rounding defaults."""
+    from topi.testing.resize import resize_nd_python
+
     default = {"align_corners": "round", "half_pixel": "round_prefer_ceil"}
-    rounding = rounding_method or default.get(mode, "floor")
-    out = x.astype(np.float64)
-    for axis, n_out in zip(hw, size):
-        c = _source_coords(n_out, x.shape[axis], mode)
-        if method == "nearest_neighbor":
-            out = np.take(out, _nearest_index(c, x.shape[axis], rounding), axis=axis)
-        else:
-            out = _lerp_axis(out, c, axis)
-    return out.astype(x.dtype)
+    rounding = rounding_method or default.get(coordinate_transformation_mode, "floor")
+    axes = (2, 3) if layout == "NCHW" else (1, 2)
+    return resize_nd_python(x, size, axes, method, coordinate_transformation_mode, rounding)
 
 
 def _split_layout(layout: str) -> list:
