@@ -176,7 +176,7 @@ def row_sweep(rows=(1, 3, 4, 7, 8, 13, 48, 50, 196, 197, 198), N: int = 1536, K:
         cfg = default_dense_pack_config(M, N, K)
         near = max(cfg["mr"].val, round(M / cfg["mr"].val) * cfg["mr"].val)
         mine, ref = rate(M), rate(near)
-        print(f"{M:5d} {cfg['bn']:>3d}x{cfg['mr']:<2d} {mine:8.1f} {near:8d} {ref:8.1f} {mine / ref:6.2f}")
+        print(f"{M:5d} {cfg['bn'].val:>3d}x{cfg['mr'].val:<2d} {mine:8.1f} {near:8d} {ref:8.1f} {mine / ref:6.2f}")
         out.append((M, mine, near, ref))
     return out
 

@@ -47,8 +47,9 @@ REFS = {
     "erf": lambda x: _erf64(x).astype(np.float64),
 }
 
-# max allowed ulp error per function (measured maxima are ~1-2 ulp)
-MAX_ULP = {name: 4 for name in REFS}
+# max allowed ulp error per function (measured maxima are ~1-2 ulp; erf's one-branch rational
+# form, without exp, reaches 6 ulp near 1, see codegen/vecmath.py)
+MAX_ULP = {**{name: 4 for name in REFS}, "erf": 6}
 
 # a dense grid over the interesting region of each function
 GRIDS = {
