@@ -173,7 +173,7 @@ def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
         neg = b.sub(_const(t, 0), x)
         return b.select(b.icmp_signed("<", x, _const(t, 0)), neg, x)
     if name == "pow":
-        return b.call(intrinsic(b.module, "llvm.pow", t, 2), args)
+        return _pow(b, args)
     if name == "fmod":
         return b.frem(args[0], args[1])
     if name == "isnan":
@@ -197,6 +197,19 @@ def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
     if name in _LIBM:
         return _libm(b, name, x)
     raise ValueError(f"codegen: unknown intrinsic '{name}'")
+
+
+def _pow(b: ir.IRBuilder, args: list) -> ir.Value:
+    """``x ** y``: ``x * x`` for the constant exponent 2 (as exact as powf), float32 inline
+    (``codegen.vecmath``: a vector stays a vector, where ``llvm.pow`` is one libm call per lane),
+    else ``llvm.pow``."""
+    from codegen.vecmath import emit_math
+
+    x, y = args
+    if isinstance(y, ir.Constant) and not isinstance(y.constant, (list, tuple)) and y.constant == 2.0:
+        return b.fmul(x, x)
+    r = emit_math(b, "pow", args)
+    return r if r is not None else b.call(intrinsic(b.module, "llvm.pow", x.type, 2), args)
 
 
 _BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right", "popcount"}

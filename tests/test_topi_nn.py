@@ -22,6 +22,7 @@ from topi.nn.lrn import lrn
 from topi.nn.pooling import adaptive_pool, global_pool, pool1d, pool2d
 from topi.nn.softmax import log_softmax, softmax
 from topi.testing import nn_ref as ref
+from topi import x86
 from topi.x86.batch_matmul import schedule_batch_matmul
 from topi.x86.dense import default_dense_config, schedule_dense, schedule_matmul
 from topi.x86.pooling import UNROLL_TAPS, schedule_adaptive_pool, schedule_pool
@@ -261,6 +262,10 @@ def test_lrn(size):
     X = te.placeholder((2, 6, 3, 5), name="X")
     out = lrn(X, size, 1, 1e-2, 0.75, 2.0)
     check(generic.schedule_lrn, out, [X], lambda x: ref.lrn_python(x, size, 1, 2.0, 1e-2, 0.75))
+    for shape, axis in (((2, 7, 3, 13), 1), ((1, 5, 21), 1), ((3, 4, 11), 2)):  # widths dividing no vector
+        X = te.placeholder(shape, name="X")
+        out = lrn(X, size, axis, 1e-2, 0.75, 2.0)
+        check(x86.schedule_lrn, out, [X], lambda x: ref.lrn_python(x, size, axis, 2.0, 1e-2, 0.75))
     if size % 2 == 0:
         return  # torch centres even windows one channel lower than ONNX/Caffe
     torch = pytest.importorskip("torch")

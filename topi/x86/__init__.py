@@ -40,7 +40,7 @@ from topi.x86.conv2d_winograd import (  # noqa: F401
 )
 from topi.x86 import templates  # noqa: F401,E402  (registers the AutoTVM templates: conv2d_NCHWc.x86, dense_pack.x86, ...)
 from topi.x86 import strategy  # noqa: F401,E402  (registers the x86 operator strategies under the "cpu" key)
-from topi.x86.norms import schedule_batch_norm  # noqa: F401,E402
+from topi.x86.norms import schedule_batch_norm, schedule_lrn  # noqa: F401,E402
 from topi.x86.classic_names import (  # noqa: F401,E402
     conv2d_NCHWc, dense_dynamic, dense_nopack, schedule_dense_dynamic, schedule_dense_nopack, schedule_group_conv1d_ncw,
     schedule_group_conv1d_nwc,

@@ -1,9 +1,21 @@
-"""x86 schedule of batch normalisation: the output as an injective kernel (fused, vectorized,
-parallel: :mod:`topi.x86.injective`); the training statistics are reduction stages at root,
-each channel's row reduced in order."""
+"""x86 schedules of normalisations.
+
+Batch normalisation: the output as an injective kernel (fused, vectorized, parallel:
+:mod:`topi.x86.injective`); the training statistics are reduction stages at root, each
+channel's row reduced in order.
+
+Local response normalisation: the window's sum of squares is computed one vector of the
+innermost axis at a time where the output consumes it, its taps outside the vector loop, so
+a vector of squares and the ``pow`` after it (inline in :mod:`codegen.vecmath`) stay
+vectors; the other axes are fused and parallel.  The generic schedule reduced one element at
+a time with ``powf`` per element: Inception-v1's first LRN took about 6 ms, now well under one
+(``tessera bench --profile`` on the light Inception-v1).
+"""
 
 from __future__ import annotations
 
+import te
+from codegen.target import Target
 from topi.generic.nn import _as_list
 from topi.x86.injective import schedule_injective
 
@@ -18,4 +30,28 @@ def schedule_batch_norm(outs):
     return schedule_injective(_as_list(outs))
 
 
-__all__ = ["schedule_batch_norm"]
+def schedule_lrn(outs):
+    """Schedule ``topi.nn.lrn`` (stages ``T_lrn_sqsum`` and ``T_lrn``, the output).
+
+    Returns
+    -------
+    schedule.Schedule
+    """
+    outs = _as_list(outs)
+    s = te.create_schedule([o.op for o in outs])
+    out = outs[0]
+    sq = next(t for t in out.op.input_tensors if t.op.name == "T_lrn_sqsum")
+    st = s[out]
+    *outer, inner = st.op.axis
+    lanes = max(1, Target.current().lanes(out.dtype))
+    vo, vi = st.split(inner, factor=lanes)
+    if outer:
+        st.parallel(st.fuse(*outer))
+    st.vectorize(vi)
+    s[sq].compute_at(st, vo)
+    s[sq].reorder(*s[sq].op.reduce_axis, s[sq].op.axis[-1])
+    s[sq].vectorize(s[sq].op.axis[-1])
+    return s
+
+
+__all__ = ["schedule_batch_norm", "schedule_lrn"]

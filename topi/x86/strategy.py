@@ -23,7 +23,7 @@ from topi.nn.dense import dense as dense_nchw
 from topi.nn.winograd import plain_data_shape
 from topi.strategy import register_layout_helpers, register_strategy
 from topi.utils import find_anchor
-from topi.x86 import conv2d_nchwc, conv2d_transpose, conv_direct, injective, pooling, softmax
+from topi.x86 import conv2d_nchwc, conv2d_transpose, conv_direct, injective, norms, pooling, softmax
 from topi.x86 import conv2d as x86conv
 from topi.x86.batch_matmul import TEMPLATE as BATCH_MATMUL_TEMPLATE, schedule_batch_matmul
 from topi.x86 import conv2d_int8, dense_int8, int8_dot
@@ -251,6 +251,7 @@ register_strategy("injective", CPU, schedule=lambda outs, a, t: injective.schedu
 for _name in ("layer_norm", "rms_norm"):
     register_strategy(_name, CPU, schedule=lambda outs, a, t: schedule_layer_norm(outs))
 register_strategy("attention", CPU, schedule=lambda outs, a, t: schedule_attention(outs))
+register_strategy("lrn", CPU, schedule=lambda outs, a, t: norms.schedule_lrn(outs))
 
 
 # --------------------------------------------------------- layout helpers ---
