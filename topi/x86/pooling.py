@@ -70,8 +70,9 @@ def _chain(out_op) -> list:
     chain = [out_op]
     op = out_op
     while True:
-        nxt = [t.op for t in op.input_tensors
-               if isinstance(t.op, te.ComputeOp) and (t.op.tag == tags.POOL or tags.is_injective(t.op.tag))]
+        nxt = [t.op for t in op.input_tensors  # not a constant (a fused epilogue's scale, zero point)
+               if isinstance(t.op, te.ComputeOp) and t.op.input_tensors
+               and (t.op.tag == tags.POOL or tags.is_injective(t.op.tag))]
         if len(nxt) != 1:
             return chain[::-1]
         op = nxt[0]
@@ -160,7 +161,9 @@ def schedule_pool(outs, layout: str = "NCHW", cfg: ConfigEntity | None = None):
     for op in list(pool_inputs):
         if isinstance(op, te.ComputeOp) and op not in chain and tags.is_injective(op.tag):
             s[op].compute_inline()
-    key = pool_workload(tuple(_extent(iv) for iv in out_op.axis), outs[0].dtype)
+    # the pooled data's type, as the graph's workload (an epilogue may quantize the output)
+    data = next(op for op in chain if op.tag == tags.POOL).input_tensors[0]
+    key = pool_workload(tuple(_extent(iv) for iv in out_op.axis), data.dtype)
     cfg = choose_config(key) if cfg is None else check_config(cfg, key)
     _schedule_chain(s, chain, cfg)
     return s
