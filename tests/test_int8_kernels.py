@@ -18,6 +18,7 @@ import codegen
 import graph
 import te
 from codegen.target import Target
+from topi.utils import get_const_tuple as get_shape
 from topi.testing.qnn import qnn_conv2d_python, requantize_python
 from topi.x86.conv2d_int8 import blocks, conv2d_int8, pack_kernel, schedule_conv2d_int8, unpack_kernel
 from topi.x86.int8_dot import choose_mode, dot_intrin, pairs_fit_int16, reduce_block, vector_lanes
@@ -100,7 +101,9 @@ def test_mode_follows_the_target_features_and_the_weights():
         dot_intrin("u8s8", 12, Target(AVX2))
 
 
-def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True):
+def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True, in_block=0, out_block=False):
+    """(got, want) of one conv2d_int8 against numpy; ``in_block``: the data NCHW[in_block]c,
+    ``out_block``: the output NCHW[oc_bn]c (both compared in NCHW)."""
     target = HOST
     x = RNG.integers(0, 256, (n, ic, h, w)).astype("uint8")
     lo_w = -64 if mode == "u8s8" else -128
@@ -116,13 +119,16 @@ def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True):
     offset[:oc] = bias - (0 if mode == "i16" else zx * wt.reshape(oc, -1).sum(1))
     mp = np.zeros(ocp, "float32")
     mp[:oc] = mult
-    args = [te.placeholder(x.shape, "uint8", name="x"), te.placeholder(packed.shape, str(packed.dtype), name="k"),
+    xb = x.reshape(n, ic // in_block, in_block, h, w).transpose(0, 1, 3, 4, 2).copy() if in_block else x
+    args = [te.placeholder(xb.shape, "uint8", name="x"), te.placeholder(packed.shape, str(packed.dtype), name="k"),
             te.placeholder((ocp,), "int32", name="off"), te.placeholder((ocp,), "float32", name="mul")]
     out = conv2d_int8(*args, oc, (stride, stride), (pad,) * 4, (1, 1), zx, zy, mode, dtype,
-                      lo=zy if relu else None, ow_bn=ow_bn)
+                      lo=zy if relu else None, ow_bn=ow_bn, out_block=oc_bn if out_block else 0)
     f = codegen.build(schedule_conv2d_int8(out, target), args + [out], target=target)
     got = np.zeros(tuple(int(d) for d in out.shape), dtype)
-    f(x, packed, offset, mp, got)
+    f(xb, packed, offset, mp, got)
+    if out_block:
+        got = got.transpose(0, 1, 4, 2, 3).reshape(n, oc, *got.shape[2:4])
     acc = qnn_conv2d_python(x, wt, np.int64(zx), np.int64(0), (stride, stride), (pad,) * 4).astype("int64")
     want = requantize_python(acc + bias.reshape(-1, 1, 1), mult, np.int64(zy), 1, dtype)
     if relu:
@@ -140,6 +146,20 @@ def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True):
 ])
 def test_conv2d_int8_matches_the_integer_reference(mode, shape):
     got, want = _conv_case(mode, *shape)
+    np.testing.assert_array_equal(got, want)
+
+
+@needs_avx2
+@pytest.mark.parametrize("mode", ["u8s8", "i16"])
+@pytest.mark.parametrize("shape,in_block", [
+    ((1, 16, 9, 11, 24, 3, 1, 1), 8),    # blocked in and out, 3x3 padded: columns divide no tile
+    ((1, 24, 7, 13, 16, 1, 1, 0), 8),    # 1x1 read in place (the input's block is the kernel's ic_bn)
+    ((2, 16, 10, 9, 8, 1, 2, 0), 8),     # strided 1x1 from a blocked input
+    ((1, 32, 6, 5, 16, 3, 2, 1), 16),    # an input block that is not the kernel's: packed again
+    ((1, 3, 15, 15, 8, 7, 2, 3), 0),     # the stem: NCHW in, blocked out
+])
+def test_conv2d_int8_blocked_layouts_match_the_integer_reference(mode, shape, in_block):
+    got, want = _conv_case(mode, *shape, in_block=in_block, out_block=True)
     np.testing.assert_array_equal(got, want)
 
 
@@ -235,6 +255,42 @@ def test_qdq_conv_with_8bit_weights_runs_exact_on_int16():
 
 
 @needs_avx2
+def test_qdq_conv_chain_stays_blocked_int8_through_a_max_pool_matching_onnxruntime():
+    """conv -> max pool -> conv -> relu in QDQ form: the first conv writes NCHW8c uint8, the pool
+    runs on those integers (the maximum commutes with dequantizing), the second conv reads them
+    in place; the output equals onnxruntime's int8 session's."""
+    ort = pytest.importorskip("onnxruntime")
+    q = [("xs", np.float32(0.02)), ("xz", np.uint8(120)), ("as", np.float32(0.05)), ("az", np.uint8(100)),
+         ("ys", np.float32(0.04)), ("yz", np.uint8(90)), ("w1", RNG.integers(-64, 64, (16, 8, 3, 3)).astype("int8")),
+         ("w1s", RNG.uniform(0.005, 0.02, 16).astype("float32")), ("w1z", np.zeros(16, "int8")),
+         ("w2", RNG.integers(-64, 64, (24, 16, 1, 1)).astype("int8")),
+         ("w2s", RNG.uniform(0.005, 0.02, 24).astype("float32")),  # onnxruntime's 1x1 rounds exact ties up
+         ("w2z", np.zeros(24, "int8"))]
+    dq = lambda i, s, z, o, **k: helper.make_node("DequantizeLinear", [i, s, z], [o], **k)  # noqa: E731
+    qn = lambda i, s, z, o: helper.make_node("QuantizeLinear", [i, s, z], [o])  # noqa: E731
+    nodes = [qn("x", "xs", "xz", "xq"), dq("xq", "xs", "xz", "xd"), dq("w1", "w1s", "w1z", "w1d", axis=0),
+             dq("w2", "w2s", "w2z", "w2d", axis=0),
+             helper.make_node("Conv", ["xd", "w1d"], ["c1"], pads=[1, 1, 1, 1]), qn("c1", "as", "az", "c1q"),
+             dq("c1q", "as", "az", "c1d"),
+             helper.make_node("MaxPool", ["c1d"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             qn("p", "as", "az", "pq"), dq("pq", "as", "az", "pd"),
+             helper.make_node("Conv", ["pd", "w2d"], ["c2"]), helper.make_node("Relu", ["c2"], ["r"]),
+             qn("r", "ys", "yz", "yq"), dq("yq", "ys", "yz", "y")]
+    g = helper.make_graph(nodes, "qdq_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 8, 11, 13))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.asarray(v), k) for k, v in q])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    x = RNG.standard_normal((1, 8, 11, 13)).astype("float32") * 1.5
+    lib, got = _run(model, x)
+    convs = _kernels(lib, "conv2d_int8")
+    assert len(convs) == 2 and convs[0].attrs["out_block"] == 8
+    pool = _kernels(lib, "pool2d")[0]
+    assert pool.inputs[0].dtype == "uint8" and pool.attrs["layout"] == "NCHWc"
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])
+
+
+@needs_avx2
 def test_qdq_conv_left_in_float_when_the_bias_is_not_int32_at_the_product_scale():
     oc, ic = 9, 5
     w_q = RNG.integers(-64, 64, (oc, ic, 3, 3)).astype("int8")
@@ -249,6 +305,32 @@ def test_qdq_conv_left_in_float_when_the_bias_is_not_int32_at_the_product_scale(
     assert "conv2d_int8" not in [k.op for k in _conv_kernels(lib)]
     ref = ReferenceEvaluator(model).run(None, {"x": x})[0]
     np.testing.assert_allclose(got, ref, atol=0.05 + 1e-6)  # one output step where float rounding differs
+
+
+def test_pool_schedule_keeps_its_chain_under_an_epilogue_reading_constants():
+    """A fused max pool -> dequantize -> quantize whose scale and zero point are constant stages (as
+    a graph's fused body makes them) is scheduled as the pooling chain: rows pooled once per
+    output row, vectorized (it fell back to the default schedule, 2 ms on ResNet-50's pool)."""
+    import tessera
+    from topi.nn import qnn
+    from topi.nn.pooling import pool2d
+    from topi.x86.pooling import schedule_pool
+
+    x = RNG.integers(0, 256, (1, 2, 9, 11, 8)).astype("uint8")
+    X = te.placeholder(x.shape, "uint8", name="X")
+    scale = te.compute((), lambda: te.const(0.05, "float32"), name="scale", tag="elemwise")
+    zp = te.compute((), lambda: te.const(7, "uint8"), name="zp", tag="elemwise")
+    P = pool2d(X, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max", False, "NCHWc")
+    out = qnn.quantize(qnn.dequantize(P, scale, zp), scale, zp, 1, "uint8")
+    with HOST:
+        s = schedule_pool(out)
+    text = str(tessera.lower(s, [X, out], simple_mode=True))
+    assert "produce pool_h" in text and "ramp" in text
+    got = np.zeros(get_shape(out.shape), "uint8")
+    codegen.build(s, [X, out], target=HOST)(x, got)
+    pad = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1), (0, 0)))
+    want = np.stack([pad[:, :, i:i + 9:2, j:j + 11:2] for i in range(3) for j in range(3)]).max(0)
+    np.testing.assert_array_equal(got, want)
 
 
 # ------------------------------------------------------------ int8 dense ---

@@ -12,8 +12,9 @@ op                     inputs -> output                                         
 ``range_scale``        min, max (scalars) -> the uint8 scale of [min(0, min),       elemwise
                        max(0, max)] (DynamicQuantizeLinear)
 ``range_zero_point``   min, scale -> the uint8 zero point                           elemwise
-``conv2d_int8``        x uint8 NCHW, packed kernel, offset int32, multiplier       anchor
-                       float32 -> ``dtype`` (a requantized conv, one kernel)
+``conv2d_int8``        x uint8 NCHW or NCHW[b]c, packed kernel, offset int32,      anchor
+                       multiplier float32 -> ``dtype`` (a requantized conv, one
+                       kernel; NCHW[oc_bn]c with attr ``out_block``)
 ``dense_int8``         x uint8 [M, K], packed weight, wsum int32, x_zp -> int32    anchor
 =====================  ==========================================================  ===========
 
@@ -93,18 +94,37 @@ register("qnn_dense", lambda xs, a: [qnn.qnn_dense(*xs)], OUT_ELEMWISE_FUSABLE, 
 # Their layouts (packed kernel, packed weight) and instructions are the target's: the strategy of
 # a target with integer kernels registers compute and schedule (x86: topi/x86/strategy.py), its
 # layout helpers unpack for the numpy evaluation (``graph.passes.lower_int8`` makes these nodes).
+def _nchw_shape(shape: tuple) -> tuple:
+    """The NCHW shape of an NCHW or NCHW[b]c shape."""
+    return tuple(shape) if len(shape) == 4 else (shape[0], shape[1] * shape[4], shape[2], shape[3])
+
+
 def _conv_int8_types(values, a):
-    x = values[0]
-    out = qnn.qnn_conv2d(te.placeholder(x.shape, x.dtype), te.placeholder(
-        (a["channels"], x.shape[1]) + tuple(values[1].shape[2:4]), "int8"), None, None, a["strides"], a["padding"],
+    x = _nchw_shape(values[0].shape)
+    out = qnn.qnn_conv2d(te.placeholder(x, values[0].dtype), te.placeholder(
+        (a["channels"], x[1]) + tuple(values[1].shape[2:4]), "int8"), None, None, a["strides"], a["padding"],
         a["dilation"])
-    return [(tuple(int(d) for d in out.shape), a["dtype"])]
+    n, c, h, w = (int(d) for d in out.shape)
+    b = a.get("out_block", 0)
+    return [((n, c // b, h, w, b) if b else (n, c, h, w), a["dtype"])]
 
 
 def _conv_int8_evaluate(xs, a):
     """ONNX's arithmetic: the int32 conv of ``x - x_zp`` (padding reads ``x_zp``) by the centered
-    weights plus the bias, then onnxruntime's requantization."""
+    weights plus the bias, then onnxruntime's requantization (NCHW[b]c in and out as the node's
+    input and ``out_block`` are)."""
     x, kernel, offset, mult = xs
+    if x.ndim == 5:
+        x = x.transpose(0, 1, 4, 2, 3).reshape(_nchw_shape(x.shape))
+    y = _conv_int8_nchw(x, kernel, offset, mult, a)
+    b = a.get("out_block", 0)
+    if b:
+        n, c, h, w = y.shape
+        y = np.ascontiguousarray(y.reshape(n, c // b, b, h, w).transpose(0, 1, 3, 4, 2))
+    return [y]
+
+
+def _conv_int8_nchw(x, kernel, offset, mult, a):
     oc = a["channels"]
     w = layout_helpers(create(None)).unpack_int8_conv_kernel(kernel, x.shape[1], oc)
     bias = offset[:oc].astype("int64")
@@ -113,13 +133,13 @@ def _conv_int8_evaluate(xs, a):
     acc = ref.qnn_conv2d_python(x, w, np.int64(a["x_zp"]), np.int64(0), a["strides"], a["padding"],
                                 a["dilation"]).astype("int64") + bias.reshape(-1, 1, 1)
     y = ref.requantize_python(acc, mult[:oc], np.int64(a["y_zp"]), 1, a["dtype"])
-    return [y if a.get("lo") is None else np.maximum(y, a["lo"]).astype(a["dtype"])]
+    return y if a.get("lo") is None else np.maximum(y, a["lo"]).astype(a["dtype"])
 
 
 register("conv2d_int8", None, OUT_ELEMWISE_FUSABLE, default_schedule, _conv_int8_types, _conv_int8_evaluate,
-         doc="a requantized int8 conv on the target's integer dot-product instructions: uint8 NCHW data, "
-             "packed kernel, int32 offset and float32 multiplier per channel; attrs channels, strides, "
-             "padding, dilation, x_zp, y_zp, mode, dtype, lo, ow_bn")
+         doc="a requantized int8 conv on the target's integer dot-product instructions: uint8 NCHW or "
+             "NCHW[b]c data, packed kernel, int32 offset and float32 multiplier per channel; attrs channels, "
+             "strides, padding, dilation, x_zp, y_zp, mode, dtype, lo, ow_bn, out_block (NCHW[oc_bn]c out)")
 
 
 def _dense_int8_evaluate(xs, a):

@@ -16,7 +16,8 @@ the blocked value where their meaning does not depend on the layout:
   :func:`~graph.passes.layout_state.concat_block` gives (the one ``choose_configs``
   passes on to the next conv's ``ic_bn``);
 * a following ``conv2d_NCHWc`` takes the block as its ``ic_bn`` (unless the
-  node's config says otherwise).
+  node's config says otherwise); an int8 ``conv2d_int8`` reads any block and
+  writes its ``oc_bn`` block (:func:`_conv_int8`).
 
 Grouped convs whose blocks do not divide a group, depthwise convs and
 ShuffleNet's channel shuffle stay blocked too (:mod:`graph.passes.alter_grouped_layout`).
@@ -88,7 +89,7 @@ def alter_op_layout(graph: Graph, context) -> Graph:
     if helpers(target) is None:
         return graph
     convs = {id(n) for n in graph.nodes if convertible(n, target) or grouped.group_convertible(n, target)
-             or grouped.depthwise_convertible(n)}
+             or grouped.depthwise_convertible(n) or n.op == "conv2d_int8"}
     if not convs:
         return graph
     lay = Layouts(graph, target)
@@ -120,6 +121,8 @@ def _rewrite(node, ins: list, lay: Layouts) -> tuple | None:
         return grouped.group_conv(node, ins, lay)
     if node.op == "conv2d":
         return _conv(node, ins, lay)
+    if node.op == "conv2d_int8":
+        return _conv_int8(node, ins, lay)
     if node.op == "depthwise_conv2d":
         return grouped.depthwise(node, ins, lay)
     if id(node) in lay.shuffles:
@@ -203,3 +206,16 @@ def _conv(node, ins: list, lay: Layouts) -> tuple | None:
         attrs["config"] = with_values(attrs["config"], ic_bn=ic_bn, oc_bn=oc_bn)
     conv = make_node("conv2d_NCHWc", [data, packed.output], attrs, node.name, [node.output.name])
     return lay.produce(conv, oc_bn)
+
+
+def _conv_int8(node, ins: list, lay: Layouts) -> tuple | None:
+    """``conv2d_int8`` (``graph.passes.lower_int8``) reads a blocked input as it comes (in place
+    when blocked by its kernel's ``ic_bn``) and, when a conv or pooling wants its value blocked,
+    writes NCHW[oc_bn]c: its requantization then stores each register tile's channels as one
+    vector (``topi.x86.conv2d_int8``); None: NCHW in and out."""
+    oc_bn = ins[1].shape[5]
+    out_block = oc_bn if node.attrs["channels"] % oc_bn == 0 and id(node.output) in lay.wanted else 0
+    if not out_block and not lay.block_of(ins[0]):
+        return None
+    conv = make_node("conv2d_int8", ins, {**node.attrs, "out_block": out_block}, node.name, [node.output.name])
+    return lay.produce(conv, out_block)

@@ -31,7 +31,8 @@ def lower_qdq_conv(graph: Graph, context) -> Graph:
     ``saturate(round_half_even(float32(acc + bias) * (x_scale * w_scale / y_scale)) + y_zp)``,
     a ReLU as the lower clamp ``y_zp``.  Against the float graph (dequantize, float conv,
     quantize) it may differ by one step where the float conv's rounding moves a value across
-    a rounding boundary.
+    a rounding boundary.  A max pooling of a dequantized value pools the integers instead
+    (:func:`_max_pool_first`).
     """
     target = context.target
     if int8_helpers(target) is None:
@@ -44,6 +45,8 @@ def lower_qdq_conv(graph: Graph, context) -> Graph:
             new = _lower(node, ins, uses, target)
         elif node.op == "requantize" and len(ins) == 3:
             new = _lower_qlinear(node, ins, uses, target)
+        elif node.op == "pool2d":
+            new = _max_pool_first(node, ins)
         if new is None:
             if all(a is b for a, b in zip(ins, node.inputs)):
                 return None
@@ -151,6 +154,28 @@ def _lower(q, ins, uses: dict, target) -> Value | None:
         if np.any(np.abs(bias) > 2**31 - 1) or not np.array_equal(bias.astype("float32") * s, bias_f):
             return None  # not an int32 bias at scale x_scale * w_scale: keep the float path
     return _conv_int8(q, xq, wc, conv.attrs, int(zx), int(zy), multiplier, bias, dtype, relu, target)
+
+
+def _max_pool_first(pool, ins) -> Value | None:
+    """``max_pool(dequantize(x))`` -> ``dequantize(max_pool(x))`` for a per-tensor positive scale:
+    dequantizing is non-decreasing, so the maximum commutes with it exactly, and the pooling
+    reads and writes the integers (ResNet's pooling after its stem: a quarter of the bytes,
+    and the stem's int8 kernel writes integers).  Only where every window holds an input
+    point (no ceil mode, no dilation, padding below the window): a window of padding alone
+    would give -inf in float."""
+    a = pool.attrs
+    kernel, pad = tuple(a["kernel"]), tuple(a.get("padding", (0, 0, 0, 0)))
+    if a["pool_type"] != "max" or a.get("ceil_mode", False) or tuple(a.get("dilation", (1, 1))) != (1, 1) \
+            or len(kernel) != 2 or any(p >= kernel[i % 2] for i, p in enumerate(pad)) or not _is(ins[0], "dequantize"):
+        return None
+    dq = ins[0].node
+    xq, sx, zx = (tuple(dq.inputs) + (None,))[:3]
+    scale = _scalar(sx)
+    if dq.attrs.get("block_size", 0) or scale is None or not scale > 0 or (zx is not None and _scalar(zx) is None):
+        return None
+    pooled = make_node("pool2d", [xq], a, pool.name, [f"{pool.output.name}_int"])
+    return make_node("dequantize", [pooled.output, *dq.inputs[1:]], dq.attrs, f"{pool.name}_dequantize",
+                     [pool.output.name]).output
 
 
 def _lower_qlinear(rq, ins, uses: dict, target) -> Value | None:

@@ -1,7 +1,9 @@
 """x86 int8 convolution on the integer dot-product instructions, requantization fused.
 
 A quantized conv (ONNX ``DequantizeLinear -> Conv -> QuantizeLinear``, or ``QLinearConv``)
-as one kernel: uint8 NCHW data in, the ``dtype`` (uint8/int8) NCHW output out::
+as one kernel: uint8 data in (NCHW, or NCHW[b]c), the ``dtype`` (uint8/int8) output out
+(NCHW, or NCHW[oc_bn]c with ``out_block``: ``graph.passes.alter_op_layout`` keeps int8
+activations blocked between convs)::
 
     data_q[n, cc, y, x, ci]   = packed NCHW[ic_bn]c copy of the data, padded with the zero point
                                 (mode i16: int16(x) - x_zp, padded with 0)
@@ -19,17 +21,18 @@ in mode ``i16`` both operands are centered and ``offset = bias``.  The channels 
 to whole blocks with zero weights.  ``multiplier = x_scale * w_scale / y_scale`` in float32 and
 the rounding are onnxruntime's QLinearConv output stage (:func:`topi.nn.qnn.requantize`).
 
-A strided 1x1 conv packs only the points it reads (and runs with stride 1 on them).
+A strided 1x1 conv packs only the points it reads (and runs with stride 1 on them); data
+already blocked by ``ic_bn`` that needs no padding is read in place (modes vnni, u8s8), any
+other input is packed by a copy at the root.
 
 The schedule keeps a register tile of ``ow_bn`` columns x ``oc_bn`` channels (int32 vectors)
 while the reduction streams over ``(ic, kh, kw, icb)``; the tile's innermost ``oc_bn x kb``
 is the tensorized intrinsic, whose output the reduction's zeros initialise before the reduce
 loops (no branch inside them).  The requantization and any fused epilogue (dequantize, batch
-norm, residual add, ReLU, quantize) run in the output loop, vectorized along the NCHW row
-(contiguous stores and residual reads; along the channels, each lane would be a scattered
-store: 2.8 -> 2.3 ms on ResNet-50's 64 -> 256 1x1 conv with its residual epilogue, one thread).
-The packed data is a copy at the root.  The QDQ ResNet-50 (``benchmarks/quantized.py``) runs
-as fast as onnxruntime's int8 session on an AVX2 host.
+norm, residual add, ReLU, quantize) run in the output loop: with a blocked output each tile
+column's channels are one vector straight from its accumulator (ResNet-50's 256 -> 64 1x1 conv
+in mode i16, one thread: 1.66 -> 1.35 ms against NCHW in and out); with an NCHW output the
+loop is vectorized along the row (contiguous stores and residual reads).
 """
 
 from __future__ import annotations
@@ -51,10 +54,12 @@ def blocks(oc: int, ic: int, mode: str, target) -> tuple:
     """``(ic_bn, oc_bn, ow_bn)`` for a conv of ``ic`` -> ``oc`` channels: ``oc_bn`` one vector of
     int32, ``ow_bn`` columns (up to 8, one vector of the NCHW output's row in the requantization
     loop) as the vector registers allow beside the weights, the broadcast and the temporaries,
-    ``ic_bn`` the largest block in ``IC_BLOCKS`` dividing ``ic`` rounded up to ``kb``."""
+    ``ic_bn`` = ``oc_bn`` when it divides ``ic`` (a blocked int8 input from the conv before is
+    then read in place: ``graph.passes.alter_op_layout``), else the largest block in
+    ``IC_BLOCKS`` dividing ``ic`` rounded up to ``kb``."""
     vl, kb = vector_lanes(mode, target), reduce_block(mode)
     icp = -(-ic // kb) * kb
-    ic_bn = next(b for b in IC_BLOCKS if b % kb == 0 and icp % b == 0)
+    ic_bn = vl if ic % vl == 0 else next(b for b in IC_BLOCKS if b % kb == 0 and icp % b == 0)
     spare = target.vector_registers - 2 - (2 if mode == "u8s8" else 0)
     return ic_bn, vl, max(1, min(8, spare))
 
@@ -80,19 +85,31 @@ def unpack_kernel(packed: np.ndarray, ic: int, oc: int) -> np.ndarray:
 
 def conv2d_int8(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, multiplier: te.Tensor, oc: int,
                 strides, padding, dilation, x_zp: int, y_zp: int, mode: str, dtype: str = "uint8",
-                lo: int | None = None, ow_bn: int = 4) -> te.Tensor:
-    """The requantized int8 conv of uint8 NCHW ``data`` by the packed ``kernel``
-    (:func:`pack_kernel`); ``offset`` (int32) and ``multiplier`` (float32) per padded output
-    channel; ``oc`` the real output channels; ``lo`` a lower clamp (a fused ReLU: ``y_zp``)."""
-    n, ic, h, w = get_const_tuple(data.shape)
+                lo: int | None = None, ow_bn: int = 4, out_block: int = 0) -> te.Tensor:
+    """The requantized int8 conv of uint8 ``data`` by the packed ``kernel`` (:func:`pack_kernel`);
+    ``offset`` (int32) and ``multiplier`` (float32) per padded output channel; ``oc`` the real
+    output channels; ``lo`` a lower clamp (a fused ReLU: ``y_zp``).
+
+    ``data`` is NCHW, or blocked ``[N, C/b, H, W, b]`` (NCHW[b]c, rank 5); the output is NCHW,
+    or with ``out_block`` (the kernel's ``oc_bn``, dividing ``oc``) blocked NCHW[oc_bn]c, each
+    register tile's channels one vector (:func:`schedule_conv2d_int8`)."""
     occ, icc, kh, kw, icbs, oc_bn, kb = get_const_tuple(kernel.shape)
-    if kb != reduce_block(mode) or data.dtype != "uint8":
-        raise ValueError(f"conv2d_int8: mode {mode} needs uint8 data and a kernel packed by {reduce_block(mode)}, "
-                         f"got {data.dtype} data and kernel {get_const_tuple(kernel.shape)}")
+    if kb != reduce_block(mode) or data.dtype != "uint8" or len(data.shape) not in (4, 5):
+        raise ValueError(f"conv2d_int8: mode {mode} needs uint8 NCHW or NCHW[b]c data and a kernel packed by "
+                         f"{reduce_block(mode)}, got {data.dtype} data {get_const_tuple(data.shape)} and kernel "
+                         f"{get_const_tuple(kernel.shape)}")
+    if len(data.shape) == 5:
+        n, icb, h, w, in_block = get_const_tuple(data.shape)
+        ic = icb * in_block
+    else:
+        (n, ic, h, w), in_block = get_const_tuple(data.shape), 0
     ic_bn = icbs * kb
     if oc < oc_bn:
         raise ValueError(f"conv2d_int8: {oc} output channels are fewer than one block of {oc_bn} (the register "
                          f"tile would cover channels no one reads); keep such a conv in float32")
+    if out_block and (out_block != oc_bn or oc % oc_bn):
+        raise ValueError(f"conv2d_int8: a blocked output needs out_block = the kernel's oc_bn {oc_bn} dividing "
+                         f"{oc} channels, got {out_block}")
     if icc * ic_bn < ic or occ * oc_bn < oc:
         raise ValueError(f"conv2d_int8: kernel {get_const_tuple(kernel.shape)} holds fewer channels than data "
                          f"{(n, ic, h, w)} -> {oc}")
@@ -110,16 +127,24 @@ def conv2d_int8(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, multiplie
     if subsample:
         sh, sw = 1, 1
 
+    def read(b, c, iy, ix):
+        if in_block:
+            return data[b, c // in_block, iy, ix, c % in_block]
+        return data[b, c, iy, ix]
+
     def packed(b, cc, y, x, ci):
         c, iy, ix = cc * ic_bn + ci, y * ph - top, x * pw - left
         inside = te.all(c < ic, iy >= 0, iy < h, ix >= 0, ix < w)
-        v = data[b, te.min(c, ic - 1), te.max(te.min(iy, h - 1), 0), te.max(te.min(ix, w - 1), 0)]
+        v = read(b, te.min(c, ic - 1), te.max(te.min(iy, h - 1), 0), te.max(te.min(ix, w - 1), 0))
         if mode == "i16":
             v = v.astype("int16") - te.const(x_zp, "int16")
         return te.if_then_else(inside, v, pad_value)
 
-    data_q = te.compute((n, icc, rows, cols, ic_bn), packed, name="data_q",
-                        tag=tag.INJECTIVE)
+    if in_block == ic_bn and mode != "i16" and not subsample and not any((top, left, bottom, right)) \
+            and icc * ic_bn == ic:
+        data_q = data  # already the packed layout: no copy
+    else:
+        data_q = te.compute((n, icc, rows, cols, ic_bn), packed, name="data_q", tag=tag.INJECTIVE)
     rc = te.reduce_axis((0, icc), name="rc")
     ry = te.reduce_axis((0, kh), name="ry")
     rx = te.reduce_axis((0, kw), name="rx")
@@ -135,12 +160,17 @@ def conv2d_int8(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, multiplie
     qlo, qhi = qrange(dtype)
     lo = qlo if lo is None else max(qlo, int(lo))
 
-    def requant(b, c, y, x):
-        acc = conv[b, c // oc_bn, y, x, c % oc_bn] + offset[c]
+    def requant(b, co, ob, y, x):
+        c = co * oc_bn + ob
+        acc = conv[b, co, y, x, ob] + offset[c]
         q = te.round(acc.astype("float32") * multiplier[c]).astype("int32") + te.const(y_zp, "int32")
         return te.min(te.max(q, te.const(lo, "int32")), te.const(qhi, "int32")).astype(dtype)
 
-    return te.compute((n, oc, oh, ow), requant, name="requantize", tag=tag.INJECTIVE)
+    if out_block:
+        return te.compute((n, oc // oc_bn, oh, ow, oc_bn), lambda b, co, y, x, ob: requant(b, co, ob, y, x),
+                          name="requantize", tag=tag.INJECTIVE)
+    return te.compute((n, oc, oh, ow), lambda b, c, y, x: requant(b, c // oc_bn, c % oc_bn, y, x),
+                      name="requantize", tag=tag.INJECTIVE)
 
 
 def _find(s, out_op):
@@ -168,16 +198,25 @@ def schedule_conv2d_int8(outs, target) -> te.Schedule:
     kernel = conv_op.input_tensors[1]
     data_q = conv_op.input_tensors[0]
     oc_bn = get_const_tuple(kernel.shape)[5]
-    # the packed data: a copy at the root, one (n, block, row) per task
-    dq = s[data_q.op]
-    dq.parallel(dq.fuse(*dq.op.axis[:3]))
-    # the output: rows parallel, column tiles of ow_bn, channels split by oc_bn
-    n, c, oh, ow = s[out].op.axis
-    co, ci = s[out].split(c, factor=oc_bn)
-    wo, wi = s[out].split(ow, factor=ow_bn)
-    s[out].reorder(n, co, oh, wo, ci, wi)
-    s[out].parallel(s[out].fuse(n, co, oh))
-    s[out].vectorize(wi)  # NCHW rows: contiguous stores and residual reads
+    if isinstance(data_q.op, te.ComputeOp):  # the packed data: a copy at the root, one (n, block, row) per task
+        dq = s[data_q.op]
+        dq.parallel(dq.fuse(*dq.op.axis[:3]))
+    if len(s[out].op.axis) == 5:
+        # blocked output: rows parallel, column tiles of ow_bn, each column's channels one vector
+        n, co, oh, ow, ci = s[out].op.axis
+        wo, wi = s[out].split(ow, factor=ow_bn)
+        s[out].reorder(n, co, oh, wo, wi, ci)
+        s[out].parallel(s[out].fuse(n, co, oh))
+        s[out].unroll(wi)
+        s[out].vectorize(ci)
+    else:
+        # NCHW output: rows parallel, column tiles of ow_bn, channels split by oc_bn
+        n, c, oh, ow = s[out].op.axis
+        co, ci = s[out].split(c, factor=oc_bn)
+        wo, wi = s[out].split(ow, factor=ow_bn)
+        s[out].reorder(n, co, oh, wo, ci, wi)
+        s[out].parallel(s[out].fuse(n, co, oh))
+        s[out].vectorize(wi)  # NCHW rows: contiguous stores and residual reads
     conv = conv_op.output(0)
     if conv_op is out:
         raise ValueError("schedule_conv2d_int8: the int8 conv needs its requantization after it")

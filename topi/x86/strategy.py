@@ -194,7 +194,7 @@ register_strategy(
     "conv2d_int8", CPU,
     lambda xs, a: [conv2d_int8.conv2d_int8(*xs, a["channels"], a["strides"], a["padding"], a["dilation"],
                                            a["x_zp"], a["y_zp"], a["mode"], a["dtype"], a.get("lo"),
-                                           a.get("ow_bn", 4))],
+                                           a.get("ow_bn", 4), a.get("out_block", 0))],
     lambda outs, a, t: conv2d_int8.schedule_conv2d_int8(outs, t))
 register_strategy(
     "dense_int8", CPU,
