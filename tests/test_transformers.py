@@ -18,7 +18,7 @@ from graph.interpreter import interpret
 from graph.ir import GraphBuilder
 from graph.passes.fuse_activation import fuse_activation
 from graph.passes.fuse_attention import fuse_attention
-from graph.passes.fuse_layer_norm import fuse_layer_norm
+from graph.passes.fuse_layer_norm import fold_norm_transposes, fuse_layer_norm
 from tune.autotvm.config import make_config
 from topi.nn.activation import gelu_tanh, silu
 from topi.nn.attention import attention, attention_workload
@@ -48,6 +48,29 @@ def test_layer_norm_matches_numpy(shape, rms):
     f(*([xs, gs, y] if rms else [xs, gs, bs, y]))
     want = ref.rms_norm_python(xs, gs, 1e-5) if rms else ref.layer_norm_python(xs, gs, bs, 1e-5)
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,axis", [((1, 40, 11, 13), 1), ((2, 5, 3, 7), 1), ((3, 9, 20), 1), ((9, 5), 0),
+                                        ((2, 3, 4, 5), 2), ((1, 24, 7, 7), 1)])
+def test_layer_norm_over_inner_axis_matches_numpy(shape, axis):
+    """A norm over a strided axis (channels-first): statistics vectorized along the last axis,
+    whose extent divides no vector (13, 7, 5: tails)."""
+    x = te.placeholder(shape, name="x")
+    g, b = te.placeholder((shape[axis],), name="g"), te.placeholder((shape[axis],), name="b")
+    out = layer_norm(x, g, b, 1e-6, axis=axis)
+    f = codegen.build(schedule_layer_norm(out), [x, g, b, out])
+    xs, gs, bs = rand(*shape) * 3 + 1, rand(shape[axis]), rand(shape[axis])
+    y = np.empty(shape, "float32")
+    f(xs, gs, bs, y)
+    np.testing.assert_allclose(y, ref.layer_norm_python(xs, gs, bs, 1e-6, axis), rtol=1e-4, atol=1e-5)
+
+
+def test_layer_norm_bad_axis():
+    x = te.placeholder((2, 3), name="x")
+    with pytest.raises(ValueError, match="axis=2 is out of range"):
+        layer_norm(x, axis=2)
+    with pytest.raises(ValueError, match=r"'gamma' must have shape \(2,\)"):
+        layer_norm(x, te.placeholder((3,), name="g"), axis=0)
 
 
 @pytest.mark.parametrize(
@@ -280,6 +303,37 @@ def test_layer_norm_not_over_other_axis():
     y = b.op("divide", c, b.op("sqrt", b.op("add", var, b.const(np.float32(1e-5)))))
     g = b.finish([y])
     assert fuse_layer_norm(g) is g
+
+
+def _channels_first_norm_graph(second=(0, 3, 1, 2), shared=False):
+    b = GraphBuilder()
+    x = b.input("x", (1, 12, 5, 7))
+    t = b.op("transpose", x, axes=(0, 2, 3, 1))
+    n = b.op("layer_norm", t, b.const(rand(12)), b.const(rand(12)), epsilon=1e-6)
+    y = b.op("transpose", n, axes=second)
+    return b.finish([y, n] if shared else [y])
+
+
+def test_fold_norm_transposes():
+    """timm's LayerNorm2d (permute, norm over the last axis, permute back) runs as one norm
+    over the channels, without the two copies; built and compared with the interpreter."""
+    g = _channels_first_norm_graph()
+    folded = fold_norm_transposes(g)
+    assert _ops(folded) == ["layer_norm"] and folded.outputs[0].node.attrs["axis"] == 1
+    xs = {"x": rand(1, 12, 5, 7)}
+    want = interpret(g, xs)[0]
+    np.testing.assert_allclose(interpret(folded, xs)[0], want, rtol=1e-4, atol=1e-5)
+    m = graph.build(g).create_executor()
+    m.run(**xs)
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-5)
+    assert [n.attrs["anchor"] for n in m.lib.graph.nodes if n.op == "fused"] == ["layer_norm"]
+
+
+@pytest.mark.parametrize("case", ["not_inverse", "norm_shared"])
+def test_fold_norm_transposes_leaves_others(case):
+    g = _channels_first_norm_graph(second=(0, 3, 2, 1)) if case == "not_inverse" else \
+        _channels_first_norm_graph(shared=True)
+    assert _ops(fold_norm_transposes(g)).count("transpose") == 2
 
 
 def _activation_graph(kind: str):

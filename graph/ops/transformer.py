@@ -4,7 +4,7 @@
 scaled-dot-product attention (``topi.nn.attention``): its pattern is
 COMM_REDUCE, so the injective head reshapes and transposes that produce q, k
 and v fuse into its kernel as reads.  ``layer_norm`` / ``rms_norm`` normalise
-over the last axis in one kernel (OPAQUE).  ``gelu_tanh`` and ``silu`` are
+over one axis (the last unless ``axis`` says) in one kernel (OPAQUE).  ``gelu_tanh`` and ``silu`` are
 elementwise and fuse into the producing dense as its epilogue.
 """
 
@@ -21,22 +21,24 @@ from topi.nn.layer_norm import layer_norm, rms_norm
 
 def _norm_types(values, a):
     x = values[0]
+    axis = a.get("axis", -1)
+    if not -len(x.shape) <= axis < len(x.shape):
+        raise ValueError(f"axis={axis} is out of range for data of shape {x.shape}")
+    n = x.shape[axis]
     for v in values[1:]:
-        if v.shape != (x.shape[-1],):
-            raise ValueError(
-                f"scale/shift must have shape ({x.shape[-1]},) (the last axis of {x.shape}), got {v.shape}"
-            )
+        if v.shape != (n,):
+            raise ValueError(f"scale/shift must have shape ({n},) (axis {axis} of {x.shape}), got {v.shape}")
     return [(x.shape, x.dtype)]
 
 
 def _layer_norm_compute(xs, a):
     gamma = xs[1] if len(xs) > 1 else None
     beta = xs[2] if len(xs) > 2 else None
-    return [layer_norm(xs[0], gamma, beta, a.get("epsilon", 1e-5))]
+    return [layer_norm(xs[0], gamma, beta, a.get("epsilon", 1e-5), a.get("axis", -1))]
 
 
 def _np_layer_norm(xs, a):
-    return [ref.layer_norm_python(xs[0], *(xs[1:] + [None, None])[:2], a.get("epsilon", 1e-5))]
+    return [ref.layer_norm_python(xs[0], *(xs[1:] + [None, None])[:2], a.get("epsilon", 1e-5), a.get("axis", -1))]
 
 
 register(
@@ -46,7 +48,7 @@ register(
     default_schedule,
     _norm_types,
     _np_layer_norm,
-    doc="data [..., N], optional gamma [N], beta [N] (attrs: epsilon); over the last axis",
+    doc="data [..., N, ...], optional gamma [N], beta [N] (attrs: epsilon, axis: the normalised one, default -1)",
 )
 register(
     "rms_norm",

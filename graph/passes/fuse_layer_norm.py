@@ -154,6 +154,8 @@ def _absorb_affine(node, ins, once):
         ln = ins[a].node
         if ln is None or ln.op not in ("layer_norm", "rms_norm") or not once(node.inputs[a]):
             continue
+        if ln.attrs.get("axis", -1) % len(ins[a].shape) != len(ins[a].shape) - 1:
+            continue
         c = const_array(ins[b])
         n = ins[a].shape[-1]
         if c is None or c.size != n or ins[b].shape[-1:] != (n,):
@@ -175,3 +177,42 @@ def _absorb_affine(node, ins, once):
                 ).output,
             )
     return None
+
+
+def fold_norm_transposes(graph: Graph) -> Graph:
+    """``transpose -> layer_norm -> inverse transpose`` -> ``layer_norm`` over the original axis.
+
+    A channels-first layer norm (timm's ``LayerNorm2d`` in ConvNeXt, the Swin and
+    PoolFormer variants) is exported as a permute to channels-last, a norm over the
+    last axis and the permute back: two full copies around every norm.  With the
+    normalised axis given, the norm runs where the data lies (``topi.x86.layer_norm``
+    vectorizes its statistics along the contiguous axis)::
+
+        before:  %t = transpose(%x, axes=(0, 2, 3, 1))     # [1, 56, 56, 40]
+                 %n = layer_norm(%t, %g, %b)
+                 %y = transpose(%n, axes=(0, 3, 1, 2))     # [1, 40, 56, 56]
+        after:   %y = layer_norm(%x, %g, %b, axis=1)
+
+    Both transposes and the norm must be used once and the second undo the first.
+    """
+    uses = use_counts(graph)
+
+    def rewrite(node, ins, new):
+        if node.op != "transpose" or uses.get(id(node.inputs[0]), 0) != 1:
+            return None
+        ln = node.inputs[0].node
+        if ln is None or ln.op != "layer_norm" or ln.attrs.get("axis", -1) not in (-1, len(ln.output.shape) - 1):
+            return None
+        t = ln.inputs[0].node
+        if t is None or t.op != "transpose" or uses.get(id(ln.inputs[0]), 0) != 1:
+            return None
+        rank = len(t.inputs[0].shape)
+        first = tuple(t.attrs.get("axes") or range(rank)[::-1])
+        second = tuple(node.attrs.get("axes") or range(rank)[::-1])
+        if [first[k] for k in second] != list(range(rank)):
+            return None
+        attrs = {**ln.attrs, "axis": first[-1]}
+        return make_node("layer_norm", [new(t.inputs[0])] + [new(v) for v in ln.inputs[1:]], attrs, node.name,
+                         [node.output.name]).outputs
+
+    return rebuild_remapped(graph, rewrite)

@@ -1,4 +1,4 @@
-"""Layer normalisation and RMS normalisation over the last axis (one fused kernel each).
+"""Layer normalisation (over any one axis) and RMS normalisation over the last axis (one kernel each).
 
 ``layer_norm`` (ONNX LayerNormalization, torch ``nn.LayerNorm``)::
 
@@ -26,18 +26,22 @@ from topi.utils import get_const_tuple, shape_str
 LAYER_NORM = "layer_norm"
 
 
-def _check(op: str, data: te.Tensor, gamma, beta) -> int:
+def _check(op: str, data: te.Tensor, gamma, beta, axis: int = -1) -> tuple:
+    """``(N, axis)``: the normalised axis's extent and its index (``axis`` checked against the rank)."""
     shape = get_const_tuple(data.shape)
     if not shape or not all(isinstance(d, int) for d in shape):
         raise ValueError(f"{op}: 'data' must have a static shape of rank >= 1, got {shape_str(data)}")
-    n = shape[-1]
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"{op}: axis={axis} is out of range for data {shape_str(data)}")
+    axis %= len(shape)
+    n = shape[axis]
     for name, t in (("gamma", gamma), ("beta", beta)):
         if t is not None and get_const_tuple(t.shape) != (n,):
             raise ValueError(
-                f"{op}: '{name}' must have shape ({n},) (the last axis of data {shape_str(data)}), "
+                f"{op}: '{name}' must have shape ({n},) (axis {axis} of data {shape_str(data)}), "
                 f"got {shape_str(t)}"
             )
-    return n
+    return n, axis
 
 
 def _affine(v, k, gamma, beta):
@@ -53,57 +57,69 @@ def _rounded(v, dtype: str):
 
 
 def layer_norm(
-    data: te.Tensor, gamma: te.Tensor | None = None, beta: te.Tensor | None = None, epsilon: float = 1e-5
+    data: te.Tensor, gamma: te.Tensor | None = None, beta: te.Tensor | None = None, epsilon: float = 1e-5,
+    axis: int = -1,
 ) -> te.Tensor:
-    """Normalise ``data`` over its last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``.
+    """Normalise ``data`` over one axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``.
 
     Parameters
     ----------
     data : te.Tensor
-        ``[..., N]``.
+        ``[..., N, ...]``.
     gamma, beta : te.Tensor, optional
         ``[N]`` scale and shift.
     epsilon : float
+    axis : int
+        The normalised axis (default the last; the channels of ``[B, C, H, W]`` for a
+        channels-first norm such as ConvNeXt's ``LayerNorm2d``: statistics per pixel).
 
     Returns
     -------
     te.Tensor
-        ``data``'s shape, tagged ``layer_norm``.
+        ``data``'s shape, tagged ``layer_norm`` (``attrs["axis"]``: the normalised axis).
     """
-    n = _check("layer_norm", data, gamma, beta)
-    lead = tuple(data.shape[:-1])
+    n, axis = _check("layer_norm", data, gamma, beta, axis)
+    lead = tuple(d for a, d in enumerate(data.shape) if a != axis)
     acc = accumulate_dtype(data.dtype)
 
-    def x(idx):
-        return widen(data[idx], data.dtype)
+    def x(r, k):  # data at stats index r with k on the normalised axis
+        return widen(data[r[:axis] + (k,) + r[axis:]], data.dtype)
 
     k1 = te.reduce_axis((0, n), name="k")
     total = te.compute(
-        lead, lambda *r: te.sum(x(r + (k1,)), axis=k1), name="T_layer_norm_sum", tag="layer_norm_sum"
+        lead, lambda *r: te.sum(x(r, k1), axis=k1), name="T_layer_norm_sum", tag="layer_norm_sum"
     )
     inv_n = te.const(1.0 / n, acc)
     k2 = te.reduce_axis((0, n), name="k")
 
     def sq(*r):
-        c = x(r + (k2,)) - total[r] * inv_n
+        c = x(r, k2) - total[r] * inv_n
         return te.sum(c * c, axis=k2)
 
     sqsum = te.compute(lead, sq, name="T_layer_norm_sqsum", tag="layer_norm_sqsum")
     eps = te.const(epsilon, acc)
 
+    def rstd(r):
+        return te.const(1.0, acc) / te.sqrt(sqsum[r] * inv_n + eps)
+
+    if axis != len(lead):  # not the last axis: 1/std once per position, not once per element
+        inv_std = te.compute(lead, lambda *r: rstd(r), name="T_layer_norm_rstd", tag="layer_norm_rstd")
+        rstd = inv_std.__getitem__
+
     def body(*i):
-        r, k = i[:-1], i[-1]
-        inv = te.const(1.0, acc) / te.sqrt(sqsum[r] * inv_n + eps)
-        return _rounded(_affine((x(i) - total[r] * inv_n) * inv, k, gamma, beta), data.dtype)
+        r, k = i[:axis] + i[axis + 1:], i[axis]
+        inv = rstd(r)
+        return _rounded(_affine((widen(data[i], data.dtype) - total[r] * inv_n) * inv, k, gamma, beta), data.dtype)
 
     return te.compute(
-        tuple(data.shape), body, name="T_layer_norm", tag=LAYER_NORM, attrs={"epsilon": float(epsilon)}
+        tuple(data.shape), body, name="T_layer_norm", tag=LAYER_NORM,
+        attrs={"epsilon": float(epsilon), "axis": axis},
     )
 
 
 def rms_norm(data: te.Tensor, gamma: te.Tensor | None = None, epsilon: float = 1e-5) -> te.Tensor:
     """``x * rsqrt(mean(x^2) + eps) * gamma`` over the last axis (tag ``layer_norm``)."""
-    n = _check("rms_norm", data, gamma, None)
+    n, _ = _check("rms_norm", data, gamma, None)
     lead = tuple(data.shape[:-1])
     acc = accumulate_dtype(data.dtype)
 

@@ -7,8 +7,8 @@ import math
 import numpy as np
 
 
-def layer_norm_python(x, gamma=None, beta=None, epsilon: float = 1e-5):
-    x64 = x.astype(np.float64)
+def layer_norm_python(x, gamma=None, beta=None, epsilon: float = 1e-5, axis: int = -1):
+    x64 = np.moveaxis(x.astype(np.float64), axis, -1)
     mean = x64.mean(-1, keepdims=True)
     var = ((x64 - mean) ** 2).mean(-1, keepdims=True)
     y = (x64 - mean) / np.sqrt(var + epsilon)
@@ -16,7 +16,7 @@ def layer_norm_python(x, gamma=None, beta=None, epsilon: float = 1e-5):
         y = y * gamma
     if beta is not None:
         y = y + beta
-    return y.astype(x.dtype)
+    return np.moveaxis(y, -1, axis).astype(x.dtype)
 
 
 def rms_norm_python(x, gamma=None, epsilon: float = 1e-5):
