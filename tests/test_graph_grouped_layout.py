@@ -97,6 +97,23 @@ def test_depthwise_nchwc_matches_numpy(c, block, hw, stride):
     np.testing.assert_allclose(unblock_array(got), want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("k, stride, pads, hw", [(5, 2, (2, 1, 1, 2), (15, 17)), (3, 1, (0, 1, 2, 0), (7, 7)),
+                                                 (5, 1, (2, 2, 2, 2), (7, 13))])
+def test_depthwise_nchwc_inlined_padding_matches_numpy(k, stride, pads, hw):
+    """The zero border is inlined (its taps skipped): asymmetric pads, 5x5 taps, rows whose
+    column tile (4 and a tail) divides no width."""
+    top, left, bottom, right = pads
+    x, w = rand(1, 48, *hw), rand(48, 1, k, k)
+    want = topi.testing.depthwise_conv2d_python_nchw(np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right))), w,
+                                                     (stride, stride), 0, (1, 1))
+    data, kernel = block_array(x, 16), D.pack_depthwise_kernel_numpy(w, 16)
+    dt, kt = te.placeholder(data.shape, name="data"), te.placeholder(kernel.shape, name="kernel")
+    out = D.depthwise_conv2d_NCHWc(dt, kt, (stride, stride), pads, (1, 1))
+    assert out.op.attrs["config"]["ow_bn"].val == 4
+    got = run(D.schedule_depthwise_conv2d_NCHWc(out), [dt, kt, out], [data, kernel])
+    np.testing.assert_allclose(unblock_array(got), want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("shape, groups", [((1, 17, 5, 6, 8), 4), ((2, 7, 3, 3, 16), 4), ((1, 136, 5, 5), 4)])
 def test_channel_shuffle_matches_reshape_transpose(shape, groups):
     x = rand(*shape)
