@@ -155,11 +155,17 @@ def main(plain_dense: bool = False) -> list:
 
 def row_sweep(rows=(1, 3, 4, 7, 8, 13, 48, 50, 196, 197, 198), N: int = 1536, K: int = 384) -> list:
     """GFLOP/s of the packed dense at each row count (one thread, CPU time) and its ratio to
-    the nearest multiple of the tile's rows (at least one tile)."""
+    the nearest multiple of the tile's rows (at least one tile); then a narrow layer (ConvNeXt-T's
+    384 -> 96: fewer weight blocks than ``topi.x86.dense.FEW_BLOCKS``) at 3136 rows and a few."""
+    return _row_sweep(rows, N, K) + _row_sweep((50, 197, 3136), 96, K)
+
+
+def _row_sweep(rows, N: int, K: int) -> list:
     import time
 
     codegen.set_num_threads(1)
     wt = _rand(N, K, seed=2)
+    print(f"dense {K} -> {N}")
 
     def rate(M: int) -> float:
         f, wk = _dense_fn(M, wt, packed=True)

@@ -60,6 +60,17 @@ def test_dense_pack_configs(bn, mr, ku):
     _check_packed(17, 130, 19, knobs)
 
 
+@pytest.mark.parametrize("M,N,K", [(101, 40, 17), (61, 100, 9), (13, 37, 5)])
+def test_dense_pack_few_blocks_many_rows(M, N, K):
+    """Fewer weight blocks than FEW_BLOCKS: row tiles are the parallel tasks (each running every
+    block) once there are enough of them, (block, row tile) tasks otherwise; a row tail either way."""
+    from topi.x86.dense import FEW_BLOCKS
+
+    cfg = default_dense_pack_config(M, N, K)
+    assert -(-N // cfg["bn"].val) < FEW_BLOCKS and M % cfg["mr"].val
+    _check_packed(M, N, K, bias=True, relu=True)
+
+
 @pytest.mark.parametrize("M", [1, 9])
 def test_dense_pack_epilogue(M):
     _check_packed(M, 1001, 67, bias=True, relu=True)

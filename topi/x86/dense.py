@@ -389,26 +389,38 @@ def _pack_config(key: tuple, cfg: ConfigEntity | None, bn: int) -> ConfigEntity:
     return cfg
 
 
+# Fewer weight blocks than this: the row tiles are the parallel tasks, each running every
+# block.  Fusing (block, row tile) into one task loop instead leaves the row tail's guard on
+# every tile (no loop to partition it off) and the register tile rolled: ConvNeXt-T's
+# 3136 x 384 -> 96 ran at 0.4x the speed (``benchmarks/topi_nn.py --rows``).
+FEW_BLOCKS = 8
+
+
 def _schedule_pack_kernel(s, C, cfg: ConfigEntity) -> None:
     """``C[M, nb, bn]`` at root: parallel blocks, an ``mr x bn`` register tile per task.
 
     ::
 
         parallel (b, 0, nb)                        // one weight block: K x bn contiguous
-          for (i.outer, 0, M/mr)
-            C.local[mr, bn] = 0                    // mr*bn/lanes vector accumulators
-            for (k.outer, 0, K/ku)
+          for (i.outer, 0, M/mr)                   // (with < FEW_BLOCKS blocks: i.outer
+            C.local[mr, bn] = 0                    //  parallel, b inside)
+            for (k.outer, 0, K/ku)                 // mr*bn/lanes vector accumulators
               unrolled (k.inner, i.c): C.local[i.c, :] += data[i, k] * weight[b, k, :]
             C[i.outer*mr : +mr, b, :] = C.local
     """
     CL = s.cache_write(C, "local")
     i, b, lane = s[C].op.axis
     io, ii = s[C].split(i, factor=cfg["mr"].val)
-    s[C].reorder(b, io, ii, lane)
-    if get_const_int(b.dom.extent) < 8:  # few blocks: row tiles are tasks as well
+    few_blocks = get_const_int(b.dom.extent) < FEW_BLOCKS
+    if few_blocks and _ceil(get_const_int(i.dom.extent), cfg["mr"].val) < FEW_BLOCKS:
+        s[C].reorder(b, io, ii, lane)  # a few of each: (block, row tile) tasks
         io = s[C].fuse(b, io)
         s[C].parallel(io)
+    elif few_blocks:  # few blocks: row tiles are the tasks, every block
+        s[C].reorder(io, b, ii, lane)  # inside (a loop of its own, not fused, so the row tail is
+        s[C].parallel(io)  # partitioned off and the full tiles stay unrolled)
     else:
+        s[C].reorder(b, io, ii, lane)
         s[C].parallel(b)
     s[C].vectorize(lane)
     s[CL].compute_at(s[C], io)
