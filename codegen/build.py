@@ -43,7 +43,7 @@ def schedule_fingerprint(sch, args, name: str, target: Target) -> tuple:
         parts.append((
             id(st.op), tuple(map(id, st.leaf_iter_vars)), len(st.relations), attrs,
             st.attach_type, id(st.attach_stage), id(st.attach_ivar), st.scope,
-            tuple(sorted(st.storage_aligns.items())),
+            tuple(sorted(st.storage_aligns.items())), st.storage_order,
         ))
     return tuple(parts)
 

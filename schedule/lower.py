@@ -93,7 +93,13 @@ def pass_context(sch, args: list, ranges: dict) -> tuple:
     and the buffer parameters of ``args``."""
     buffers, params = arg_buffers(sch, args)
     aligns = {st.op: st.storage_aligns for st in sch.stages if st.storage_aligns}
-    return {"buffers": buffers, "ranges": ranges, "aligns": aligns}, params
+    orders = {st.op: st.storage_order for st in sch.stages if st.storage_order is not None}
+    for op, _ in buffers:
+        if op in orders:
+            raise ValueError(f"reorder_storage of stage '{op.name}': its tensor is an argument of the kernel, "
+                             f"whose layout is the caller's (row-major); reorder the storage of a stage the "
+                             f"kernel allocates (a cache_write stage) instead")
+    return {"buffers": buffers, "ranges": ranges, "aligns": aligns, "orders": orders}, params
 
 
 def _implicit_vars(args, name: str) -> list:

@@ -99,6 +99,7 @@ class Stage:
         self.is_output = False
         self.scope = "global"
         self.storage_aligns: dict = {}  # dimension -> (factor, offset)
+        self.storage_order: tuple | None = None  # the dimensions outermost first in memory (reorder_storage)
         if isinstance(op, TensorComputeOp):  # the intrinsic's loops innermost, tensorized (te.tensor_compute)
             self.all_iter_vars = op.leaf_order()
             self.leaf_iter_vars = op.leaf_order()
@@ -357,6 +358,24 @@ class Stage:
         if factor <= 0:
             raise ValueError(f"storage_align of stage '{self.name}': factor must be > 0, got {factor}")
         self.storage_aligns[E.index_of(self.op.axis, axis)] = (factor, int(offset) % factor)
+
+    @recorded("reorder_storage")
+    def reorder_storage(self, *args) -> None:
+        """Lay the stage's buffer out with its dimensions in this order, outermost first (Halide's
+        ``Func::reorder_storage``): a register tile whose channel axis is its vector loop keeps
+        that axis contiguous.  The loops are unchanged; a buffer the kernel takes as an argument
+        keeps the argument's row-major layout, so lowering refuses it there."""
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        axes = list(getattr(self.op, "axis", ()))
+        if len(args) != len(axes) or not all(E.contains(axes, a) for a in args) or len(set(map(id, args))) != len(args):
+            raise self._error(
+                f"reorder_storage needs each of the operation's own axes once, got "
+                f"{[getattr(a, 'name', getattr(getattr(a, 'var', None), 'name', a)) for a in args]}",
+                f"Pass a permutation of s[{self.name}].op.axis: {[iv.var.name for iv in axes]}.",
+            )
+        order = tuple(E.index_of(axes, a) for a in args)
+        self.storage_order = None if order == tuple(range(len(axes))) else order
 
     @recorded("set_scope")
     def set_scope(self, scope: str) -> None:

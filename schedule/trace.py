@@ -44,6 +44,7 @@ KINDS: dict = {
     "bind": ("stage", {"ivar": "axis", "thread_ivar": "thread"}),
     "pragma": ("stage", {"iv": "axis", "key": "value", "value": "value"}),
     "storage_align": ("stage", {"axis": "axis", "factor": "value", "offset": "value"}),
+    "reorder_storage": ("stage", {"args": "axes"}),
     "set_scope": ("stage", {"scope": "value"}),
     "compute_at": ("stage", {"parent": "stage", "axis": "parent_axis"}),
     "compute_inline": ("stage", {}),
@@ -347,7 +348,7 @@ def apply_step(sch, step: Step, n: int = 0):
     try:
         if KINDS[step.kind][0] == "schedule":
             return getattr(sch, step.kind)(**kw)
-        if step.kind in ("fuse", "reorder"):
+        if step.kind in ("fuse", "reorder", "reorder_storage"):
             return getattr(stage, step.kind)(*kw["args"])
         return getattr(stage, step.kind)(**kw)
     except ValueError as err:  # ScheduleError, or a factor no longer legal

@@ -92,8 +92,8 @@ class _Printer:
             for n in names[1:]:
                 fused = f"{fused}.{n}.fused"
             self.lines.append(f"{self.define(ref, fused)} = {s_}.fuse({ins})")
-        elif k == "reorder":
-            self.lines.append(f"{s_}.reorder({', '.join(self.axis(ref, n) for n in a['args'])})")
+        elif k in ("reorder", "reorder_storage"):
+            self.lines.append(f"{s_}.{k}({', '.join(self.axis(ref, n) for n in a['args'])})")
         elif k in ("vectorize", "parallel", "unroll"):
             self.lines.append(f"{s_}.{k}({self.axis(ref, a['iv'])})")
         elif k == "bind":

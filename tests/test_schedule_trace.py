@@ -80,9 +80,19 @@ def _storage_align_scope(s, C, D):
     s[C].set_scope("local")
 
 
+def _reorder_storage(s, C, D):
+    CL = s.cache_write(C, "local")  # a register tile with its column axis innermost in memory too
+    io, jo, ii, ji = s[C].tile(s[C].op.axis[0], s[C].op.axis[1], x_factor=4, y_factor=8)
+    s[CL].compute_at(s[C], jo)
+    i, j = s[CL].op.axis
+    s[CL].reorder_storage(j, i)
+    s[CL].reorder(s[CL].op.reduce_axis[0], j, i)
+    s[CL].vectorize(i)
+
+
 SCHEDULES = {f.__name__[1:]: f for f in (
     _split, _tile, _fuse_parallel, _reorder_vectorize, _unroll_pragma, _compute_at,
-    _compute_inline_root, _cache_read_write, _rfactor, _storage_align_scope,
+    _compute_inline_root, _cache_read_write, _rfactor, _storage_align_scope, _reorder_storage,
 )}
 
 
@@ -224,3 +234,16 @@ def test_primitives_a_trace_cannot_replay_are_noted():
     s = te.create_schedule(D.op)
     s.create_group(outputs=D, inputs=[A, B])
     assert s.trace.unrecorded == ["create_group"]
+
+
+def test_reorder_storage_lays_the_buffer_out_and_refuses_arguments():
+    A, B, C, D = matmul(21, 19, 13)
+    s = te.create_schedule(D.op)
+    _reorder_storage(s, C, D)
+    assert "C.local[ramp((j.c * 4), 1, 4)]" in str(lower(s, [A, B, D]))  # i contiguous: one vector
+    with pytest.raises(ScheduleError, match="each of the operation's own axes once"):
+        s[C].reorder_storage(s[C].op.axis[0])
+    s = te.create_schedule(D.op)
+    s[D].reorder_storage(*reversed(s[D].op.axis))
+    with pytest.raises(ValueError, match="reorder_storage of stage 'D': its tensor is an argument"):
+        lower(s, [A, B, D])

@@ -7,7 +7,8 @@
 
 Arguments become the function's buffers (row-major, offset 0); every other
 tensor gets an ``Allocate`` sized by its realize bounds, indexed relative to
-the region's minimum, with strides padded by ``storage_align``.
+the region's minimum, with strides padded by ``storage_align`` and its
+dimensions laid out in the stage's ``reorder_storage`` order (row-major when none).
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ def arg_buffers(sch, args) -> tuple[dict, list]:
     return table, params
 
 
-def _strides(shape: tuple, aligns: dict) -> tuple:
+def _strides(shape: tuple, aligns: dict, order: tuple | None = None) -> tuple:
+    """Per dimension, its stride: dimensions laid out in ``order`` (outermost first; row-major when
+    None), each but the innermost padded to its ``aligns`` entry."""
+    order = tuple(range(len(shape))) if order is None else order
     strides = [E.const(1)] * len(shape)
     acc: E.Expr = E.const(1)
-    for d in reversed(range(len(shape))):
-        if d in aligns and d < len(shape) - 1:
+    for d in reversed(order):
+        if d in aligns and d != order[-1]:
             factor, offset = aligns[d]
             acc = _align(acc, factor, offset)
         strides[d] = acc
@@ -65,6 +69,7 @@ def _simp(e):
 def storage_flatten(body: S.Stmt, ctx: dict) -> S.Stmt:
     table = dict(ctx["buffers"])
     aligns = ctx.get("aligns", {})
+    orders = ctx.get("orders", {})
 
     def key(t: Tensor):
         return (t.op, t.value_index)
@@ -102,9 +107,11 @@ def storage_flatten(body: S.Stmt, ctx: dict) -> S.Stmt:
             st_aligns = aligns.get(t.op, {})
             scoped = s.scope != "global" and not t.name.endswith("." + s.scope)
             buf = E.Buffer(f"{t.name}.{s.scope}" if scoped else t.name, t.dtype, shape, s.scope)
-            strides = _strides(shape, st_aligns)
+            order = orders.get(t.op)
+            strides = _strides(shape, st_aligns, order)
             table[key(t)] = (buf, tuple(r.min for r in s.bounds), strides)
-            size = _simp(strides[0] * shape[0]) if shape else E.const(1)
+            outer = order[0] if order else 0
+            size = _simp(strides[outer] * shape[outer]) if shape else E.const(1)
             return S.Allocate(buf, size, visit(s.body))
         if isinstance(s, S.Provide):
             entry = lookup(s.tensor)
