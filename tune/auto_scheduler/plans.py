@@ -3,7 +3,8 @@
 ``Inline`` (always-inline, or optionally computed at root), ``Simple``
 ("skip": parallel outer axes, vectorized innermost, unroll, compute location),
 ``Tiled`` (multi-level tiling "SSRSRS", in place, fused with its consumer or
-through a write cache; weights packed in the tiles' layout) and ``Rfactor``.
+through a write cache; weights packed in the tiles' layout; the vector loop on
+the last data axis or on one the packed weights hold contiguous) and ``Rfactor``.
 ``emit(sch, genes, ctx)`` applies a plan's primitives to a schedule (whose
 trace records them); ``accept(genes)`` says which draws are legal and which
 are preferred.
@@ -143,13 +144,24 @@ class Tiled(Plan):
         # weights ("layout_free_placeholders": constant tensors) may be copied in the tiles' layout
         self.free = [t.op.name for t in op.attrs.get("layout_free_placeholders", ())
                      if pack_dims(op, t) is not None]
+        # the data axis of the innermost (vector) loop: the last one, or through a write cache laid
+        # out with it innermost, an axis a packed weight has contiguous (a conv's output channels:
+        # NCHW in, NCHW out, the NCHWc template's register tile of columns x channel vectors)
+        last_axis = len(self.space) - 1
+        self.vaxes = [last_axis] + sorted({k for t in op.attrs.get("layout_free_placeholders", ())
+                                           for kind, k in (pack_dims(op, t) or ()) if kind == "S" and k != last_axis
+                                           and self.space[k] > 1}) if mode != "inplace" else [last_axis]
 
     def tiles(self, g) -> list:
         """The loop lengths of each data axis, outermost first."""
         out = [g[f"{self.name}.S{k}"] for k in range(len(self.space))]
-        if self.padded and g[f"{self.name}.vpad"]:
+        if self.padded and g[f"{self.name}.vpad"] and self.vaxis(g) == len(self.space) - 1:
             out[-1] = g[f"{self.name}.SV"]
         return out
+
+    def vaxis(self, g) -> int:
+        """The data axis whose innermost tile is the vector loop."""
+        return g.get(f"{self.name}.vaxis", len(self.space) - 1)
 
     def accept(self, g):
         n = self.name
@@ -158,8 +170,9 @@ class Tiled(Plan):
             return False, False
         # draws vectorize whole vectors (a 14-wide vector runs as 8 + 4 + 2: ResNet-50's 14x14 3x3 conv
         # ran 20 GFLOPS a thread, 56 with 8-wide tiles of the image rounded up to 16), or the whole of
-        # a last axis shorter than a vector
-        last, ext = s3[-1] if s3 else 1, self.space[-1] if self.space else 1
+        # an axis shorter than a vector
+        v = self.vaxis(g)
+        last, ext = (s3[v], self.space[v]) if s3 else (1, 1)
         vector_ok = last % self.lanes == 0 or (last == ext and ext < self.lanes)
         outer = math.prod(t[0] for t in self.tiles(g)[: g[f"{n}.par"]])
         return True, vector_ok and outer >= 2
@@ -175,6 +188,8 @@ class Tiled(Plan):
         out.append(ChoiceGene(f"{n}.unroll", UNROLL))
         if self.mode != "inplace":
             out.append(ChoiceGene(f"{n}.at", (1, 2)))
+        if len(self.vaxes) > 1:
+            out.append(ChoiceGene(f"{n}.vaxis", tuple(self.vaxes)))
         if self.free:
             out.append(ChoiceGene(f"{n}.pack", (1, 0), (3, 1)))
         return out
@@ -229,10 +244,15 @@ class Tiled(Plan):
             s3 = [lv[-1] for lv in levels]
             s2 = [lv[-2] for lv in levels]
             s1 = [lv[0] for lv in levels] if at == 1 else []
+            v = self.vaxis(g)
+            if v != len(s3) - 1:  # the vector axis innermost, in the loops and in the register tile's buffer
+                s3.append(s3.pop(v))
+                axes = list(x.op.axis)
+                x.reorder_storage(*axes[:v], *axes[v + 1:], axes[v])
             x.reorder(*s1, *[r[0] for r in rlevels], *s2, *[r[1] for r in rlevels], *s3)
             ctx[out_name] = fused
             first_serial = x.leaf_iter_vars[0]
-        if tiles and tiles[-1][3] > 1:
+        if tiles and tiles[self.vaxis(g)][3] > 1:
             x.vectorize(s3[-1])
         if g[f"{n}.unroll"] and first_serial is not None:
             x.pragma(first_serial, "auto_unroll_max_step", g[f"{n}.unroll"])

@@ -12,6 +12,10 @@ back to the inputs; a stage with two applicable rules doubles the sketches:
   either in place, or with its elementwise consumer fused into the tile (the
   consumer tiled as ``S0 S1 | S2*S3``, the reduction computed at its level 1
   or 2: a gene), or through a local write cache when it has no such consumer;
+  the register tile's vector loop is the last data axis or (a gene, fused or
+  cached) an axis packed weights hold contiguous: a conv's output channels,
+  the tile's buffer laid out channel-innermost (``reorder_storage``), as the
+  NCHWc template's tile of columns x channel vectors, from NCHW in and out;
 * rfactor, for a reduction with little data parallelism: the innermost reduce
   axis split and factored into a vectorizable axis of a new stage;
 * otherwise ("skip"), the stage keeps its loops: parallel outer axes,
@@ -19,7 +23,7 @@ back to the inputs; a stage with two applicable rules doubles the sketches:
 
 The choices a sketch leaves open are genes (``tune.auto_scheduler.genes``):
 tile sizes, unroll depth, how many outer loops run in parallel, compute
-location, vector length.  ``Sketch.realize(genes)`` applies the primitives to a
+location, vector length and axis, weight packing.  ``Sketch.realize(genes)`` applies the primitives to a
 fresh schedule, whose trace is the candidate.
 """
 
