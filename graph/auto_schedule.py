@@ -60,7 +60,10 @@ def extract_tasks(program, params, target, options=None) -> tuple | None:
     for label, body, count in kernel_bodies(g, params, target, options):
         dag = kernel_dag(body, target)
         tasks.append(auto_scheduler.SearchTask(compute_dag=dag, workload_key=task_name(dag), target=target,
-                                               desc=label, baseline=own_schedule(body, dag, target)))
+                                               desc=label, baseline=own_schedule(body, dag, target),
+                                               # a graph kernel packs its weights itself (no fold yet)
+                                               layout_rewrite_option=auto_scheduler.LayoutRewriteOption
+                                               .INSERT_TRANSFORM_STAGE))
         weights.append(count)
     order = sorted(range(len(tasks)), key=lambda k: -tasks[k].flop * weights[k])
     return [tasks[k] for k in order], [weights[k] for k in order]

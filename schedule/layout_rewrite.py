@@ -12,8 +12,10 @@ first; a product above the extent pads the copy with zeros) and ``order``
 lists the ``(dimension, level)`` pairs of the new layout, outermost first.
 When the reader's loops are split by the same lengths, the reads simplify to
 the loop variables and the innermost level is contiguous.  The copy is a
-stage of its own; a build that knows the tensor is constant folds it (classic
-TVM's auto_scheduler layout rewrite; Halide: ``f.in().reorder_storage()``).
+stage of its own, run on every call; ``pre_transformed`` takes it out, so the
+kernel reads the packed tensor as an argument that a caller with constant
+weights packs once (classic TVM's auto_scheduler layout rewrite and its
+``REWRITE_FOR_PRE_TRANSFORMED``; Halide: ``f.in().reorder_storage()``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from te.tensor import ComputeOp, Tensor
 from te.visitor import pre_order
 from schedule.errors import ScheduleError
 from schedule.stage import Stage
+
+TAG = "rewrite_layout"  # the tag of the copies rewrite_layout adds
 
 
 def _check(sch, tensor: Tensor, reader, lengths, order) -> tuple:
@@ -76,7 +80,8 @@ def rewrite_layout(sch, tensor: Tensor, reader, lengths, order) -> Tensor:
             value = E.Select(cond, value, E.const(0, tensor.dtype), tensor.dtype)
         return value
 
-    packed = compute([lengths[d][t] for d, t in order], packed_value, name=f"{tensor.name}.packed")
+    packed = compute([lengths[d][t] for d, t in order], packed_value, name=f"{tensor.name}.packed", tag=TAG,
+                     attrs={"layout": {"lengths": lengths, "order": [list(p) for p in order]}})
 
     def rule(x):
         if isinstance(x, E.TensorRead) and x.tensor == tensor:
@@ -87,6 +92,35 @@ def rewrite_layout(sch, tensor: Tensor, reader, lengths, order) -> Tensor:
     sch._swap_op(dst, _rewrite_reads(dst.op, rule))
     sch._add_stage(Stage(packed.op, sch), after=sch[tensor])
     return packed
+
+
+def pre_transformed(sch, args) -> tuple:
+    """``(schedule, args, packs)``: a copy of ``sch`` without the rewrite_layout copies of tensors in
+    ``args``: each copy's reader reads a placeholder of the packed layout instead, which the returned
+    ``args`` take in the tensor's place; ``packs`` maps each such placeholder to the packing compute
+    (of the original tensor), for a caller to run once on constant weights.  A copy of a tensor
+    not in ``args`` stays."""
+    from te.operation import placeholder
+
+    sch = sch.copy()
+    packs, args = {}, list(args)
+    for st in [st for st in sch.stages if getattr(st.op, "tag", "") == TAG]:
+        (src,) = st.op.input_tensors
+        if src not in args:
+            continue
+        packed = st.op.output(0)
+        ph = placeholder(packed.shape, dtype=packed.dtype, name=packed.name)
+        rule = lambda x: (E.TensorRead(ph, x.indices, x.dtype)
+                          if isinstance(x, E.TensorRead) and x.tensor == packed else None)
+        for reader in sch.consumers(st):
+            sch._swap_op(reader, _rewrite_reads(reader.op, rule))
+        new = Stage(ph.op, sch)
+        sch.stages[sch.stages.index(st)] = new
+        sch.stage_map[ph.op] = new
+        del sch.stage_map[st.op]
+        args[args.index(src)] = ph
+        packs[ph] = packed
+    return sch, args, packs
 
 
 def _rewrite_reads(op: ComputeOp, rule) -> ComputeOp:
@@ -100,4 +134,4 @@ def _rewrite_reads(op: ComputeOp, rule) -> ComputeOp:
     return ComputeOp(op.name, op.tag, dict(op.attrs), op.axis, op.reduce_axis, tuple(body))
 
 
-__all__ = ["rewrite_layout"]
+__all__ = ["TAG", "pre_transformed", "rewrite_layout"]

@@ -52,6 +52,25 @@ def conv(n=1, c=4, hw=9, f=6):
     return [data, w, relu], ref
 
 
+def conv_free(c=5, hw=9, f=20):
+    """A bare NCHW conv (pad stage, weights layout-free) that no tile divides: 9x9 image, 20 channels."""
+    data = te.placeholder((1, c, hw, hw), name="data")
+    w = te.placeholder((f, c, 3, 3), name="w")
+    pad = te.compute((1, c, hw + 2, hw + 2), lambda n, ci, y, x: te.if_then_else(
+        te.all(y >= 1, y <= hw, x >= 1, x <= hw), data[n, ci, y - 1, x - 1], 0.0), name="pad")
+    rc, ry, rx = te.reduce_axis((0, c), "rc"), te.reduce_axis((0, 3), "ry"), te.reduce_axis((0, 3), "rx")
+    out = te.compute((1, f, hw, hw), lambda n, ff, y, x: te.sum(pad[n, rc, y + ry, x + rx] * w[ff, rc, ry, rx],
+                                                                   axis=[rc, ry, rx]),
+                     name="conv", attrs={"layout_free_placeholders": [w]})
+
+    def ref(d, k):
+        from topi.testing import conv2d_nchw_python
+
+        return conv2d_nchw_python(d, k, 1, 1)
+
+    return [data, w, out], ref
+
+
 def softmax(n=5, m=37):
     x = te.placeholder((n, m), name="x")
 
@@ -87,6 +106,7 @@ COMPUTES = {
     "matmul_add": lambda: matmul_add(21, 13, 35),
     "matmul": lambda: matmul(12, 50, 24),
     "conv": conv,
+    "conv_free": conv_free,
     "softmax": softmax,
     "stencil": stencil,
     "chain": chain,
@@ -305,6 +325,61 @@ def test_vector_tiles_rounded_up_leave_a_correct_tail():
         genes["matmul.pack"] = 1
         assert sk.valid(genes) and sk.accept(genes)[0]
         check_build(sk.realize(genes), tensors, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_channel_vector_tiles_are_correct_and_replay():
+    """The output-channel axis as the register tile's vector loop (the write cache laid out with it
+    innermost, the weights packed channel-innermost, or read in place): correct where no tile divides
+    the image or the channels, and the trace replays and prints."""
+    tensors, ref = conv_free()
+    dag = auto_scheduler.ComputeDAG(tensors)
+    (sk,) = [sk for sk in generate_sketches(dag, None) if "conv.vaxis" in sk.by_key]
+    assert sk.by_key["conv.vaxis"].options == (3, 1)  # the image's columns, or the output channels
+    rng = np.random.default_rng(5)
+    for k, (pad_inline, pack, at) in enumerate([(1, 1, 2), (0, 1, 1), (1, 0, 2), (1, 1, 1)]):
+        genes = sk.sample(rng)
+        genes.update({"conv.vaxis": 1, "pad.inline": pad_inline, "conv.pack": pack, "conv.at": at,
+                      "conv.S1": [1, 1, 5, 4] if k % 2 else [1, 2, 1, 10], "conv.S3": [3, 1, 1, 3]})
+        assert sk.valid(genes) and sk.accept(genes)[0]
+        sch = sk.realize(genes)
+        assert any(st.kind == "reorder_storage" for st in sch.trace)
+        check_build(sch, tensors, ref, rtol=1e-4, atol=1e-4)
+        again = Trace.from_json(json.loads(json.dumps(sch.trace.to_json()))).apply(dag.schedule())
+        assert again.trace == sch.trace
+        assert "reorder_storage(" in str(sch.trace)
+
+
+def test_pre_transformed_weights_are_measured_checked_and_match_the_packing():
+    """A task measures a packing candidate with its weights pre-packed (folded, as a build does with
+    constant weights); the runner packs the reference's weights the same way, so it checks it."""
+    from tune import layout
+    from tune.measure import MeasureInput
+    from tune.measure.option import create_measure_batch
+
+    tensors, ref = conv_free()
+    task = _task(tensors, "test_prepacked")
+    sk = next(sk for sk in generate_sketches(task.compute_dag, None) if "conv.vaxis" in sk.by_key)
+    genes = sk.sample(np.random.default_rng(2))
+    genes.update({"conv.vaxis": 1, "conv.pack": 1, "conv.S1": [1, 2, 1, 10]})
+    state = auto_scheduler.State(sk.realize(genes).trace, sk.index, genes)
+    sch, args, layouts = task.instantiate_with_layouts(state)
+    assert [a.name for a in args] == ["data", "w.packed", "conv"] and layouts[0] is None
+    lay, shape = layouts[1]
+    assert shape == (20, 5, 3, 3)
+    w = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
+    np.testing.assert_array_equal(layout.to_logical(layout.to_blocked(w, lay), lay, shape), w)
+    d = np.random.default_rng(1).uniform(-1, 1, (1, 5, 9, 9)).astype("float32")
+    out = np.zeros((1, 20, 9, 9), "float32")
+    import codegen
+
+    codegen.build(sch, args)(d, layout.to_blocked(w, lay), out)
+    np.testing.assert_allclose(out, ref(d, w), rtol=1e-4, atol=1e-4)
+    whole, whole_args = task.instantiate(state)  # the default for users: weights as they are
+    assert [a.name for a in whole_args] == ["data", "w", "conv"]
+    opts = auto_scheduler.TuningOptions(runner=auto_scheduler.LocalRunner(number=1, min_repeat_ms=0))
+    batch = create_measure_batch(task, opts.measure_option())
+    res = batch([MeasureInput(task.target, task, task.default_config()), MeasureInput(task.target, task, state)])
+    assert [r.error_no for r in res] == [0, 0]
 
 
 def test_compute_without_sketches_gets_the_default_schedule():

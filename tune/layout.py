@@ -10,6 +10,10 @@ Layout strings are TVM's: upper-case letters are the logical axes in order,
 blocks are stored (``"OIHW16i32o"``: ``[O/32, I/16, H, W, 16, 32]``).  An axis
 whose block does not divide it is zero-padded (and cropped on the way back).
 
+A layout may also be a ``rewrite_layout`` copy's, ``{"lengths": ..., "order": ...}``
+(``schedule.layout_rewrite``: an auto_scheduler candidate that reads its
+weights pre-packed in its tiles' order).
+
 The runner fills a candidate's inputs from one set of logical random arrays
 (:func:`to_blocked`) and compares its outputs in the logical form
 (:func:`to_logical`), so every config of such a template is checked against
@@ -57,6 +61,8 @@ def blocked_shape(layout: str, logical_shape) -> tuple:
 def to_blocked(x, layout: str) -> np.ndarray:
     """The logical array ``x`` stored in ``layout`` (blocked axes zero-padded to whole blocks)."""
     x = np.asarray(x)
+    if isinstance(layout, dict):
+        return _packed(x, layout["lengths"], layout["order"])
     axes, blocks = parse(layout)
     factor = dict(blocks)
     _check_rank(layout, axes, x.shape)
@@ -74,6 +80,8 @@ def to_blocked(x, layout: str) -> np.ndarray:
 def to_logical(y, layout: str, logical_shape) -> np.ndarray:
     """The logical array (``logical_shape``) that ``y``, stored in ``layout``, holds."""
     y = np.asarray(y)
+    if isinstance(layout, dict):
+        return _unpacked(y, layout["lengths"], layout["order"], logical_shape)
     axes, blocks = parse(layout)
     want = blocked_shape(layout, logical_shape)
     if tuple(y.shape) != want:
@@ -89,6 +97,34 @@ def to_logical(y, layout: str, logical_shape) -> np.ndarray:
             size *= y.shape[inner[a]]
         merged.append(size)
     x = y.transpose(order).reshape(merged)
+    return np.ascontiguousarray(x[tuple(slice(0, int(n)) for n in logical_shape)])
+
+
+def _level_axes(lengths, order) -> list:
+    """Per (dimension, level) of ``order``, its axis in the array of every dimension's levels."""
+    first = np.cumsum([0] + [len(lv) for lv in lengths])
+    return [int(first[d]) + t for d, t in order]
+
+
+def _packed(x, lengths, order) -> np.ndarray:
+    """``x`` as ``rewrite_layout`` copies it: dimension d cut in loops of ``lengths[d]`` (zero-padded
+    where they overrun it), the loops stored in ``order``."""
+    if x.ndim != len(lengths):
+        raise ValueError(f"packed layout of {len(lengths)} dimensions, the shape {x.shape} {x.ndim}")
+    pad = [(0, int(np.prod(lv)) - n) for lv, n in zip(lengths, x.shape)]
+    if any(p < 0 for _, p in pad):
+        raise ValueError(f"packed layout {lengths} does not cover the shape {x.shape}")
+    x = np.pad(x, pad) if any(p for _, p in pad) else x
+    split = [n for lv in lengths for n in lv]
+    return np.ascontiguousarray(x.reshape(split).transpose(_level_axes(lengths, order)))
+
+
+def _unpacked(y, lengths, order, logical_shape) -> np.ndarray:
+    want = tuple(lengths[d][t] for d, t in order)
+    if tuple(y.shape) != want:
+        raise ValueError(f"packed layout: an array of shape {tuple(y.shape)} does not store "
+                         f"{tuple(logical_shape)} (expected {want})")
+    x = y.transpose(np.argsort(_level_axes(lengths, order))).reshape([int(np.prod(lv)) for lv in lengths])
     return np.ascontiguousarray(x[tuple(slice(0, int(n)) for n in logical_shape)])
 
 

@@ -15,7 +15,7 @@ from tune.auto_scheduler.cost_model import RandomModel, XGBModel
 from tune.auto_scheduler.dispatcher import ApplyHistoryBest, extract_tasks, register_extractor
 from tune.auto_scheduler.measure_record import RecordReader, load_best_record, load_records, save_records
 from tune.auto_scheduler.search_policy import PreloadMeasuredStates, SketchPolicy
-from tune.auto_scheduler.search_task import State, register_workload
+from tune.auto_scheduler.search_task import LayoutRewriteOption, State, register_workload
 from tune.auto_scheduler.task import SearchTask
 from tune.auto_scheduler.task_scheduler import TaskScheduler
 from tune.auto_scheduler.tuning import LocalBuilder, LocalRunner, RecordToFile, TuningOptions
@@ -24,6 +24,7 @@ from tune.measure import MeasureInput, MeasureResult
 __all__ = [
     "ApplyHistoryBest",
     "ComputeDAG",
+    "LayoutRewriteOption",
     "LocalBuilder",
     "LocalRunner",
     "MeasureInput",

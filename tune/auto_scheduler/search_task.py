@@ -17,6 +17,7 @@ import json
 import warnings
 
 from codegen.target import create
+from schedule.layout_rewrite import pre_transformed
 from schedule.trace import Trace
 from tune import record
 from tune.errors import TuneError
@@ -41,6 +42,18 @@ def register_workload(func_name, f=None, override: bool = False):
         return fn
 
     return register(f) if f is not None else register
+
+
+class LayoutRewriteOption:
+    """How a candidate that packs its weights (``rewrite_layout`` of a ``layout_free_placeholders``
+    tensor) is built (classic TVM's names).  ``INSERT_TRANSFORM_STAGE``: the packing runs in the
+    kernel, which takes the weights as they are (a graph's kernels; ``apply_best``).
+    ``REWRITE_FOR_PRE_TRANSFORMED``: the kernel takes the weights packed, as a build folds them
+    on constant weights; what a search task measures unless told otherwise."""
+
+    NO_REWRITE = 0  # classic: no layout rewrite; here the trace's steps decide, as INSERT_TRANSFORM_STAGE
+    INSERT_TRANSFORM_STAGE = 1
+    REWRITE_FOR_PRE_TRANSFORMED = 2
 
 
 def _freeze(x):
@@ -96,7 +109,12 @@ class Task:
         self.baseline = baseline  # a schedule to measure first (a graph kernel's own), or None
         self.args = tuple(_freeze(a) for a in (args or ()))
         self.desc = desc
-        self.layout_rewrite_option = layout_rewrite_option
+        if layout_rewrite_option is None:
+            layout_rewrite_option = LayoutRewriteOption.REWRITE_FOR_PRE_TRANSFORMED
+        if layout_rewrite_option not in (0, 1, 2):
+            raise ValueError(f"layout_rewrite_option: one of LayoutRewriteOption's values (0, 1, 2), "
+                             f"got {layout_rewrite_option!r}")
+        self.layout_rewrite_option = int(layout_rewrite_option)
         self._dag = compute_dag
         if func is not None:
             name = func if isinstance(func, str) else getattr(func, "__name__", None)
@@ -155,17 +173,28 @@ class Task:
     def prepare(self) -> None:
         """Nothing to import: the DAG came with the task."""
 
-    def instantiate(self, state: State):
-        return self.instantiate_with_layouts(state)[:2]
+    def instantiate(self, state: State, layout_rewrite_option=LayoutRewriteOption.INSERT_TRANSFORM_STAGE):
+        """``(schedule, tensors)`` of ``state``: by default a kernel of the DAG's own tensors."""
+        return self.instantiate_with_layouts(state, layout_rewrite_option)[:2]
 
-    def instantiate_with_layouts(self, state: State) -> tuple:
-        """``(schedule, tensors, layouts)`` of ``state``'s trace replayed on the DAG."""
+    def instantiate_with_layouts(self, state: State, layout_rewrite_option=None) -> tuple:
+        """``(schedule, tensors, layouts)`` of ``state``'s trace replayed on the DAG, built as
+        ``layout_rewrite_option`` says (default: the task's).  Pre-transformed, a packed weight is an
+        argument in its packed layout: its entry of ``layouts`` is ``(layout, shape)`` (``tune.layout``),
+        so the runner checks the candidate on the same weights as the reference."""
         dag = self.compute_dag
         try:
             sch = state.trace.apply(dag.schedule())
         except ValueError as err:
             raise TuneError(f"auto_scheduler task {self.name!r}: {err}") from None
-        return sch, list(dag.tensors), None
+        option = self.layout_rewrite_option if layout_rewrite_option is None else layout_rewrite_option
+        if option != LayoutRewriteOption.REWRITE_FOR_PRE_TRANSFORMED:
+            return sch, list(dag.tensors), None
+        sch, args, packs = pre_transformed(sch, dag.tensors)
+        layouts = [None if a not in packs else
+                   (packs[a].op.attrs["layout"], tuple(int(d) for d in packs[a].op.input_tensors[0].shape))
+                   for a in args]
+        return sch, args, (layouts if packs else None)
 
     def default_config(self) -> State:
         """The reference every candidate is checked against: the default schedule with each
@@ -182,13 +211,14 @@ class Task:
 
     def __getstate__(self) -> dict:
         return {"name": self.name, "args": self.args, "target": self.target.spec, "desc": self.desc,
-                "baseline": self.baseline,
+                "baseline": self.baseline, "layout_rewrite_option": self.layout_rewrite_option,
                 "tensors": self.compute_dag.tensors if self.known else None}
 
     def __setstate__(self, state: dict) -> None:
         dag = ComputeDAG(state["tensors"]) if state["tensors"] is not None else None
         self.__init__(workload_key=state["name"], args=state["args"], compute_dag=dag,
-                      target=state["target"], desc=state["desc"], baseline=state.get("baseline"))
+                      target=state["target"], desc=state["desc"], baseline=state.get("baseline"),
+                      layout_rewrite_option=state.get("layout_rewrite_option"))
         if dag is None:
             self._dag = None
 
@@ -204,4 +234,4 @@ def record_input(target: str, name: str, args: tuple, candidate: dict) -> Measur
 
 record.register_kind("trace", State, record_input)
 
-__all__ = ["DAGS", "State", "Task", "WORKLOADS", "register_workload"]
+__all__ = ["DAGS", "LayoutRewriteOption", "State", "Task", "WORKLOADS", "register_workload"]
