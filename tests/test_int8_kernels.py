@@ -20,7 +20,8 @@ import te
 from codegen.target import Target
 from topi.utils import get_const_tuple as get_shape
 from topi.testing.qnn import qnn_conv2d_python, requantize_python
-from topi.x86.conv2d_int8 import blocks, conv2d_int8, pack_kernel, schedule_conv2d_int8, unpack_kernel
+from topi.x86.conv2d_int8 import (blocks, conv2d_int8, pack_kernel, pack_winograd_kernel, schedule_conv2d_int8,
+                                  unpack_kernel, winograd_exact, winograd_kernel)
 from topi.x86.int8_dot import choose_mode, dot_intrin, pairs_fit_int16, reduce_block, vector_lanes
 
 RNG = np.random.default_rng(50)
@@ -163,6 +164,60 @@ def test_conv2d_int8_blocked_layouts_match_the_integer_reference(mode, shape, in
     np.testing.assert_array_equal(got, want)
 
 
+def _winograd_case(n, ic, h, w, oc, pad, in_block=0, out_block=False, extreme=False):
+    """(got, want) of a conv2d_int8 on a Winograd kernel against the integer reference."""
+    x = RNG.integers(0, 256, (n, ic, h, w)).astype("uint8")
+    wt = RNG.integers(-255, 256, (oc, ic, 3, 3)).astype("int64")
+    zx, zy = 7, 3
+    if extreme:  # the largest |Y| of these channels: every product 255 * 255 with one sign
+        x[:], wt[:], zx = 255, -255, 0
+    assert winograd_exact(wt)
+    packed = pack_winograd_kernel(wt, 8)
+    np.testing.assert_array_equal(unpack_kernel(packed, ic, oc), wt)
+    ocp = packed.shape[2] * 8
+    bias = np.zeros(ocp, "int64")
+    bias[:oc] = RNG.integers(-3000, 3000, oc)
+    mult = np.zeros(ocp, "float32")
+    mult[:oc] = RNG.uniform(0.5, 2.0, oc) * 60 / (np.sqrt(ic * 9) * 255 * 147)
+    if extreme:
+        mult[:oc] = 100 / (9 * ic * 255 * 255)
+    xb = x.reshape(n, ic // in_block, in_block, h, w).transpose(0, 1, 3, 4, 2).copy() if in_block else x
+    args = [te.placeholder(xb.shape, "uint8", name="x"), te.placeholder(packed.shape, "int16", name="k"),
+            te.placeholder((ocp,), "int32", name="off"), te.placeholder((ocp,), "float32", name="mul")]
+    out = conv2d_int8(*args, oc, (1, 1), pad, (1, 1), zx, zy, "i16", "int8", ow_bn=8, out_block=8 if out_block else 0)
+    f = codegen.build(schedule_conv2d_int8(out, HOST), args + [out], target=HOST)
+    got = np.zeros(get_shape(out.shape), "int8")
+    f(xb, packed, bias.astype("int32"), mult, got)
+    if out_block:
+        got = got.transpose(0, 1, 4, 2, 3).reshape(n, oc, *got.shape[2:4])
+    acc = qnn_conv2d_python(x, wt, np.int64(zx), np.int64(0), (1, 1), pad).astype("int64")
+    return got, requantize_python(acc + bias[:oc].reshape(-1, 1, 1), mult[:oc], np.int64(zy), 1, "int8")
+
+
+@needs_avx2
+@pytest.mark.parametrize("shape,in_block,out_block", [
+    ((1, 13, 7, 9, 11, (1, 1, 1, 1)), 0, False),   # odd sizes: tiles past the edge; channels divide no block
+    ((2, 6, 6, 5, 9, (0, 0, 0, 0)), 0, False),     # batch 2, no padding
+    ((1, 16, 9, 11, 16, (1, 0, 2, 1)), 8, True),    # blocked in and out, asymmetric padding
+    ((1, 32, 5, 5, 8, (1, 1, 1, 1)), 16, True),     # an input block of 16
+])
+def test_conv2d_int8_winograd_matches_the_integer_reference(shape, in_block, out_block):
+    got, want = _winograd_case(*shape, in_block=in_block, out_block=out_block)
+    np.testing.assert_array_equal(got, want)
+    assert int(want.max()) - int(want.min()) > 60  # the outputs span the range, not a constant
+
+
+@needs_avx2
+def test_conv2d_int8_winograd_is_exact_at_the_extremes():
+    """255 x -255 in every product of 64 channels is exact; past the bound (4 * 9 * IC * 255 *
+    max|w| >= 2**31) Winograd is refused, and so are a strided conv and a VNNI target."""
+    got, want = _winograd_case(1, 64, 6, 6, 8, (1, 1, 1, 1), extreme=True)
+    np.testing.assert_array_equal(got, want)
+    assert not winograd_exact(np.full((8, 1024, 3, 3), 255))
+    assert winograd_kernel(np.full((8, 64, 3, 3), 255), (2, 2), (1, 1), "i16", 8) is None  # stride 2: direct
+    assert winograd_kernel(np.full((8, 64, 3, 3), 5), (1, 1), (1, 1), "vnni", 8) is None  # VNNI: direct
+
+
 @needs_avx2
 def test_conv2d_int8_int8_output_without_relu():
     got, want = _conv_case("u8s8", 1, 8, 7, 6, 11, 3, 1, 1, dtype="int8", relu=False)
@@ -232,6 +287,25 @@ def test_qdq_conv_becomes_one_int8_kernel_matching_onnxruntime(per_channel):
     assert [k.op for k in kernels] == ["conv2d_int8"] and kernels[0].attrs["mode"] in ("u8s8", "vnni")
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])
+
+
+@needs_avx2
+def test_qdq_3x3_conv_of_64_channels_runs_winograd_matching_onnxruntime():
+    ort = pytest.importorskip("onnxruntime")
+    oc, ic = 24, 64
+    w_q = RNG.integers(-64, 64, (oc, ic, 3, 3)).astype("int8")
+    model = _qdq_conv_model(w_q, RNG.uniform(0.002, 0.01, oc).astype("float32"), RNG.integers(-500, 500, oc),
+                            relu=True, x_shape=(1, ic, 9, 7))
+    x = RNG.standard_normal((1, ic, 9, 7)).astype("float32") * 1.5
+    lib, got = _run(model, x)
+    kernels = _conv_kernels(lib)
+    assert [k.op for k in kernels] == ["conv2d_int8"]
+    if kernels[0].attrs["mode"] != "vnni":
+        assert len(kernels[0].inputs[1].shape) == 6  # the Winograd kernel
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
+    assert np.count_nonzero(want) > want.size // 4
 
 
 @needs_avx2

@@ -101,9 +101,9 @@ def _nchw_shape(shape: tuple) -> tuple:
 
 def _conv_int8_types(values, a):
     x = _nchw_shape(values[0].shape)
+    window = (3, 3) if len(values[1].shape) == 6 else tuple(values[1].shape[2:4])  # 6: a Winograd kernel
     out = qnn.qnn_conv2d(te.placeholder(x, values[0].dtype), te.placeholder(
-        (a["channels"], x[1]) + tuple(values[1].shape[2:4]), "int8"), None, None, a["strides"], a["padding"],
-        a["dilation"])
+        (a["channels"], x[1]) + window, "int8"), None, None, a["strides"], a["padding"], a["dilation"])
     n, c, h, w = (int(d) for d in out.shape)
     b = a.get("out_block", 0)
     return [((n, c // b, h, w, b) if b else (n, c, h, w), a["dtype"])]
@@ -139,7 +139,8 @@ def _conv_int8_nchw(x, kernel, offset, mult, a):
 register("conv2d_int8", None, OUT_ELEMWISE_FUSABLE, default_schedule, _conv_int8_types, _conv_int8_evaluate,
          doc="a requantized int8 conv on the target's integer dot-product instructions: uint8 NCHW or "
              "NCHW[b]c data, packed kernel, int32 offset and float32 multiplier per channel; attrs channels, "
-             "strides, padding, dilation, x_zp, y_zp, mode, dtype, lo, ow_bn, out_block (NCHW[oc_bn]c out)")
+             "strides, padding, dilation, x_zp, y_zp, mode, dtype, lo, ow_bn, oc_bn, out_block (NCHW[oc_bn]c out); "
+             "a rank-6 kernel is a 3x3 conv's integer Winograd transform")
 
 
 def _dense_int8_evaluate(xs, a):

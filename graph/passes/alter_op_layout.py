@@ -213,7 +213,7 @@ def _conv_int8(node, ins: list, lay: Layouts) -> tuple | None:
     when blocked by its kernel's ``ic_bn``) and, when a conv or pooling wants its value blocked,
     writes NCHW[oc_bn]c: its requantization then stores each register tile's channels as one
     vector (``topi.x86.conv2d_int8``); None: NCHW in and out."""
-    oc_bn = ins[1].shape[5]
+    oc_bn = node.attrs["oc_bn"]
     out_block = oc_bn if node.attrs["channels"] % oc_bn == 0 and id(node.output) in lay.wanted else 0
     if not out_block and not lay.block_of(ins[0]):
         return None

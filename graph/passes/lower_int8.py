@@ -231,8 +231,13 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
     ic_bn, oc_bn, ow_bn = h.int8_conv_blocks(oc, wc.shape[1], mode, target)
     if oc < oc_bn:  # fewer channels than one vector: the float conv does as well
         return None
-    packed = h.pack_int8_conv_kernel(wc, mode, ic_bn, oc_bn)
-    ocp = packed.shape[0] * oc_bn
+    strides, dilation = tuple(conv_attrs.get("strides", (1, 1))), tuple(conv_attrs.get("dilation", (1, 1)))
+    packed = h.int8_winograd_kernel(wc, strides, dilation, mode, oc_bn)
+    if packed is not None:
+        mode = "i16"  # Winograd centers the data: the offset is the bias alone
+    else:
+        packed = h.pack_int8_conv_kernel(wc, mode, ic_bn, oc_bn)
+    ocp = -(-oc // oc_bn) * oc_bn
     offset = np.zeros(ocp, "int64")
     offset[:oc] = bias - (0 if mode == "i16" else zx * wc.reshape(oc, -1).sum(1))
     if np.any(np.abs(offset) > 2**31 - 1):
@@ -242,10 +247,9 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
     name = node.output.name
     consts = [constant_node(a, f"{name}.{k}").output for k, a in
               (("kernel_int8", packed), ("offset", offset.astype("int32")), ("multiplier", mult))]
-    attrs = {"channels": int(oc), "strides": tuple(conv_attrs.get("strides", (1, 1))),
-             "padding": tuple(conv_attrs.get("padding", (0, 0, 0, 0))),
-             "dilation": tuple(conv_attrs.get("dilation", (1, 1))), "x_zp": zx, "y_zp": zy,
-             "mode": mode, "dtype": dtype, "lo": zy if relu else None, "ow_bn": int(ow_bn)}
+    attrs = {"channels": int(oc), "strides": strides, "padding": tuple(conv_attrs.get("padding", (0, 0, 0, 0))),
+             "dilation": dilation, "x_zp": zx, "y_zp": zy, "mode": mode, "dtype": dtype,
+             "lo": zy if relu else None, "ow_bn": int(ow_bn), "oc_bn": int(oc_bn)}
     return make_node("conv2d_int8", (x, *consts), attrs, node.name, [name]).output
 
 

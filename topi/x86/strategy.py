@@ -285,6 +285,7 @@ register_layout_helpers(
     int8_pairs_fit=int8_dot.pairs_fit_int16,
     int8_conv_blocks=conv2d_int8.blocks,
     pack_int8_conv_kernel=conv2d_int8.pack_kernel,
+    int8_winograd_kernel=conv2d_int8.winograd_kernel,
     unpack_int8_conv_kernel=conv2d_int8.unpack_kernel,
     int8_dense_blocks=dense_int8.blocks,
     pack_int8_dense_weight=dense_int8.pack_weight,
