@@ -401,6 +401,26 @@ def test_fuse_attention(masked):
     np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_fuse_attention_folds_q_and_k_scaling(shared):
+    """torch SDPA's export scales q and k^T by sqrt(scale) each: the scalars (under q's transpose
+    and reshape) fold into the attention's scale; a scaled q read elsewhere too stays as it is."""
+    b = GraphBuilder()
+    x, kt, v = b.input("x", (10, 6, 8)), b.input("kt", (6, 8, 12)), b.input("v", (6, 12, 8))
+    xs = b.op("multiply", x, b.const(np.float32(0.5)))
+    q = b.op("reshape", b.op("transpose", xs, axes=(1, 0, 2)), newshape=(6, 10, 8))
+    k = b.op("divide", kt, b.const(np.float32(4.0)))
+    p = b.op("softmax", b.op("batch_matmul", q, k), axis=-1)
+    out = b.op("batch_matmul", p, v)
+    g = b.finish([out, xs] if shared else [out])
+    fused = fuse_attention(g)
+    att = next(n for n in fused.nodes if n.op == "attention")
+    assert att.attrs["scale"] == pytest.approx(0.25 if shared else 0.125)
+    assert _ops(fused).count("multiply") == (1 if shared else 0) and "divide" not in _ops(fused)
+    feed = {"x": rand(10, 6, 8), "kt": rand(6, 8, 12), "v": rand(6, 12, 8)}
+    np.testing.assert_allclose(interpret(fused, feed)[0], interpret(g, feed)[0], rtol=1e-4, atol=1e-5)
+
+
 def test_shared_head_transpose_fuses_into_attention():
     """q, k, v taken from one shared transpose of a QKV projection: each input gets its own
     copy of the chain, and the whole chain runs inside the attention kernel."""

@@ -14,7 +14,8 @@ node, whose kernel reads q, k and v where they lie::
     after:   %o = attention(%q, %kt, %v, %mask3, scale=0.125, k_transposed=1)
 
 After the softmax it accepts torch's guard ``where(isnan(p), 0, p)`` (the
-fused kernel zeroes fully masked rows itself).  Between the products the pass accepts reshapes, multiplications and
+fused kernel zeroes fully masked rows itself).  A scalar multiplication of q or k under
+their reshapes and transposes folds into the scale.  Between the products the pass accepts reshapes, multiplications and
 divisions by a scalar constant, additive masks, and ``where(cond, fill, s)``
 with a constant ``cond`` and scalar ``fill`` (a causal mask: folded into a
 constant additive mask of 0 and ``fill``).  The mask is brought to
@@ -45,7 +46,9 @@ def fuse_attention(graph: Graph) -> Graph:
         if found is None:
             return None
         q, k, k_transposed, masks, scale = found
-        inputs = [new(q), new(k), new(node.inputs[1])]
+        (q, fq), (k, fk) = _unscaled(q, uses, new), _unscaled(k, uses, new)
+        scale *= fq * fk
+        inputs = [q, k, new(node.inputs[1])]
         mask = _mask(masks, node, new)
         if mask is False:
             return None
@@ -239,6 +242,30 @@ def _match(node, uses):
     if node.inputs[0].shape != (bh, sq, sk) or v.shape[:2] != (bh, sk) or mm.output.shape != (bh, sq, sk):
         return None
     return q, k, k_transposed, masks, scale
+
+
+def _unscaled(v: Value, uses: dict, new) -> tuple:
+    """``(value, factor)``: ``v`` without the multiplication (or division) by a scalar constant
+    under its single-use reshapes and transposes, and that scalar, folded into the attention's
+    scale; ``(new(v), 1.0)`` when there is none.  torch's SDPA exports multiply q and k^T by
+    ``sqrt(scale)`` each, which the kernel would otherwise redo on every read of q and k::
+
+        before:  %q = reshape(multiply(transpose(%x), 0.35))    ->  attention(%q, ..., scale=1)
+        after:   %q = reshape(transpose(%x))                    ->  attention(%q, ..., scale=0.35)
+    """
+    chain, cur = [], v
+    while cur.node is not None and cur.node.op in ("reshape", "transpose") and uses.get(id(cur), 0) == 1:
+        chain.append(cur.node)
+        cur = cur.node.inputs[0]
+    n = cur.node
+    side = _scalar_side(n) if n is not None and n.op in ("multiply", "divide") else None
+    if side is None or uses.get(id(cur), 0) != 1:
+        return new(v), 1.0
+    k, c = side
+    x = new(n.inputs[k])
+    for m in reversed(chain):
+        x = make_node(m.op, [x], m.attrs, f"{m.name}/unscaled").output
+    return x, (c if n.op == "multiply" else 1.0 / c)
 
 
 def _nan_guarded(p: Value, uses: dict) -> Value | None:
