@@ -381,10 +381,10 @@ def test_the_rules_variants_in_other_input_blocks_are_the_bar_a_record_must_clea
     assert len(kept) == 2 and all(v in variants_of(task.workload, HOST) for v in kept)
 
 
-def test_a_record_whose_block_pads_the_channels_is_not_deployed_as_another(tmp_path):
-    """The template measures output blocks that zero-pad the channels (40 by 16); the blocked
-    layout keeps no padded channels and would run such a record by 8 with its other knobs, a
-    config never measured.  The graph takes the fastest record it runs as measured instead."""
+def test_a_record_whose_block_pads_the_channels_is_deployed_as_measured(tmp_path):
+    """The template measures output blocks that zero-pad the channels (40 by 16); a one-group
+    conv runs such a record as measured, its kernel padded and its output blocked by 8 (no
+    padded channel reaches the next op), not as the 8-channel block with the record's other knobs."""
     rng = np.random.default_rng(0)
     b = GraphBuilder("forty")
     x = b.input("x", (1, 16, 13, 13))
@@ -398,8 +398,9 @@ def test_a_record_whose_block_pads_the_channels_is_not_deployed_as_another(tmp_p
     for passes in ((), ("tune_layouts",)):  # chosen by tune_layouts, or per node by choose_configs
         with autotvm.apply_history_best(str(log)):
             out = optimize(g, exclude=("fuse_ops", *passes))
-        (cfg,) = [n.attrs["config"] for n in out.nodes if n.op.startswith("conv2d")]
-        assert (cfg["oc_bn"].val, cfg["ow_bn"].val) == (8, 7), passes
+        (conv,) = [n for n in out.nodes if n.op.startswith("conv2d")]
+        assert (conv.attrs["config"]["oc_bn"].val, conv.attrs["config"]["ow_bn"].val) == (16, 5), passes
+        assert (conv.attrs["channels"], conv.attrs["out_block"], conv.output.shape) == (40, 8, (1, 5, 13, 13, 8))
     xv = rng.standard_normal((1, 16, 13, 13)).astype("float32")
     with autotvm.apply_history_best(str(log)):
         m = graph.GraphModule(graph.build(g, target="llvm"))

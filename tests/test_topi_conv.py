@@ -128,6 +128,64 @@ def test_conv2d_NCHWc(ic_bn, oc_bn, ow_bn):
     _run(topi.x86.schedule_conv2d_NCHWc(C, cfg), [A, W, C], ref, [a, wt])
 
 
+@pytest.mark.parametrize("oc,k,stride,pads,size,flat,epilogue", [
+    (40, 1, 1, (0, 0, 0, 0), 9, True, "relu"),  # 5 blocks of 8 in 3 tiles of 16: the last half skipped
+    (24, 3, 2, (1, 0, 2, 1), 11, False, "relu"),  # strided, uneven padding, rows of 6 + a tail
+    (56, 3, 1, (1, 1, 1, 1), 7, False, "nchw"),  # unpacked to NCHW in the output loop
+])
+def test_conv2d_NCHWc_padded_channels_reblocked(oc, k, stride, pads, size, flat, epilogue):
+    """A conv whose kernel zero-pads its channels to whole 16-channel tiles writes them by 8
+    (``channels``/``out_block``): the padded channels are never stored, every tail matches numpy."""
+    from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86
+
+    ic, ic_bn = 24, 8
+    key = x86conv_rule.conv2d_workload((1, ic, size, size), (oc, ic, k, k), (stride,) * 2, pads, (1, 1))
+    cfg = x86conv_rule.blocks_config(key, {"ow_bn": 6 if not flat else 5, "unroll_kw": False, "flat": flat},
+                                     ic_bn, 16)
+    a, wt = _np((1, ic, size, size), 12), _np((oc, ic, k, k), 13)
+    A = _ph((1, ic // ic_bn, size, size, ic_bn), "A")
+    W = _ph((-(-oc // 16), ic // ic_bn, k, k, ic_bn, 16), "W")
+    C = conv2d_NCHWc_x86(A, W, stride, pads, 1, cfg, channels=oc, out_block=8)
+    assert tuple(int(d) for d in C.shape)[1::3] == (oc // 8, 8)
+    if epilogue == "relu":
+        out = te.compute(C.shape, lambda *i: te.max(C(*i), te.const(0.0)), name="relu", tag="elemwise")
+    else:
+        out = te.compute((1, oc, *C.shape[2:4]), lambda n, c, y, x: C[n, c // 8, y, x, c % 8], name="unpack",
+                         tag="injective")
+    ref = np.maximum(T.conv2d_nchw_python(a, wt, stride, pads), 0) if epilogue == "relu" else \
+        T.conv2d_nchw_python(a, wt, stride, pads)
+    if epilogue == "relu":
+        ref = ref.reshape(1, oc // 8, 8, *ref.shape[2:]).transpose(0, 1, 3, 4, 2)
+    blocked = a.reshape(1, ic // ic_bn, ic_bn, size, size).transpose(0, 1, 3, 4, 2)
+    _run(topi.x86.schedule_conv2d_NCHWc(out), [A, W, out], ref,
+         [np.ascontiguousarray(blocked), x86conv.pack_kernel_numpy(wt, ic_bn, 16)])
+
+
+def test_conv2d_rule_pads_an_odd_number_of_vectors_on_avx2():
+    """AVX2: 72, 104 or 1000 channels (an odd number of 8-lane vectors) run the two-vector tile
+    over channels zero-padded to 16, the output blocked by 8; not 24 channels (a third padding),
+    nor a reduction of one unrolled input block."""
+    from codegen.target import Target
+
+    avx2 = Target("llvm -mcpu=znver3")
+    if avx2.vector_registers >= 32 or avx2.lanes("float32") != 8:
+        pytest.skip("the padded tile is the 16-register, 8-lane rule")
+
+    def rule(ic, oc, hw, ic_bn=None):
+        key = x86conv_rule.conv2d_workload((1, ic, hw, hw), (oc, ic, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1))
+        with avx2:
+            values = x86conv_rule.conv2d_rule(key, avx2, ic_bn)
+        return values["oc_bn"], x86conv_rule.out_block_of(oc, values["oc_bn"])
+
+    assert rule(512, 1000, 13) == (16, 8)
+    assert rule(48, 104, 56) == (16, 8)
+    assert rule(144, 24, 56) == (8, 8)
+    assert rule(16, 72, 56, ic_bn=16) == (8, 8)  # one block of 16 input channels: the tile stays one vector
+    assert rule(16, 72, 56, ic_bn=8) == (16, 8)
+    assert rule(64, 96, 28) == (16, 16)
+    assert x86conv_rule.out_block_of(40, 16, groups=2) == 0  # a group's channels are never padded
+
+
 @pytest.mark.parametrize("groups,st,pad", [(2, 1, 1), (3, 2, (0, 1, 1, 0))])
 def test_group_conv2d(groups, st, pad):
     A, W = _ph((1, 6, 8, 9), "A"), _ph((12, 6 // groups, 3, 3), "W")

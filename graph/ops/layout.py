@@ -80,7 +80,20 @@ def _conv2d_nchwc_types(values, a):
     dshape, kshape = _helpers().plain_shapes(data.shape, kernel.shape)
     probe = [type(data)(data.name, dshape, data.dtype), type(kernel)(kernel.name, kshape, kernel.dtype)]
     (n, _, oh, ow), dtype = _conv2d_types(probe, a)[0]
-    return [((n, occ, oh, ow, oc_bn), dtype)]
+    channels, block = _out_channels(kernel.shape, a)
+    return [((n, channels // block, oh, ow, block), dtype)]
+
+
+def _out_channels(kshape: tuple, a: dict) -> tuple:
+    """(output channels, output block) of a ``conv2d_NCHWc`` node: the packed kernel's, or its
+    ``channels`` (the kernel's output channels past them are zero padding) by ``out_block``."""
+    occ, oc_bn = kshape[0], kshape[5]
+    block = a.get("out_block") or oc_bn
+    channels = a.get("channels") or occ * oc_bn
+    if channels > occ * oc_bn or channels % block or oc_bn % block:
+        raise ValueError(f"conv2d_NCHWc: channels={channels} out_block={block} do not fit a kernel "
+                         f"{tuple(kshape)} (the block must divide the channels and oc_bn={oc_bn})")
+    return channels, block
 
 
 def _np_conv2d_nchwc(xs, a):
@@ -89,8 +102,9 @@ def _np_conv2d_nchwc(xs, a):
     data, kernel = xs
     if data.ndim == 5:
         data = unblock_array(data)
+    channels, block = _out_channels(kernel.shape, a)
     out = _np_conv2d([data, unpack_kernel_array(kernel)], a)[0]
-    return [block_array(out, kernel.shape[5])]
+    return [block_array(out[:, :channels], block)]
 
 
 register(
@@ -101,7 +115,8 @@ register(
     _conv2d_nchwc_types,
     _np_conv2d_nchwc,
     doc="blocked conv: data NCHW or [N, C/ic_bn, H, W, ic_bn], kernel [OCc, ICc, KH, KW, ic_bn, oc_bn], "
-    "output [N, OC/oc_bn, OH, OW, oc_bn]; attrs as conv2d",
+    "output [N, OC/oc_bn, OH, OW, oc_bn]; attrs as conv2d, and with channels (OC, the kernel zero-padded "
+    "past it) and out_block (a divisor of oc_bn) the output [N, channels/out_block, OH, OW, out_block]",
 )
 
 

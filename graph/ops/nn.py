@@ -237,11 +237,12 @@ _reduce("argmin", topi.argmin, lambda x, axis, keepdims: np.argmin(x, axis=axis,
 def _pack_kernel_types(values, a):
     oc, ic, kh, kw = values[0].shape
     ic_bn, oc_bn = a["ic_bn"], a["oc_bn"]
-    if ic % ic_bn or oc % oc_bn:
-        raise ValueError(f"pack_conv2d_kernel: blocks ({ic_bn}, {oc_bn}) must divide IC={ic} and OC={oc}")
-    return [((oc // oc_bn, ic // ic_bn, kh, kw, ic_bn, oc_bn), values[0].dtype)]
+    if ic % ic_bn:
+        raise ValueError(f"pack_conv2d_kernel: ic_bn={ic_bn} must divide IC={ic}")
+    return [((-(-oc // oc_bn), ic // ic_bn, kh, kw, ic_bn, oc_bn), values[0].dtype)]
 
 
 register("pack_conv2d_kernel", None, OPAQUE, default_schedule, _pack_kernel_types,
          lambda xs, a: [layout_helpers(create(None)).pack_kernel_numpy(xs[0], a["ic_bn"], a["oc_bn"])],
-         doc="OIHW -> [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn, oc_bn] (folded on constant weights)")
+         doc="OIHW -> [ceil(OC/oc_bn), IC/ic_bn, KH, KW, ic_bn, oc_bn], OC zero-padded to whole blocks "
+             "(folded on constant weights)")

@@ -90,14 +90,16 @@ def winograd_layout(node, ins: list, lay) -> tuple:
     return lay.produce(conv, ob)
 
 
-def conv_blocks(node, target, prefer_ic_bn: int = 0) -> tuple | None:
+def conv_blocks(node, target, prefer_ic_bn: int = 0, padded: bool = False) -> tuple | None:
     """(ic_bn, oc_bn) of a ``conv2d`` node with an OIHW kernel, None if it cannot be blocked.
 
     The blocks are the node's ``config`` (``ic_bn``, ``oc_bn``) when it has
     one, else the default x86 rule's; without a config, ``prefer_ic_bn``
     (the block its data already has) replaces the rule's ``ic_bn`` when it
     divides each group's input channels, so no transform is needed.
-    ``oc_bn`` is lowered to a divisor of each group's output channels.
+    ``oc_bn`` is lowered to a divisor of each group's output channels, unless
+    ``padded`` (a blocked output) and the target's ``conv_out_block`` gives the
+    output a block: the kernel's channels are then zero-padded to whole blocks.
     """
     kernel = node.inputs[1]
     h = helpers(target)
@@ -117,7 +119,7 @@ def conv_blocks(node, target, prefer_ic_bn: int = 0) -> tuple | None:
     ic_bn, oc_bn = blocks
     if cfg is None and prefer_ic_bn and icg % prefer_ic_bn == 0:
         ic_bn = prefer_ic_bn
-    while oc_bn > 1 and (oc // groups) % oc_bn:
+    while oc_bn > 1 and (oc // groups) % oc_bn and not (padded and h.conv_out_block(oc, oc_bn, groups)):
         oc_bn //= 2
     if oc_bn < 8 or icg % ic_bn:
         return None

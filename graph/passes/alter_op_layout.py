@@ -19,6 +19,11 @@ the blocked value where their meaning does not depend on the layout:
   node's config says otherwise); an int8 ``conv2d_int8`` reads any block and
   writes its ``oc_bn`` block (:func:`_conv_int8`).
 
+A conv whose ``oc_bn`` zero-pads its channels (72 by 16: the x86 rule's wide
+tile) keeps them padded in its packed kernel only; its output is blocked by
+the largest half of ``oc_bn`` that divides them (attrs ``channels=72,
+out_block=8``), so no padded channel reaches another op.
+
 Grouped convs whose blocks do not divide a group, depthwise convs and
 ShuffleNet's channel shuffle stay blocked too (:mod:`graph.passes.alter_grouped_layout`).
 Only values that reach a converted conv (or a pooling) through such ops stay
@@ -190,10 +195,12 @@ def _conv(node, ins: list, lay: Layouts) -> tuple | None:
         return winograd_layout(node, ins, lay)
     kernel = node.inputs[1]
     have = lay.block_of(ins[0])
-    blocks = conv_blocks(node, lay.target, prefer_ic_bn=have)
+    blocks = conv_blocks(node, lay.target, prefer_ic_bn=have, padded=True)
     if blocks is None:
         return None
     ic_bn, oc_bn = blocks
+    channels = kernel.shape[0]
+    out_block = helpers(lay.target).conv_out_block(channels, oc_bn, node.attrs.get("groups", 1))
     data = lay.to(ins[0], ic_bn) if have else ins[0]
     packed = make_node(
         "pack_conv2d_kernel",
@@ -204,8 +211,10 @@ def _conv(node, ins: list, lay: Layouts) -> tuple | None:
     attrs = dict(node.attrs)
     if attrs.get("config") is not None:
         attrs["config"] = with_values(attrs["config"], ic_bn=ic_bn, oc_bn=oc_bn)
+    if out_block != oc_bn:  # the kernel's channels zero-padded to whole blocks, the output by out_block
+        attrs.update(channels=channels, out_block=out_block)
     conv = make_node("conv2d_NCHWc", [data, packed.output], attrs, node.name, [node.output.name])
-    return lay.produce(conv, oc_bn)
+    return lay.produce(conv, out_block)
 
 
 def _conv_int8(node, ins: list, lay: Layouts) -> tuple | None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import te
 from tune.autotvm.config import with_values
 from tune.autotvm.space import ConfigEntity
+from topi import tag
 from topi.nn.conv2d import group_conv2d_nchw
 from topi.nn.pad import pad_spatial
 from topi.utils import get_const_tuple
@@ -55,8 +56,29 @@ def plain_shapes(dshape: tuple, kshape: tuple) -> tuple:
     return tuple(dshape), (occ * oc_bn, icc * ic_bn, kh, kw)
 
 
+def reblock_output(conv, channels: int, out_block: int):
+    """The ``[N, OCc, OH, OW, oc_bn]`` conv (its channels past ``channels`` zero padding) stored by
+    ``out_block`` channels, a divisor of ``oc_bn``: ``[N, channels/out_block, OH, OW, out_block]``
+    (an injective stage, which the conv's schedule fuses into its output loop: the register tile
+    of two vectors writes its channel blocks of one vector, and skips the padded ones)::
+
+        out[n, c, y, x, b] = conv[n, c / r, y, x, (c % r)*out_block + b]      r = oc_bn / out_block
+    """
+    n, occ, oh, ow, oc_bn = get_const_tuple(conv.shape)
+    if oc_bn % out_block or channels % out_block or channels > occ * oc_bn:
+        raise ValueError(f"conv2d_NCHWc_x86: out_block={out_block} must divide channels={channels} and "
+                         f"the kernel's oc_bn={oc_bn}, with channels at most {occ * oc_bn}")
+    if out_block == oc_bn and channels == occ * oc_bn:
+        return conv
+    r = oc_bn // out_block
+    return te.compute((n, channels // out_block, oh, ow, out_block),
+                      lambda b, c, y, x, o: conv[b, c // r, y, x, (c % r) * out_block + o],
+                      name="conv2d_NCHWc_reblock", tag=tag.INJECTIVE)
+
+
 def conv2d_NCHWc_x86(
-    data, kernel, stride, padding, dilation, cfg: ConfigEntity | None = None, groups: int = 1, out_dtype=None
+    data, kernel, stride, padding, dilation, cfg: ConfigEntity | None = None, groups: int = 1, out_dtype=None,
+    channels: int | None = None, out_block: int = 0,
 ):
     """Blocked conv: NCHW or NCHW[ic_bn]c data, packed kernel, NCHW[oc_bn]c output.
 
@@ -75,11 +97,16 @@ def conv2d_NCHWc_x86(
         :func:`topi.x86.conv2d_rule.default_conv2d_config`); the blocks are the kernel's.
     groups : int
         Grouped convolution; a group's channels must be whole blocks.
+    channels, out_block : int, optional
+        A one-group conv's output channels, the kernel's past them zero padding (72 in a kernel
+        blocked by 16: 80), and the block of the output (a divisor of ``oc_bn`` and of
+        ``channels``; default ``oc_bn``): the output is then :func:`reblock_output` of the conv.
 
     Returns
     -------
     te.Tensor
-        ``[N, OC/oc_bn, OH, OW, oc_bn]``: the ``conv2d_NCHWc`` stage.
+        ``[N, OC/oc_bn, OH, OW, oc_bn]``: the ``conv2d_NCHWc`` stage; with ``channels`` or
+        ``out_block``, ``[N, channels/out_block, OH, OW, out_block]``.
     """
     dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
     if len(kshape) != 6 or len(dshape) not in (4, 5):
@@ -91,6 +118,11 @@ def conv2d_NCHWc_x86(
             f"expects input blocks of {ic_bn}; insert a layout_transform"
         )
     plain_d, plain_k = plain_shapes(dshape, kshape)
+    channels = channels or plain_k[0]
+    if channels != plain_k[0] and groups != 1:
+        raise ValueError(f"conv2d_NCHWc_x86: channels={channels} pads a grouped conv's kernel {kshape}; "
+                         f"only a one-group conv's output channels may be zero-padded")
+    plain_k = (channels, *plain_k[1:])
     probe = group_conv2d_nchw(
         te.placeholder(plain_d, data.dtype),
         te.placeholder(plain_k, kernel.dtype),
@@ -104,5 +136,6 @@ def conv2d_NCHWc_x86(
     cfg = with_values(cfg or default_conv2d_config(wl), ic_bn=ic_bn, oc_bn=oc_bn)
     st, pads, dil = wl[3], wl[4], wl[5]
     _, _, oh, ow = get_const_tuple(probe.shape)
-    return blocked_conv(padded_input(data, ic_bn, pads), kernel, (oh, ow), st, dil, out_dtype or data.dtype, cfg,
+    conv = blocked_conv(padded_input(data, ic_bn, pads), kernel, (oh, ow), st, dil, out_dtype or data.dtype, cfg,
                         {"workload": wl, "config": cfg}, groups)
+    return reblock_output(conv, channels, out_block or oc_bn)

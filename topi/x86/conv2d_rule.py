@@ -18,6 +18,13 @@ from tune.autotvm.space import ConfigEntity
 
 TEMPLATE = "conv2d_NCHWc.x86"
 OC_BLOCKS = (8, 16, 24, 32, 48, 64)  # output-channel blocks that divide a channel count (any target)
+# On 16 registers a one-group conv whose channels are an odd number of vectors (72, 104, 1000)
+# runs the two-vector wide tile over them zero-padded to whole tiles where the padding adds at
+# most a fifth (from 40 channels): one vector by 8 columns issues a broadcast per FMA and holds
+# too few accumulators to hide the FMA latency (0.63-0.91x the time of such layers of SqueezeNet,
+# MobileNet-v3, RegNet alone).  Not where the whole reduction is one unrolled block of input
+# channels (16 -> 72 on 16 channels: 1.35x), whose straight-line tile LLVM keeps in memory.
+PAD_MIN_CHANNELS = 40
 
 
 def _ceil(a: int, b: int) -> int:
@@ -94,7 +101,10 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
       (the wide tile of :func:`wide_tile_columns`, 6 or 5 columns and the kernel columns
       rolled, where its tail leaves at most 1/6 of a row's tile slots empty; an unpadded
       1x1 conv a dividing tile of 4 or more columns; a strided conv the narrow plane's tile),
-      else one vector, else the largest block of ``OC_BLOCKS`` that divides OC;
+      a one-group conv with an odd number of vectors of at least ``PAD_MIN_CHANNELS``
+      channels (and more than one ``ic_bn`` block of reduction) that wide tile over them
+      zero-padded (its output still blocked by one vector, :func:`out_block_of`), else one
+      vector, else the largest block of ``OC_BLOCKS`` that divides OC;
     * ``ow_bn``: the widest divisor of OW whose accumulators fit :func:`max_accumulators`
       (8 columns and a tail tile where only a divisor below 4 exists);
     * ``unroll_kw``: unroll the kernel columns when KW <= 3 and ``ic_bn`` is at most one
@@ -108,6 +118,7 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
     0.71-0.85x the time in two-vector tiles of 4 + 3 against one vector by the row.
     """
     icg, ocg, oh, ow, kw, groups, dtype = _geometry(workload)
+    kh = workload[2][2]
     vec, max_acc = target.lanes(dtype), max_accumulators(target)
     cands = oc_block_candidates(workload, target)
     if not cands:
@@ -136,6 +147,8 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
     wide = min(cols) if flat else rows
     if 2 * vec in cands and ocg % (2 * vec) == 0 and (wide or largest_divisor(ow, max_acc // 2) >= 4):
         oc_bn = 2 * vec
+    elif groups == 1 and ocg % vec == 0 and ocg >= PAD_MIN_CHANNELS and wide and icg * kh * kw > ic_bn:
+        oc_bn = 2 * vec  # the wide tile over channels zero-padded to two vectors (output still by one)
     elif vec in cands and ocg % vec == 0:
         oc_bn = vec
     else:
@@ -201,16 +214,33 @@ def wide_tile_columns(target) -> tuple:
     return (6, 5) if max_accumulators(target) < 16 else ()
 
 
+def out_block_of(channels: int, oc_bn: int, groups: int = 1) -> int:
+    """The channel block a conv's output keeps in a graph's blocked layout (0: none): ``oc_bn``
+    where it divides each group's channels; for a one-group conv whose ``oc_bn`` zero-pads them
+    (72 by 16), the largest of ``oc_bn``/2, /4, ... down to 8 that divides them (the padded
+    channels are never stored: the epilogue re-blocks the register tile, see
+    ``topi.x86.conv2d_nchwc.reblock_output``)."""
+    if (channels // groups) % oc_bn == 0:
+        return oc_bn
+    block = oc_bn
+    while groups == 1 and block % 2 == 0 and block > 8:
+        block //= 2
+        if channels % block == 0:
+            return block
+    return 0
+
+
 def conv2d_deployable(workload: tuple, values: dict) -> bool:
     """Whether a graph runs ``values`` as measured: the blocked layout keeps no zero-padded
-    channels, so the output block must divide each group's output channels (the template also
-    measures blocks that pad them, which the layout pass would lower to a divisor)."""
-    return (workload[2][0] // workload[6]) % values["oc_bn"] == 0
+    channels, so the output must have a block (:func:`out_block_of`); a grouped conv's
+    ``oc_bn`` must divide each group's channels (the template also measures blocks that pad
+    them, which the layout pass would lower to a divisor)."""
+    return out_block_of(workload[2][0], values["oc_bn"], workload[6]) > 0
 
 
 def conv2d_out_block(cfg: ConfigEntity, target=None) -> int:
     """The channel block of the conv's output in a graph's blocked layout (0: NCHW)."""
-    return cfg["oc_bn"].val if conv2d_deployable(cfg.workload, cfg.values) else 0
+    return out_block_of(cfg.workload[2][0], cfg["oc_bn"].val, cfg.workload[6])
 
 
 register_rule(TEMPLATE, conv2d_space, conv2d_rule, doc="blocked NCHW[x]c conv2d (conv2d_nchw_x86)",

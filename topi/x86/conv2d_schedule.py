@@ -71,7 +71,7 @@ def _schedule_inputs(s, conv_op, vec: int) -> None:
             s[op].vectorize(inner)  # one vector of the target at a time
 
 
-def _schedule_accumulator(s, conv, cfg: ConfigEntity) -> None:
+def _schedule_accumulator(s, conv, cfg: ConfigEntity, lanes: int = 0) -> None:
     """The register tile: reduction outside, ``ic_inner``/``ow`` unrolled, ``oc`` vectorized."""
     n, occ, oh, ow, ocb = s[conv].op.axis
     ico, kh, kw, ici = s[conv].op.reduce_axis
@@ -82,20 +82,32 @@ def _schedule_accumulator(s, conv, cfg: ConfigEntity) -> None:
         s[conv].reorder(n, occ, oh, ico, kh, kw, ici, ow, ocb)
     s[conv].unroll(ici)
     s[conv].unroll(ow)
+    if lanes and get_const_tuple(conv.shape)[4] > lanes:
+        # a reblocked output reads the tile by its blocks: the tile in vectors of that width, so
+        # every access of it has one type (LLVM keeps it in registers; mixed widths it does not)
+        ocb, lane = s[conv].split(ocb, factor=lanes)
+        s[conv].unroll(ocb)
+        ocb = lane
     s[conv].vectorize(ocb)
 
 
 def _tile_output(s, out, cfg: ConfigEntity, ocb: int, flat: bool = False):
     """Split the output into (parallel rows, column tiles); return the attach axis.
 
-    A 5-D output is NCHW[x]c; a 4-D output is NCHW (the unpacked form),
-    whose channels are split by ``ocb`` to meet the accumulator's blocks.
+    A 5-D output is NCHW[x]c (in blocks of ``ocb``, or of a divisor of it: a reblocked
+    output, ``topi.x86.conv2d_nchwc.reblock_output``, whose blocks of one conv block are
+    unrolled, the last conv block's padded ones skipped); a 4-D output is NCHW (the
+    unpacked form), whose channels are split by ``ocb`` to meet the accumulator's blocks.
     ``flat``: the rows fused into one before the column tiles (a flattened
     plane's conv), the channel blocks parallel.
     """
     axes = s[out].op.axis
+    blocks = []  # the output's channel blocks in one conv block (a reblocked output)
     if len(axes) == 5:
         n, occ, oh, ow, ob = axes
+        if ocb > get_const_tuple(out.shape)[4]:
+            occ, oci = s[out].split(occ, factor=ocb // get_const_tuple(out.shape)[4])
+            blocks = [oci]
     else:
         n, c, oh, ow = axes
         occ, ob = s[out].split(c, factor=ocb)
@@ -104,7 +116,9 @@ def _tile_output(s, out, cfg: ConfigEntity, ocb: int, flat: bool = False):
     wo, wi = s[out].split(ow, factor=cfg["ow_bn"].val)
     outer = (n, occ, wo) if flat else (n, occ, oh, wo)
     if len(axes) == 5:
-        s[out].reorder(*outer, wi, ob)
+        s[out].reorder(*outer, *blocks, wi, ob)
+        for b in blocks:
+            s[out].unroll(b)
         s[out].vectorize(ob)
     else:
         s[out].reorder(*outer, ob, wi)
@@ -150,7 +164,9 @@ def _schedule_nchwc(s, out_op, cfg: ConfigEntity | None = None, target=None):
         conv = s.cache_write(conv, "local")
     wo = _tile_output(s, out_op, cfg, ocb, cfg["flat"].val)
     s[conv].compute_at(s[out_op], wo)
-    _schedule_accumulator(s, conv, cfg)
+    out_shape = get_const_tuple(out_op.output(0).shape)
+    reblocked = out_shape[4] if len(out_shape) == 5 and out_shape[4] < ocb else 0
+    _schedule_accumulator(s, conv, cfg, reblocked)
     return s
 
 

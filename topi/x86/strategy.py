@@ -113,7 +113,8 @@ def group_conv_blocks(data_shape, kernel_shape, a) -> tuple | None:
 register_strategy("conv2d", CPU, conv2d_compute, conv2d_schedule, conv2d_workload)
 register_strategy("conv2d_NCHWc", CPU,
                   lambda xs, a: [conv2d_nchwc.conv2d_NCHWc_x86(xs[0], xs[1], *conv_args(a), cfg=a.get("config"),
-                                                               groups=a.get("groups", 1))],
+                                                               groups=a.get("groups", 1), channels=a.get("channels"),
+                                                               out_block=a.get("out_block", 0))],
                   lambda outs, a, t: x86conv_schedule.schedule_conv2d_NCHWc(outs, target=t))
 register_strategy("pack_conv2d_kernel", CPU, lambda xs, a: [x86conv.pack_kernel(xs[0], a["ic_bn"], a["oc_bn"])])
 register_strategy("conv2d_winograd", CPU,
@@ -280,6 +281,7 @@ register_layout_helpers(
     dense_pack_block=dense_pack_block,
     dense_pack_template=x86dense.PACK_TEMPLATE,
     conv_template=x86conv_rule.TEMPLATE,
+    conv_out_block=x86conv_rule.out_block_of,
     winograd_template=x86wino.TEMPLATE,
     int8_mode=int8_dot.choose_mode,
     int8_pairs_fit=int8_dot.pairs_fit_int16,
