@@ -21,7 +21,7 @@ from codegen.target import Target
 from topi.utils import get_const_tuple as get_shape
 from topi.testing.qnn import qnn_conv2d_python, requantize_python
 from topi.x86.conv2d_int8 import (blocks, conv2d_int8, pack_kernel, pack_winograd_kernel, schedule_conv2d_int8,
-                                  unpack_kernel, winograd_exact, winograd_kernel)
+                                  unpack_kernel, winograd_exact, winograd_kernel, winograd_rows)
 from topi.x86.int8_dot import choose_mode, dot_intrin, pairs_fit_int16, reduce_block, vector_lanes
 
 RNG = np.random.default_rng(50)
@@ -200,8 +200,12 @@ def _winograd_case(n, ic, h, w, oc, pad, in_block=0, out_block=False, extreme=Fa
     ((2, 6, 6, 5, 9, (0, 0, 0, 0)), 0, False),     # batch 2, no padding
     ((1, 16, 9, 11, 16, (1, 0, 2, 1)), 8, True),    # blocked in and out, asymmetric padding
     ((1, 32, 5, 5, 8, (1, 1, 1, 1)), 16, True),     # an input block of 16
+    ((1, 8, 55, 56, 8, (1, 1, 1, 1)), 8, True),     # fused blocks of one tile row (28 tiles, mr 7)
+    ((1, 16, 47, 45, 16, (1, 1, 1, 1)), 8, True),   # fused blocks of 46 tiles: mr 8 divides no block
 ])
 def test_conv2d_int8_winograd_matches_the_integer_reference(shape, in_block, out_block):
+    oh, ow = (shape[2] + shape[5][0] + shape[5][2] - 2, shape[3] + shape[5][1] + shape[5][3] - 2)
+    assert winograd_rows(oh, ow, out_block)[0] == (1 if shape[2] == 55 else 2 if shape[2] == 47 else 0)
     got, want = _winograd_case(*shape, in_block=in_block, out_block=out_block)
     np.testing.assert_array_equal(got, want)
     assert int(want.max()) - int(want.min()) > 60  # the outputs span the range, not a constant

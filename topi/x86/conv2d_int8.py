@@ -324,22 +324,63 @@ def conv2d_int8_winograd(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, 
                       name="requantize", tag=tag.INJECTIVE)
 
 
+def winograd_rows(oh: int, ow: int, blocked: bool) -> tuple:
+    """``(rows, mr)`` of :func:`_schedule_winograd`: tile rows per fused block (0: the stages
+    apart) and the register tile's tiles.  A block of at least ``WINOGRAD_BLOCK_TILES`` tiles
+    dividing the image, with at least ``WINOGRAD_MIN_BLOCKS`` blocks (the parallel loop), keeps
+    its transformed data and products in the core's cache; ``mr`` then divides the block."""
+    nh, nw = -(-oh // 2), -(-ow // 2)
+    rows = next((r for r in range(1, nh + 1) if r * nw >= WINOGRAD_BLOCK_TILES and nh % r == 0), 0)
+    if not blocked or not rows or nh // rows < WINOGRAD_MIN_BLOCKS:
+        return 0, 8
+    return rows, next((m for m in (8, 7, 6, 5, 4) if rows * nw % m == 0), 8)
+
+
+WINOGRAD_BLOCK_TILES = 24
+WINOGRAD_MIN_BLOCKS = 4
+
+
 def _schedule_winograd(s, out, m_op, target) -> te.Schedule:
-    """Input transform per (tile, channel vector) with its 16 points unrolled; the products at the
-    root, parallel over (point, channel block), ``mr`` tiles x ``oc_bn`` channels in registers
-    (tensorized as the direct conv's tile); the output per (channel block, output row pair), its
-    2x2 points unrolled, the channels (blocked output) or the row (NCHW) vectorized."""
-    mr = m_op.attrs["ow_bn"]
+    """Input transform per (tile, channel vector) with its 16 points unrolled; the products
+    ``mr`` tiles x ``oc_bn`` channels in registers (tensorized as the direct conv's tile); the
+    output per (channel block, output row pair), its 2x2 points unrolled, the channels (blocked
+    output) or the row (NCHW) vectorized.  Fused (:func:`winograd_rows`), one parallel loop over
+    blocks of tile rows runs the three stages per block; else each stage is a parallel loop of
+    its own (the products over (point, channel block))."""
     v = m_op.input_tensors[0]
     vr = v.op.input_tensors[0]
     oc_bn = get_const_tuple(m_op.input_tensors[1].shape)[4]
-    e, nu, p, c = s[v].op.axis
+    blocked = len(s[out].op.axis) == 5
+    oh, ow = get_const_tuple(out.output(0).shape)[2:4]
+    rows, mr = winograd_rows(oh, ow, blocked)
+    if blocked:
+        n, co, y, x, ob = s[out].op.axis
+        yo, yi = s[out].split(y, factor=2)
+        xo, xi = s[out].split(x, factor=2)
+        if rows:
+            block, yo = s[out].split(yo, factor=rows)
+            s[out].reorder(n, block, co, yo, xo, yi, xi, ob)
+            at = s[out].fuse(n, block)
+        else:
+            s[out].reorder(n, co, yo, xo, yi, xi, ob)
+            at = s[out].fuse(n, co, yo)
+        s[out].parallel(at)
+        s[out].unroll(yi)
+        s[out].unroll(xi)
+        s[out].vectorize(ob)
+    else:
+        n, c, y, x = s[out].op.axis
+        yo, yi = s[out].split(y, factor=2)
+        s[out].reorder(n, c, yo, yi, x)
+        s[out].parallel(s[out].fuse(n, c, yo))
+        s[out].unroll(yi)
+        s[out].vectorize(x)
+    e, nu, vp, c = s[v].op.axis
     # one vector per channel block of a blocked input (no gather); 2 channels of NCHW data
     in_block = vr.op.attrs["in_block"]
     lanes = next((b for b in (16, 8, 4, 2) if in_block % b == 0), 2) if in_block else 2
     co, ci = s[v].split(c, factor=lanes)
-    s[v].reorder(p, co, e, nu, ci)
-    s[v].parallel(p)
+    s[v].reorder(vp, co, e, nu, ci)
     s[v].unroll(e)
     s[v].unroll(nu)
     s[v].vectorize(ci)
@@ -353,30 +394,19 @@ def _schedule_winograd(s, out, m_op, target) -> te.Schedule:
     e, nu, p, k, ob = s[mo].op.axis
     po, pi = s[mo].split(p, factor=mr)
     s[mo].reorder(e, nu, k, po, pi, ob)
-    s[mo].parallel(s[mo].fuse(e, nu, k))
     s[mo].vectorize(ob)
+    if rows:
+        s[v].compute_at(s[out], at)
+        s[mo].compute_at(s[out], at)
+    else:
+        s[v].parallel(vp)
+        s[mo].parallel(s[mo].fuse(e, nu, k))
     s[ml].compute_at(s[mo], po)
     _, _, lp, _, lob = s[ml].op.axis
     rc, rk = s[ml].op.reduce_axis
     s[ml].reorder(rc, lp, lob, rk)
     s[ml].unroll(lp)
     s[ml].tensorize(lob, dot_intrin("i16", oc_bn, target))
-    if len(s[out].op.axis) == 5:
-        n, co, y, x, ob = s[out].op.axis
-        yo, yi = s[out].split(y, factor=2)
-        xo, xi = s[out].split(x, factor=2)
-        s[out].reorder(n, co, yo, xo, yi, xi, ob)
-        s[out].parallel(s[out].fuse(n, co, yo))
-        s[out].unroll(yi)
-        s[out].unroll(xi)
-        s[out].vectorize(ob)
-    else:
-        n, c, y, x = s[out].op.axis
-        yo, yi = s[out].split(y, factor=2)
-        s[out].reorder(n, c, yo, yi, x)
-        s[out].parallel(s[out].fuse(n, c, yo))
-        s[out].unroll(yi)
-        s[out].vectorize(x)
     return s
 
 
