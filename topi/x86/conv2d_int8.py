@@ -109,8 +109,7 @@ def conv2d_int8(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, multiplie
         if tuple(strides) != (1, 1) or tuple(dilation) != (1, 1):
             raise ValueError(f"conv2d_int8: a Winograd kernel needs stride 1 and dilation 1, got {strides}, "
                              f"{dilation}")
-        return conv2d_int8_winograd(data, kernel, offset, multiplier, oc, padding, x_zp, y_zp, dtype, lo, ow_bn,
-                                    out_block)
+        return conv2d_int8_winograd(data, kernel, offset, multiplier, oc, padding, x_zp, y_zp, dtype, lo, out_block)
     occ, icc, kh, kw, icbs, oc_bn, kb = get_const_tuple(kernel.shape)
     if kb != reduce_block(mode) or data.dtype != "uint8" or len(data.shape) not in (4, 5):
         raise ValueError(f"conv2d_int8: mode {mode} needs uint8 NCHW or NCHW[b]c data and a kernel packed by "
@@ -175,13 +174,21 @@ def conv2d_int8(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, multiplie
 
     conv = te.compute((n, occ, oh, ow, oc_bn), body, name="conv_int8", tag=CONV_INT8,
                       attrs={"mode": mode, "ow_bn": int(ow_bn)})
+    return _requantized(lambda b, co, y, x, ob: conv[b, co, y, x, ob], (n, oc, oh, ow), oc_bn, out_block, offset,
+                        multiplier, y_zp, lo, dtype)
+
+
+def _requantized(acc, shape: tuple, oc_bn: int, out_block: int, offset, multiplier, y_zp: int, lo, dtype: str):
+    """The requantization of the int32 accumulator ``acc(b, co, y, x, ob)`` (channel ``co * oc_bn +
+    ob``) into the NCHW ``shape``, or NCHW[oc_bn]c with ``out_block``."""
+    n, oc, oh, ow = shape
     qlo, qhi = qrange(dtype)
     lo = qlo if lo is None else max(qlo, int(lo))
 
     def requant(b, co, ob, y, x):
         c = co * oc_bn + ob
-        acc = conv[b, co, y, x, ob] + offset[c]
-        q = te.round(acc.astype("float32") * multiplier[c]).astype("int32") + te.const(y_zp, "int32")
+        q = te.round((acc(b, co, y, x, ob) + offset[c]).astype("float32") * multiplier[c]).astype("int32")
+        q = q + te.const(y_zp, "int32")
         return te.min(te.max(q, te.const(lo, "int32")), te.const(qhi, "int32")).astype(dtype)
 
     if out_block:
@@ -258,11 +265,11 @@ def _transform(rows, i, vals):
 
 
 def conv2d_int8_winograd(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, multiplier: te.Tensor, oc: int,
-                         padding, x_zp: int, y_zp: int, dtype: str = "uint8", lo: int | None = None, mr: int = 8,
+                         padding, x_zp: int, y_zp: int, dtype: str = "uint8", lo: int | None = None,
                          out_block: int = 0) -> te.Tensor:
     """:func:`conv2d_int8` of a 3x3 stride-1 conv through integer Winograd F(2x2, 3x3): the data
     centered (int16), ``V = B^T d B`` per 4x4 tile, the products ``M = sum_c V U'`` on the
-    ``i16`` dot product (``vpmaddwd``) with ``mr`` tiles x ``oc_bn`` channels in registers,
+    ``i16`` dot product (``vpmaddwd``) with tiles x ``oc_bn`` channels in registers,
     ``4Y = A^T M A``, then the requantization of ``4Y >> 2 + offset`` (exact:
     :func:`winograd_exact`).  9 products per output point and input channel become 4."""
     _, _, kcc, icc2, oc_bn, _ = get_const_tuple(kernel.shape)
@@ -304,24 +311,15 @@ def conv2d_int8_winograd(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, 
     m = te.compute((4, 4, tiles, kcc, oc_bn),
                    lambda e, nu, p, k, ob: te.sum(v[e, nu, p, rc * 2 + rk].astype("int32")
                                                   * kernel[e, nu, k, rc, ob, rk].astype("int32"), axis=[rc, rk]),
-                   name="winograd_int8_M", tag=CONV_INT8, attrs={"mode": "i16", "ow_bn": int(mr), "winograd": 2})
-    qlo, qhi = qrange(dtype)
-    lo = qlo if lo is None else max(qlo, int(lo))
+                   name="winograd_int8_M", tag=CONV_INT8, attrs={"mode": "i16", "winograd": 2})
 
-    def requant(b, co, ob, y, x):
+    def four_y(b, co, y, x, ob):  # 4Y = A^T M A at output point (y, x) of its tile
         p = (b * nh + y // 2) * nw + x // 2
-        four_y = _transform(WINOGRAD_AT, y % 2, [_transform(WINOGRAD_AT, x % 2, [m[e, nu, p, co, ob] for nu in range(4)])
-                                                   for e in range(4)])
-        c = co * oc_bn + ob
-        acc = te.shift_right(four_y, te.const(2, "int32")) + offset[c]
-        q = te.round(acc.astype("float32") * multiplier[c]).astype("int32") + te.const(y_zp, "int32")
-        return te.min(te.max(q, te.const(lo, "int32")), te.const(qhi, "int32")).astype(dtype)
+        rows = [_transform(WINOGRAD_AT, x % 2, [m[e, nu, p, co, ob] for nu in range(4)]) for e in range(4)]
+        return _transform(WINOGRAD_AT, y % 2, rows)
 
-    if out_block:
-        return te.compute((n, oc // oc_bn, oh, ow, oc_bn), lambda b, co, y, x, ob: requant(b, co, ob, y, x),
-                          name="requantize", tag=tag.INJECTIVE)
-    return te.compute((n, oc, oh, ow), lambda b, c, y, x: requant(b, c // oc_bn, c % oc_bn, y, x),
-                      name="requantize", tag=tag.INJECTIVE)
+    return _requantized(lambda *i: te.shift_right(four_y(*i), te.const(2, "int32")), (n, oc, oh, ow), oc_bn,
+                        out_block, offset, multiplier, y_zp, lo, dtype)
 
 
 def winograd_rows(oh: int, ow: int, blocked: bool) -> tuple:
