@@ -40,6 +40,10 @@ producing conv's output loop when it is that conv's only consumer::
              %t  = layout_transform(%c2, "NCHW32c", "NCHW")
              %f  = reshape(%t)
 
+A conv writes the block that the conv alone reading its output takes, where
+that block divides its ``oc_bn`` (:func:`read_blocks`, :func:`~graph.passes.
+alter_grouped_layout.concat_blocks`): no transform sits between them.
+
 The first conv of a chain reads its NCHW input and packs it inside its
 kernel; the pass never converts a plain value only to feed a conv.  The
 pass profile counts the transforms as nodes after the pass; the helper
@@ -102,6 +106,7 @@ def alter_op_layout(graph: Graph, context) -> Graph:
     lay.users = graph.consumers()
     lay.wanted = _wanted(graph, convs, lay.shuffles)
     lay.concat_blocks = grouped.concat_blocks(graph)
+    lay.read_blocks = read_blocks(graph, target)
     for node in graph.nodes:
         if node.is_constant or id(node) in lay.skip:
             continue
@@ -118,6 +123,29 @@ def alter_op_layout(graph: Graph, context) -> Graph:
         return graph
     outputs = [lay.to(lay.of(v), 0) for v in graph.outputs]
     return Graph.from_outputs(graph.inputs, outputs, graph.name)
+
+
+def read_blocks(graph: Graph, target) -> dict:
+    """id(old value) -> the input block ``ic_bn`` of the plain blocked conv that alone reads it,
+    directly or through elementwise ops with constant operands (bias, relu), for the values
+    on that path: a conv there whose ``oc_bn`` that block divides writes it itself (RegNet's
+    1x1 convs write 16-channel blocks by rule, its grouped 3x3 convs of 8-channel groups read
+    8; a transform between them cost as much as the 1x1 conv)."""
+    users = graph.consumers()
+    outputs = {id(v) for v in graph.outputs}
+    found = {}
+    for node in graph.nodes:
+        if (node.op != "conv2d" or not convertible(node, target) or is_winograd(node)
+                or grouped.group_convertible(node, target)):
+            continue
+        block, v = conv_blocks(node, target)[0], node.inputs[0]
+        while v.node is not None and not v.node.is_constant and len(users.get(id(v), ())) == 1 and id(v) not in outputs:
+            found[id(v)] = block
+            acts = [u for u in v.node.inputs if u.node is None or not u.node.is_constant]
+            if not transparent(v.node) or v.node.op in POOL_OPS + ("concatenate",) or len(acts) != 1:
+                break
+            v = acts[0]
+    return found
 
 
 def _rewrite(node, ins: list, lay: Layouts) -> tuple | None:
@@ -201,6 +229,9 @@ def _conv(node, ins: list, lay: Layouts) -> tuple | None:
     ic_bn, oc_bn = blocks
     channels = kernel.shape[0]
     out_block = helpers(lay.target).conv_out_block(channels, oc_bn, node.attrs.get("groups", 1))
+    want = lay.concat_blocks.get(id(node.output)) or lay.read_blocks.get(id(node.output))
+    if want and out_block and want != out_block and oc_bn % want == 0 and channels % want == 0:
+        out_block = want  # the block its consumer reads, written by the register tile itself
     data = lay.to(ins[0], ic_bn) if have else ins[0]
     packed = make_node(
         "pack_conv2d_kernel",

@@ -37,6 +37,7 @@ class Layouts:
         self.skip: set = set()  # ids of old nodes already rewritten (a shuffle's transpose and reshape)
         self.users: dict = {}  # id(old value) -> [(consumer, input index)]
         self.concat_blocks: dict = {}  # id(old value) -> the block a channel concat of it will take
+        self.read_blocks: dict = {}  # id(old value) -> the block the one conv reading it takes
 
     def fresh(self, base: str) -> str:
         name, k = base, 0
