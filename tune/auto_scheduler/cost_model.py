@@ -121,13 +121,14 @@ class RandomModel(CostModel):
 
 
 def program_features(task, state, cache: dict) -> np.ndarray | None:
-    """The store rows of ``state``'s program (None where its trace does not apply); a state that
-    carries its schedule (``state.sch``) is not replayed."""
+    """The store rows of ``state``'s program as it is measured (weights pre-packed where the task
+    measures so), None where its trace does not apply; a state that carries its schedule
+    (``state.sch``) is not replayed."""
     key = (task.workload, state.key())
     if key not in cache:
         try:
             sch = getattr(state, "sch", None)
-            sch, args = (sch, task.compute_dag.tensors) if sch is not None else task.instantiate(state)
+            sch, args, _ = task.as_built(sch) if sch is not None else task.instantiate_with_layouts(state)
             cache[key] = store_vectors(sch, args).astype(np.float32)
         except Exception:  # a trace that no longer applies scores as the worst
             cache[key] = None

@@ -182,11 +182,16 @@ class Task:
         ``layout_rewrite_option`` says (default: the task's).  Pre-transformed, a packed weight is an
         argument in its packed layout: its entry of ``layouts`` is ``(layout, shape)`` (``tune.layout``),
         so the runner checks the candidate on the same weights as the reference."""
-        dag = self.compute_dag
         try:
-            sch = state.trace.apply(dag.schedule())
+            sch = state.trace.apply(self.compute_dag.schedule())
         except ValueError as err:
             raise TuneError(f"auto_scheduler task {self.name!r}: {err}") from None
+        return self.as_built(sch, layout_rewrite_option)
+
+    def as_built(self, sch, layout_rewrite_option=None) -> tuple:
+        """``(schedule, tensors, layouts)``: ``sch`` (a schedule of the DAG) as
+        ``instantiate_with_layouts`` builds it."""
+        dag = self.compute_dag
         option = self.layout_rewrite_option if layout_rewrite_option is None else layout_rewrite_option
         if option != LayoutRewriteOption.REWRITE_FOR_PRE_TRANSFORMED:
             return sch, list(dag.tensors), None
