@@ -134,9 +134,9 @@ class Tiled(Plan):
         self.space = [extent(iv) for iv in op.axis]
         self.reduce = [extent(iv) for iv in op.reduce_axis]
         self.lanes = lanes
-        # the innermost tile (S3 of every data axis) stays in registers: at most this many elements,
-        # the vector registers less a few for the operands
-        self.register_tile = lanes * max(registers - 4, 4)
+        # the innermost tile (S3 of every data axis) stays in registers: the vector registers less
+        # the operands' (one vector row of the vector axis, one broadcast; ``register_tile``)
+        self.registers = registers
         # a last axis that whole vectors do not divide (a 28- or 14-wide image) may also be tiled as
         # if rounded up to them: the splits then leave a tail, the vector loop none
         last = self.space[-1] if self.space else 1
@@ -159,6 +159,12 @@ class Tiled(Plan):
             out[-1] = g[f"{self.name}.SV"]
         return out
 
+    def register_tile(self, vector_len: int) -> int:
+        """The most elements the innermost tile may hold: the accumulators fill the registers but
+        a row of ``vector_len`` along the vector axis and one broadcast (a conv's 8 channels x 14
+        columns: 14 accumulators, 16 registers of AVX2)."""
+        return self.lanes * max(self.registers - -(-vector_len // self.lanes) - 1, 4)
+
     def vaxis(self, g) -> int:
         """The data axis whose innermost tile is the vector loop."""
         return g.get(f"{self.name}.vaxis", len(self.space) - 1)
@@ -166,7 +172,7 @@ class Tiled(Plan):
     def accept(self, g):
         n = self.name
         s3 = [t[3] for t in self.tiles(g)]
-        if math.prod(s3) > self.register_tile:
+        if math.prod(s3) > self.register_tile(s3[self.vaxis(g)] if s3 else 1):
             return False, False
         # draws vectorize whole vectors (a 14-wide vector runs as 8 + 4 + 2: ResNet-50's 14x14 3x3 conv
         # ran 20 GFLOPS a thread, 56 with 8-wide tiles of the image rounded up to 16), or the whole of
