@@ -6,6 +6,7 @@ and the default schedule, with the tuning's wall time per trial split into searc
     python benchmarks/auto_scheduler.py ops --trials 200             # operators without a template vs default
     python benchmarks/auto_scheduler.py model --model M.onnx --minutes 30
     python benchmarks/auto_scheduler.py rank --log as_matmul1024.json # the cost model on held-out programs
+                                                                      # (of a matmul or a conv log)
 
 ``conv`` times the tuned kernel with its weights packed once, as a build folds
 constant weights (the template's kernel takes them pre-packed too), checks the
@@ -250,16 +251,27 @@ def ops(args):
           f"schedules' ({len(vs_topi)} operators that have one)")
 
 
+def bench_tensors(name: str) -> list:
+    """The tensors of a task this benchmark names: ``bench_matmul_N`` or ``bench_conv_C_H_F_K``."""
+    kind, *dims = name.split("_")[1:]
+    return matmul_tensors(*map(int, dims)) if kind == "matmul" else conv_nchw(*map(int, dims))
+
+
 def rank(args):
-    """The cost model trained on two thirds of a matmul log (``matmul --log``), ranking the rest: Spearman
-    rank correlation of its scores with the measured speeds (0: chance), for two held-out thirds: the last
-    programs measured (what the search asks of it: later programs, crowded near the best) and a random one."""
+    """The cost model trained on two thirds of a log of ``matmul`` or ``conv`` (``--log``; default the matmul
+    log), ranking the rest: Spearman rank correlation of its scores with the measured speeds (0: chance),
+    for two held-out thirds: the last programs measured (what the search asks of it: later programs,
+    crowded near the best) and a random one."""
+    import json
+
     from tune.auto_scheduler.cost_model import XGBModel
 
-    n = args.size
-    auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG(matmul_tensors(n)),
-                              workload_key=f"bench_matmul_{n}")  # makes the log's task known here
-    rows = [(i, r) for i, r in auto_scheduler.load_records(args.log or f"as_matmul{n}.json") if r.error_no == 0]
+    log = args.log or f"as_matmul{args.size}.json"
+    with open(log) as fh:
+        name = json.loads(fh.readline())["input"]["task"]
+    auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG(bench_tensors(name)),
+                              workload_key=name)  # makes the log's task known here
+    rows = [(i, r) for i, r in auto_scheduler.load_records(log) if r.error_no == 0]
     cut = len(rows) * 2 // 3
     shuffled = [rows[k] for k in np.random.default_rng(0).permutation(len(rows))]
     rk = lambda v: np.argsort(np.argsort(v))

@@ -173,6 +173,27 @@ def test_pack_sum_model_learns_sums_of_stores(backend):
     assert np.corrcoef(rank(pred), rank(y[100:]))[0, 1] > 0.8
 
 
+def test_store_features_see_what_the_unroll_pragma_unrolls():
+    from tune.features import store_vectors
+
+    tensors, _ = matmul(16, 8, 16)
+    C = tensors[-1]
+    rows = {}
+    for step in (0, 16, 512):
+        s = te.create_schedule(C.op)
+        i, j = s[C].op.axis
+        jo, ji = s[C].split(j, factor=4)
+        s[C].reorder(i, jo, s[C].op.reduce_axis[0], ji)
+        if step:
+            s[C].pragma(i, "auto_unroll_max_step", step)
+        rows[step] = store_vectors(s, tensors)[:, -3:]
+    log = lambda x: float(np.log2(x + 1))
+    # the update's loops under i: jo (4), k (8), ji (4); 16 unrolls ji alone (ji x k would run 32 times)
+    np.testing.assert_allclose(rows[0], 0)
+    np.testing.assert_allclose(rows[16][-1], [log(16), log(4), 1], rtol=1e-6)
+    np.testing.assert_allclose(rows[512][-1], [log(512), log(128), 3], rtol=1e-6)
+
+
 def test_tune_records_apply_best_and_print_best(tmp_path):
     tensors, ref = matmul_add(32, 16, 24)
     task = _task(tensors, "test_mm_add")

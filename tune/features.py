@@ -43,12 +43,14 @@ def _log(x: float) -> float:
 
 
 class _Stmt:
-    """One Provide with its enclosing loops (outermost first) and its accesses."""
+    """One Provide with its enclosing loops (outermost first), its accesses and the
+    ``auto_unroll_max_step`` of the loop that carries one (0 when none; ``unroll_at``: its depth)."""
 
-    __slots__ = ("accesses", "flops", "loops")
+    __slots__ = ("accesses", "flops", "loops", "unroll", "unroll_at")
 
-    def __init__(self, loops, accesses, flops):
+    def __init__(self, loops, accesses, flops, unroll=(0, 0)):
         self.loops, self.accesses, self.flops = loops, accesses, flops
+        self.unroll, self.unroll_at = unroll
 
     @property
     def iters(self) -> int:
@@ -89,11 +91,14 @@ def collect_statements(body, ranges=None) -> list:
     """Every tensor store of the first nest, with its loops and accesses."""
     out: list = []
 
-    def visit(s, loops, lets):
+    def visit(s, loops, lets, unroll=(0, 0)):
         if isinstance(s, S.For):
-            visit(s.body, loops + [(s.loop_var, _extent(s, ranges), s.kind)], lets)
+            step = dict(s.pragmas).get("auto_unroll_max_step")
+            if isinstance(step, (int, float)) and step > 0:
+                unroll = (int(step), len(loops))
+            visit(s.body, loops + [(s.loop_var, _extent(s, ranges), s.kind)], lets, unroll)
         elif isinstance(s, S.LetStmt):
-            visit(s.body, loops, {**lets, s.var: _deps(s.value, lets)})
+            visit(s.body, loops, {**lets, s.var: _deps(s.value, lets)}, unroll)
         elif isinstance(s, S.Provide):
             accesses = [_access(s.tensor, s.indices, lets)]
             flops = [0]
@@ -105,14 +110,14 @@ def collect_statements(body, ranges=None) -> list:
                     flops[0] += 1
 
             walk(s.value, grab)
-            out.append(_Stmt(loops, accesses, flops[0]))
+            out.append(_Stmt(loops, accesses, flops[0], unroll))
         else:
             for name in ("body", "then_case", "else_case"):
                 child = getattr(s, name, None)
                 if child is not None:
-                    visit(child, loops, lets)
+                    visit(child, loops, lets, unroll)
             for child in getattr(s, "stmts", ()) or ():
-                visit(child, loops, lets)
+                visit(child, loops, lets, unroll)
 
     visit(body, [], {})
     return out
@@ -191,11 +196,30 @@ def schedule_vector(sch, args, feature_type: str = "itervar") -> np.ndarray:
     return itervar_vector(stmts) if feature_type == "itervar" else curve_vector(stmts)
 
 
+def _unrolled(st: _Stmt) -> list:
+    """What ``auto_unroll_max_step`` unrolls around a store (``schedule.passes.unroll_loops``: the
+    serial loops under the pragma's loop whose body runs at most that many times): log2 of the step,
+    of the iterations unrolled, and how many loops."""
+    if not st.unroll:
+        return [0.0, 0.0, 0.0]
+    inner, count = 1, 0
+    for _, ext, kind in reversed(st.loops[st.unroll_at + 1:]):
+        if kind == "vectorized":
+            continue
+        if kind != "serial" or inner * ext > st.unroll:
+            break
+        inner *= ext
+        count += 1
+    return [_log(st.unroll), _log(inner), float(count)]
+
+
 def store_vectors(sch, args) -> np.ndarray:
-    """One ``itervar`` row per store of the first loop nest of ``sch`` (the auto_scheduler's
-    "pack-sum" model scores a program as the sum of its stores' scores)."""
+    """One row per store of the first loop nest of ``sch`` (the auto_scheduler's "pack-sum" model
+    scores a program as the sum of its stores' scores): its ``itervar`` features and what the
+    unroll pragma around it unrolls (the nest is read before unrolling)."""
     stmts = collect_statements(*loop_nest(sch, args))
-    return np.stack([itervar_vector([st]) for st in stmts] or [itervar_vector([])])
+    return np.stack([np.concatenate([itervar_vector([st]), _unrolled(st)]) for st in stmts]
+                    or [np.concatenate([itervar_vector([]), np.zeros(3, np.float32)])])
 
 
 __all__ = ["collect_statements", "curve_vector", "flatten_itervar_feature", "get_buffer_curve_sample_flatten",
