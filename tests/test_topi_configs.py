@@ -132,11 +132,25 @@ def test_depthwise_nchw_configs(relu):
     ref = T.depthwise_conv2d_python_nchw(a, wt, 1, (1, 0, 2, 1))
     ref = np.maximum(ref, 0) if relu else ref
     default = _default(lambda: default_depthwise_conv2d_config(_shape(out), "NCHW"),
-                       {"vec": 16, "unroll_taps": True}, {"vec": 8, "unroll_taps": True})
+                       {"vec": 16, "unroll_taps": True, "rows": 1}, {"vec": 8, "unroll_taps": True, "rows": 1})
     _assert_space(default)
     lanes = vector_lanes()
-    configs = _configs(default, {"vec": lanes // 2}, {"vec": 5, "unroll_taps": False}, {"vec": 2 * lanes})
+    configs = _configs(default, {"vec": lanes // 2}, {"vec": 5, "unroll_taps": False}, {"vec": 2 * lanes},
+                       {"rows": 7}, {"rows": 2, "vec": 5})
     _check_all(lambda c: schedule_depthwise_conv2d_nchw(out, cfg=c), configs, [A, W, out], ref, [a, wt])
+
+
+def test_depthwise_nchw_row_tile_for_large_kernels():
+    """The NCHW rule tiles output rows (the largest divisor of OH up to the accumulators, half
+    of them when rows end in a partial vector) for 5x5 and larger kernels, one row for 3x3 or a
+    workload without its kernel."""
+    shape = (1, 8, 14, 14)
+    with Target(AVX2):
+        assert default_depthwise_conv2d_config(shape, "NCHW", kernel=(7, 7))["rows"].val == 2  # 14 = 8 + 6
+        assert default_depthwise_conv2d_config((1, 8, 7, 7), "NCHW", kernel=(7, 7))["rows"].val == 7
+        assert default_depthwise_conv2d_config((1, 8, 56, 56), "NCHW", kernel=(5, 5))["rows"].val == 8
+        assert default_depthwise_conv2d_config(shape, "NCHW", kernel=(3, 3))["rows"].val == 1
+        assert default_depthwise_conv2d_config(shape, "NCHW")["rows"].val == 1
 
 
 def test_depthwise_nhwc_configs():

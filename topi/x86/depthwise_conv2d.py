@@ -1,16 +1,16 @@
 """x86 schedules of depthwise conv2d: vectorize along W (NCHW) or channels (NHWC).
 
 NCHW: one parallel task per (n, channel) plane; the plane's padding is
-computed inside the task (it stays in cache), and each output row
-accumulates in registers, ``vec`` columns per vector::
+computed inside the task (it stays in cache), and each block of ``rows``
+output rows accumulates in registers, ``vec`` columns per vector::
 
     parallel (n.c.fused, 0, N*C)
       PadInput plane = pad(data[n, c])                 // in L1/L2
-      for (y, 0, OH)
-        row.local[OW] = 0
-        unrolled (ry, rx): unrolled (x.outer): vectorized (x.inner, 0, vec)
-          row.local[x] += PadInput[y + ry, x + rx] * kernel[c, ry, rx]
-        out[n, c, y, :] = row.local
+      for (y.outer, 0, OH/rows)
+        rows.local[rows, OW] = 0
+        for (x.outer): unrolled (ry, rx): unrolled (y.inner, 0, rows): vectorized (x.inner, 0, vec)
+          rows.local[y.inner, x] += PadInput[y + ry, x + rx] * kernel[c, ry, rx]
+        out[n, c, y.outer*rows : +rows, :] = rows.local
 
 Every choice comes from a config (``tune.autotvm.config``)
 (:func:`default_depthwise_conv2d_config`).
@@ -22,7 +22,7 @@ import te
 from tune.autotvm.config import check_config, choose_config, register_rule
 from tune.autotvm.space import ConfigEntity
 from topi.utils import find_anchor, get_const_tuple
-from topi.config import records_target
+from topi.config import max_accumulators, records_target
 
 TEMPLATE_NCHW = "depthwise_conv2d_nchw.x86"
 TEMPLATE_NHWC = "depthwise_conv2d_nhwc.x86"
@@ -40,17 +40,22 @@ def _anchor(s, out_op, tag_name: str):
     return anchor
 
 
-def depthwise_workload(out_shape: tuple, layout: str = "NCHW", dtype: str = "float32") -> tuple:
-    """The workload key of a depthwise schedule: the output shape decides every knob."""
+def depthwise_workload(out_shape: tuple, layout: str = "NCHW", dtype: str = "float32",
+                       kernel: tuple | None = None) -> tuple:
+    """The workload key of a depthwise schedule: the output shape decides every knob, and for
+    NCHW the kernel's ``(KH, KW)`` when given (the row tile pays for many taps only)."""
     if layout not in ("NCHW", "NHWC"):
         raise ValueError(f"default_depthwise_conv2d_config: layout {layout!r} is not one of 'NCHW', 'NHWC'")
-    return (TEMPLATE_NCHW if layout == "NCHW" else TEMPLATE_NHWC, tuple(int(d) for d in out_shape), str(dtype))
+    key = (TEMPLATE_NCHW if layout == "NCHW" else TEMPLATE_NHWC, tuple(int(d) for d in out_shape), str(dtype))
+    return key + (tuple(int(d) for d in kernel),) if kernel is not None and layout == "NCHW" else key
 
 
 def depthwise_space(workload: tuple, target) -> dict:
     space = {"vec": list(range(1, 33)), "unroll_taps": [True, False]}
     if workload[0] == TEMPLATE_NHWC:
         space["pad_vec_max"] = [0, 64, 256, 1024]
+    else:
+        space["rows"] = [r for r in range(1, 9) if workload[1][2] % r == 0]
     return space
 
 
@@ -60,28 +65,51 @@ def depthwise_rule(workload: tuple, target) -> dict:
       multiple of half a vector narrower than a whole one;
     * ``unroll_taps``: unroll the kernel rows and columns around each vector;
     * ``pad_vec_max`` (NHWC only): vectorize the padding stage's channel axis
-      when there are at most this many channels.
+      when there are at most this many channels;
+    * ``rows`` (NCHW only): output rows of a register tile, each an independent chain of
+      FMAs over the taps: the largest divisor of ``OH`` up to the target's accumulators, half
+      of them when a row ends in a partial vector (its accumulators join the tile; 7 rows of
+      14 columns spilled); one row, one chain, ran ConvNeXt's 7x7 at half the speed
+      (``benchmarks/topi_conv.py dw``),
+      from ``ROW_TILE_TAPS`` kernel taps on, else 1 (a workload without its kernel: 1).
     """
     vec = target.lanes(workload[2])
     n = workload[1][3]
     values = {"vec": vec if n >= vec or n % (vec // 2) else vec // 2, "unroll_taps": True}
     if workload[0] == TEMPLATE_NHWC:
         values["pad_vec_max"] = 64
+    elif len(workload) > 3 and workload[3][0] * workload[3][1] >= ROW_TILE_TAPS:
+        v = values["vec"]
+        pieces = 2 if n > v and n % v else 1  # a row's last, partial vector joins the tile
+        budget = max_accumulators(target) // pieces
+        values["rows"] = max(r for r in range(1, budget + 1) if workload[1][2] % r == 0)
+    else:
+        values["rows"] = 1
     return values
 
 
-register_rule(TEMPLATE_NCHW, depthwise_space, depthwise_rule, doc="depthwise conv2d, NCHW")
+# Kernel taps from which the NCHW rule tiles rows: a 5x5 or 7x7 tap chain per row is latency-bound
+# (rows 7: 0.5x -> 1x the time of rows 1 at 14x14 7x7, 1.7x faster at 5x5).  A 3x3 one gains
+# 0-20% and loses as much at 112 columns (its 9 tap broadcasts beside 8 accumulators spill).
+ROW_TILE_TAPS = 25
+
+
+register_rule(TEMPLATE_NCHW, depthwise_space, depthwise_rule, doc="depthwise conv2d, NCHW",
+              legacy={"rows": 1})  # records before the row tile ran one row at a time
 register_rule(TEMPLATE_NHWC, depthwise_space, depthwise_rule, doc="depthwise conv2d, NHWC")
 
 
 def default_depthwise_conv2d_config(out_shape: tuple, layout: str = "NCHW",
-                                    dtype: str = "float32") -> ConfigEntity:
-    """The chosen config (see :func:`depthwise_rule`) of a depthwise conv with output ``out_shape``."""
-    return choose_config(depthwise_workload(out_shape, layout, dtype))
+                                    dtype: str = "float32", kernel: tuple | None = None) -> ConfigEntity:
+    """The chosen config (see :func:`depthwise_rule`) of a depthwise conv with output ``out_shape``
+    (and, NCHW, kernel ``(KH, KW)``)."""
+    return choose_config(depthwise_workload(out_shape, layout, dtype, kernel))
 
 
-def _config(out, layout: str, cfg: ConfigEntity | None) -> ConfigEntity:
-    key = depthwise_workload(get_const_tuple(out.shape), layout, out.dtype)
+def _config(out, layout: str, cfg: ConfigEntity | None, kernel: tuple | None = None) -> ConfigEntity:
+    key = depthwise_workload(get_const_tuple(out.shape), layout, out.dtype, kernel)
+    if cfg is not None and len(cfg.workload) == 3 and len(key) > 3:
+        key = key[:3]  # a config made for the workload without its kernel (classic callers, records)
     return choose_config(key) if cfg is None else check_config(cfg, key)
 
 
@@ -93,11 +121,14 @@ def _padding_stage(conv_op):
 
 
 def _row_tiles(s, st, cfg: ConfigEntity) -> None:
-    """Per output row: ``x`` in vectors, the taps (unrolled) around each vector."""
+    """Per ``rows`` output rows: ``x`` in vectors, the taps (unrolled) around each vector, the
+    rows unrolled inside them (independent accumulators)."""
     _, _, y, x = s[st].op.axis
     ry, rx = s[st].op.reduce_axis
     xo, xi = s[st].split(x, factor=cfg["vec"].val)
-    s[st].reorder(y, xo, ry, rx, xi)
+    yo, yi = s[st].split(y, factor=cfg["rows"].val)
+    s[st].reorder(yo, xo, ry, rx, yi, xi)
+    s[st].unroll(yi)
     if cfg["unroll_taps"].val:
         s[st].unroll(ry)
         s[st].unroll(rx)
@@ -123,7 +154,7 @@ def schedule_depthwise_conv2d_nchw(outs, cfg: ConfigEntity | None = None):
     s = te.create_schedule([o.op for o in outs])
     conv_op = _anchor(s, out.op, "depthwise_conv2d_nchw")
     conv = conv_op.output(0)
-    cfg = _config(out, "NCHW", cfg)
+    cfg = _config(out, "NCHW", cfg, tuple(int(r.dom.extent.value) for r in conv_op.reduce_axis))
     n, c, _, x = s[out].op.axis
     fused = s[out].fuse(n, c)
     s[out].parallel(fused)

@@ -130,7 +130,8 @@ register_strategy("conv2d_winograd", CPU,
 # ---------------------------------------------------- other convolutions ---
 register_strategy("depthwise_conv2d", CPU,
                   schedule=lambda outs, a, t: x86dw.schedule_depthwise_conv2d_nchw(outs, a.get("config")),
-                  workload=lambda v, a, out_shape: x86dw.depthwise_workload(out_shape(), "NCHW", v[0].dtype))
+                  workload=lambda v, a, out_shape: x86dw.depthwise_workload(out_shape(), "NCHW", v[0].dtype,
+                                                                            v[1].shape[2:4]))
 register_strategy("depthwise_conv2d_NCHWc", CPU,
                   lambda xs, a: [x86dw.depthwise_conv2d_NCHWc(xs[0], xs[1], *conv_args(a), cfg=a.get("config"))],
                   lambda outs, a, t: x86dw.schedule_depthwise_conv2d_NCHWc(outs),
