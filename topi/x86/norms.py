@@ -4,12 +4,12 @@ Batch normalisation: the output as an injective kernel (fused, vectorized, paral
 :mod:`topi.x86.injective`); the training statistics are reduction stages at root, each
 channel's row reduced in order.
 
-Local response normalisation: the window's sum of squares is computed one vector of the
+Local response normalisation: the window's sum of squares is computed one row of the
 innermost axis at a time where the output consumes it, its taps outside the vector loop, so
-a vector of squares and the ``pow`` after it (inline in :mod:`codegen.vecmath`) stay
-vectors; the other axes are fused and parallel.  The generic schedule reduced one element at
-a time with ``powf`` per element: Inception-v1's first LRN took about 6 ms, now well under one
-(``tessera bench --profile`` on the light Inception-v1).
+the squares and the ``pow`` after them (inline in :mod:`codegen.vecmath`) stay vectors; the
+other axes are fused and parallel.  The generic schedule reduced one element at a time and
+called ``powf`` per element (compare with ``tessera bench --profile --threads 1`` on the light
+Inception-v1, whose two LRNs it ran).
 """
 
 from __future__ import annotations
@@ -41,16 +41,17 @@ def schedule_lrn(outs):
     s = te.create_schedule([o.op for o in outs])
     out = outs[0]
     sq = next(t for t in out.op.input_tensors if t.op.name == "T_lrn_sqsum")
-    st = s[out]
+    st, sqs = s[out], s[sq]
     *outer, inner = st.op.axis
     lanes = max(1, Target.current().lanes(out.dtype))
-    vo, vi = st.split(inner, factor=lanes)
+    st.vectorize(st.split(inner, factor=lanes)[1])
+    sq_inner = sqs.split(sqs.op.axis[-1], factor=lanes)
+    sqs.reorder(sq_inner[0], *sqs.op.reduce_axis, sq_inner[1])
+    sqs.vectorize(sq_inner[1])
     if outer:
-        st.parallel(st.fuse(*outer))
-    st.vectorize(vi)
-    s[sq].compute_at(st, vo)
-    s[sq].reorder(*s[sq].op.reduce_axis, s[sq].op.axis[-1])
-    s[sq].vectorize(s[sq].op.axis[-1])
+        row = st.fuse(*outer)
+        st.parallel(row)
+        sqs.compute_at(st, row)
     return s
 
 
