@@ -99,14 +99,14 @@ def pre_transformed(sch, args) -> tuple:
     ``args``: each copy's reader reads a placeholder of the packed layout instead, which the returned
     ``args`` take in the tensor's place; ``packs`` maps each such placeholder to the packing compute
     (of the original tensor), for a caller to run once on constant weights.  A copy of a tensor
-    not in ``args`` stays."""
+    not in ``args``, or that another stage also reads as it is, stays."""
     from te.operation import placeholder
 
     sch = sch.copy()
     packs, args = {}, list(args)
     for st in [st for st in sch.stages if getattr(st.op, "tag", "") == TAG]:
         (src,) = st.op.input_tensors
-        if src not in args:
+        if src not in args or sch.consumers(sch[src]) != [st]:
             continue
         packed = st.op.output(0)
         ph = placeholder(packed.shape, dtype=packed.dtype, name=packed.name)

@@ -403,6 +403,21 @@ def test_pre_transformed_weights_are_measured_checked_and_match_the_packing():
     assert [r.error_no for r in res] == [0, 0]
 
 
+def test_pre_transformed_keeps_the_packing_of_a_weight_another_stage_reads():
+    from schedule.layout_rewrite import pre_transformed
+
+    A, B = te.placeholder((8, 6), name="A"), te.placeholder((6, 8), name="B")
+    k = te.reduce_axis((0, 6), name="k")
+    C = te.compute((8, 8), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    D = te.compute((6, 8), lambda i, j: B[i, j] * 2.0, name="D")
+    for outs, want in (([C, D], ["A", "B", "C", "D"]), ([C], ["A", "B.packed", "C"])):
+        s = te.create_schedule([o.op for o in outs])
+        s.rewrite_layout(B, s[C], [[6], [2, 4]], [[1, 0], [0, 0], [1, 1]])
+        s2, args, packs = pre_transformed(s, [A, B, *outs])
+        assert [a.name for a in args] == want and len(packs) == (len(outs) == 1)
+        assert len(s.stages) == len(s2.stages) and "B.packed" in [st.name for st in s.stages]  # s unchanged
+
+
 def test_compute_without_sketches_gets_the_default_schedule():
     from tune.auto_scheduler.search_policy import SketchPolicy
 

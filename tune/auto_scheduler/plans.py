@@ -142,15 +142,14 @@ class Tiled(Plan):
         last = self.space[-1] if self.space else 1
         self.padded = last > lanes and last % lanes != 0
         # weights ("layout_free_placeholders": constant tensors) may be copied in the tiles' layout
-        self.free = [t.op.name for t in op.attrs.get("layout_free_placeholders", ())
-                     if pack_dims(op, t) is not None]
+        dims = {t.op.name: pack_dims(op, t) for t in op.attrs.get("layout_free_placeholders", ())}
+        self.free = [name for name, d in dims.items() if d is not None]
         # the data axis of the innermost (vector) loop: the last one, or through a write cache laid
         # out with it innermost, an axis a packed weight has contiguous (a conv's output channels:
         # NCHW in, NCHW out, the NCHWc template's register tile of columns x channel vectors)
         last_axis = len(self.space) - 1
-        self.vaxes = [last_axis] + sorted({k for t in op.attrs.get("layout_free_placeholders", ())
-                                           for kind, k in (pack_dims(op, t) or ()) if kind == "S" and k != last_axis
-                                           and self.space[k] > 1}) if mode != "inplace" else [last_axis]
+        packed = {k for name in self.free for kind, k in dims[name] if kind == "S" and self.space[k] > 1}
+        self.vaxes = [last_axis] + sorted(packed - {last_axis} if mode != "inplace" else ())
 
     def tiles(self, g) -> list:
         """The loop lengths of each data axis, outermost first."""
