@@ -101,17 +101,17 @@ def _loop(builder, fn, start, stop, step, body):
     return i
 
 
-def _define_kernel(module, name, width):
-    """void <name>_<width>(float* x, float* y, i64 n): vector body + tail."""
+def _define_kernel(module, name, width, arity=1):
+    """void <name>_<width>(float* x[, float* x2], float* y, i64 n): vector body + tail."""
     ptr = ir.PointerType()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, I64]),
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr] * (arity + 1) + [I64]),
                      name="%s_%d" % (name, width))
-    x, y, n = fn.args
+    *xs, y, n = fn.args
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
 
     def body_for(ty):
         def body(i):
-            res = emit_math(builder, name, [_load(builder, x, i, ty)])
+            res = emit_math(builder, name, [_load(builder, x, i, ty) for x in xs])
             _store(builder, res, y, i)
         return body
 
@@ -404,25 +404,13 @@ def test_exp_throughput(jit):
 # pow (two operands)
 # ---------------------------------------------------------------------------
 def _pow_kernels():
-    """``void pow_<w>(float* x, float* y, float* out, i64 n)`` for w = 8 and 1, JIT-compiled."""
+    """``pow_<w>(float* x, float* y, float* out, i64 n)`` for w = 8 and 1, JIT-compiled; returns
+    ``run(x, y, width)``."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
     module = ir.Module(name="vecmath_pow")
-    ptr = ir.PointerType()
     for width in (VW, 1):
-        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr, I64]), name="pow_%d" % width)
-        x, y, out, n = fn.args
-        builder = ir.IRBuilder(fn.append_basic_block("entry"))
-
-        def body_for(ty, x=x, y=y, out=out, builder=builder):
-            def body(i):
-                res = emit_math(builder, "pow", [_load(builder, x, i, ty), _load(builder, y, i, ty)])
-                _store(builder, res, out, i)
-            return body
-
-        i = ir.Constant(I64, 0)
-        if width > 1:
-            i = _loop(builder, fn, i, n, width, body_for(ir.VectorType(F32, width)))
-        _loop(builder, fn, i, n, 1, body_for(F32))
-        builder.ret_void()
+        _define_kernel(module, "pow", width, arity=2)
     mod = llvm.parse_assembly(str(module))
     mod.verify()
     target = llvm.Target.from_triple(llvm.get_process_triple())

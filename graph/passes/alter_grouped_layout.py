@@ -23,7 +23,7 @@ import numpy as np
 
 from graph.ir import Graph, Value, constant_node, make_node
 from graph.passes.alter_conv_layout import conv_blocks, helpers
-from graph.passes.layout_state import POOL_OPS, Layouts, convertible, transparent
+from graph.passes.layout_state import Layouts, convertible, mark_upstream
 from tune.autotvm.config import make_config
 
 
@@ -174,10 +174,5 @@ def concat_blocks(graph: Graph) -> dict:
             continue
         block = math.gcd(16, *(v.shape[1] for v in node.inputs))
         for v in node.inputs:
-            while v.node is not None and not v.node.is_constant and id(v) not in found:
-                found[id(v)] = block
-                acts = [u for u in v.node.inputs if u.node is None or not u.node.is_constant]
-                if not transparent(v.node) or v.node.op in POOL_OPS + ("concatenate",) or len(acts) != 1:
-                    break
-                v = acts[0]
+            mark_upstream(v, block, found, lambda v: id(v) not in found)
     return found

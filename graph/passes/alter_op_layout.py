@@ -57,7 +57,8 @@ from graph.ops import get_op
 from graph.ops.registry import ELEMWISE
 from graph.passes import alter_grouped_layout as grouped
 from graph.passes.alter_conv_layout import conv_blocks, helpers, is_winograd, winograd_layout
-from graph.passes.layout_state import BINARY_OPS, PER_TENSOR_OPS, POOL_OPS, Layouts, concat_block, convertible, transparent
+from graph.passes.layout_state import (BINARY_OPS, PER_TENSOR_OPS, POOL_OPS, Layouts, concat_block, convertible,
+                                       mark_upstream, transparent)
 from tune.autotvm.config import with_values
 
 
@@ -138,13 +139,8 @@ def read_blocks(graph: Graph, target) -> dict:
         if (node.op != "conv2d" or not convertible(node, target) or is_winograd(node)
                 or grouped.group_convertible(node, target)):
             continue
-        block, v = conv_blocks(node, target)[0], node.inputs[0]
-        while v.node is not None and not v.node.is_constant and len(users.get(id(v), ())) == 1 and id(v) not in outputs:
-            found[id(v)] = block
-            acts = [u for u in v.node.inputs if u.node is None or not u.node.is_constant]
-            if not transparent(v.node) or v.node.op in POOL_OPS + ("concatenate",) or len(acts) != 1:
-                break
-            v = acts[0]
+        mark_upstream(node.inputs[0], conv_blocks(node, target)[0], found,
+                      lambda v: len(users.get(id(v), ())) == 1 and id(v) not in outputs)
     return found
 
 

@@ -138,6 +138,19 @@ def concat_block(blocks: list, channels: list, dtype: str = "float32", target=No
     return max(set(fits), key=lambda b: (fits.count(b), b == preferred, b))
 
 
+def mark_upstream(v: Value, block: int, found: dict, follow=lambda v: True) -> None:
+    """Record ``found[id(v)] = block`` for ``v`` and the values it is computed from through
+    blocked-transparent single-activation nodes (elementwise ops, their constant operands
+    aside), stopping at a constant, at a value ``follow`` refuses, and after a pool, a
+    concatenation or any other node."""
+    while v.node is not None and not v.node.is_constant and follow(v):
+        found[id(v)] = block
+        acts = [u for u in v.node.inputs if u.node is None or not u.node.is_constant]
+        if not transparent(v.node) or v.node.op in POOL_OPS + ("concatenate",) or len(acts) != 1:
+            break
+        v = acts[0]
+
+
 def transparent(node) -> bool:
     """Whether ``node`` may run on blocked values (given suitable shapes)."""
     if len(node.outputs) != 1 or len(node.output.shape) != 4:
