@@ -174,6 +174,8 @@ def main(argv: list | None = None) -> list:
         parser.error("--cpu-time needs --threads 1 (CPU time summed over threads counts their spinning)")
     if args.threads < 1:
         parser.error(f"--threads {args.threads}: give at least one thread")
+    if args.repeat < 2:
+        parser.error(f"--repeat {args.repeat}: give at least 2 batches (the ratio's quartiles need two)")
     if args.compile_child:
         print(json.dumps({"seconds": build(args.compile_child)[1]}))
         return []
