@@ -83,7 +83,7 @@ def _combine(row, terms, dtype: str):
     return out
 
 
-def _by_index(idx, rows, terms, dtype: str):
+def by_index(idx, rows, terms, dtype: str):
     """``select(idx == 0, combine(rows[0]), select(idx == 1, ...))``; folds once ``idx`` is unrolled."""
     expr = _combine(rows[-1], terms, dtype)
     for j in range(len(rows) - 2, -1, -1):
@@ -124,7 +124,7 @@ def winograd_kernel_transform(kernel: te.Tensor, tile: int, bn: int | None = Non
         oc = kc * bn + kb
         src_ok = te.all(oc < k, ci < c)
         kk, cc = te.min(oc, k - 1), te.min(ci, c - 1)
-        gk = _by_index(e, g, lambda r1: _by_index(n, g, lambda r2: kernel[kk, cc, r1, r2], dtype), dtype)
+        gk = by_index(e, g, lambda r1: by_index(n, g, lambda r2: kernel[kk, cc, r1, r2], dtype), dtype)
         return te.if_then_else(src_ok, gk, te.const(0.0, dtype))
 
     return te.compute((alpha, alpha, _ceil(k, bn), cp, bn), body, name="winograd_U",
@@ -238,12 +238,12 @@ def winograd_input_transform(data_vec: te.Tensor, oshape: tuple, tile: int, p_pa
 
     def along_y(p, cc, e, x, ci):  # B^T applied along y
         b, y0, x0 = tile_origin(p)
-        return _by_index(e, bt, lambda r: data_vec[b, cc, y0 + r, x0 + x, ci], dtype)
+        return by_index(e, bt, lambda r: data_vec[b, cc, y0 + r, x0 + x, ci], dtype)
 
     vt = te.compute((p_pad, ccn, alpha, alpha, cb), along_y, name="winograd_V_rows")
     return te.compute(
         (alpha, alpha, p_pad, ccn * cb),
-        lambda e, nu, p, c: _by_index(nu, bt, lambda r: vt[p, c // cb, e, r, c % cb], dtype),
+        lambda e, nu, p, c: by_index(nu, bt, lambda r: vt[p, c // cb, e, r, c % cb], dtype),
         name="winograd_V")
 
 
@@ -273,11 +273,11 @@ def winograd_output_transform(m: te.Tensor, oshape: tuple, batch: int, channels:
     alpha, dtype = tile + 2, m.dtype
     cols = te.compute(  # A^T along the tile's rows
         (pp, kcn, tile, alpha, bn),
-        lambda p, kc, vy, nu, kb: _by_index(vy, at, lambda e: m[e, nu, p, kc, kb], dtype),
+        lambda p, kc, vy, nu, kb: by_index(vy, at, lambda e: m[e, nu, p, kc, kb], dtype),
         name="winograd_Y_rows")
     y = te.compute(
         (pp, kcn, tile, tile, bn),
-        lambda p, kc, vy, vx, kb: _by_index(vx, at, lambda nu: cols[p, kc, vy, nu, kb], dtype),
+        lambda p, kc, vy, vx, kb: by_index(vx, at, lambda nu: cols[p, kc, vy, nu, kb], dtype),
         name="winograd_Y")
 
     def tile_of(b, yy, xx):

@@ -50,6 +50,7 @@ import te
 from topi import tag
 from topi.nn.conv2d import get_pad_tuple, out_size
 from topi.nn.qnn import qrange
+from topi.nn.winograd import by_index, winograd_matrices
 from topi.utils import get_const_tuple
 from topi.x86.int8_dot import dot_intrin, operand_dtypes, reduce_block, vector_lanes
 
@@ -199,11 +200,11 @@ def _requantized(acc, shape: tuple, oc_bn: int, out_block: int, offset, multipli
 
 
 # ------------------------------------------------------------- Winograd ---
-# F(2x2, 3x3) in integers: V = B^T d B of the centered data, U' = (2G) g (2G)^T = 4U of the
-# centered weights (integers: G's halves doubled), M = sum_c U' V, 4Y = A^T M A, Y = 4Y >> 2.
-WINOGRAD_BT = ((1, 0, -1, 0), (0, 1, 1, 0), (0, -1, 1, 0), (0, 1, 0, -1))
-WINOGRAD_G2 = ((2, 0, 0), (1, 1, 1), (1, -1, 1), (0, 0, 2))
-WINOGRAD_AT = ((1, 1, 1, 0), (0, 1, -1, -1))
+# F(2x2, 3x3) in integers (topi.nn.winograd's matrices): V = B^T d B of the centered data,
+# U' = (2G) g (2G)^T = 4U of the centered weights (integers: G's halves doubled),
+# M = sum_c U' V, 4Y = A^T M A, Y = 4Y >> 2.
+WINOGRAD_AT, WINOGRAD_BT, _G = winograd_matrices(2)
+WINOGRAD_G2 = tuple(tuple(int(2 * x) for x in row) for row in _G)
 WINOGRAD_MIN_CHANNELS = 64  # the float rule's (topi.x86.conv2d_winograd.MIN_CHANNELS)
 
 
@@ -248,22 +249,6 @@ def unpack_winograd_kernel(packed: np.ndarray, ic: int, oc: int) -> np.ndarray:
     return np.rint(np.einsum("re,enkc,sn->kcrs", left, u, left)).astype("int64")[:oc, :ic]
 
 
-def _transform(rows, i, vals):
-    """``sum_j rows[i][j] * vals[j]`` for a loop variable ``i``: a select over the rows that an
-    unrolled ``i`` folds to one sum."""
-    def row(r):
-        terms = [v if c == 1 else -v for c, v in zip(r, vals) if c]
-        out = terms[0]
-        for t in terms[1:]:
-            out = out + t
-        return out
-
-    expr = row(rows[-1])
-    for k in range(len(rows) - 2, -1, -1):
-        expr = te.if_then_else(i == k, row(rows[k]), expr)
-    return expr
-
-
 def conv2d_int8_winograd(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, multiplier: te.Tensor, oc: int,
                          padding, x_zp: int, y_zp: int, dtype: str = "uint8", lo: int | None = None,
                          out_block: int = 0) -> te.Tensor:
@@ -299,12 +284,12 @@ def conv2d_int8_winograd(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, 
 
     def v_rows(e, p, s, c):
         b, y0, x0 = corner(p)
-        return _transform(WINOGRAD_BT, e, [centered(b, c, y0 + r, x0 + s) for r in range(4)])
+        return by_index(e, WINOGRAD_BT, lambda r: centered(b, c, y0 + r, x0 + s), "int16")
 
     vr = te.compute((4, tiles, 4, icp), v_rows, name="winograd_int8_V_rows", tag=tag.INJECTIVE,
                     attrs={"in_block": in_block})
-    v = te.compute((4, 4, tiles, icp), lambda e, nu, p, c: _transform(WINOGRAD_BT, nu, [vr[e, p, s, c] for s in
-                                                                                        range(4)]),
+    v = te.compute((4, 4, tiles, icp),
+                   lambda e, nu, p, c: by_index(nu, WINOGRAD_BT, lambda s: vr[e, p, s, c], "int16"),
                    name="winograd_int8_V", tag=tag.INJECTIVE)
     rc = te.reduce_axis((0, icc2), name="rc")
     rk = te.reduce_axis((0, 2), name="rk")
@@ -315,8 +300,8 @@ def conv2d_int8_winograd(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, 
 
     def four_y(b, co, y, x, ob):  # 4Y = A^T M A at output point (y, x) of its tile
         p = (b * nh + y // 2) * nw + x // 2
-        rows = [_transform(WINOGRAD_AT, x % 2, [m[e, nu, p, co, ob] for nu in range(4)]) for e in range(4)]
-        return _transform(WINOGRAD_AT, y % 2, rows)
+        rows = [by_index(x % 2, WINOGRAD_AT, lambda nu, e=e: m[e, nu, p, co, ob], "int32") for e in range(4)]
+        return by_index(y % 2, WINOGRAD_AT, lambda e: rows[e], "int32")
 
     return _requantized(lambda *i: te.shift_right(four_y(*i), te.const(2, "int32")), (n, oc, oh, ow), oc_bn,
                         out_block, offset, multiplier, y_zp, lo, dtype)
