@@ -4,7 +4,7 @@ and the default schedule, with the tuning's wall time per trial split into searc
     python benchmarks/auto_scheduler.py matmul --trials 1000        # 1024^3 against numpy
     python benchmarks/auto_scheduler.py conv --trials 1000           # ResNet-50 layers vs AutoTVM's best
     python benchmarks/auto_scheduler.py ops --trials 200             # operators without a template vs default
-    python benchmarks/auto_scheduler.py model --model M.onnx --minutes 30
+    python benchmarks/auto_scheduler.py model --model M.onnx --minutes 30   # vs default and AutoTVM builds
     python benchmarks/auto_scheduler.py rank --log as_matmul1024.json # the cost model on held-out programs
                                                                       # (of a matmul or a conv log)
 
@@ -286,16 +286,18 @@ def rank(args):
               f"({len(held)} programs, speeds {speed.min() / speed.max():.2f}-1 of the fastest)")
 
 
-def model_file(name: str) -> str:
-    """An ONNX path: a file, a transformer of ``graph.onnx.zoo_transformers`` (exported on first use) or a
-    model of the user-model cache (``benchmarks/make_user_models.py``)."""
-    if os.path.exists(name):
-        return name
+def model_file(name: str) -> tuple:
+    """``(ONNX path, input shapes)`` of a file, a transformer of ``graph.onnx.zoo_transformers``
+    (exported on first use, at its spec's shape) or a model of the user-model cache
+    (``benchmarks/make_user_models.py``); elsewhere every symbolic dimension (the batch) is 1."""
     from graph.onnx import zoo_transformers
 
-    if name in zoo_transformers.SPECS:
-        return zoo_transformers.model_path(name)
-    return os.path.join(os.path.expanduser("~/.cache/tessera/models/user"), name + ".onnx")
+    if not os.path.exists(name) and name in zoo_transformers.SPECS:
+        spec = zoo_transformers.SPECS[name]
+        return zoo_transformers.model_path(name), {spec.input_name: spec.input_shape()}
+    path = name if os.path.exists(name) else os.path.join(os.path.expanduser("~/.cache/tessera/models/user"),
+                                                          name + ".onnx")
+    return path, static_shapes(path)
 
 
 def static_shapes(path: str) -> dict:
@@ -309,26 +311,35 @@ def static_shapes(path: str) -> dict:
 
 
 def model(args):
-    """A whole model tuned by the task scheduler for ``--minutes``: latency against the default build."""
+    """A whole model tuned by the task scheduler for ``--minutes``, and by AutoTVM's templates for as
+    long (``tessera tune``'s path): latency of both against the default build, timed interleaved."""
     import graph
+    from graph import tuning
     from graph.auto_schedule import tune_model
     from graph.tuning import model_feed
 
-    path = model_file(args.model)
-    g, params = graph.from_onnx(path, shape=static_shapes(path))
-    log = args.log or os.path.splitext(os.path.basename(path))[0] + ".as.json"
+    path, shapes = model_file(args.model)
+    g, params = graph.from_onnx(path, shape=shapes)
+    log = args.log or os.path.splitext(os.path.basename(path))[0]
     start = time.perf_counter()
-    sched, before, after = tune_model(g, params, "llvm", args.trials, log, budget_s=60 * args.minutes)
-    print(f"{len(sched.tasks)} tasks, {sched.trials} trials in the log, {time.perf_counter() - start:.0f} s")
+    sched, default, after = tune_model(g, params, "llvm", args.trials, log + ".as.json", budget_s=60 * args.minutes)
+    print(f"auto_scheduler: {len(sched.tasks)} tasks, {sched.trials} trials in the log, "
+          f"{time.perf_counter() - start:.0f} s")
+    builds = {"default": default, "auto_scheduler": after}
+    start = time.perf_counter()
+    tasks, _, builds["autotvm"], note = tuning.tune_model(g, params, "llvm", args.trials, log + ".autotvm.jsonl",
+                                                          budget_s=60 * args.minutes)
+    print(f"autotvm: {note.splitlines()[0]}, {time.perf_counter() - start:.0f} s")
     runs = {}
-    for name, lib in (("default", before), ("auto_scheduler", after)):
+    for name, lib in builds.items():
         m = lib.create_executor()
         m.set_input(**model_feed(lib))
         runs[name] = m.run
     r = time_pair(runs)
-    print(f"{args.model}: default build {r['default'][0] * 1e3:.2f} ms (spread {r['default'][1]:.0%}), "
-          f"auto_scheduler {r['auto_scheduler'][0] * 1e3:.2f} ms (spread {r['auto_scheduler'][1]:.0%}): "
-          f"{r['default'][0] / r['auto_scheduler'][0]:.2f}x")
+    best = min(("default", "autotvm"), key=lambda k: r[k][0])
+    print(f"{args.model}: " + ", ".join(f"{k} {r[k][0] * 1e3:.2f} ms (spread {r[k][1]:.0%})" for k in runs)
+          + f"; auto_scheduler / {best} (the faster of the default and AutoTVM builds): "
+          f"{r['auto_scheduler'][0] / r[best][0]:.2f}x the time")
 
 
 def main(argv=None):
@@ -336,7 +347,7 @@ def main(argv=None):
     p.add_argument("what", choices=["matmul", "conv", "ops", "rank", "model"])
     p.add_argument("--trials", type=int, default=200)
     p.add_argument("--size", type=int, default=1024)
-    p.add_argument("--log", default=None, help="log (prefix for conv and ops; the log to read for rank)")
+    p.add_argument("--log", default=None, help="log (prefix for conv, ops and model; the log to read for rank)")
     p.add_argument("--first", type=int, default=0, help="conv: the first layer")
     p.add_argument("--layers", type=int, default=8, help="conv: how many layers")
     p.add_argument("--model", default=None, help="model: an ONNX file")

@@ -152,6 +152,46 @@ class GraphProgram:
         return m.kernel_runs(number)
 
 
+def tune_model(g, params, target, trials: int, log_path: str, tuner: str = "xgb", options=None, seed: int = 0,
+               budget_s: float | None = None, records=None, stream=None, log=None) -> tuple:
+    """AutoTVM over every tunable kernel of ``g`` (``tune.network``): ``trials`` spread by the tasks'
+    shares of the flops (those in ``log_path`` count: a tune resumes from its log), the best configs
+    confirmed and timed as deployed.  Returns ``(tasks, before, after, note)``: the builds with the
+    rule defaults and with the log's records, and a summary of what was measured.  ``records``: the
+    log as ``tune.network.read_log`` read it (read here when None); ``log``: a callable for progress
+    lines."""
+    import os
+    import time
+
+    from tune import deployed, network
+
+    log = log or (lambda line: None)
+    if records is None:
+        records = network.read_log(log_path, target)
+    tasks = extract_tasks(g, params, target, options)
+    if not tasks:
+        raise ValueError("no tunable kernels (convolutions, dense layers, softmax)")
+    plan = network.spread_trials(tasks, trials)
+    for line in network.tune_plan(tasks, plan, records):
+        log(line)
+    program = GraphProgram(g, params, target, options)
+    log("building with the rule defaults ...")
+    before = program.build()
+    start = time.perf_counter()
+    option = network.default_measure_option()
+    done = network.tune_tasks(tasks, plan, log_path, tuner, network.search_budget(budget_s, tasks), records,
+                              measure_option=option, stream=stream, seed=seed)
+    after, again, placed = before, 0, 0
+    if os.path.exists(log_path):
+        after, again = deployed.confirm_deployed(program, log_path, tasks, option, stream=stream)
+        after, placed = deployed.confirm_in_place(program, log_path, tasks, stream=stream)
+    note = (f"tuned {len(tasks)} tasks: {sum(done.values()) + again} trials measured now ({again} timing the "
+            f"configs the model may deploy, weights out of the caches; {placed} configs timed inside whole runs "
+            f"of the model) in {time.perf_counter() - start:.1f} s, log {log_path}\n"
+            + deployed.records_changed_note(program, before, after))
+    return tasks, before, after, note
+
+
 def model_feed(lib, seed: int = 0) -> dict:
     """Inputs of a built model: standard normal floats, zeros of any other type."""
     rng = np.random.default_rng(seed)
@@ -159,4 +199,4 @@ def model_feed(lib, seed: int = 0) -> dict:
                      else np.zeros(tuple(v.shape), v.dtype)) for v in lib.graph.inputs}
 
 
-__all__ = ["GraphProgram", "conv_alternatives", "extract_tasks", "graph_workloads", "model_feed", "node_configs"]
+__all__ = ["GraphProgram", "conv_alternatives", "extract_tasks", "graph_workloads", "model_feed", "node_configs", "tune_model"]

@@ -83,7 +83,7 @@ def model_latency(libs: dict, seed: int = 0, repeat: int = 5) -> dict:
 
 def cmd_tune(args, log: Log) -> int:
     """Tune every task of the model (``tune.network``), resuming from ``--log``; latency before and after."""
-    from graph.tuning import GraphProgram, extract_tasks
+    from graph.tuning import tune_model
     from tune import autotvm, deployed, network
 
     check_tune_args(args)
@@ -96,34 +96,19 @@ def cmd_tune(args, log: Log) -> int:
         raise CliError(f"--log {args.log}: {err}") from None
     g, params = import_onnx(args.model, log, args.shape)
     log("extracting tasks ...")
-    tasks = extract_tasks(g, params, target, build_options(args))
-    if not tasks:
-        raise CliError(f"{args.model} has no tunable kernels (convolutions, dense layers, softmax)")
-    plan = network.spread_trials(tasks, args.trials)
-    for line in network.tune_plan(tasks, plan, records):
-        log(line)
-    program = GraphProgram(g, params, target, build_options(args))
-    log("building with the rule defaults ...")
-    before = program.build()
-    start = time.perf_counter()
-    stream = None if args.quiet else sys.stderr
-    option = network.default_measure_option()
-    done = network.tune_tasks(tasks, plan, args.log, args.tuner.lower(),
-                              network.search_budget(None if args.budget is None else 60 * args.budget, tasks),
-                              records, measure_option=option, stream=stream, seed=args.seed)
-    after, again, placed = before, 0, 0
-    if os.path.exists(args.log):
-        after, again = deployed.confirm_deployed(program, args.log, tasks, option, stream=stream)
-        after, placed = deployed.confirm_in_place(program, args.log, tasks, stream=stream)
-    print(f"tuned {len(tasks)} tasks: {sum(done.values()) + again} trials measured now "
-          f"({again} timing the configs the model may deploy, weights out of the caches; {placed} configs "
-          f"timed inside whole runs of the model) in {time.perf_counter() - start:.1f} s, log {args.log}")
+    try:
+        tasks, before, after, note = tune_model(
+            g, params, target, args.trials, args.log, args.tuner.lower(), build_options(args), args.seed,
+            None if args.budget is None else 60 * args.budget, records=records,
+            stream=None if args.quiet else sys.stderr, log=log)
+    except ValueError as err:
+        raise CliError(f"{args.model}: {err}") from None
+    print(note)
     log("timing the model before and after ...")
     lat = model_latency({"before": before, "after": after}, args.seed)
     print(f"latency before (rule defaults): {format_time(lat['before'])}")
     print(f"latency after (--records {args.log}): {format_time(lat['after'])}  "
           f"({lat['before'] / lat['after']:.2f}x)")
-    print(deployed.records_changed_note(program, before, after))
     if args.plot:
         curves = {f"{t.name} x{t.count}": c for t, c in deployed.best_curves(args.log, tasks, target).items()}
         plot.tuning_curves(curves, args.plot, title=f"tuning {os.path.basename(args.log)}")
