@@ -23,7 +23,7 @@ from codegen.ndarray import aligned
 from graph.compile import KernelSource, compile_kernels, kernel_key, print_progress
 from graph.fuse import fuse_ops
 from graph.ir import Graph, constant_node, rebuild
-from graph.memory import MemoryPlan, plan_memory
+from graph.memory import MemoryPlan, concat_view, plan_memory
 from graph.schedule_traces import kernel_trace
 
 
@@ -83,7 +83,7 @@ class GraphLibrary:
         self.graph = graph
         self.target = target  # str(codegen.target.Target) the kernels were built for
         self.kernels = kernels  # key -> Kernel
-        self.steps = steps  # [(fused node, kernel key or None for an alias)]
+        self.steps = steps  # [(fused node, kernel key, or None for an alias or an in-place concatenation)]
         self.plan = plan
         self.alias = alias
         self.build_seconds = build_seconds
@@ -201,6 +201,19 @@ def is_alias_group(node) -> bool:
     return len(node.inputs) == 1 and all(n.op == "reshape" for n in body.nodes)
 
 
+def concat_inputs(node) -> tuple | None:
+    """(axis, the outer values it joins in order) of a fused group that is one concatenation;
+    else None."""
+    body = node.attrs["body"]
+    if len(body.nodes) != 1 or body.nodes[0].op != "concatenate" or len(body.outputs) != 1:
+        return None
+    outer = {id(b): v for b, v in zip(body.inputs, node.inputs)}
+    concat = body.nodes[0]
+    if not all(id(v) in outer for v in concat.inputs):
+        return None
+    return concat.attrs.get("axis", 0), [outer[id(v)] for v in concat.inputs]
+
+
 def build(graph: Graph, target=None, params: dict | None = None, opt_level: int = 2,
           include=(), exclude=(), profile=None, jobs: int | None = None, verbose: bool = False,
           records=None, options=None) -> GraphLibrary:
@@ -233,7 +246,12 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
     const_ids = {id(n.output) for n in fused.nodes if n.is_constant}
     input_ids = {id(v) for v in fused.inputs}
     output_ids = {id(v) for v in fused.outputs}
-    steps, sources, alias, traces = [], {}, {}, {}
+    steps, sources, alias, views, traces = [], {}, {}, {}, {}
+    written = set()  # ids of the values a step writes itself (a kernel or an in-place concatenation)
+
+    def placeable(v) -> bool:
+        return id(v) in written and id(v) not in views and id(v) not in output_ids
+
     for node in fused.nodes:
         if node.op != "fused":
             continue
@@ -241,6 +259,13 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
         if (is_alias_group(node) and id(src) not in const_ids and id(src) not in input_ids
                 and id(src) not in output_ids and id(node.output) not in output_ids):
             alias[id(node.output)] = src
+            steps.append((node, None))
+            continue
+        joined = concat_inputs(node) if id(node.output) not in output_ids else None
+        placed = concat_view(node.output, *joined, placeable) if joined else {}
+        written.update(id(v) for v in node.outputs)
+        if placed:  # its inputs' kernels write into its output: no kernel
+            views.update(placed)
             steps.append((node, None))
             continue
         base = kernel_key(node.attrs["body"])
@@ -254,7 +279,7 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
     kernels = compile_kernels(list(sources.values()), jobs=jobs, progress=print_progress if verbose else None)
     compiled = time.perf_counter()
     intermediates = {id(v) for node, _ in steps for v in node.outputs} - output_ids
-    plan = plan_memory([(n.inputs, n.outputs) for n, _ in steps], intermediates, alias)
+    plan = plan_memory([(n.inputs, n.outputs) for n, _ in steps], intermediates, alias, views)
     lib = GraphLibrary(fused, {k.key: k for k in kernels}, steps, plan, alias, time.perf_counter() - start, str(t))
     lib.params = dict(params or {})
     linking = time.perf_counter()

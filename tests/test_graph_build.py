@@ -161,6 +161,62 @@ def test_reshape_is_an_alias_not_a_kernel():
     np.testing.assert_allclose(m.get_output(0), np.exp(np.maximum(xv, 0)).reshape(6, 4).sum(1), rtol=1e-5)
 
 
+def concat_net(n, h, w):
+    """Two concatenations of conv outputs, the second joining the first (nested), and a conv
+    that reads one piece after both concatenations ran."""
+    b = GraphBuilder()
+    x = b.input("x", (n, 8, h, w))
+    a = conv_block(b, x, 8, 16, "a")
+    c = b.op("concatenate", a, b.op("relu", b.op("conv2d", x, b.const(rand(8, 8, 1, 1), "bw"))), axis=1)
+    d = conv_block(b, c, 24, 16, "d")
+    e = b.op("concatenate", c, d, axis=1)
+    late = conv_block(b, a, 16, 8, "late")
+    return b.finish([b.op("global_pool", e, pool_type="avg"), late])
+
+
+def in_place_concats(lib):
+    from graph.build import concat_inputs
+
+    return sum(1 for node, key in lib.steps if key is None and concat_inputs(node))
+
+
+@pytest.mark.parametrize("n, h, w, in_place", [(1, 8, 8, 2), (1, 5, 7, None), (2, 8, 8, 0)])
+def test_concat_inputs_are_written_in_place(n, h, w, in_place, tmp_path, monkeypatch):
+    """A batch-1 concatenation runs no kernel: its inputs' kernels write into its buffer (a
+    nested one too); with batch 2 the pieces are not contiguous and it copies.  5x7 planes:
+    whichever pieces start 64-byte aligned in the layout chosen."""
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    g = concat_net(n, h, w)
+    lib = graph.build(g)
+    if in_place is not None:
+        assert in_place_concats(lib) == in_place
+    m = lib.create_executor()
+    for _ in range(2):
+        x = rand(n, 8, h, w)
+        m.run(x=x)
+        for k, ref in enumerate(interpret(g, {"x": x})):
+            np.testing.assert_allclose(m.get_output(k), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_concat_view_offsets_and_refusals():
+    from graph.memory import ALIGN, concat_view
+    from graph.ir import make_node
+
+    b = GraphBuilder()
+    x, y = b.input("x", (1, 16, 2, 2)), b.input("y", (1, 1, 2, 2))
+    out = make_node("concatenate", [x, x], {"axis": 1}).output
+    assert concat_view(out, 1, [x, x], lambda v: True) == {}  # one value twice
+    out = make_node("concatenate", [x, y], {"axis": -3}).output
+    views = concat_view(out, -3, [x, y], lambda v: True)
+    assert views[id(x)] == (out, 0) and views[id(y)] == (out, x.nbytes)
+    assert concat_view(out, 1, [x, y], lambda v: v is not y) == {}
+    out = make_node("concatenate", [y, x], {"axis": 1}).output
+    assert 16 % ALIGN and concat_view(out, 1, [y, x], lambda v: True) == {}  # x would start at 16 bytes
+    x2 = b.input("x2", (2, 16, 2, 2))
+    out = make_node("concatenate", [x2, x2], {"axis": 1}).output
+    assert concat_view(out, 1, [x2, b.input("x3", (2, 16, 2, 2))], lambda v: True) == {}  # batch 2
+
+
 def test_run_time_errors_name_the_input():
     lib = graph.build(small_net())
     m = lib.create_executor()
