@@ -368,17 +368,18 @@ class CodeGen(ParallelLoops):
             out = self.b.insert_element(out, val, ir.Constant(I32, k))
         return out
 
-    def clamped_load(self, buf, elem, idx: E.Expr, ramp: E.Ramp, lo: E.Expr, hi: E.Expr) -> ir.Value:
-        """``buf[min(max(ramp, lo), hi)]``: when the whole ramp lies in ``[lo, hi]`` (all
-        but the border vectors) load it as a ramp, else gather the clamped lanes."""
+    def clamped_load(self, buf, elem, idx: E.Expr, ramp: E.Ramp, lo, hi) -> ir.Value:
+        """``buf[min(max(ramp, lo), hi)]`` (``lo`` or ``hi`` None: no bound on that side): when the
+        whole ramp lies in ``[lo, hi]`` (all but the border vectors) load it as a ramp, else gather
+        the clamped lanes."""
         b = self.b
         base, stride = self.expr(ramp.base), self.expr(ramp.stride)
         last = b.add(base, b.mul(stride, ir.Constant(stride.type, ramp.lanes - 1)))
-        lo_v, hi_v = self.expr(lo), self.expr(hi)
-        inside = b.and_(
-            b.and_(b.icmp_signed(">=", base, lo_v), b.icmp_signed(">=", last, lo_v)),
-            b.and_(b.icmp_signed("<=", base, hi_v), b.icmp_signed("<=", last, hi_v)),
-        )
+        inside = ir.Constant(ir.IntType(1), 1)
+        for bound, op in ((lo, ">="), (hi, "<=")):
+            if bound is not None:
+                v = self.expr(bound)
+                inside = b.and_(inside, b.and_(b.icmp_signed(op, base, v), b.icmp_signed(op, last, v)))
         return self.if_value(
             inside, lambda: self.load_ramp(buf, elem, ramp), lambda: self.gather(buf, elem, idx, ramp.lanes)
         )
@@ -556,13 +557,19 @@ def _is_pow2_const(e: E.Expr) -> bool:
 
 
 def _clamped_ramp(idx: E.Expr):
-    """``min(max(ramp, x(lo)), x(hi))`` (either nesting) -> ``(ramp, lo, hi)``, else None."""
+    """``min(max(ramp, x(lo)), x(hi))`` (either nesting), ``min(ramp, x(hi))`` or ``max(ramp, x(lo))``
+    -> ``(ramp, lo, hi)`` (None for a side without a bound), else None."""
     for outer, inner in ((E.Min, E.Max), (E.Max, E.Min)):
         if isinstance(idx, outer) and isinstance(idx.a, inner) and isinstance(idx.a.a, E.Ramp):
             a, b = idx.a.b, idx.b
             if isinstance(a, E.Broadcast) and isinstance(b, E.Broadcast):
                 lo, hi = (a.value, b.value) if outer is E.Min else (b.value, a.value)
                 return idx.a.a, lo, hi
+    for op in (E.Min, E.Max):  # one side: a padded loop's reads clamped to the last element (attention keys)
+        if isinstance(idx, op):
+            for r, c in ((idx.a, idx.b), (idx.b, idx.a)):
+                if isinstance(r, E.Ramp) and isinstance(c, E.Broadcast):
+                    return (r, None, c.value) if op is E.Min else (r, c.value, None)
     return None
 
 

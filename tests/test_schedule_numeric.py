@@ -926,3 +926,21 @@ def test_strided_and_clamped_vector_loads():
         return a[0::2] + a[idx]
 
     check_build(s, [A, B], ref)
+
+
+@pytest.mark.parametrize("side", ["min", "max"])
+def test_one_sided_clamped_vector_loads(side):
+    # min(ramp, x(hi)) / max(ramp, x(lo)) (padded attention keys): a ramp load inside the bound,
+    # the clamped lanes gathered at the border, none past the buffer (guards)
+    n, pad = 29, 40
+    A = te.placeholder((n,), name="A")
+    if side == "min":
+        B = te.compute((pad,), lambda i: A[te.min(i, n - 1)] * 2.0, name="B")
+        idx = np.minimum(np.arange(pad), n - 1)
+    else:
+        B = te.compute((pad,), lambda i: A[te.max(i - (pad - n), 0)] * 2.0, name="B")
+        idx = np.maximum(np.arange(pad) - (pad - n), 0)
+    s = te.create_schedule(B.op)
+    _, xi = s[B].split(B.op.axis[0], factor=8)
+    s[B].vectorize(xi)
+    check_build(s, [A, B], lambda a: a[idx] * 2.0)
