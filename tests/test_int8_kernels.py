@@ -19,7 +19,8 @@ import graph
 import te
 from codegen.target import Target
 from topi.utils import get_const_tuple as get_shape
-from topi.testing.qnn import qnn_conv2d_python, requantize_python
+from topi.nn import qnn
+from topi.testing.qnn import dequantize_python, qnn_conv2d_python, requantize_python
 from topi.x86.conv2d_int8 import (blocks, conv2d_int8, pack_kernel, pack_winograd_kernel, schedule_conv2d_int8,
                                   unpack_kernel, winograd_exact, winograd_kernel, winograd_rows)
 from topi.x86.int8_dot import choose_mode, dot_intrin, pairs_fit_int16, reduce_block, vector_lanes
@@ -102,9 +103,11 @@ def test_mode_follows_the_target_features_and_the_weights():
         dot_intrin("u8s8", 12, Target(AVX2))
 
 
-def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True, in_block=0, out_block=False):
+def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True, in_block=0, out_block=False,
+               dequantize=None):
     """(got, want) of one conv2d_int8 against numpy; ``in_block``: the data NCHW[in_block]c,
-    ``out_block``: the output NCHW[oc_bn]c (both compared in NCHW)."""
+    ``out_block``: the output NCHW[oc_bn]c (both compared in NCHW); ``dequantize``: a scale, the
+    output dequantized in the same kernel (with the output's zero point, as a constant)."""
     target = HOST
     x = RNG.integers(0, 256, (n, ic, h, w)).astype("uint8")
     lo_w = -64 if mode == "u8s8" else -128
@@ -125,8 +128,14 @@ def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True, 
             te.placeholder((ocp,), "int32", name="off"), te.placeholder((ocp,), "float32", name="mul")]
     out = conv2d_int8(*args, oc, (stride, stride), (pad,) * 4, (1, 1), zx, zy, mode, dtype,
                       lo=zy if relu else None, ow_bn=ow_bn, out_block=oc_bn if out_block else 0)
-    f = codegen.build(schedule_conv2d_int8(out, target), args + [out], target=target)
-    got = np.zeros(tuple(int(d) for d in out.shape), dtype)
+    if dequantize is not None:
+        const = lambda v, dt: te.compute((), lambda: te.const(v, dt), name="c")  # noqa: E731
+        out = qnn.dequantize(out, const(dequantize, "float32"), const(zy, dtype))
+    sch = schedule_conv2d_int8(out, target)
+    if dequantize is not None:  # read as floats from the rounding: no integer stage
+        assert "requantize" not in [st.op.name for st in sch.stages]
+    f = codegen.build(sch, args + [out], target=target)
+    got = np.zeros(tuple(int(d) for d in out.shape), out.dtype)
     f(xb, packed, offset, mp, got)
     if out_block:
         got = got.transpose(0, 1, 4, 2, 3).reshape(n, oc, *got.shape[2:4])
@@ -134,6 +143,8 @@ def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True, 
     want = requantize_python(acc + bias.reshape(-1, 1, 1), mult, np.int64(zy), 1, dtype)
     if relu:
         want = np.maximum(want, zy).astype(dtype)
+    if dequantize is not None:
+        want = dequantize_python(want, np.float32(dequantize), np.array(zy, dtype))
     return got, want
 
 
@@ -220,6 +231,14 @@ def test_conv2d_int8_winograd_is_exact_at_the_extremes():
     assert not winograd_exact(np.full((8, 1024, 3, 3), 255))
     assert winograd_kernel(np.full((8, 64, 3, 3), 255), (2, 2), (1, 1), "i16", 8) is None  # stride 2: direct
     assert winograd_kernel(np.full((8, 64, 3, 3), 5), (1, 1), (1, 1), "vnni", 8) is None  # VNNI: direct
+
+
+@needs_avx2
+@pytest.mark.parametrize("dtype,relu,out_block", [("uint8", True, True), ("int8", False, False)])
+def test_conv2d_int8_dequantized_in_the_same_kernel(dtype, relu, out_block):
+    got, want = _conv_case("i16", 1, 8, 7, 6, 16, 3, 1, 1, dtype=dtype, relu=relu, out_block=out_block,
+                           dequantize=0.37)
+    np.testing.assert_array_equal(got, want)
 
 
 @needs_avx2

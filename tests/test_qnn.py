@@ -78,6 +78,30 @@ def test_requantize_per_channel_saturates():
     assert out.min() == 0 or out.max() == 255
 
 
+def _scalar(value, dtype):
+    """A one-element constant tensor as a fused kernel inlines it."""
+    return te.compute((), lambda: te.const(value, dtype), name="c")
+
+
+@pytest.mark.parametrize("zq,zd,dtype", [(3, 3, "uint8"), (-2, -2, "int8"), (3, 4, "uint8")])
+def test_dequantize_of_a_quantize_in_one_kernel_stays_in_float(zq, zd, dtype):
+    """With equal constant zero points the pair computes clamp(round(x / s), lo - z, hi - z) * s2
+    (no integer stage); otherwise the integers.  Ties, saturation both ways, a fused ReLU's clamp."""
+    x = te.placeholder((4, 9), "float32", name="x")
+    q = qnn.quantize(x, _scalar(0.25, "float32"), _scalar(zq, dtype), dtype=dtype)
+    d = qnn.dequantize(q, _scalar(0.5, "float32"), _scalar(zd, dtype))
+    sch = generic.schedule_injective(d)
+    assert ("quantize" in [st.op.name for st in sch.stages]) == (zq != zd)
+    xs = (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1000.0, -1000.0, 1e30, -3.3], "float32") * np.float32(0.25))
+    xs = np.stack([xs, -xs, xs + np.float32(0.01), RNG.standard_normal(9).astype("float32") * 40])
+
+    def want(a):
+        qq = ref.quantize_python(a, np.float32(0.25), np.array(zq, dtype), 1, dtype)
+        return ref.dequantize_python(qq, np.float32(0.5), np.array(zd, dtype))
+
+    check_build(sch, [x, d], want, inputs=[xs], rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("groups,stride,pad", [(1, 1, (1, 1, 1, 1)), (3, 2, (0, 1, 2, 1))])
 def test_qnn_conv2d_matches_the_integer_reference(groups, stride, pad):
     x = te.placeholder((1, 6, 9, 7), "uint8", name="x")

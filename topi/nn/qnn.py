@@ -13,9 +13,18 @@ The arithmetic is ONNX's (and onnxruntime's) exactly:
 A scale or zero point is a tensor of shape ``()`` or ``(1,)`` (per tensor), ``(C,)`` for
 the ``C`` entries of ``axis`` (per channel), or, with ``block_size``, ``x``'s shape with
 ``axis`` divided into blocks (ONNX blocked quantization).
+
+A ``dequantize`` of a ``quantize`` or ``requantize`` computed in the same kernel (a fused
+epilogue: conv, requantize, dequantize, batch norm, quantize, dequantize, residual add, ...)
+with the same constant zero point ``z`` skips the integers: ``clamp(round(v), lo - z, hi - z)
+* scale`` in float32 equals ``float32(saturate(round(v) + z) - z) * scale`` (the rounded value
+is an integer; past +-2**24 both saturate), without the float -> int -> float conversions
+(:func:`integer_form`).
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -68,6 +77,45 @@ def _check_param(op: str, name: str, p: te.Tensor, x: te.Tensor, axis: int, bloc
                          f"extent of axis {axis} of {xshape}")
 
 
+# quantized stage (its ComputeOp) -> (centered(*idx): the float32 value ``q - z`` of its entry, ``z``)
+_INTEGER_FORMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def constant_value(t: te.Tensor | None):
+    """The number of a one-element tensor computed as a constant (a fused kernel's inlined scalar),
+    else None."""
+    op = getattr(t, "op", None)
+    if not isinstance(op, te.ComputeOp) or op.reduce_axis or len(op.body) != 1 or \
+            int(np.prod(get_const_tuple(t.shape) or (1,))) != 1:
+        return None
+    b = op.body[0]
+    return b.value if isinstance(b, (E.IntImm, E.FloatImm)) else None
+
+
+def register_integer_form(t: te.Tensor, centered, zero_point) -> te.Tensor:
+    """Record that the entries of the quantized ``t`` are ``centered(*idx) + zero_point``, with
+    ``centered`` a float32 expression of integer values already saturated to ``t``'s range minus
+    ``zero_point`` (a number); :func:`dequantize` of ``t`` then reads ``centered``.  Returns ``t``."""
+    if zero_point is not None:
+        _INTEGER_FORMS[t.op] = (centered, zero_point)
+    return t
+
+
+def integer_form(t: te.Tensor, zero_point) -> object:
+    """``centered`` of :func:`register_integer_form` where ``t`` was registered with the zero point
+    ``zero_point`` (a number), else None."""
+    form = _INTEGER_FORMS.get(t.op)
+    return form[0] if form is not None and zero_point is not None and form[1] == zero_point else None
+
+
+def clamp_centered(r: E.Expr, z, dtype: str, lo: int | None = None) -> E.Expr:
+    """``clamp(r, lo - z, hi - z)`` in float32 for the rounded ``r`` and the number ``z``:
+    ``saturate(r + z) - z`` (``lo``: a lower bound above the dtype's, a fused ReLU's)."""
+    qlo, hi = qrange(dtype)
+    lo = qlo if lo is None else max(qlo, lo)
+    return te.min(te.max(r, te.const(float(lo - z), "float32")), te.const(float(hi - z), "float32"))
+
+
 def _saturate_round(v: E.Expr, z: E.Expr, dtype: str) -> E.Expr:
     """``saturate(round(v) + z)``: rounded (llvm.nearbyint, half to even) before the zero point is
     added, as ONNX does (``round(2.5) + 1 = 3``, where ``round(2.5 + 1)`` would be 4)."""
@@ -90,7 +138,13 @@ def quantize(x: te.Tensor, scale: te.Tensor, zero_point: te.Tensor, axis: int = 
         z = param_at(zero_point, idx, axis, block_size).astype("float32")
         return _saturate_round(div_ieee(x(*idx).astype("float32"), s), z, dtype)
 
-    return te.compute(x.shape, body, name="quantize", tag=tag.BROADCAST)
+    def centered(*idx):
+        s = param_at(scale, idx, axis, block_size).astype("float32")
+        return clamp_centered(te.round(div_ieee(x(*idx).astype("float32"), s)), zv, dtype)
+
+    zv = constant_value(zero_point)
+    out = te.compute(x.shape, body, name="quantize", tag=tag.BROADCAST)
+    return register_integer_form(out, centered, zv)
 
 
 def dequantize(x: te.Tensor, scale: te.Tensor, zero_point: te.Tensor | None, axis: int = 1,
@@ -101,11 +155,17 @@ def dequantize(x: te.Tensor, scale: te.Tensor, zero_point: te.Tensor | None, axi
     if zero_point is not None:
         _check_param("dequantize", "zero_point", zero_point, x, axis, block_size)
 
+    form = integer_form(x, 0 if zero_point is None else constant_value(zero_point))
+
     def body(*idx):
-        v = x(*idx).astype("int32")
-        if zero_point is not None:
-            v = v - param_at(zero_point, idx, axis, block_size).astype("int32")
-        r = v.astype("float32") * param_at(scale, idx, axis, block_size).astype("float32")
+        if form is not None:  # x computed in this kernel by a quantize: its float value, no integers
+            v = form(*idx)
+        else:
+            v = x(*idx).astype("int32")
+            if zero_point is not None:
+                v = v - param_at(zero_point, idx, axis, block_size).astype("int32")
+            v = v.astype("float32")
+        r = v * param_at(scale, idx, axis, block_size).astype("float32")
         return r if dtype == "float32" else r.astype(dtype)
 
     return te.compute(x.shape, body, name="dequantize", tag=tag.BROADCAST)
@@ -118,13 +178,17 @@ def requantize(acc: te.Tensor, multiplier: te.Tensor, zero_point: te.Tensor, axi
     axis = axis % max(len(acc.shape), 1)
     _check_param("requantize", "multiplier", multiplier, acc, axis, 0)
 
+    def scaled(idx):
+        return acc(*idx).astype("float32") * param_at(multiplier, idx, axis).astype("float32")
+
     def body(*idx):
-        v = acc(*idx).astype("float32") * param_at(multiplier, idx, axis).astype("float32")
         lo, hi = qrange(dtype)
-        q = te.round(v).astype("int32") + param_at(zero_point, idx, axis).astype("int32")
+        q = te.round(scaled(idx)).astype("int32") + param_at(zero_point, idx, axis).astype("int32")
         return te.min(te.max(q, te.const(lo, "int32")), te.const(hi, "int32")).astype(dtype)
 
-    return te.compute(acc.shape, body, name="requantize", tag=tag.BROADCAST)
+    zv = constant_value(zero_point)
+    out = te.compute(acc.shape, body, name="requantize", tag=tag.BROADCAST)
+    return register_integer_form(out, lambda *idx: clamp_centered(te.round(scaled(idx)), zv, dtype), zv)
 
 
 def _centered(t: te.Tensor, zp: te.Tensor | None, axis: int, name: str) -> te.Tensor:

@@ -49,7 +49,7 @@ import numpy as np
 import te
 from topi import tag
 from topi.nn.conv2d import get_pad_tuple, out_size
-from topi.nn.qnn import qrange
+from topi.nn.qnn import clamp_centered, qrange, register_integer_form
 from topi.nn.winograd import by_index, winograd_matrices
 from topi.utils import get_const_tuple
 from topi.x86.int8_dot import dot_intrin, operand_dtypes, reduce_block, vector_lanes
@@ -186,17 +186,24 @@ def _requantized(acc, shape: tuple, oc_bn: int, out_block: int, offset, multipli
     qlo, qhi = qrange(dtype)
     lo = qlo if lo is None else max(qlo, int(lo))
 
-    def requant(b, co, ob, y, x):
+    def rounded(b, co, ob, y, x):
         c = co * oc_bn + ob
-        q = te.round((acc(b, co, y, x, ob) + offset[c]).astype("float32") * multiplier[c]).astype("int32")
-        q = q + te.const(y_zp, "int32")
+        return te.round((acc(b, co, y, x, ob) + offset[c]).astype("float32") * multiplier[c])
+
+    def requant(b, co, ob, y, x):
+        q = rounded(b, co, ob, y, x).astype("int32") + te.const(y_zp, "int32")
         return te.min(te.max(q, te.const(lo, "int32")), te.const(qhi, "int32")).astype(dtype)
 
+    def centered(b, co, ob, y, x):  # q - y_zp in float32, for a dequantize fused after (topi.nn.qnn)
+        return clamp_centered(rounded(b, co, ob, y, x), y_zp, dtype, lo)
+
     if out_block:
-        return te.compute((n, oc // oc_bn, oh, ow, oc_bn), lambda b, co, y, x, ob: requant(b, co, ob, y, x),
-                          name="requantize", tag=tag.INJECTIVE)
-    return te.compute((n, oc, oh, ow), lambda b, c, y, x: requant(b, c // oc_bn, c % oc_bn, y, x),
-                      name="requantize", tag=tag.INJECTIVE)
+        out = te.compute((n, oc // oc_bn, oh, ow, oc_bn), lambda b, co, y, x, ob: requant(b, co, ob, y, x),
+                         name="requantize", tag=tag.INJECTIVE)
+        return register_integer_form(out, lambda b, co, y, x, ob: centered(b, co, ob, y, x), y_zp)
+    out = te.compute((n, oc, oh, ow), lambda b, c, y, x: requant(b, c // oc_bn, c % oc_bn, y, x),
+                     name="requantize", tag=tag.INJECTIVE)
+    return register_integer_form(out, lambda b, c, y, x: centered(b, c // oc_bn, c % oc_bn, y, x), y_zp)
 
 
 # ------------------------------------------------------------- Winograd ---
