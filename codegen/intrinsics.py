@@ -182,6 +182,8 @@ def call(b: ir.IRBuilder, name: str, args: list, dtype: str | None) -> ir.Value:
         return _bitwise(b, name, args, dtype)
     if name == "div_ieee":  # correctly rounded, no fast-math (quantization: topi.nn.qnn)
         return b.fdiv(args[0], args[1])
+    if name == "mul_ieee":  # rounded on its own: never contracted into an fma (topi.nn.qnn)
+        return b.fmul(args[0], args[1])
     if name == "rsqrt":
         return b.fdiv(_const(t, 1.0), call(b, "sqrt", [x], dtype), flags=FAST)
     from codegen.vecmath import emit_math

@@ -117,8 +117,33 @@ def partition(graph: Graph, singletons: bool = False) -> list:
                 group.anchor, group.pattern = node, COMM_REDUCE
         group_of[id(node)] = group
     order = {id(n): k for k, n in enumerate(graph.nodes)}
+    _defer_widening_tails(groups, group_of, users, out_ids, order)
     parts = [sorted(g.nodes, key=lambda n: order[id(n)]) for g in groups]
     return sorted(parts, key=lambda nodes: order[id(nodes[-1])])
+
+
+def _defer_widening_tails(groups: list, group_of: dict, users: dict, out_ids: set, order: dict) -> None:
+    """A group that ends in a ``dequantize`` (uint8 in, float32 out) read by one elementwise
+    epilogue node of another group gives the ``dequantize`` to that group: the tensor between
+    the two kernels stays integer (a quarter of the bytes written and read; ResNet's
+    downsampling branch into the residual add)."""
+    for g in groups:
+        tail = max(g.nodes, key=lambda n: order[id(n)])
+        if tail.op != "dequantize" or len(g.nodes) < 2 or id(tail.output) in out_ids:
+            continue
+        src = tail.inputs[0]
+        readers = {id(n): n for n, _ in users.get(id(tail.output), ())}
+        if src.node is None or group_of.get(id(src.node)) is not g or len(readers) != 1 \
+                or len({id(n) for n, _ in users.get(id(src), ())}) != 1:
+            continue
+        reader = next(iter(readers.values()))
+        h = group_of.get(id(reader))
+        if h is None or h is g or reader is h.anchor or get_op(reader.op).pattern > BROADCAST \
+                or not (h.pattern <= INJECTIVE or h.pattern == OUT_ELEMWISE_FUSABLE):
+            continue
+        g.nodes.remove(tail)
+        h.nodes.append(tail)
+        group_of[id(tail)] = h
 
 
 def _group_body(nodes: list, name: str):

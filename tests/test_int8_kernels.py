@@ -16,6 +16,7 @@ from onnx.reference import ReferenceEvaluator
 
 import codegen
 import graph
+from graph.interpreter import interpret
 import te
 from codegen.target import Target
 from topi.utils import get_const_tuple as get_shape
@@ -385,6 +386,40 @@ def test_qdq_conv_chain_stays_blocked_int8_through_a_max_pool_matching_onnxrunti
     assert pool.inputs[0].dtype == "uint8" and pool.attrs["layout"] == "NCHWc"
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])
+
+
+@needs_avx2
+def test_qdq_residual_branches_pass_integers_between_kernels_matching_onnxruntime():
+    """Two QDQ convs of one input added (ResNet's downsampling branch): the branch that ends in
+    a dequantize hands it to the kernel of the add, so no float32 tensor lies between kernels.
+    The output equals the numpy evaluation of the built graph, and is within one output step of
+    onnxruntime's int8 session (its fused QLinearAdd rounds on its own)."""
+    ort = pytest.importorskip("onnxruntime")
+    q = [("xs", np.float32(0.02)), ("xz", np.uint8(120)), ("as", np.float32(0.05)), ("az", np.uint8(100)),
+         ("bs", np.float32(0.04)), ("bz", np.uint8(110)), ("ys", np.float32(0.06)), ("yz", np.uint8(0)),
+         ("w1", RNG.integers(-64, 64, (16, 8, 1, 1)).astype("int8")), ("w1s", np.float32(0.01)),
+         ("w1z", np.int8(0)), ("w2", RNG.integers(-64, 64, (16, 8, 1, 1)).astype("int8")),
+         ("w2s", np.float32(0.015)), ("w2z", np.int8(0))]
+    dq = lambda i, s, z, o: helper.make_node("DequantizeLinear", [i, s, z], [o])  # noqa: E731
+    qn = lambda i, s, z, o: helper.make_node("QuantizeLinear", [i, s, z], [o])  # noqa: E731
+    nodes = [qn("x", "xs", "xz", "xq"), dq("xq", "xs", "xz", "xd"), dq("w1", "w1s", "w1z", "w1d"),
+             dq("w2", "w2s", "w2z", "w2d"), helper.make_node("Conv", ["xd", "w1d"], ["c1"]),
+             helper.make_node("Conv", ["xd", "w2d"], ["c2"]), qn("c1", "as", "az", "c1q"), dq("c1q", "as", "az", "a"),
+             qn("c2", "bs", "bz", "c2q"), dq("c2q", "bs", "bz", "b"), helper.make_node("Add", ["a", "b"], ["s"]),
+             helper.make_node("Relu", ["s"], ["r"]), qn("r", "ys", "yz", "yq"), dq("yq", "ys", "yz", "y")]
+    g = helper.make_graph(nodes, "qdq_residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 8, 5, 11))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.asarray(v), k) for k, v in q])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    x = RNG.standard_normal((1, 8, 5, 11)).astype("float32") * 1.5
+    lib, got = _run(model, x)
+    assert len(_kernels(lib, "conv2d_int8")) == 2
+    outputs = {id(v) for v in lib.graph.outputs}
+    between = [v.dtype for n in lib.graph.nodes if n.op == "fused" for v in n.outputs if id(v) not in outputs]
+    assert between and "float32" not in between
+    np.testing.assert_array_equal(got, interpret(lib.graph, {"x": x})[0])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert np.abs(got - sess.run(None, {"x": x})[0]).max() <= 0.06 * 1.0001
 
 
 @needs_avx2

@@ -4,7 +4,8 @@ The arithmetic is ONNX's (and onnxruntime's) exactly:
 
 * ``quantize``: ``saturate(round_half_even(x / scale) + zero_point)``, the division an IEEE
   float32 one (``div_ieee``: never a multiplication by a reciprocal);
-* ``dequantize``: ``float32(x - zero_point) * scale``;
+* ``dequantize``: ``float32(x - zero_point) * scale``, the product rounded on its own
+  (``mul_ieee``: an add after it is never contracted into a fused multiply-add);
 * ``requantize`` (onnxruntime's QLinearConv/QLinearMatMul output stage):
   ``saturate(round_half_even(float32(acc) * multiplier) + zero_point)``;
 * ``qnn_conv2d`` / ``qnn_dense``: the int32 sums of ``(x - x_zp) * (w - w_zp)``, exact
@@ -41,6 +42,14 @@ def qrange(dtype: str) -> tuple:
     """(min, max) of an integer ``dtype``."""
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
+
+
+def mul_ieee(a: E.Expr, b: E.Expr) -> E.Expr:
+    """``a * b`` rounded to float32 on its own: LLVM never contracts it with an add that follows
+    into a fused multiply-add (a dequantized value is rounded before the residual or bias add,
+    as ONNX computes)."""
+    a, b = E.as_expr(a), E.as_expr(b)
+    return E.Call("mul_ieee", (a, b), a.dtype)
 
 
 def div_ieee(a: E.Expr, b: E.Expr) -> E.Expr:
@@ -165,7 +174,7 @@ def dequantize(x: te.Tensor, scale: te.Tensor, zero_point: te.Tensor | None, axi
             if zero_point is not None:
                 v = v - param_at(zero_point, idx, axis, block_size).astype("int32")
             v = v.astype("float32")
-        r = v * param_at(scale, idx, axis, block_size).astype("float32")
+        r = mul_ieee(v, param_at(scale, idx, axis, block_size).astype("float32"))
         return r if dtype == "float32" else r.astype(dtype)
 
     return te.compute(x.shape, body, name="dequantize", tag=tag.BROADCAST)
