@@ -22,9 +22,10 @@ from codegen.target import Target
 from topi.utils import get_const_tuple as get_shape
 from topi.nn import qnn
 from topi.testing.qnn import dequantize_python, qnn_conv2d_python, requantize_python
-from topi.x86.conv2d_int8 import (blocks, conv2d_int8, pack_kernel, pack_winograd_kernel, schedule_conv2d_int8,
-                                  unpack_kernel, winograd_exact, winograd_kernel, winograd_rows)
-from topi.x86.int8_dot import choose_mode, dot_intrin, pairs_fit_int16, reduce_block, vector_lanes
+from topi.x86.conv2d_int8 import (blocks, conv2d_int8, float_is_faster, pack_kernel, pack_winograd_kernel,
+                                  schedule_conv2d_int8, unpack_kernel, winograd_exact, winograd_kernel, winograd_rows)
+from topi.x86.int8_dot import (choose_mode, dot_intrin, pairs_fit_int16, products_per_cycle, reduce_block,
+                               vector_lanes)
 
 RNG = np.random.default_rng(50)
 HOST = Target("llvm")
@@ -297,20 +298,60 @@ def _run(model, x):
 
 
 @needs_avx2
-@pytest.mark.parametrize("per_channel", [True, False])
-def test_qdq_conv_becomes_one_int8_kernel_matching_onnxruntime(per_channel):
+@pytest.mark.parametrize("per_channel,ic", [(True, 5), (False, 12)])
+def test_qdq_conv_becomes_one_int8_kernel_matching_onnxruntime(per_channel, ic):
     ort = pytest.importorskip("onnxruntime")
-    oc, ic = 11, 5
+    oc = 11
     w_q = RNG.integers(-64, 64, (oc, ic, 3, 3)).astype("int8")  # 7-bit: onnxruntime's AVX2 kernel is exact
     w_scale = RNG.uniform(0.005, 0.02, oc if per_channel else ()).astype("float32")
     bias_q = RNG.integers(-500, 500, oc)
-    model = _qdq_conv_model(w_q, w_scale, bias_q, relu=True)
-    x = RNG.standard_normal((1, 5, 9, 7)).astype("float32") * 1.5
+    model = _qdq_conv_model(w_q, w_scale, bias_q, relu=True, x_shape=(1, ic, 9, 7))
+    x = RNG.standard_normal((1, ic, 9, 7)).astype("float32") * 1.5
     lib, got = _run(model, x)
     kernels = _conv_kernels(lib)
     assert [k.op for k in kernels] == ["conv2d_int8"] and kernels[0].attrs["mode"] in ("u8s8", "vnni")
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])
+
+
+def test_float_is_faster_where_the_int8_blocks_pad_the_channels():
+    avx2, vnni = Target(AVX2), Target(AVX_VNNI)
+    assert products_per_cycle(None, avx2) == products_per_cycle("i16", avx2) == products_per_cycle("u8s8", avx2) == 16
+    assert float_is_faster(3, 7, 7, "i16", avx2) and float_is_faster(5, 3, 3, "u8s8", avx2)
+    assert not float_is_faster(64, 1, 1, "i16", avx2) and not float_is_faster(12, 3, 3, "u8s8", avx2)
+    assert not float_is_faster(3, 7, 7, "vnni", vnni)  # 4 products a lane: twice the float rate
+
+
+@needs_avx2
+def test_qdq_stem_conv_runs_as_an_exact_float_conv_matching_onnxruntime():
+    """A 3-channel 7x7 stride-2 stem, per-tensor: the int8 kernel would pad 3 channels to 4, so it
+    runs as the float32 conv of the centered integers (exact: every partial sum is an integer
+    below 2**24), requantized as onnxruntime does: the same output as its int8 session."""
+    ort = pytest.importorskip("onnxruntime")
+    oc, ic = 19, 3
+    w_q = RNG.integers(-64, 64, (oc, ic, 7, 7)).astype("int8")
+    model = _qdq_conv_model(w_q, np.float32(0.004), RNG.integers(-900, 900, oc), relu=True,
+                            x_shape=(1, ic, 23, 21), pads=(3, 3, 3, 3), strides=(2, 2))
+    x = RNG.standard_normal((1, ic, 23, 21)).astype("float32") * 1.5
+    lib, got = _run(model, x)
+    assert [k.op for k in _conv_kernels(lib)] in (["conv2d"], ["conv2d_NCHWc"])  # the float templates
+    assert _kernels(lib, "requantize")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
+    assert np.count_nonzero(want) > want.size // 4
+
+
+@needs_avx2
+def test_qdq_stem_conv_keeps_the_int8_kernel_when_float_could_round():
+    """Weights of -128 over 5 x 15 x 15 taps of data centered by up to 135 reach 135 * 128 * 1125
+    > 2**24: a float sum could round, so the conv keeps its (exact) int8 kernel."""
+    oc, ic = 8, 5
+    model = _qdq_conv_model(np.full((oc, ic, 15, 15), -128, "int8"), np.float32(0.001), None, relu=False,
+                            x_shape=(1, ic, 16, 16), pads=(7, 7, 7, 7))
+    g, params = graph.from_onnx(model)
+    lib = graph.build(g, params=params)
+    assert [k.op for k in _conv_kernels(lib)] == ["conv2d_int8"]
 
 
 @needs_avx2
@@ -336,12 +377,12 @@ def test_qdq_3x3_conv_of_64_channels_runs_winograd_matching_onnxruntime():
 def test_qdq_conv_with_8bit_weights_runs_exact_on_int16():
     """Weights whose pairs could saturate vpmaddubsw take the exact int16 path; the result is the
     integer arithmetic of ONNX plus onnxruntime's output stage (its QLinearConv), computed in numpy."""
-    oc, ic = 10, 5
+    oc, ic = 10, 6  # channels that fill int16 pairs (5 would run as an exact float conv)
     w_q = RNG.integers(-128, 128, (oc, ic, 3, 3)).astype("int8")
     w_q[0, 0, 0, 0], w_q[0, 1, 0, 0] = -128, -128
     w_scale = np.full((oc,), 0.004, "float32")
-    model = _qdq_conv_model(w_q, w_scale, None, relu=False, strides=(2, 2))
-    x = RNG.standard_normal((1, 5, 9, 7)).astype("float32")
+    model = _qdq_conv_model(w_q, w_scale, None, relu=False, strides=(2, 2), x_shape=(1, ic, 9, 7))
+    x = RNG.standard_normal((1, ic, 9, 7)).astype("float32")
     lib, got = _run(model, x)
     kernels = _conv_kernels(lib)
     assert [k.op for k in kernels] == ["conv2d_int8"] and kernels[0].attrs["mode"] in ("i16", "vnni")

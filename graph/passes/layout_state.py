@@ -18,7 +18,7 @@ from topi.config import vector_lanes
 # Broadcast binaries that are elementwise once their operands share a layout.
 BINARY_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "prelu")
 # elementwise in their first input when their other inputs (scale, zero point) are per tensor
-PER_TENSOR_OPS = ("quantize", "dequantize")
+PER_TENSOR_OPS = ("quantize", "dequantize", "requantize")
 POOL_OPS = ("pool2d", "global_pool")
 
 

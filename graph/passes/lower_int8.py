@@ -233,6 +233,10 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
         return None
     strides, dilation = tuple(conv_attrs.get("strides", (1, 1))), tuple(conv_attrs.get("dilation", (1, 1)))
     packed = h.int8_winograd_kernel(wc, strides, dilation, mode, oc_bn)
+    if packed is None and h.int8_conv_float_is_faster(wc.shape[1], wc.shape[2], wc.shape[3], mode, target):
+        exact = _conv_float_exact(node, x, wc, conv_attrs, zx, zy, multiplier, bias, dtype, relu)
+        if exact is not None:
+            return exact
     if packed is not None:
         mode = "i16"  # Winograd centers the data: the offset is the bias alone
     else:
@@ -251,6 +255,43 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
              "dilation": dilation, "x_zp": zx, "y_zp": zy, "mode": mode, "dtype": dtype,
              "lo": zy if relu else None, "ow_bn": int(ow_bn), "oc_bn": int(oc_bn)}
     return make_node("conv2d_int8", (x, *consts), attrs, node.name, [name]).output
+
+
+FLOAT_EXACT = 2**24  # float32 holds every integer below it exactly
+
+
+def _conv_float_exact(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: int, multiplier: np.ndarray,
+                      bias: np.ndarray, dtype: str, relu: bool) -> Value | None:
+    """The requantized conv as a float32 conv of the same integers, for a conv whose int8 kernel
+    would issue more multiply cycles (``int8_conv_float_is_faster``: a 3-channel stem padded to
+    whole blocks): ``requantize(relu(conv2d(float32(x - x_zp), float32(w)) + bias))``, the
+    float conv template's speed and the int8 kernel's result exactly: every product and partial
+    sum is an integer below 2**24 in magnitude (``max|x - x_zp| * sum|w| + max|bias|``), so
+    float32 holds each exactly in any order of summation, and ``float32(acc) + bias`` rounds
+    once as ``float32(acc + bias)`` does.  A ReLU commutes with the positive multiplier's
+    rounding (``round(max(v, 0) * m) = max(round(v * m), 0)``).  None where that bound fails
+    or the multiplier is per channel (the blocked layouts take per-tensor requantization)."""
+    mult = np.unique(np.asarray(multiplier, "float32"))
+    span = max(zx, 255 - zx)
+    reach = span * int(np.abs(wc).reshape(wc.shape[0], -1).sum(1).max()) + int(np.abs(bias).max(initial=0))
+    if mult.size != 1 or not (np.isfinite(mult[0]) and mult[0] > 0) or reach >= FLOAT_EXACT:
+        return None
+    name = node.output.name
+
+    def const(a, key):
+        return constant_node(np.asarray(a), f"{name}.{key}").output
+
+    xf = make_node("dequantize", (x, const(np.float32(1.0), "one"), const(np.uint8(zx), "x_zp")),
+                   {"axis": 1, "block_size": 0}, f"{node.name}_centered", [f"{name}.centered"]).output
+    v = make_node("conv2d", (xf, const(wc.astype("float32"), "weight")), dict(conv_attrs), f"{node.name}_conv",
+                  [f"{name}.acc"]).output
+    if np.any(bias):
+        v = make_node("add", (v, const(bias.astype("float32").reshape(1, -1, 1, 1), "bias")), {},
+                      f"{node.name}_bias", [f"{name}.biased"]).output
+    if relu:
+        v = make_node("relu", (v,), {}, f"{node.name}_relu", [f"{name}.relu"]).output
+    return make_node("requantize", (v, const(mult[0], "multiplier"), const(np.array(zy, dtype), "y_zp")),
+                     {"axis": 1, "dtype": dtype}, node.name, [name]).output
 
 
 def _through_bias(v: Value, uses: dict, op: str) -> tuple:

@@ -52,7 +52,7 @@ from topi.nn.conv2d import get_pad_tuple, out_size
 from topi.nn.qnn import clamp_centered, qrange, register_integer_form
 from topi.nn.winograd import by_index, winograd_matrices
 from topi.utils import get_const_tuple
-from topi.x86.int8_dot import dot_intrin, operand_dtypes, reduce_block, vector_lanes
+from topi.x86.int8_dot import dot_intrin, operand_dtypes, products_per_cycle, reduce_block, vector_lanes
 
 CONV_INT8 = "conv2d_NCHWc_int8"
 IC_BLOCKS = (64, 32, 16, 8, 4, 2)
@@ -70,6 +70,18 @@ def blocks(oc: int, ic: int, mode: str, target) -> tuple:
     ic_bn = vl if ic % vl == 0 else next(b for b in IC_BLOCKS if b % kb == 0 and icp % b == 0)
     spare = target.vector_registers - 2 - (2 if mode == "u8s8" else 0)
     return ic_bn, vl, max(1, min(8, spare))
+
+
+def float_is_faster(ic: int, kh: int, kw: int, mode: str, target) -> bool:
+    """Whether the direct int8 conv of ``ic`` input channels (a ``kh`` x ``kw`` kernel) issues
+    more multiply cycles than the float32 conv of the same integers: the int8 reduction runs over
+    the channels padded to whole ``ic_bn`` blocks (:func:`blocks`), the float one over ``ic``
+    (its channel block divides ``ic``), each at :func:`topi.x86.int8_dot.products_per_cycle`.
+    True for a 3-channel stem (4 padded channels x 49 taps against 3 x 49 at equal rates
+    without VNNI), false wherever the blocks divide the channels."""
+    ic_bn = blocks(ic, ic, mode, target)[0]
+    padded = -(-ic // ic_bn) * ic_bn
+    return padded * kh * kw * products_per_cycle(None, target) > ic * kh * kw * products_per_cycle(mode, target)
 
 
 def pack_kernel(w: np.ndarray, mode: str, ic_bn: int, oc_bn: int) -> np.ndarray:
@@ -432,6 +444,7 @@ def schedule_conv2d_int8(outs, target) -> te.Schedule:
     if isinstance(data_q.op, te.ComputeOp):  # the packed data: a copy at the root, one (n, block, row) per task
         dq = s[data_q.op]
         dq.parallel(dq.fuse(*dq.op.axis[:3]))
+        dq.vectorize(dq.op.axis[4])  # a block's channels: one load from a blocked input
     if len(s[out].op.axis) == 5:
         # blocked output: rows parallel, column tiles of ow_bn, each column's channels one vector
         n, co, oh, ow, ci = s[out].op.axis
@@ -458,5 +471,5 @@ def schedule_conv2d_int8(outs, target) -> te.Schedule:
     return s
 
 
-__all__ = ["CONV_INT8", "blocks", "conv2d_int8", "conv2d_int8_winograd", "pack_kernel", "pack_winograd_kernel",
+__all__ = ["CONV_INT8", "blocks", "conv2d_int8", "conv2d_int8_winograd", "float_is_faster", "pack_kernel", "pack_winograd_kernel",
            "schedule_conv2d_int8", "unpack_kernel", "unpack_winograd_kernel", "winograd_exact", "winograd_kernel"]

@@ -70,6 +70,18 @@ def choose_mode(target, weights_fit_int8: bool, pairs_fit: bool) -> str | None:
     return "u8s8" if weights_fit_int8 and pairs_fit else "i16"
 
 
+def products_per_cycle(mode: str | None, target) -> int:
+    """Products one core issues per cycle in ``mode`` on ``target`` (None: float32 FMAs), the
+    model the int8 / float32 choice of :func:`topi.x86.conv2d_int8.float_is_faster` compares:
+    two FMA ports of ``target.lanes()`` float32, one integer multiply port (``vpdpbusd``: 4
+    products per int32 lane; ``vpmaddwd``: 2; ``u8s8``: 4 over two instructions).  On AVX2 all
+    three are 16: without VNNI only a shorter reduction or fewer bytes make int8 faster."""
+    if mode is None:
+        return 2 * target.lanes("float32")
+    vl = vector_lanes(mode, target)
+    return {"vnni": 4 * vl, "u8s8": 2 * vl, "i16": 2 * vl}[mode]
+
+
 def pairs_fit_int16(w: np.ndarray, axis: int = 1) -> bool:
     """Whether ``vpmaddubsw`` is exact on int8 weights ``w`` reduced along ``axis`` in pairs
     ``(2j, 2j+1)``: ``255 * (|w[2j]| + |w[2j+1]|) <= 32767``, i.e. the pair's magnitudes sum to
@@ -133,5 +145,5 @@ def dot_intrin(mode: str, lanes: int, target) -> te.TensorIntrin:
     return te.decl_tensor_intrin(c.op, fcompute, name=f"dot_{mode}_{lanes}x{kb}")
 
 
-__all__ = ["MODES", "choose_mode", "dot_intrin", "operand_dtypes", "pairs_fit_int16", "reduce_block",
-           "vector_lanes"]
+__all__ = ["MODES", "choose_mode", "dot_intrin", "operand_dtypes", "pairs_fit_int16", "products_per_cycle",
+           "reduce_block", "vector_lanes"]
