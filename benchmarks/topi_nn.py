@@ -3,8 +3,9 @@
 Run ``python3 benchmarks/topi_nn.py`` (``--plain-dense`` adds dense over the
 unpacked ``[N, K]`` weight; the dense rows hand Tessera its weight block-packed
 once, see ``_dense_fn``).  ``--rows`` instead sweeps the row count of a ViT-sized
-packed dense (384 -> 1536), one thread in its CPU time, each row count's GFLOP/s
-next to that of the nearest multiple of the register tile's rows (target: >= 0.85x).  Every system is timed in interleaved
+packed dense (384 -> 1536) and of attention-sized batch_matmuls, one thread, each kernel in its
+CPU time, each row count's GFLOP/s next to that of the nearest multiple of the register tile's
+rows (target: >= 0.85x).  Every system is timed in interleaved
 batches (a 0.25 s sleep before each, since BLAS and onnxruntime threads spin
 after a call and steal the cores); the table shows medians per call and the
 ratio ``baseline / tessera`` (above 1: tessera is faster).
@@ -153,36 +154,64 @@ def main(plain_dense: bool = False) -> list:
     return rows
 
 
-def row_sweep(rows=(1, 3, 4, 7, 8, 13, 48, 50, 196, 197, 198), N: int = 1536, K: int = 384) -> list:
+ROWS = (1, 3, 4, 7, 8, 13, 48, 50, 196, 197, 198)
+
+
+def row_sweep(rows=ROWS, N: int = 1536, K: int = 384) -> list:
     """GFLOP/s of the packed dense at each row count (one thread, CPU time) and its ratio to
     the nearest multiple of the tile's rows (at least one tile); then a narrow layer (ConvNeXt-T's
-    384 -> 96: fewer weight blocks than ``topi.x86.dense.FEW_BLOCKS``) at 3136 rows and a few."""
-    return _row_sweep(rows, N, K) + _row_sweep((50, 197, 3136), 96, K)
+    384 -> 96: fewer weight blocks than ``topi.x86.dense.FEW_BLOCKS``) at 3136 rows and a few;
+    then ``topi.x86.batch_matmul`` over 12 slices, an attention's ``q @ k^T`` (``[M, 64] x
+    [197, 64]^T``) and ``p @ v`` (``[M, 197] x [197, 64]``, K = 197)."""
+    return (_row_sweep(rows, N, K) + _row_sweep((50, 197, 3136), 96, K)
+            + _row_sweep(rows, 197, 64, batch=12) + _row_sweep(rows, 64, 197, batch=12))
 
 
-def _row_sweep(rows, N: int, K: int) -> list:
+def _kernel_seconds(f, args) -> float:
+    """Median CPU seconds of one call of the built kernel ``f`` on ``args``, timed as the tuner's
+    runner times a candidate (the compiled entry on checked pointers, without the ~4 us of numpy
+    argument checks a Python call adds)."""
     import time
 
+    fn, raw = f._fn, f._check(args)
+    return timing.median(timing.interleaved({"k": lambda: fn(*raw)}, repeat=ROUNDS, settle=0.0,
+                                            clock=time.thread_time)["k"])
+
+
+def _row_sweep(rows, N: int, K: int, batch: int = 0) -> list:
+    from topi.x86.batch_matmul import batch_matmul, default_batch_matmul_config, schedule_batch_matmul
+    from topi.x86.batch_matmul import batch_matmul_template
+
     codegen.set_num_threads(1)
-    wt = _rand(N, K, seed=2)
-    print(f"dense {K} -> {N}")
+    wt = _rand(max(batch, 1), N, K, seed=2)
+    print(f"batch_matmul {batch} x [rows, {K}] x [{N}, {K}]^T" if batch else f"dense {K} -> {N}")
+
+    def config(M: int):
+        if batch:
+            return default_batch_matmul_config(batch, M, N, K, template=batch_matmul_template(M, K, "float32"))
+        return default_dense_pack_config(M, N, K)
 
     def rate(M: int) -> float:
-        f, wk = _dense_fn(M, wt, packed=True)
-        x, y = _rand(M, K, seed=1), np.zeros((M, N), np.float32)
-        f(x, wk, y)
-        np.testing.assert_allclose(y, x @ wt.T, rtol=1e-3, atol=1e-3)
-        t = timing.median(timing.interleaved({"k": lambda: f(x, wk, y)}, repeat=ROUNDS, settle=0.0,
-                                             clock=time.thread_time)["k"])
-        return 2.0 * M * N * K / t / 1e9
+        if batch:
+            X, Y = te.placeholder((batch, M, K), name="X"), te.placeholder((batch, N, K), name="Y")
+            f, w = _build(batch_matmul(X, Y), [X, Y], schedule_batch_matmul), wt
+            x, y = _rand(batch, M, K, seed=1), np.zeros((batch, M, N), np.float32)
+        else:
+            f, w = _dense_fn(M, wt[0], packed=True)
+            x, y = _rand(M, K, seed=1), np.zeros((M, N), np.float32)
+        f(x, w, y)
+        np.testing.assert_allclose(y, x @ np.swapaxes(wt, -1, -2) if batch else x @ wt[0].T, rtol=1e-3, atol=1e-3)
+        return 2.0 * max(batch, 1) * M * N * K / _kernel_seconds(f, (x, w, y)) / 1e9
 
     out = []
     print(f"{'rows':>5s} {'tile':>6s} {'GFLOP/s':>8s} {'nearest':>8s} {'GFLOP/s':>8s} {'ratio':>6s}")
     for M in rows:
-        cfg = default_dense_pack_config(M, N, K)
-        near = max(cfg["mr"].val, round(M / cfg["mr"].val) * cfg["mr"].val)
+        cfg = config(M)
+        mr = cfg["mr"].val
+        near = max(mr, round(M / mr) * mr)
         mine, ref = rate(M), rate(near)
-        print(f"{M:5d} {cfg['bn'].val:>3d}x{cfg['mr'].val:<2d} {mine:8.1f} {near:8d} {ref:8.1f} {mine / ref:6.2f}")
+        tile = f"{cfg['bn'].val}x{mr}" if "bn" in cfg.values else f"{cfg['nr'].val}x{mr}"
+        print(f"{M:5d} {tile:>6s} {mine:8.1f} {near:8d} {ref:8.1f} {mine / ref:6.2f}")
         out.append((M, mine, near, ref))
     return out
 

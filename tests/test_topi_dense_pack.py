@@ -109,3 +109,16 @@ def test_dense_pack_errors():
         dense_pack(X, te.placeholder((3, 8, 16), name="W"), units=49)
     with pytest.raises(ValueError, match="dense_pack: argument 'weight' must have rank 3"):
         dense_pack(X, te.placeholder((3, 8, 16, 1), name="W"))
+
+
+def test_dense_pack_rule_rows_and_unroll():
+    """AVX2's tiles: 6 rows of two vectors, five where the tail tile would be thin (13 rows as
+    5 + 5 + 3), three vectors by four for a few rows; ``ku`` divides K (4, 2 or 1)."""
+    from codegen.target import Target
+
+    with Target("llvm -mcpu=x86-64-v3"):
+        tile = {M: (default_dense_pack_config(M, 1536, 384)["bn"].val, default_dense_pack_config(M, 1536, 384)["mr"].val)
+                for M in (3, 7, 12, 13, 50, 197)}
+        assert tile == {3: (24, 4), 7: (24, 4), 12: (16, 6), 13: (16, 5), 50: (16, 6), 197: (16, 6)}
+        assert [default_dense_pack_config(197, 64, K)["ku"].val for K in (384, 198, 197)] == [4, 2, 1]
+        assert default_dense_pack_config(1, 1000, 1001)["ku"].val == 1

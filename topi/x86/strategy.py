@@ -25,7 +25,6 @@ from topi.strategy import register_layout_helpers, register_strategy
 from topi.utils import find_anchor
 from topi.x86 import conv2d_nchwc, conv2d_transpose, conv_direct, injective, norms, pooling, softmax
 from topi.x86 import conv2d as x86conv
-from topi.x86.batch_matmul import TEMPLATE as BATCH_MATMUL_TEMPLATE, schedule_batch_matmul
 from topi.x86 import conv2d_int8, dense_int8, int8_dot
 from topi.x86 import conv2d_rule as x86conv_rule
 from topi.x86 import conv2d_schedule as x86conv_schedule
@@ -35,6 +34,7 @@ from topi.x86 import depthwise_conv2d as x86dw
 from topi.x86 import group_conv2d as x86group
 from topi.x86 import reduction as x86reduce
 from topi.x86.attention import schedule_attention
+from topi.x86.batch_matmul import batch_matmul as x86_batch_matmul, batch_matmul_template, schedule_batch_matmul
 from topi.x86.channel_shuffle import schedule_channel_shuffle
 from topi.x86.layer_norm import schedule_layer_norm
 from topi.x86.qnn import schedule_qnn_dense
@@ -184,9 +184,18 @@ def dense_workload(values, a, out_shape) -> tuple:
     return x86dense.dense_workload(m, n, k, x.dtype, template)
 
 
+def batch_matmul_compute(xs, a):
+    """``topi.x86.batch_matmul``: ``y`` block-packed per call, or the plain operands for a few
+    rows or under a ``batch_matmul.x86`` config (a record of that template)."""
+    return [x86_batch_matmul(xs[0], xs[1], transpose_b=a.get("transpose_b", False), cfg=a.get("config"))]
+
+
 def batch_matmul_workload(values, a, out_shape) -> tuple:
     *_, m, n = out_shape()
-    return x86dense.dense_workload(m, n, values[0].shape[-1], values[0].dtype, BATCH_MATMUL_TEMPLATE)
+    k, dtype = values[0].shape[-1], values[0].dtype
+    cfg = a.get("config")
+    template = cfg.template if cfg is not None else batch_matmul_template(m, k, dtype)
+    return x86dense.dense_workload(m, n, k, dtype, template)
 
 
 register_strategy("dense", CPU, dense_compute, dense_schedule, dense_workload)
@@ -202,9 +211,8 @@ register_strategy(
     "dense_int8", CPU,
     lambda xs, a: [dense_int8.dense_int8(*xs, a["units"], a["mode"], a.get("mr", 4))],
     lambda outs, a, t: dense_int8.schedule_dense_int8(outs, t))
-register_strategy("batch_matmul", CPU,
-                  schedule=lambda outs, a, t: schedule_batch_matmul(outs, a.get("config")),
-                  workload=batch_matmul_workload)
+register_strategy("batch_matmul", CPU, batch_matmul_compute,
+                  lambda outs, a, t: schedule_batch_matmul(outs, a.get("config")), batch_matmul_workload)
 
 
 # ----------------------------------------------- pooling, softmax, reduce ---
