@@ -161,6 +161,59 @@ def test_conv2d_NCHWc_padded_channels_reblocked(oc, k, stride, pads, size, flat,
          [np.ascontiguousarray(blocked), x86conv.pack_kernel_numpy(wt, ic_bn, 16)])
 
 
+@pytest.mark.parametrize("oc,k,stride,pads,size,flat,ow_bn,epilogue", [
+    (32, 1, 1, (0, 0, 0, 0), 9, False, 4, "relu"),  # rows of 4 + 4 + 1
+    (32, 1, 1, (0, 0, 0, 0), 9, True, 5, "relu"),  # the plane flattened: 81 columns in 5s
+    (40, 1, 1, (0, 0, 0, 0), 7, False, 5, "relu"),  # channels zero-padded to 48, written by 8
+    (16, 3, 1, (1, 1, 1, 1), 7, False, 6, "nchw"),  # padding inline, unpacked to NCHW
+    (24, 3, 2, (1, 0, 2, 1), 11, False, 4, "relu"),  # strided, uneven padding, padded channels
+])
+def test_conv2d_NCHWc_reduction_in_chunks(oc, k, stride, pads, size, flat, ow_bn, epilogue):
+    """``ic_chunk``: the conv of each output block runs over its whole plane per chunk of input
+    channels; 40 input channels in blocks of 8 by chunks of 32 leave a chunk of one block."""
+    from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86
+
+    ic, ic_bn = 40, 8
+    key = x86conv_rule.conv2d_workload((1, ic, size, size), (oc, ic, k, k), (stride,) * 2, pads, (1, 1))
+    cfg = x86conv_rule.blocks_config(key, {"ow_bn": ow_bn, "unroll_kw": k == 3, "flat": flat, "ic_chunk": 32},
+                                     ic_bn, 16)
+    a, wt = _np((1, ic, size, size), 14), _np((oc, ic, k, k), 15)
+    A = _ph((1, ic // ic_bn, size, size, ic_bn), "A")
+    W = _ph((-(-oc // 16), ic // ic_bn, k, k, ic_bn, 16), "W")
+    block = 16 if oc % 16 == 0 else 8
+    C = conv2d_NCHWc_x86(A, W, stride, pads, 1, cfg, channels=oc, out_block=block)
+    ref = T.conv2d_nchw_python(a, wt, stride, pads)
+    if epilogue == "relu":
+        out = te.compute(C.shape, lambda *i: te.max(C(*i), te.const(0.0)), name="relu", tag="elemwise")
+        ref = np.maximum(ref, 0).reshape(1, oc // block, block, *ref.shape[2:]).transpose(0, 1, 3, 4, 2)
+    else:
+        out = te.compute((1, oc, *C.shape[2:4]), lambda n, c, y, x: C[n, c // block, y, x, c % block],
+                         name="unpack", tag="injective")
+    s = topi.x86.schedule_conv2d_NCHWc(out)
+    blocked = a.reshape(1, ic // ic_bn, ic_bn, size, size).transpose(0, 1, 3, 4, 2)
+    _run(s, [A, W, out], ref, [np.ascontiguousarray(blocked), x86conv.pack_kernel_numpy(wt, ic_bn, 16)])
+
+
+def test_conv2d_rule_chunks_a_reduction_whose_weights_fill_l1():
+    """AVX2: a 1x1 conv whose weights for one 16-channel output block reach 32 KiB (512 input
+    channels) runs its reduction in chunks of 64 channels; not with fewer input channels, a
+    3x3 kernel, or fewer than 4 output blocks to share out."""
+    from codegen.target import Target
+
+    avx2 = Target("llvm -mcpu=znver3")
+    if avx2.vector_registers >= 32:
+        pytest.skip("the chunked reduction is the 16-register rule")
+
+    def chunk(ic, oc, hw, k=1):
+        pads = (k // 2,) * 4
+        key = x86conv_rule.conv2d_workload((1, ic, hw, hw), (oc, ic, k, k), (1, 1), pads, (1, 1))
+        with avx2:
+            return x86conv_rule.conv2d_rule(key, avx2)["ic_chunk"]
+
+    assert chunk(1024, 256, 14) == chunk(2048, 512, 7) == chunk(512, 1000, 13) == 64
+    assert chunk(256, 64, 56) == chunk(1024, 256, 14, k=3) == chunk(1024, 32, 14) == 0
+
+
 def test_conv2d_rule_pads_an_odd_number_of_vectors_on_avx2():
     """AVX2: 72, 104 or 1000 channels (an odd number of 8-lane vectors) run the two-vector tile
     over channels zero-padded to 16, the output blocked by 8; not 24 channels (a third padding),

@@ -181,7 +181,7 @@ def test_check_refuses_a_config_for_another_workload():
 
 def test_check_refuses_missing_or_unknown_knobs():
     with pytest.raises(ValueError, match=r"do not match the template's knobs .*missing \['unroll_kw'\]"):
-        check_config(config_of(KEY, {"ic_bn": 16, "oc_bn": 32, "ow_bn": 7, "flat": False}))
+        check_config(config_of(KEY, {"ic_bn": 16, "oc_bn": 32, "ow_bn": 7, "flat": False, "ic_chunk": 0}))
     with pytest.raises(KeyError, match="has no knob 'tile'"):
         with_values(default_config(KEY), tile=4)
 
@@ -224,7 +224,7 @@ def test_config_compares_by_value():
             cfg.values = {}
         assert cfg == default_config(KEY) and hash(cfg) == hash(default_config(KEY))
         assert cfg != with_values(cfg, ow_bn=3)
-        assert str(cfg).startswith("config<conv2d_NCHWc.x86 flat=False ic_bn=16 oc_bn=")
+        assert str(cfg).startswith("config<conv2d_NCHWc.x86 flat=False ic_bn=16 ic_chunk=0 oc_bn=")
 
 
 
@@ -376,7 +376,7 @@ def test_input_block_config_rolls_the_kernel_columns_past_one_vector():
         rule = default_config(key)
         wide = x86conv_rule.input_block_config(key, 16)
         same = x86conv_rule.input_block_config(key, 8)
-    assert rule.values == {"ic_bn": 8, "oc_bn": 8, "ow_bn": 7, "unroll_kw": True, "flat": False}
+    assert rule.values == {"ic_bn": 8, "oc_bn": 8, "ow_bn": 7, "unroll_kw": True, "flat": False, "ic_chunk": 0}
     assert wide.values == {**rule.values, "ic_bn": 16, "unroll_kw": False}
     assert same.values == rule.values
     with Target(AVX512):  # one vector of 16 lanes: the row tile, already rolled

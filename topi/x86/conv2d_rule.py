@@ -2,17 +2,20 @@
 
 ``conv2d_NCHWc.x86`` (classic TVM's task name): knobs ``ic_bn`` (the input channel
 block), ``oc_bn`` (the output channel block: the vector width of the register tile),
-``ow_bn`` (its columns), ``unroll_kw`` and ``flat`` (the output plane as one row).
+``ow_bn`` (its columns), ``unroll_kw``, ``flat`` (the output plane as one row) and
+``ic_chunk`` (input channels per reduction chunk over the whole plane; 0: none).
 The rule reads the target's vector width and register count; the compute is
 :mod:`topi.x86.conv2d`, the schedule :mod:`topi.x86.conv2d_schedule`.
 """
 
 from __future__ import annotations
 
+from te.dtype import bits
 from topi.config import divisors, largest_divisor, max_accumulators
 from topi.nn.conv2d import _spatial
 from tune.autotvm.config import (
-    check_config, choose_config, config_of, config_space, current_target, make_config, register_rule,
+    check_config, choose_config, config_of, config_space, current_target, make_config, recorded_values,
+    register_rule,
 )
 from tune.autotvm.space import ConfigEntity
 
@@ -25,6 +28,15 @@ OC_BLOCKS = (8, 16, 24, 32, 48, 64)  # output-channel blocks that divide a chann
 # MobileNet-v3, RegNet alone).  Not where the whole reduction is one unrolled block of input
 # channels (16 -> 72 on 16 channels: 1.35x), whose straight-line tile LLVM keeps in memory.
 PAD_MIN_CHANNELS = 40
+# A 1x1 conv whose weights for one block of output channels fill the L1 data cache (32 KiB on
+# Zen 3; 512 input channels by 16) reads them from L2 once per column tile; in chunks of
+# IC_CHUNK input channels (4 KiB of weights) run over the whole plane of the block, each chunk's
+# weights stay in L1 across the tiles (the partial sums go through a buffer of the block's plane):
+# ResNet-50's 1024 -> 256 14x14 layer 74-78 -> 82-88 GFLOP/s one thread (a 512-channel 28x28 one
+# 84 -> 88, 256-channel inputs no gain).
+L1_BYTES = 32 * 1024
+IC_CHUNK = 64
+IC_CHUNKS = (0, 32, 64, 128, 256)  # the knob's candidates
 
 
 def _ceil(a: int, b: int) -> int:
@@ -87,7 +99,8 @@ def conv2d_space(workload: tuple, target) -> dict:
     icg = _geometry(workload)[0]
     return {"ic_bn": divisors(icg, 64), "oc_bn": oc_block_candidates(workload, target),
             "ow_bn": list(range(1, max_accumulators(target) + 1)), "unroll_kw": [True, False],
-            "flat": [False, True] if workload[6] == 1 else [False]}
+            "flat": [False, True] if workload[6] == 1 else [False],
+            "ic_chunk": [c for c in IC_CHUNKS if c < icg] if workload[6] == 1 else [0]}
 
 
 def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
@@ -111,7 +124,10 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
       vector (a wider body spills);
     * ``flat``: an unpadded 1x1 conv, or a strided conv no wide tile fits, runs over its
       output plane flattened to one row where those tiles hold 10% more columns than the
-      rows' (:func:`_flat_fills`; a 7-wide plane: 49 columns in 5s against 4 + 3 a row).
+      rows' (:func:`_flat_fills`; a 7-wide plane: 49 columns in 5s against 4 + 3 a row);
+    * ``ic_chunk``: ``IC_CHUNK`` for a one-group 1x1 conv (16 registers) whose weights for one
+      output block fill ``L1_BYTES``, with at least 4 output blocks to share out (the
+      threads take whole blocks), else 0 (:func:`_ic_chunk`).
 
     Each choice was kept where it ran faster in whole models (``benchmarks/graph_models.py``,
     ``benchmarks/model_layers.py`` per layer); ResNet-50's 7-wide 1x1 convs, for one, took
@@ -127,7 +143,7 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
     if ic_bn is None:
         ic_bn = largest_divisor(icg, min(16, vec))
     if max_acc >= 16 and ocg % vec == 0:
-        return {"ic_bn": ic_bn, "oc_bn": vec, **_row_tile_rule(ow, max_acc), "flat": False}
+        return {"ic_bn": ic_bn, "oc_bn": vec, **_row_tile_rule(ow, max_acc), "flat": False, "ic_chunk": 0}
     cols = wide_tile_columns(target)
     narrow = _fullest_tile(ow, (*cols, 4)) if cols and ow > 4 else None  # a narrow plane's two-vector tile
     fits = [c for c in cols if 6 * (_ceil(ow, c) * c - ow) <= ow]  # tail gap <= 1/6
@@ -159,7 +175,17 @@ def conv2d_rule(workload: tuple, target, ic_bn: int | None = None) -> dict:
     two_vectors = oc_bn == 2 * vec and bool(wide)  # the wide or narrow two-vector tile (flat: over the plane)
     if two_vectors:
         ow_bn, unroll_kw = wide, False
-    return {"ic_bn": ic_bn, "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": unroll_kw, "flat": flat and two_vectors}
+    chunk = _ic_chunk(icg, ocg, oc_bn, pointwise and groups == 1, bits(dtype) // 8)
+    return {"ic_bn": ic_bn, "oc_bn": oc_bn, "ow_bn": ow_bn, "unroll_kw": unroll_kw, "flat": flat and two_vectors,
+            "ic_chunk": chunk}
+
+
+def _ic_chunk(icg: int, ocg: int, oc_bn: int, pointwise: bool, itemsize: int) -> int:
+    """``IC_CHUNK`` where a pointwise conv's weights for one output block (``icg`` x ``oc_bn``)
+    fill ``L1_BYTES``, the chunks divide the input channels and there are at least 4 output
+    blocks; else 0."""
+    fills = icg * oc_bn * itemsize >= L1_BYTES
+    return IC_CHUNK if pointwise and fills and icg % IC_CHUNK == 0 and _ceil(ocg, oc_bn) >= 4 else 0
 
 
 def _row_tile(ow: int, kw: int, ic_bn: int, oc_bn: int, vec: int, max_acc: int) -> tuple[int, bool]:
@@ -244,7 +270,7 @@ def conv2d_out_block(cfg: ConfigEntity, target=None) -> int:
 
 
 register_rule(TEMPLATE, conv2d_space, conv2d_rule, doc="blocked NCHW[x]c conv2d (conv2d_nchw_x86)",
-              legacy={"flat": False},  # records before the flattened plane ran its rows
+              legacy={"flat": False, "ic_chunk": 0},  # records before those knobs: rows, one reduction
               input_knob="ic_bn", in_block=lambda workload, block, target: conv2d_rule(workload, target, block),
               out_block=conv2d_out_block, deployable=conv2d_deployable)
 
@@ -263,9 +289,10 @@ def default_conv2d_config(workload, target=None) -> ConfigEntity:
 def blocks_config(workload, values: dict | None, ic_bn: int, oc_bn: int, target=None) -> ConfigEntity:
     """The config of ``values`` with the blocks ``ic_bn``/``oc_bn`` that a conv's pre-blocked tensors
     fix (classic ``conv2d_NCHWc`` takes any blocks: ``NCHW3c`` data, a kernel blocked by 5): blocks
-    outside the template's space join this config's space, the other knobs keep theirs.  ``values``
-    None: the row tile of those blocks (:func:`_row_tile`, for a grouped conv whose groups the
-    template would not block)."""
+    outside the template's space join this config's space, the other knobs keep theirs (a knob
+    ``values`` does not name takes its legacy value: ``ic_chunk`` 0).  ``values`` None: the row
+    tile of those blocks (:func:`_row_tile`, for a grouped conv whose groups the template would
+    not block)."""
     target = target or current_target()
     if values is None:
         _, _, _, ow, kw, _, dtype = _geometry(tuple(workload))
@@ -274,4 +301,5 @@ def blocks_config(workload, values: dict | None, ic_bn: int, oc_bn: int, target=
     space = config_space(tuple(workload), target)
     for knob, block in (("ic_bn", ic_bn), ("oc_bn", oc_bn)):
         space[knob] = sorted(set(space[knob]) | {block})
-    return check_config(config_of(workload, {**values, "ic_bn": ic_bn, "oc_bn": oc_bn}, space))
+    values = recorded_values(workload, {**values, "ic_bn": ic_bn, "oc_bn": oc_bn})
+    return check_config(config_of(workload, values, space))

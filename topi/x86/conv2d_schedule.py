@@ -3,7 +3,13 @@
 The blocked conv keeps a register tile of ``ow_bn`` output columns x ``oc_bn``
 output channels while the reduction streams over ``(ic_outer, kh, kw, ic_inner)``;
 the packing stages run at the root, the unpacking and any elementwise epilogue in
-the output loop.
+the output loop.  With ``ic_chunk``, the conv of one output block runs over its whole
+plane per chunk of input channels (the chunk's weights stay in L1 across the column
+tiles, the partial sums in a buffer of the plane), the epilogue after it::
+
+    parallel (n, oc block):
+        for (ic chunk) for (row) for (column tile) { tile += chunk }   // conv2d_NCHWc
+        for (row) for (column tile) { out = epilogue(conv) }
 """
 
 from __future__ import annotations
@@ -71,15 +77,22 @@ def _schedule_inputs(s, conv_op, vec: int) -> None:
             s[op].vectorize(inner)  # one vector of the target at a time
 
 
-def _schedule_accumulator(s, conv, cfg: ConfigEntity, lanes: int = 0) -> None:
-    """The register tile: reduction outside, ``ic_inner``/``ow`` unrolled, ``oc`` vectorized."""
+def _schedule_accumulator(s, conv, cfg: ConfigEntity, lanes: int = 0, ic_blocks: int = 0) -> None:
+    """The register tile: reduction outside, ``ic_inner``/``ow`` unrolled, ``oc`` vectorized.
+    ``ic_blocks``: the conv runs over its whole plane (computed at the output's channel
+    block), tiled by ``ow_bn`` columns, per chunk of that many input blocks."""
     n, occ, oh, ow, ocb = s[conv].op.axis
     ico, kh, kw, ici = s[conv].op.reduce_axis
+    outer = (n, occ, oh)
+    if ic_blocks:
+        chunk, ico = s[conv].split(ico, factor=ic_blocks)
+        wo, ow = s[conv].split(ow, factor=cfg["ow_bn"].val)
+        outer = (n, occ, chunk, oh, wo)
     if cfg["unroll_kw"].val:
-        s[conv].reorder(n, occ, oh, ico, kh, ici, kw, ow, ocb)
+        s[conv].reorder(*outer, ico, kh, ici, kw, ow, ocb)
         s[conv].unroll(kw)
     else:
-        s[conv].reorder(n, occ, oh, ico, kh, kw, ici, ow, ocb)
+        s[conv].reorder(*outer, ico, kh, kw, ici, ow, ocb)
     s[conv].unroll(ici)
     s[conv].unroll(ow)
     if lanes and get_const_tuple(conv.shape)[4] > lanes:
@@ -91,8 +104,9 @@ def _schedule_accumulator(s, conv, cfg: ConfigEntity, lanes: int = 0) -> None:
     s[conv].vectorize(ocb)
 
 
-def _tile_output(s, out, cfg: ConfigEntity, ocb: int, flat: bool = False):
-    """Split the output into (parallel rows, column tiles); return the attach axis.
+def _tile_output(s, out, cfg: ConfigEntity, ocb: int, flat: bool = False, chunked: bool = False):
+    """Split the output into (parallel rows, column tiles); return the attach axis (the column
+    tiles; ``chunked``: the parallel channel blocks, the rows inside them).
 
     A 5-D output is NCHW[x]c (in blocks of ``ocb``, or of a divisor of it: a reblocked
     output, ``topi.x86.conv2d_nchwc.reblock_output``, whose blocks of one conv block are
@@ -124,8 +138,9 @@ def _tile_output(s, out, cfg: ConfigEntity, ocb: int, flat: bool = False):
         s[out].reorder(*outer, ob, wi)
         s[out].unroll(ob)
     s[out].unroll(wi)
-    s[out].parallel(s[out].fuse(n, occ) if flat else s[out].fuse(n, occ, oh))
-    return wo
+    par = s[out].fuse(n, occ) if flat or chunked else s[out].fuse(n, occ, oh)
+    s[out].parallel(par)
+    return par if chunked else wo
 
 
 def conv_config(conv_op, cfg: ConfigEntity | None = None) -> ConfigEntity:
@@ -162,11 +177,12 @@ def _schedule_nchwc(s, out_op, cfg: ConfigEntity | None = None, target=None):
     conv = conv_op.output(0)
     if conv_op is out_op:
         conv = s.cache_write(conv, "local")
-    wo = _tile_output(s, out_op, cfg, ocb, cfg["flat"].val)
-    s[conv].compute_at(s[out_op], wo)
+    chunk = cfg["ic_chunk"].val
+    at = _tile_output(s, out_op, cfg, ocb, cfg["flat"].val, chunked=bool(chunk))
+    s[conv].compute_at(s[out_op], at)
     out_shape = get_const_tuple(out_op.output(0).shape)
     reblocked = out_shape[4] if len(out_shape) == 5 and out_shape[4] < ocb else 0
-    _schedule_accumulator(s, conv, cfg, reblocked)
+    _schedule_accumulator(s, conv, cfg, reblocked, max(1, chunk // cfg["ic_bn"].val) if chunk else 0)
     return s
 
 
