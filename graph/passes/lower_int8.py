@@ -232,13 +232,13 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
     if oc < oc_bn:  # fewer channels than one vector: the float conv does as well
         return None
     strides, dilation = tuple(conv_attrs.get("strides", (1, 1))), tuple(conv_attrs.get("dilation", (1, 1)))
-    packed = h.int8_winograd_kernel(wc, strides, dilation, mode, oc_bn)
+    packed = h.int8_winograd_kernel(wc, strides, dilation, mode, h.int8_winograd_block(mode, target))
     if packed is None and h.int8_conv_float_is_faster(wc.shape[1], wc.shape[2], wc.shape[3], mode, target):
         exact = _conv_float_exact(node, x, wc, conv_attrs, zx, zy, multiplier, bias, dtype, relu)
         if exact is not None:
             return exact
     if packed is not None:
-        mode = "i16"  # Winograd centers the data: the offset is the bias alone
+        mode, oc_bn = "i16", packed.shape[4]  # Winograd centers the data: the offset is the bias alone
     else:
         packed = h.pack_int8_conv_kernel(wc, mode, ic_bn, oc_bn)
     ocp = -(-oc // oc_bn) * oc_bn
