@@ -16,6 +16,10 @@ from ONNX's arithmetic, which Tessera computes exactly.  Per model it prints the
 the three (medians of interleaved batches, the fastest batch, the spread
 (max - min) / median), the ratios, and how far Tessera's int8 output is from onnxruntime's
 int8 output (max abs) and from the float model's, and how many kernels run on the integer dot products.
+Every integer of the int8 kernels is ONNX's; the float ops between them (LayerNorm, softmax) may
+round one ulp apart from onnxruntime's, and where such a value lies on a DynamicQuantizeLinear
+rounding tie its uint8 moves one step (encoder4: one entry of layer 3's input, ``x / scale`` =
+-34.5 to within 1e-5), which later layers carry to the output.
 ``--cpu-time`` runs all three on one thread and times each batch by the calling thread's CPU
 time (``time.thread_time``): on a shared machine, other processes' load then slows no one.
 """
