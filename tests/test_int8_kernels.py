@@ -593,3 +593,58 @@ def test_qlinear_conv_with_bias_becomes_conv2d_int8_matching_onnxruntime():
     assert [k.op for k in _conv_kernels(lib)] == ["conv2d_int8"]
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])
+
+
+# ------------------------------------------------------------ AutoTVM ---
+INT8_TUNE = [  # columns and channels that divide no tile: OW 11 and 5, OC 24 (NCHW out), 1x1 stride 2
+    ("i16", (1, 13, 9, 11), (24, 13, 3, 3), (1, 1), (1, 1, 1, 1)),
+    ("u8s8", (1, 16, 10, 9), (32, 16, 1, 1), (2, 2), (0, 0, 0, 0)),
+]
+
+
+@needs_avx2
+@pytest.mark.parametrize("mode,dshape,kshape,strides,pads", INT8_TUNE)
+def test_conv2d_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, dshape, kshape, strides, pads):
+    """``conv2d_NCHWc_int8.x86``: a few trials of a tuner, then the best record's config rebuilds
+    the kernel, checked against the integer reference; a tile wider than the registers is refused."""
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from topi.x86.conv2d_int8 import int8_workload
+    from tune import autotvm, record
+
+    wl = int8_workload(dshape, kshape, strides, pads, mode)
+    task = autotvm.task.create(wl[0], wl[1:], target="llvm")
+    assert {k: len(v) for k, v in task.config_space.space_map.items()} == {"oc_bn": 2, "ow_bn": 8}
+    wide = next(c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
+                if c["oc_bn"].val == 16 and c["ow_bn"].val == 8)
+    with pytest.raises(Exception, match="vector registers"):
+        task.instantiate(wide)
+    log = str(tmp_path / "int8.log")
+    builder, runner = autotvm.LocalBuilder(n_parallel=2), autotvm.LocalRunner(number=2, repeat=1)
+    try:
+        tuner = autotvm.tuner.RandomTuner(task, seed=0)
+        tuner.tune(3, autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)])
+    finally:
+        builder.close()
+        runner.close()
+    recs = [r for r in record.load_from_file(log) if r[1].error_no == 0]  # (the template's zero points are 0)
+    assert recs
+    best = min(recs, key=lambda r: np.mean(r[1].costs))[0].config
+    with autotvm.apply_history_best(log):
+        s, args = autotvm.task.lookup(wl[0]).func(*wl[1:])
+    f = codegen.build(s, args)
+    oc, ic, kh, kw = kshape
+    oc_bn = best["oc_bn"].val
+    wt = RNG.integers(-64, 65 if mode == "u8s8" else 64, kshape).astype("int64")
+    x = RNG.integers(0, 256, dshape).astype("uint8")
+    packed = pack_kernel(wt, mode, get_shape(args[1].shape)[4] * reduce_block(mode), oc_bn)
+    ocp = packed.shape[0] * oc_bn
+    offset, mult = np.zeros(ocp, "int32"), np.zeros(ocp, "float32")
+    offset[:oc] = RNG.integers(-3000, 3000, oc)
+    mult[:oc] = RNG.uniform(0.5, 2.0, oc) / (ic * kh * kw * 40)
+    got = np.zeros(get_shape(args[-1].shape), "uint8")
+    f(x, packed, offset, mult, got)
+    if got.ndim == 5:
+        got = got.transpose(0, 1, 4, 2, 3).reshape(got.shape[0], oc, *got.shape[2:4])
+    acc = qnn_conv2d_python(x, wt, np.int64(0), np.int64(0), strides, pads).astype("int64")
+    want = requantize_python(acc + offset[:oc].reshape(-1, 1, 1), mult[:oc], np.int64(0), 1, "uint8")
+    np.testing.assert_array_equal(got, want)

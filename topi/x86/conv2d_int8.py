@@ -77,6 +77,58 @@ def blocks(oc: int, ic: int, mode: str, target) -> tuple:
     return ic_bn, vl, max(1, min(8, target.vector_registers - 2 - extra))
 
 
+# --------------------------------------------------------------- AutoTVM ---
+TEMPLATE = "conv2d_NCHWc_int8.x86"
+OW_BLOCKS = (1, 2, 3, 4, 5, 6, 7, 8)
+
+
+def int8_workload(dshape, kshape, strides, pads, mode: str) -> tuple:
+    """The AutoTVM workload of a direct int8 conv: uint8 NCHW data ``dshape``, centered OIHW
+    weights ``kshape`` of ``mode`` (:mod:`topi.x86.int8_dot`)."""
+    return (TEMPLATE, tuple(int(d) for d in dshape), tuple(int(d) for d in kshape),
+            tuple(int(d) for d in strides), tuple(int(d) for d in pads), str(mode))
+
+
+def _tile_registers(mode: str, oc_bn: int, ow_bn: int, target) -> int:
+    """Vector registers of the register tile: the accumulators, the weights, the broadcast, the
+    mode's temporaries."""
+    vectors = oc_bn // vector_lanes(mode, target)
+    return vectors * ow_bn + vectors + 1 + (2 if mode == "u8s8" else 0)
+
+
+def _int8_space(workload: tuple, target) -> dict:
+    mode, vl = workload[5], vector_lanes(workload[5], target)
+    return {"oc_bn": [vl, 2 * vl], "ow_bn": list(OW_BLOCKS)}
+
+
+def _int8_default(workload: tuple, target) -> dict:
+    _, (n, ic, h, w), (oc, _, kh, kw), _, _, mode = workload
+    _, oc_bn, ow_bn = blocks(oc, ic, mode, target)
+    return {"oc_bn": oc_bn, "ow_bn": ow_bn}
+
+
+def _int8_constraint(workload: tuple, values: dict) -> str | None:
+    from tune.autotvm.config import current_target
+
+    target = current_target()
+    need = _tile_registers(workload[5], values["oc_bn"], values["ow_bn"], target)
+    if need > target.vector_registers:
+        return (f"a register tile of {values['ow_bn']} columns x {values['oc_bn']} channels needs {need} vector "
+                f"registers, the target has {target.vector_registers}")
+    return None
+
+
+def _register_rule() -> None:
+    from tune.autotvm.config import register_rule
+
+    register_rule(TEMPLATE, _int8_space, _int8_default, _int8_constraint,
+                  doc="direct int8 conv on the integer dot products (conv2d_int8): the register tile's "
+                      "channels (one or two vectors) and columns")
+
+
+_register_rule()
+
+
 def float_is_faster(ic: int, kh: int, kw: int, mode: str, target) -> bool:
     """Whether the direct int8 conv of ``ic`` input channels (a ``kh`` x ``kw`` kernel) issues
     more multiply cycles than the float32 conv of the same integers: the int8 reduction runs over
@@ -482,6 +534,6 @@ def schedule_conv2d_int8(outs, target) -> te.Schedule:
     return s
 
 
-__all__ = ["CONV_INT8", "blocks", "conv2d_int8", "conv2d_int8_winograd", "float_is_faster", "pack_kernel",
+__all__ = ["CONV_INT8", "TEMPLATE", "blocks", "int8_workload", "conv2d_int8", "conv2d_int8_winograd", "float_is_faster", "pack_kernel",
            "pack_winograd_kernel", "schedule_conv2d_int8", "unpack_kernel", "unpack_winograd_kernel", "winograd_block", "winograd_exact",
            "winograd_kernel"]

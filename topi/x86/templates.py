@@ -1,5 +1,5 @@
 """topi's x86 schedules as AutoTVM templates: ``conv2d_NCHWc.x86``, ``dense_pack.x86``, ``dense.x86``,
-``softmax.x86`` (classic TVM's task names).
+``softmax.x86`` (classic TVM's task names), ``conv2d_NCHWc_int8.x86``.
 
 ``autotvm.task.create("conv2d_NCHWc.x86", args, target)`` where ``args`` is
 topi's workload key without its name (``topi.x86.conv2d_rule.conv2d_workload``).
@@ -143,3 +143,34 @@ def conv2d_winograd(dshape, kshape, strides, pads, dilation, groups=1, dtype="fl
 
 
 __all__ = ["conv2d_nchwc", "conv2d_winograd", "dense", "dense_pack", "softmax", "template_config"]
+
+
+@autotvm.template("conv2d_NCHWc_int8.x86")
+def conv2d_int8(dshape, kshape, strides, pads, mode):
+    """The requantized int8 conv (:func:`topi.x86.conv2d_int8.conv2d_int8`) of uint8 NCHW data by
+    centered OIHW weights of ``mode``, packed for the config's channel block (the kernel arrives
+    packed, as a graph folds it); output NCHW[oc_bn]c where the block divides the channels, else
+    NCHW.  Knobs: the register tile's channels (one or two vectors) and columns."""
+    from codegen.target import Target
+    from topi.x86 import conv2d_int8 as c8
+    from topi.x86.int8_dot import operand_dtypes, reduce_block
+
+    workload = c8.int8_workload(dshape, kshape, strides, pads, mode)
+    n, ic, h, w = dshape
+    oc, _, kh, kw = kshape
+    target = Target.current()
+    ic_bn = c8.blocks(oc, ic, mode, target)[0]
+    oh = (h + pads[0] + pads[2] - kh) // strides[0] + 1
+    ow = (w + pads[1] + pads[3] - kw) // strides[1] + 1
+    cfg = template_config(workload, 2.0 * n * oc * oh * ow * ic * kh * kw)
+    oc_bn, ow_bn = cfg["oc_bn"].val, cfg["ow_bn"].val
+    kb = reduce_block(mode)
+    data = te.placeholder(tuple(dshape), "uint8", name="data")
+    kernel = te.placeholder((-(-oc // oc_bn), -(-ic // ic_bn), kh, kw, ic_bn // kb, oc_bn, kb),
+                            operand_dtypes(mode)[1], name="kernel_int8")
+    ocp = -(-oc // oc_bn) * oc_bn
+    offset = te.placeholder((ocp,), "int32", name="offset")
+    multiplier = te.placeholder((ocp,), "float32", name="multiplier")
+    out = c8.conv2d_int8(data, kernel, offset, multiplier, oc, tuple(strides), tuple(pads), (1, 1), 0, 0, mode,
+                         ow_bn=ow_bn, out_block=oc_bn if oc % oc_bn == 0 else 0)
+    return c8.schedule_conv2d_int8(out, target), [data, kernel, offset, multiplier, out]

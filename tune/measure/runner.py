@@ -181,7 +181,7 @@ def random_arguments(specs: list, seed: int) -> list:
         shape, dtype = tuple(p["shape"]), np.dtype(p["dtype"])
         a = aligned_empty(shape, dtype)
         if p["is_output"]:
-            a.fill(np.nan if dtype.kind == "f" else -7)
+            a.fill(np.nan if dtype.kind == "f" else np.array(-7).astype(dtype))  # unsigned: wrapped
         elif dtype.kind == "f":
             a[...] = rng.uniform(-1, 1, size=shape)
         else:
