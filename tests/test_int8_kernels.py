@@ -648,3 +648,36 @@ def test_conv2d_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, d
     acc = qnn_conv2d_python(x, wt, np.int64(0), np.int64(0), strides, pads).astype("int64")
     want = requantize_python(acc + offset[:oc].reshape(-1, 1, 1), mult[:oc], np.int64(0), 1, "uint8")
     np.testing.assert_array_equal(got, want)
+
+
+@needs_avx2
+def test_qdq_conv_built_with_records_takes_the_tuned_register_tile():
+    """A graph built with a ``conv2d_NCHWc_int8.x86`` record of its conv's workload runs that
+    record's tile (3 columns here, the rule says 8), still exact."""
+    import time
+
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from topi.x86.conv2d_int8 import int8_workload
+    from tune import autotvm
+
+    oc, ic = 16, 12
+    w_q = RNG.integers(-64, 64, (oc, ic, 3, 3)).astype("int8")
+    w_scale = RNG.uniform(0.005, 0.02, oc).astype("float32")
+    model = _qdq_conv_model(w_q, w_scale, None, relu=True, x_shape=(1, ic, 9, 7))
+    g, params = graph.from_onnx(model)
+    x = RNG.standard_normal((1, ic, 9, 7)).astype("float32") * 1.5
+    default = graph.build(g, params=params)
+    mode = _kernels(default, "conv2d_int8")[0].attrs["mode"]
+    wl = int8_workload((1, ic, 9, 7), (oc, ic, 3, 3), (1, 1), (1, 1, 1, 1), mode)
+    task = autotvm.task.create(wl[0], wl[1:], target="llvm")
+    cfg = next(c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
+               if c["oc_bn"].val == 8 and c["ow_bn"].val == 3)
+    rec = (autotvm.MeasureInput(task.target, task, cfg), autotvm.MeasureResult((1e-4,), 0, 0.1, time.time()))
+    lib = graph.build(g, params=params, records=[rec])
+    conv = _kernels(lib, "conv2d_int8")[0]
+    assert (conv.attrs["ow_bn"], conv.attrs["oc_bn"]) == (3, 8) != (_kernels(default, "conv2d_int8")[0].attrs["ow_bn"],
+                                                                     _kernels(default, "conv2d_int8")[0].attrs["oc_bn"])
+    m, m0 = lib.create_executor(), default.create_executor()
+    m.run(x=x)
+    m0.run(x=x)
+    np.testing.assert_array_equal(m.get_output(0), m0.get_output(0))

@@ -34,17 +34,16 @@ def lower_qdq_conv(graph: Graph, context) -> Graph:
     a rounding boundary.  A max pooling of a dequantized value pools the integers instead
     (:func:`_max_pool_first`).
     """
-    target = context.target
-    if int8_helpers(target) is None:
+    if int8_helpers(context.target) is None:
         return graph
     uses = use_counts(graph)
 
     def rewrite(node, ins):
         new = None
         if node.op == "quantize":
-            new = _lower(node, ins, uses, target)
+            new = _lower(node, ins, uses, context)
         elif node.op == "requantize" and len(ins) == 3:
-            new = _lower_qlinear(node, ins, uses, target)
+            new = _lower_qlinear(node, ins, uses, context)
         elif node.op == "pool2d":
             new = _max_pool_first(node, ins)
         if new is None:
@@ -110,7 +109,7 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
     return rebuild(graph, rewrite)
 
 
-def _lower(q, ins, uses: dict, target) -> Value | None:
+def _lower(q, ins, uses: dict, context) -> Value | None:
     """``quantize(conv2d(dequantize(x), dequantize(W)) [+ bias] [-> relu])`` -> ``conv2d_int8``."""
     y, sy, zy = (tuple(ins) + (None,))[:3]
     dtype = q.attrs.get("dtype")
@@ -153,7 +152,7 @@ def _lower(q, ins, uses: dict, target) -> Value | None:
         bias = np.rint(bias_f.astype("float64") / s.astype("float64")).astype("int64")
         if np.any(np.abs(bias) > 2**31 - 1) or not np.array_equal(bias.astype("float32") * s, bias_f):
             return None  # not an int32 bias at scale x_scale * w_scale: keep the float path
-    return _conv_int8(q, xq, wc, conv.attrs, int(zx), int(zy), multiplier, bias, dtype, relu, target)
+    return _conv_int8(q, xq, wc, conv.attrs, int(zx), int(zy), multiplier, bias, dtype, relu, context)
 
 
 def _max_pool_first(pool, ins) -> Value | None:
@@ -178,7 +177,7 @@ def _max_pool_first(pool, ins) -> Value | None:
                      [pool.output.name]).output
 
 
-def _lower_qlinear(rq, ins, uses: dict, target) -> Value | None:
+def _lower_qlinear(rq, ins, uses: dict, context) -> Value | None:
     """``requantize(qnn_conv2d(x, W, x_zp, w_zp) [+ int32 bias])`` (QLinearConv) with constant
     weights, zero points and multiplier -> ``conv2d_int8``."""
     acc, m, zy = ins
@@ -199,7 +198,7 @@ def _lower_qlinear(rq, ins, uses: dict, target) -> Value | None:
     wc = w.astype("int64") - zw.astype("int64").reshape(-1, 1, 1, 1)
     multiplier = np.broadcast_to(mult.reshape(-1).astype("float32"), (oc,))
     bias = np.zeros(oc, "int64") if bias is None else bias.astype("int64")
-    return _conv_int8(rq, x, wc, v.node.attrs, int(zx), int(zy), multiplier, bias, dtype, False, target)
+    return _conv_int8(rq, x, wc, v.node.attrs, int(zx), int(zy), multiplier, bias, dtype, False, context)
 
 
 def _mode(h, target, wc: np.ndarray) -> str | None:
@@ -217,10 +216,12 @@ def int8_helpers(target):
 
 
 def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: int, multiplier: np.ndarray,
-               bias: np.ndarray, dtype: str, relu: bool, target) -> Value | None:
+               bias: np.ndarray, dtype: str, relu: bool, context) -> Value | None:
     """The ``conv2d_int8`` node standing for ``node`` (its names kept): uint8 ``x``, centered OIHW
     weights ``wc``, per-channel ``multiplier`` and int32 ``bias``; None where the target or the
-    weights leave no integer kernel."""
+    weights leave no integer kernel.  A direct conv's register tile is the best tuning record's
+    (``context.records``, template ``conv2d_NCHWc_int8.x86``), else the target's rule."""
+    target = context.target
     h = int8_helpers(target)
     if h is None:
         return None
@@ -240,6 +241,11 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
     if packed is not None:
         mode, oc_bn = "i16", packed.shape[4]  # Winograd centers the data: the offset is the bias alone
     else:
+        if dilation == (1, 1):
+            tuned = context.records.best(target, h.int8_conv_workload(
+                x.shape, wc.shape, strides, tuple(conv_attrs.get("padding", (0, 0, 0, 0))), mode))
+            if tuned is not None and oc >= tuned["oc_bn"]:
+                oc_bn, ow_bn = tuned["oc_bn"], tuned["ow_bn"]
         packed = h.pack_int8_conv_kernel(wc, mode, ic_bn, oc_bn)
     ocp = -(-oc // oc_bn) * oc_bn
     offset = np.zeros(ocp, "int64")

@@ -295,6 +295,7 @@ register_layout_helpers(
     int8_mode=int8_dot.choose_mode,
     int8_pairs_fit=int8_dot.pairs_fit_int16,
     int8_conv_blocks=conv2d_int8.blocks,
+    int8_conv_workload=conv2d_int8.int8_workload,
     int8_conv_float_is_faster=conv2d_int8.float_is_faster,
     pack_int8_conv_kernel=conv2d_int8.pack_kernel,
     int8_winograd_kernel=conv2d_int8.winograd_kernel,
