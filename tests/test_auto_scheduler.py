@@ -348,6 +348,49 @@ def test_vector_tiles_rounded_up_leave_a_correct_tail():
         check_build(sk.realize(genes), tensors, ref, rtol=1e-4, atol=1e-4)
 
 
+def conv1x1(c=12, hw=20, f=24):
+    """A bare NCHW 1x1 conv whose image width (20) whole vectors do not divide."""
+    data = te.placeholder((1, c, hw, hw), name="data")
+    w = te.placeholder((f, c, 1, 1), name="w")
+    rc = te.reduce_axis((0, c), "rc")
+    out = te.compute((1, f, hw, hw), lambda n, ff, y, x: te.sum(data[n, rc, y, x] * w[ff, rc, 0, 0], axis=rc),
+                     name="conv", attrs={"layout_free_placeholders": [w]})
+
+    def ref(d, k):
+        from topi.testing import conv2d_nchw_python
+
+        return conv2d_nchw_python(d, k, 1, 0)
+
+    return [data, w, out], ref
+
+
+@pytest.mark.parametrize("make", [conv1x1, lambda: matmul_add(24, 13, 40)], ids=["conv1x1", "matmul_add"])
+def test_sampled_register_tiles_hold_whole_vectors_and_enough_accumulators(make):
+    """Random draws of a tiled stage start from its register tile: whole vectors along the vector
+    axis (the 20-wide image rounded up to 24), between half and all of the accumulators the registers
+    hold, its other loops unrolled; the programs are correct and parallel over their outer tiles."""
+    import math
+
+    from tune.auto_scheduler.plans import Tiled
+
+    tensors, ref = make()
+    rng = np.random.default_rng(11)
+    for sk in generate_sketches(auto_scheduler.ComputeDAG(tensors), None):
+        (plan,) = [p for p in sk.plans if isinstance(p, Tiled)]
+        for k in range(6):
+            genes = sk.sample(rng)
+            assert sk.valid(genes) and sk.accept(genes) == (True, True)
+            s3 = [t[3] for t in plan.tiles(genes)]
+            v = plan.vaxis(genes)
+            budget = plan.register_tile(s3[v])
+            assert s3[v] % 8 == 0 and budget // 2 < math.prod(s3) <= budget, (genes, s3)
+            sch = sk.realize(genes)
+            unrolled = sum(st.kind == "unroll" for st in sch.trace)
+            assert unrolled == sum(t > 1 for a, t in enumerate(s3) if a != v)
+            if k < 2:
+                check_build(sch, tensors, ref, rtol=1e-4, atol=1e-4)
+
+
 def test_channel_vector_tiles_are_correct_and_replay():
     """The output-channel axis as the register tile's vector loop (the write cache laid out with it
     innermost, the weights packed channel-innermost, or read in place): correct where no tile divides

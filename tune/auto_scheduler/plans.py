@@ -12,7 +12,10 @@ are preferred.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
+import operator
 
 from te import expr as E
 from te.visitor import collect_reads
@@ -57,6 +60,10 @@ class Plan:
         """``(legal, preferred)``: whether genes ``g`` may be built at all, and whether they are
         the kind the search should draw first."""
         return True, True
+
+    def sample(self, rng) -> dict:
+        """Random values of this plan's genes."""
+        return {gene.key: gene.sample(rng) for gene in self.genes()}
 
     def emit(self, sch, g: dict, ctx: dict) -> None:
         raise NotImplementedError
@@ -182,6 +189,42 @@ class Tiled(Plan):
         outer = math.prod(t[0] for t in self.tiles(g)[: g[f"{n}.par"]])
         return True, vector_ok and outer >= 2
 
+    def sample(self, rng) -> dict:
+        """Random genes, the register tile drawn first: whole vectors along the vector axis and
+        between half and all of the accumulators the registers hold (``register_tile``), the rest
+        of each axis dealt at random to the outer levels.  (Ansor fills every level at random and
+        leaves the rest to the cost model: most such draws of a ResNet-50 1x1 conv hold a few
+        accumulators or a scalar tail, and 150 trials ended near half the template's speed.)"""
+        g = super().sample(rng)
+        v = self.vaxis(g)
+        vkey = f"{self.name}.S{v}"
+        if self.padded and v == len(self.space) - 1:  # no whole vectors divide it: tiled rounded up
+            g[f"{self.name}.vpad"], vkey = 1, f"{self.name}.SV"
+        ext = lambda key: math.prod(g[key])
+        keys = [f"{self.name}.S{k}" for k in range(len(self.space)) if k != v]
+        whole = [d for d in _divisors(ext(vkey)) if d % self.lanes == 0 and d <= 4 * self.lanes]
+        inner = whole[int(rng.integers(len(whole)))] if whole else (ext(vkey) if ext(vkey) < self.lanes else None)
+        if inner is None:
+            return g
+        room = self.register_tile(inner) // inner
+        best, fits = [1] * len(keys), []
+        options = [[d for d in _divisors(ext(key)) if d <= room] for key in keys]
+        for _ in range(32):
+            pick = [opts[int(rng.integers(len(opts)))] for opts in options]
+            p = math.prod(pick)
+            if p <= room and p > math.prod(best):
+                best = pick
+            if 2 * p > room >= p:
+                fits.append(pick)
+        pick = fits[int(rng.integers(len(fits)))] if fits else best
+        for key, t in zip([vkey] + keys, [inner] + pick):
+            g[key] = TileGene(key, ext(key) // t, 3, max_inner=ext(key)).sample(rng) + [t]
+        # parallel over enough outer loops to give two threads work, where the outer tiles allow
+        outer = list(itertools.accumulate((t[0] for t in self.tiles(g)), operator.mul))
+        if outer[g[f"{self.name}.par"] - 1] < 2 and outer[-1] >= 2:
+            g[f"{self.name}.par"] = next(k + 1 for k, o in enumerate(outer) if o >= 2)
+        return g
+
     def genes(self):
         n = self.name
         out = [TileGene(f"{n}.S{k}", e, 4) for k, e in enumerate(self.space)]
@@ -259,8 +302,18 @@ class Tiled(Plan):
             first_serial = x.leaf_iter_vars[0]
         if tiles and tiles[self.vaxis(g)][3] > 1:
             x.vectorize(s3[-1])
+        v = self.vaxis(g)
+        for ax, t in zip(s3[:-1], [t[3] for k, t in enumerate(tiles) if k != v]):
+            if t > 1:  # the register tile's other loops, unrolled: its accumulators stay in registers
+                x.unroll(ax)
         if g[f"{n}.unroll"] and first_serial is not None:
             x.pragma(first_serial, "auto_unroll_max_step", g[f"{n}.unroll"])
+
+
+@functools.lru_cache(maxsize=256)
+def _divisors(n: int) -> tuple:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return tuple(sorted(set(small + [n // d for d in small])))
 
 
 def pack_dims(op, tensor) -> list | None:

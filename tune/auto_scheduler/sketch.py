@@ -23,8 +23,11 @@ back to the inputs; a stage with two applicable rules doubles the sketches:
 
 The choices a sketch leaves open are genes (``tune.auto_scheduler.genes``):
 tile sizes, unroll depth, how many outer loops run in parallel, compute
-location, vector length and axis, weight packing.  ``Sketch.realize(genes)`` applies the primitives to a
-fresh schedule, whose trace is the candidate.
+location, vector length and axis, weight packing.  A tiled stage's draws start
+from its register tile (whole vectors, most of the accumulators the registers
+hold, its loops unrolled); the outer levels are dealt at random.
+``Sketch.realize(genes)`` applies the primitives to a fresh schedule, whose
+trace is the candidate.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ class Sketch:
         """Random genes: the first draw the plans prefer, else the first legal one."""
         legal = None
         for _ in range(tries):
-            values = {gene.key: gene.sample(rng) for gene in self.genes}
+            values = {k: v for p in self.plans for k, v in p.sample(rng).items()}
             ok, preferred = self.accept(values)
             if ok and preferred:
                 return values
