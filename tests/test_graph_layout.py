@@ -39,10 +39,14 @@ def conv(b, x, oc, k=3, name="conv", **attrs):
     return b.op("add", b.op("conv2d", x, w, name=name, **attrs), bias)
 
 
-def laid_out(g):
-    """Run the pass table up to (not including) fusion; return the graph and its profile."""
+def laid_out(g, direct: bool = False):
+    """Run the pass table up to (not including) fusion; return the graph and its profile.
+    ``direct``: every conv direct (no Winograd), as the blocked layout's own tests want."""
+    from graph.passes.context import BuildContext
+
     profile = PassProfile()
-    return optimize(g, exclude=("fusion",), profile=profile), profile
+    context = BuildContext.of(options={"winograd": False}) if direct else None
+    return optimize(g, exclude=("fusion",), profile=profile, context=context), profile
 
 
 def check_values(before, after, rtol=1e-4, atol=1e-4):
@@ -66,7 +70,7 @@ def test_conv_relu_conv_passes_blocked_activations():
     x = b.input("x", (1, 16, 10, 10))
     y = conv(b, b.op("relu", conv(b, x, 32, name="c1")), 32, name="c2")
     g = b.finish(y)
-    out, profile = laid_out(g)
+    out, profile = laid_out(g, direct=True)
     assert ops(out).count("conv2d_NCHWc") == 2 and "conv2d" not in ops(out)
     assert blocked_inputs(out, "conv2d_NCHWc") == [4, 5]  # the first packs its NCHW input itself
     assert count_transforms(out) == 1  # only the graph output goes back to NCHW
@@ -82,7 +86,7 @@ def test_residual_add_and_relu_stay_blocked():
     r = b.op("relu", b.op("add", conv(b, h, 32, name="c2"), h))
     y = conv(b, r, 32, name="c3")
     g = b.finish(y)
-    out, _ = laid_out(g)
+    out, _ = laid_out(g, direct=True)
     assert count_transforms(out) == 1
     assert blocked_inputs(out, "conv2d_NCHWc") == [4, 5, 5]
     adds = [n for n in out.nodes if n.op == "add"]
@@ -98,7 +102,7 @@ def test_a_residual_from_a_plain_value_runs_in_nchw():
     x = b.input("x", (1, 32, 8, 8))
     y = conv(b, b.op("add", conv(b, x, 32, name="c1"), x), 32, name="c2")
     g = b.finish(y)
-    out, _ = laid_out(g)
+    out, _ = laid_out(g, direct=True)
     (residual,) = [n for n in out.nodes if n.op == "add" and x in n.inputs]
     assert len(residual.output.shape) == 4
     assert count_transforms(out) == 2 and blocked_inputs(out, "conv2d_NCHWc") == [4, 4]
@@ -146,7 +150,7 @@ def test_conv_maxpool_conv():
     s = b.op("global_pool", a, pool_type="avg")
     se = b.op("multiply", conv(b, a, 32, k=1, name="c3"), b.op("sigmoid", conv(b, s, 32, k=1, name="se")))
     g = b.finish(conv(b, se, 16, k=1, name="c4"))
-    out, _ = laid_out(g)
+    out, _ = laid_out(g, direct=True)
     pools = [n for n in out.nodes if n.op in ("pool2d", "global_pool")]
     assert [n.attrs["layout"] for n in pools] == ["NCHWc"] * 3
     assert blocked_inputs(out, "conv2d_NCHWc") == [4, 5, 5, 5, 5]
@@ -160,7 +164,7 @@ def test_concat_of_two_convs_stays_blocked():
     cat = b.op("concatenate", conv(b, x, 32, k=1, name="c1"), conv(b, x, 64, name="c2"), axis=1)
     y = conv(b, b.op("relu", cat), 32, name="c3")
     g = b.finish(y)
-    out, _ = laid_out(g)
+    out, _ = laid_out(g, direct=True)
     (cat_node,) = [n for n in out.nodes if n.op == "concatenate"]
     assert cat_node.output.shape == (1, 6, 8, 8, 16)  # both convs blocked by one vector: no transform
     assert blocked_inputs(out, "conv2d_NCHWc") == [4, 4, 5]

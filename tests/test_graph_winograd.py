@@ -106,6 +106,22 @@ def test_small_strided_or_disabled_convs_stay_direct():
     assert not winograd_nodes(out) and ops(out).count("conv2d_NCHWc") == 3
 
 
+@pytest.mark.parametrize("ic, oc, width, preferred", [
+    (128, 32, 56, True),  # DenseNet: both counts reach MIN_CHANNELS
+    (48, 192, 13, True),
+    (16, 64, 55, True),  # narrow and wide on a wide plane (SqueezeNet's first fires)
+    (24, 64, 14, False),  # narrow and wide on a 14-wide plane (GoogLeNet)
+    (16, 32, 28, False),  # both narrow
+    (8, 256, 56, False),
+])
+def test_winograd_preferred_by_channels_and_plane(ic, oc, width, preferred):
+    from topi.x86.conv2d_rule import conv2d_workload
+    from topi.x86.conv2d_winograd import winograd_preferred
+
+    key = conv2d_workload((1, ic, width, width), (oc, ic, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1))
+    assert winograd_preferred(key) is preferred
+
+
 def test_a_graph_built_with_winograd_off_by_option_runs_direct_and_matches():
     def kernel_ops(lib):
         return [n.op for node in lib.graph.nodes if node.op == "fused" for n in node.attrs["body"].nodes]

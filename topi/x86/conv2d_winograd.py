@@ -210,15 +210,23 @@ def default_winograd_config(workload: tuple, target=None) -> ConfigEntity:
     return choose_config((TEMPLATE, *tuple(workload)[1:]), target)
 
 
-# Without records, a graph runs a 3x3 conv as Winograd where both channel counts reach this
-# (ResNet's 3x3 layers, 64..512 channels: benchmarks/topi_winograd.py); below it the products,
-# which Winograd makes cheaper, shrink while the transforms do not.
-MIN_CHANNELS = 64
+# Without records, a graph runs a 3x3 conv as Winograd where both channel counts reach
+# MIN_CHANNELS (ResNet's 64..512, DenseNet's 128 -> 32, SqueezeNet's 32 -> 128 and 48 -> 192),
+# or, on a plane at least NARROW_MIN_WIDTH wide (whose tiles waste little), the narrower count
+# reaches NARROW_CHANNELS and the wider WIDE_CHANNELS (SqueezeNet's 16 -> 64 at 55x55; not
+# GoogLeNet's 24 -> 64 at 14x14).  Below them the products, which Winograd makes cheaper,
+# shrink while the transforms do not.  One thread's CPU time, whole models against MIN_CHANNELS
+# 64: DenseNet-121 0.82x, SqueezeNet 1.1 0.92-0.95x, Inception-v3 0.96x, GoogLeNet 0.97x.
+MIN_CHANNELS = 32
+NARROW_CHANNELS, WIDE_CHANNELS, NARROW_MIN_WIDTH = 16, 64, 28
 
 
 def winograd_preferred(workload: tuple) -> bool:
     """Whether a graph runs the conv ``workload`` as Winograd when no records compare the two."""
-    return min(workload[2][0], workload[2][1]) >= MIN_CHANNELS
+    narrow, wide = sorted(workload[2][:2])
+    if narrow >= MIN_CHANNELS:
+        return True
+    return narrow >= NARROW_CHANNELS and wide >= WIDE_CHANNELS and workload[1][3] >= NARROW_MIN_WIDTH
 
 
 def winograd_out_block(workload: tuple, cfg: ConfigEntity, target=None) -> int:
