@@ -291,6 +291,15 @@ def _conv_kernels(lib) -> list:
     return _kernels(lib, "conv2d")
 
 
+def _assert_onnxruntime_int8(model, x, got):
+    """``got`` equals onnxruntime's int8 session on ``x``, whose output is not mostly zero."""
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
+    assert np.count_nonzero(want) > want.size // 4
+
+
 def _run(model, x):
     g, params = graph.from_onnx(model)
     lib = graph.build(g, params=params)
@@ -329,7 +338,6 @@ def test_qdq_stem_conv_runs_as_an_exact_float_conv_matching_onnxruntime():
     """A 3-channel 7x7 stride-2 stem, per-tensor: the int8 kernel would pad 3 channels to 4, so it
     runs as the float32 conv of the centered integers (exact: every partial sum is an integer
     below 2**24), requantized as onnxruntime does: the same output as its int8 session."""
-    ort = pytest.importorskip("onnxruntime")
     oc, ic = 19, 3
     w_q = RNG.integers(-64, 64, (oc, ic, 7, 7)).astype("int8")
     model = _qdq_conv_model(w_q, np.float32(0.004), RNG.integers(-900, 900, oc), relu=True,
@@ -338,10 +346,7 @@ def test_qdq_stem_conv_runs_as_an_exact_float_conv_matching_onnxruntime():
     lib, got = _run(model, x)
     assert [k.op for k in _conv_kernels(lib)] in (["conv2d"], ["conv2d_NCHWc"])  # the float templates
     assert _kernels(lib, "requantize")
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    want = sess.run(None, {"x": x})[0]
-    np.testing.assert_array_equal(got, want)
-    assert np.count_nonzero(want) > want.size // 4
+    _assert_onnxruntime_int8(model, x, got)
 
 
 @needs_avx2
@@ -358,7 +363,6 @@ def test_qdq_stem_conv_keeps_the_int8_kernel_when_float_could_round():
 
 @needs_avx2
 def test_qdq_3x3_conv_of_64_channels_runs_winograd_matching_onnxruntime():
-    ort = pytest.importorskip("onnxruntime")
     oc, ic = 24, 64
     w_q = RNG.integers(-64, 64, (oc, ic, 3, 3)).astype("int8")
     model = _qdq_conv_model(w_q, RNG.uniform(0.002, 0.01, oc).astype("float32"), RNG.integers(-500, 500, oc),
@@ -369,10 +373,7 @@ def test_qdq_3x3_conv_of_64_channels_runs_winograd_matching_onnxruntime():
     assert [k.op for k in kernels] == ["conv2d_int8"]
     if kernels[0].attrs["mode"] != "vnni":
         assert len(kernels[0].inputs[1].shape) == 6  # the Winograd kernel
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    want = sess.run(None, {"x": x})[0]
-    np.testing.assert_array_equal(got, want)
-    assert np.count_nonzero(want) > want.size // 4
+    _assert_onnxruntime_int8(model, x, got)
 
 
 @needs_avx2
