@@ -35,22 +35,24 @@ from tune.autotvm.config import check_config, choose_config, register_rule
 from tune.autotvm.space import ConfigEntity
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_int
-from topi.config import max_accumulators, records_target
+from topi.config import gemm_tile, records_target
 
 TEMPLATE = "attention.x86"
 
 
 def attention_space(workload: tuple, target) -> dict:
-    return {"rb": [1, 2, 4, 8], "vec": [4, 8, 16, 32, 64], "fuse_rows": [False, True]}
+    return {"rb": [1, 2, 4, 6, 8], "vec": [4, 8, 16, 32, 64], "fuse_rows": [False, True]}
 
 
 def attention_rule(workload: tuple, target) -> dict:
-    """``vec``: one vector of the target; ``rb``: 4 rows (a 4 x 4-vector accumulator tile
-    shares each load of ``kt`` and ``v``) whatever Sq divides (the row loop is cut into full
-    blocks and one partial block); row blocks become the parallel tasks when fewer than 4
-    slices (BH) are there to share between the threads."""
+    """``vec``: one vector of the target; ``rb``: the rows of a GEMM register tile
+    (:func:`topi.config.gemm_tile`: 6 with AVX2, a 6 x 2-vector accumulator tile sharing each
+    load of ``kt`` and ``v``; 4 with AVX-512) whatever Sq divides (the row loop is cut into full
+    blocks and one partial block), fewer for a short Sq; row blocks become the parallel tasks
+    when fewer than 4 slices (BH) are there to share between the threads."""
     bh, sq = workload[1], workload[2]
-    rb = 4 if sq >= 4 else (2 if sq >= 2 else 1)
+    mr = gemm_tile(target)[1]
+    rb = next(r for r in (mr, 4, 2, 1) if sq >= r)
     return {"rb": rb, "vec": target.lanes(workload[6]), "fuse_rows": bh < 4}
 
 
@@ -130,16 +132,18 @@ def _register_tile(st, red, axis, vec: int, extent: int, rows: int) -> None:
 
         for (axis.o) for (red) unrolled (i, 0, rb) unrolled (axis.m, 0, n) vectorized (axis.v, 0, vec)
 
-    ``n`` vectors per row, at most :func:`topi.config.max_accumulators` over the block's rows
-    (8 with AVX2's 16 registers: 16 spilled, BERT-base's 12 x 128 x 64 slices ran at 0.57x
-    the speed; 16 with 32 registers).
+    ``n`` vectors per row, at most a GEMM tile's accumulators (:func:`topi.config.gemm_tile`)
+    over the block's rows: 12 with AVX2's 16 registers (6 rows x 2 vectors: ViT-small's
+    6 x 197 x 64 slices 0.9x the time of 4 x 2; 16 spilled, BERT-base's 12 x 128 x 64 ran at
+    0.57x the speed), 16 with 32 registers.
     """
     i = st.op.axis[1]  # rb rows at the block's attach point
     if extent < vec or extent % vec:
         st.reorder(red, i, axis)
         st.unroll(i)
         return
-    per_row = max(1, max_accumulators() // rows)
+    vectors, mr, _ = gemm_tile()
+    per_row = max(1, vectors * mr // rows)
     n = max(k for k in range(1, per_row + 1) if (extent // vec) % k == 0)
     ao, ai = st.split(axis, factor=vec * n)
     am, av = st.split(ai, factor=vec)
