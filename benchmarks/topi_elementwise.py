@@ -1,7 +1,8 @@
 """topi injective and reduction operators (x86 schedules) vs numpy, onnxruntime, torch.
 
 Workloads: a fused chain ``relu(x * a + b)`` over 16M floats, a broadcast add
-(64, 112, 112) + (64, 1, 1), and sum / mean over the last axis of 4096 x 1000.
+(64, 112, 112) + (64, 1, 1), the activations sigmoid, SiLU, GELU and tanh-GELU over 1M
+floats, and sum / mean over the last axis of 4096 x 1000.
 Each row is the median of interleaved runs (one batch of each contender in
 turn), with a 0.25 s sleep before each timed batch: BLAS and torch threads spin
 after a call and would steal the cores of the next contender.  onnxruntime
@@ -90,6 +91,8 @@ def workloads():
         "torch": _torch(lambda t, u: t + u),
     }, [p, q], 2 * p.nbytes)
 
+    yield from activations(rng)
+
     r = rng.random((4096, 1000), dtype=np.float32)
     R = te.placeholder(r.shape, name="R")
     for name, op, onnx_op in (("sum", topi.sum, "ReduceSum"), ("mean", topi.mean, "ReduceMean")):
@@ -100,6 +103,59 @@ def workloads():
             if name == "mean" else _onnx_sum(r.shape),
             "torch": _torch(lambda t, f=name: getattr(t, f)(-1)),
         }, [r], r.nbytes)
+
+
+def activations(rng, n: int = 1 << 20):
+    """sigmoid, SiLU, GELU (erf) and tanh-GELU over 1M floats in [-8, 8] (cache-resident:
+    the transcendental's arithmetic is what is timed)."""
+    import math
+
+    from topi.nn.activation import gelu_tanh, silu
+    from topi.nn.elemwise import gelu
+
+    x = rng.uniform(-8, 8, n).astype(np.float32)
+    X = te.placeholder((n,), name="X")
+
+    def sig(t):
+        return 1 / (1 + np.exp(-t))
+
+    def erf(t):
+        return np.vectorize(math.erf, otypes=[np.float64])(t)
+
+    def onnx_chain(*ops):
+        def nodes(names):
+            from onnx import helper
+
+            if ops == ("Sigmoid",):
+                return [helper.make_node("Sigmoid", [names[0]], ["out"])]
+            return [helper.make_node("Sigmoid", [names[0]], ["s"]), helper.make_node("Mul", [names[0], "s"], ["out"])]
+        return onnx_session("", [[n]], [n], extra=nodes)
+
+    import_torch = _torch(lambda t: t)
+    for name, out, ref, ort, torch_fn in (
+            ("sigmoid", topi.sigmoid(X), sig, onnx_chain("Sigmoid"), "sigmoid"),
+            ("silu", silu(X), lambda t: t * sig(t), onnx_chain("Sigmoid", "Mul"), "silu"),
+            ("gelu (erf)", gelu(X), lambda t: 0.5 * t * (1 + erf(t / math.sqrt(2))), None, "gelu"),
+            ("gelu_tanh", gelu_tanh(X), lambda t: 0.5 * t * (1 + np.tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * t**3))),
+             None, "gelu_tanh")):
+        y = np.empty(n, np.float32)
+        fn = tessera(out, [X], y)
+        fn(x)
+        np.testing.assert_allclose(y, ref(x.astype(np.float64)), rtol=1e-5, atol=1e-6)
+        yield (f"{name} 1M", {
+            "tessera": fn,
+            "numpy": ref if name in ("sigmoid", "silu") else None,
+            "onnxruntime": ort,
+            "torch": _torch_activation(torch_fn) if import_torch else None,
+        }, [x], 2 * x.nbytes)
+
+
+def _torch_activation(name: str):
+    import torch.nn.functional as F
+
+    fn = {"sigmoid": F.sigmoid, "silu": F.silu, "gelu": F.gelu,
+          "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}[name]
+    return _torch(fn)
 
 
 def _numpy_reduce(name: str):

@@ -196,14 +196,19 @@ def _expm1_poly(e, r):
 
 
 def _exp(e, x, hi=104.0):
-    """exp(x): 21 operations (``hi``: None where the caller knows x <= 0, one fewer).
+    """exp(x): 21 operations (``hi``: None where the caller knows x <= 0, 17).
 
     The clamps keep NaN, which then flows through the reduction, the polynomial and the
     scaling's multiplies (whatever the integer lanes hold), so no NaN select is needed;
-    ``exp(r)`` is one Horner chain of degree 6 ending in ``1 + r * p``."""
+    ``exp(r)`` is one Horner chain of degree 6 ending in ``1 + r * p``.  For x <= 0 the
+    exponent n lies in [-151, 0], so the scale is one normal power 2**(n + 64) (an exact
+    product) and a constant 2**-64 (the one rounding, into the denormals), where ``ldexp``
+    splits an unknown n in two."""
     xc = e.clamp_nan(x, -104.0, hi)  # beyond: exactly 0 / inf after scaling
     r, n = _exp_reduce(e, xc)
     y = e.fma(e.horner(r, _EXP_POLY6), r, e.f(1.0))
+    if hi is None:
+        return e.b.fmul(e.b.fmul(y, e.pow2(e.b.add(n, e.i(64)))), e.f(2.0 ** -64))
     return e.ldexp(y, n)
 
 
