@@ -660,3 +660,23 @@ def test_torch_models_match_onnxruntime(model_dir, name, expect):
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     want = sess.run(None, {spec.input_name: x})[0]
     np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+
+
+def test_attention_head_size_not_whole_vectors():
+    """Dv = 30 (MobileViT-XS): v's rows padded to whole vectors per slice (an ``attention_vp``
+    stage), the rows in blocks that divide Sq (AVX2: 4, not 6, for Sq = 64), heads merged."""
+    from codegen.target import Target
+
+    with Target("llvm -mcpu=x86-64-v3"):
+        assert make_config(attention_workload(16, 64, 64, 30, 30), {}).values["rb"] == 4
+        assert make_config(attention_workload(16, 64, 64, 32, 32), {}).values["rb"] == 6
+    bh, sq, sk, d = 8, 64, 37, 30
+    q, k, v = rand(bh, sq, d), rand(bh, sk, d), rand(bh, sk, d)
+    Q, K, V = te.placeholder(q.shape), te.placeholder(k.shape), te.placeholder(v.shape)
+    out = attention(Q, K, V, None, 0.5, heads=4)
+    assert any(t.op.tag == "attention_vp" for t in out.op.input_tensors[0].op.input_tensors)
+    f = codegen.build(schedule_attention(out), [Q, K, V, out])
+    y = np.full((bh // 4, sq, 4, d), np.nan, "float32")
+    f(q, k, v, y)
+    want = ref.attention_python(q, k, v, None, 0.5).reshape(bh // 4, 4, sq, d).transpose(0, 2, 1, 3)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)

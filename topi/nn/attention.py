@@ -22,7 +22,9 @@ The score stages (``kt``, ``dot``, ``cap``, ``score``, ``p``) run over the keys
 padded to the schedule's vector chunk (:func:`padded_keys`, the config's
 ``vec``): a padded column repeats the last key (and its mask entry), so its
 score leaves ``rmax`` as it is; its ``p`` is 0, and ``acc`` reads the ``Sk``
-real keys only.
+real keys only.  A ``Dv`` that is not whole vectors (MobileViT's 30, 36) is padded: ``v``'s
+rows are copied once per slice into whole vectors (``vp``, zeros past ``Dv``) and ``acc``
+runs over them, so its register tile carries no tail; the output reads the first ``Dv``.
 
 ``k`` may be given already transposed (``k_transposed=True``: ``[BH, D, Sk]``,
 as ``MatMul(Q, K^T)`` graphs produce it); the ``kt`` stage then reads it in place.
@@ -170,8 +172,12 @@ def attention(
         (bh, sq), lambda b, i: te.sum(p[b, i, rs], axis=rs), name="T_attn_sum", tag="attention_sum"
     )
     ra = te.reduce_axis((0, sk), name="j")
+    dvp = -(-dv // cfg["vec"].val) * cfg["vec"].val
+    if dvp != dv:  # v's rows copied once per slice into whole vectors (zero columns past Dv)
+        v = te.compute((bh, sk, dvp), lambda b, j, e: te.if_then_else(
+            e < dv, v[b, j, te.min(e, dv - 1)], te.const(0.0, v.dtype)), name="T_attn_vp", tag="attention_vp")
     acc = te.compute(
-        (bh, sq, dv),
+        (bh, sq, dvp),
         lambda b, i, e: te.sum(p[b, i, ra] * up(v[b, ra, e]), axis=ra),
         name="T_attn_acc",
         tag="attention_acc",
