@@ -3,7 +3,7 @@
 Each schedule reads every choice it makes from a config (``tune.autotvm.config``, a ``ConfigEntity``) of
 named knobs for its workload key (``*_workload``; templates ``conv2d_NCHWc.x86``,
 ``conv_direct.x86``, ``depthwise_conv2d_{nchw,nhwc}.x86``, ``dense.x86``,
-``dense_pack.x86``, ``batch_matmul.x86``, ``pool.x86``, ``softmax.x86``,
+``dense_pack.x86``, ``batch_matmul.x86``, ``batch_matmul_pack.x86``, ``pool.x86``, ``softmax.x86``,
 ``reduce.x86``, ``injective.x86``); ``default_*_config`` gives the chosen
 config (a dispatch context's, else the rule default for
 ``codegen.target.Target.current()``) and ``tune.autotvm.config.config_space`` the
