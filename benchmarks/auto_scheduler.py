@@ -94,7 +94,8 @@ def matmul_tensors(n: int) -> list:
 
 def matmul(args):
     n = args.size
-    task, stats, best = tune_dag(matmul_tensors(n), f"bench_matmul_{n}", args.trials, args.log or f"as_matmul{n}.json")
+    task, stats, best = tune_dag(matmul_tensors(n), f"bench_matmul_{n}", args.trials, args.log or f"as_matmul{n}.json",
+                                 seed=args.seed)
     print(cost_line(stats))
     sch, tensors = task.instantiate(best)
     f = codegen.build(sch, tensors)
@@ -153,7 +154,7 @@ def conv(args):
     for c, h, f, k in RESNET_CONVS[args.first:args.first + args.layers]:
         name = f"bench_conv_{c}_{h}_{f}_{k}"
         tensors = conv_nchw(c, h, f, k)
-        task, stats, best = tune_dag(tensors, name, args.trials, f"{args.log or 'as'}_{name}.json")
+        task, stats, best = tune_dag(tensors, name, args.trials, f"{args.log or 'as'}_{name}.json", seed=args.seed)
         print(cost_line(stats))
         a = random_inputs(tensors)
         whole = codegen.build(task.instantiate(best)[0], tensors)  # takes the weights as they are
@@ -228,7 +229,7 @@ def ops(args):
     rules = topi_schedules()
     for name, tensors in op_computes().items():
         task, stats, best = tune_dag(tensors, f"bench_op_{name}", args.trials, f"{args.log or 'as'}_op_{name}.json",
-                                     per_round=16)
+                                     per_round=16, seed=args.seed)
         print(cost_line(stats))
         mine = codegen.build(task.instantiate(best)[0], tensors)
         default = codegen.build(task.compute_dag.schedule(), tensors)
@@ -352,6 +353,7 @@ def main(argv=None):
     p.add_argument("--layers", type=int, default=8, help="conv: how many layers")
     p.add_argument("--model", default=None, help="model: an ONNX file")
     p.add_argument("--minutes", type=float, default=30)
+    p.add_argument("--seed", type=int, default=0, help="the search's seed (a log resumes with the seed it was made with)")
     p.add_argument("--threads", type=int, default=0,
                    help="conv, ops: time the tuned programs on this many threads (1: by their CPU time, which "
                         "other processes on the cores do not inflate; the tuning still measures on all)")
