@@ -352,8 +352,9 @@ def conv1x1(c=12, hw=20, f=24):
     """A bare NCHW 1x1 conv whose image width (20) whole vectors do not divide."""
     data = te.placeholder((1, c, hw, hw), name="data")
     w = te.placeholder((f, c, 1, 1), name="w")
-    rc = te.reduce_axis((0, c), "rc")
-    out = te.compute((1, f, hw, hw), lambda n, ff, y, x: te.sum(data[n, rc, y, x] * w[ff, rc, 0, 0], axis=rc),
+    rc, ry, rx = te.reduce_axis((0, c), "rc"), te.reduce_axis((0, 1), "ry"), te.reduce_axis((0, 1), "rx")
+    out = te.compute((1, f, hw, hw), lambda n, ff, y, x: te.sum(data[n, rc, y + ry, x + rx] * w[ff, rc, ry, rx],
+                                                                   axis=[rc, ry, rx]),
                      name="conv", attrs={"layout_free_placeholders": [w]})
 
     def ref(d, k):
@@ -384,11 +385,47 @@ def test_sampled_register_tiles_hold_whole_vectors_and_enough_accumulators(make)
             v = plan.vaxis(genes)
             budget = plan.register_tile(s3[v])
             assert s3[v] % 8 == 0 and budget // 2 < math.prod(s3) <= budget, (genes, s3)
+            assert plan.tile_registers(s3, v) == math.prod(s3)
             sch = sk.realize(genes)
             unrolled = sum(st.kind == "unroll" for st in sch.trace)
             assert unrolled == sum(t > 1 for a, t in enumerate(s3) if a != v)
             if k < 2:
                 check_build(sch, tensors, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_a_part_vector_fills_a_register():
+    """A 7-wide vector loop (a 7x7 image's columns) takes a whole register per row: 16 channels of
+    it would be 16 accumulators and a spill, so such a tile is refused and draws hold at most 14."""
+    tensors, _ = conv1x1(c=16, hw=7, f=64)
+    (sk,) = [sk for sk in generate_sketches(auto_scheduler.ComputeDAG(tensors), None) if "conv.vaxis" in sk.by_key]
+    (plan,) = [p for p in sk.plans if p.kind == "tile"]
+    genes = sk.sample(np.random.default_rng(0))
+    genes.update({"conv.vaxis": 3, "conv.S1": [1, 2, 2, 16], "conv.S2": [7, 1, 1, 1], "conv.S3": [1, 1, 1, 7]})
+    assert plan.tile_registers([1, 16, 1, 7], 3) == 128 > plan.register_tile(7) and not sk.accept(genes)[0]
+    genes["conv.S1"] = [1, 4, 2, 8]
+    assert sk.accept(genes)[0]
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        g = sk.sample(rng)
+        s3 = [t[3] for t in plan.tiles(g)]
+        assert plan.tile_registers(s3, plan.vaxis(g)) <= plan.register_tile(s3[plan.vaxis(g)])
+
+
+def test_packing_a_weight_with_an_axis_of_one_through_the_write_cache():
+    """The write cache reads an output axis of extent 1 as 0: the weights a graph's dense kernel
+    packs ([1, k, 32] blocks) are still packed by the stage's own axes, and the program is correct."""
+    A = te.placeholder((1, 8), name="A")
+    W = te.placeholder((1, 8, 32), name="W")
+    k = te.reduce_axis((0, 8), name="k")
+    P = te.compute((1, 1, 32), lambda i, b, lane: te.sum(A[i, k] * W[b, k, lane], axis=k), name="P",
+                   attrs={"layout_free_placeholders": [W]})
+    rng = np.random.default_rng(4)
+    for sk in generate_sketches(auto_scheduler.ComputeDAG([A, W, P]), None):
+        genes = sk.sample(rng)
+        genes["P.pack"] = 1
+        sch = sk.realize(genes)
+        assert any(st.kind == "rewrite_layout" for st in sch.trace)
+        check_build(sch, [A, W, P], lambda a, w: np.einsum("ik,bkl->ibl", a, w), rtol=1e-4, atol=1e-4)
 
 
 def test_channel_vector_tiles_are_correct_and_replay():
@@ -403,7 +440,8 @@ def test_channel_vector_tiles_are_correct_and_replay():
     for k, (pad_inline, pack, at) in enumerate([(1, 1, 2), (0, 1, 1), (1, 0, 2), (1, 1, 1)]):
         genes = sk.sample(rng)
         genes.update({"conv.vaxis": 1, "pad.inline": pad_inline, "conv.pack": pack, "conv.at": at,
-                      "conv.S1": [1, 1, 5, 4] if k % 2 else [1, 2, 1, 10], "conv.S3": [3, 1, 1, 3]})
+                      "conv.S1": [1, 1, 5, 4] if k % 2 else [1, 2, 1, 10], "conv.S2": [3, 1, 3, 1],
+                      "conv.S3": [3, 1, 1, 3]})
         assert sk.valid(genes) and sk.accept(genes)[0]
         sch = sk.realize(genes)
         assert any(st.kind == "reorder_storage" for st in sch.trace)

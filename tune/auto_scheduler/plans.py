@@ -151,6 +151,7 @@ class Tiled(Plan):
         # weights ("layout_free_placeholders": constant tensors) may be copied in the tiles' layout
         dims = {t.op.name: pack_dims(op, t) for t in op.attrs.get("layout_free_placeholders", ())}
         self.free = [name for name, d in dims.items() if d is not None]
+        self.dims = dims  # of the stage as defined: its write cache reads an axis of extent 1 as 0
         # the data axis of the innermost (vector) loop: the last one, or through a write cache laid
         # out with it innermost, an axis a packed weight has contiguous (a conv's output channels:
         # NCHW in, NCHW out, the NCHWc template's register tile of columns x channel vectors)
@@ -171,6 +172,12 @@ class Tiled(Plan):
         columns: 14 accumulators, 16 registers of AVX2)."""
         return self.lanes * max(self.registers - -(-vector_len // self.lanes) - 1, 4)
 
+    def tile_registers(self, s3: list, v: int) -> int:
+        """The registers the innermost tile ``s3`` fills: a vector per row of the vector axis ``v``
+        and part vector (7 columns of a 7x7 image take a whole register: 16 of them are 16
+        registers, not 14), in the units of ``register_tile``."""
+        return math.prod(t for k, t in enumerate(s3) if k != v) * -(-s3[v] // self.lanes) * self.lanes
+
     def vaxis(self, g) -> int:
         """The data axis whose innermost tile is the vector loop."""
         return g.get(f"{self.name}.vaxis", len(self.space) - 1)
@@ -178,7 +185,7 @@ class Tiled(Plan):
     def accept(self, g):
         n = self.name
         s3 = [t[3] for t in self.tiles(g)]
-        if math.prod(s3) > self.register_tile(s3[self.vaxis(g)] if s3 else 1):
+        if s3 and self.tile_registers(s3, self.vaxis(g)) > self.register_tile(s3[self.vaxis(g)]):
             return False, False
         # draws vectorize whole vectors (a 14-wide vector runs as 8 + 4 + 2: ResNet-50's 14x14 3x3 conv
         # ran 20 GFLOPS a thread, 56 with 8-wide tiles of the image rounded up to 16), or the whole of
@@ -203,20 +210,23 @@ class Tiled(Plan):
         ext = lambda key: math.prod(g[key])
         keys = [f"{self.name}.S{k}" for k in range(len(self.space)) if k != v]
         whole = [d for d in _divisors(ext(vkey)) if d % self.lanes == 0 and d <= 4 * self.lanes]
-        inner = whole[int(rng.integers(len(whole)))] if whole else (ext(vkey) if ext(vkey) < self.lanes else None)
-        if inner is None:
+        if not whole and ext(vkey) >= self.lanes:
             return g
-        room = self.register_tile(inner) // inner
-        best, fits = [1] * len(keys), []
-        options = [[d for d in _divisors(ext(key)) if d <= room] for key in keys]
-        for _ in range(32):
-            pick = [opts[int(rng.integers(len(opts)))] for opts in options]
-            p = math.prod(pick)
-            if p <= room and p > math.prod(best):
-                best = pick
-            if 2 * p > room >= p:
-                fits.append(pick)
-        pick = fits[int(rng.integers(len(fits)))] if fits else best
+        # a vector length with a fitting tile of the other axes (7x7 images take 8 channels x 7
+        # columns, not 16 x 1), else the tile that fills the most registers
+        found, fallback = None, (0, None, None)
+        for inner in [whole[k] for k in rng.permutation(len(whole))] if whole else [ext(vkey)]:
+            room = self.register_tile(inner) // (-(-inner // self.lanes) * self.lanes)
+            options = [[d for d in _divisors(ext(key)) if d <= room] for key in keys]
+            picks = [[opts[int(rng.integers(len(opts)))] for opts in options] for _ in range(32)]
+            fits = [p for p in picks if 2 * math.prod(p) > room >= math.prod(p)]
+            if fits:
+                found = (inner, fits[int(rng.integers(len(fits)))])
+                break
+            best = max((p for p in picks if math.prod(p) <= room), key=math.prod, default=[1] * len(keys))
+            size = math.prod(best) * -(-inner // self.lanes)
+            fallback = max(fallback, (size, inner, best), key=lambda x: x[0])
+        inner, pick = found or fallback[1:]
         for key, t in zip([vkey] + keys, [inner] + pick):
             g[key] = TileGene(key, ext(key) // t, 3, max_inner=ext(key)).sample(rng) + [t]
         # parallel over enough outer loops to give two threads work, where the outer tiles allow
@@ -247,7 +257,7 @@ class Tiled(Plan):
         of the dimensions it has, the innermost contiguous (``Schedule.rewrite_layout``)."""
         for name in self.free:
             tensor = _stage(sch, name).op.output(0)
-            dims = pack_dims(x.op, tensor)
+            dims = self.dims[name]
             lengths = [list(tiles[k]) if kind == "S" else list(rtiles[k]) for kind, k in dims]
             order = []
             for kind, level in (("S", 0), ("S", 1), ("R", 0), ("S", 2), ("R", 1), ("S", 3)):
