@@ -409,6 +409,7 @@ def test_a_part_vector_fills_a_register():
         g = sk.sample(rng)
         s3 = [t[3] for t in plan.tiles(g)]
         assert plan.tile_registers(s3, plan.vaxis(g)) <= plan.register_tile(s3[plan.vaxis(g)])
+        assert plan.vaxis(g) == 1 and s3[1] % 8 == 0  # draws vectorize whole vectors of channels
 
 
 def test_packing_a_weight_with_an_axis_of_one_through_the_write_cache():

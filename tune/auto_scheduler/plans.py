@@ -203,6 +203,12 @@ class Tiled(Plan):
         leaves the rest to the cost model: most such draws of a ResNet-50 1x1 conv hold a few
         accumulators or a scalar tail, and 150 trials ended near half the template's speed.)"""
         g = super().sample(rng)
+        # a vector axis that whole vectors tile (a 7-wide vector loop runs as 4 + 2 + 1: the 7x7
+        # conv's channels, not its columns)
+        whole_axes = [a for a in self.vaxes if self.space[a] % self.lanes == 0
+                      or (self.padded and a == len(self.space) - 1)]
+        if len(self.vaxes) > 1 and whole_axes and self.vaxis(g) not in whole_axes:
+            g[f"{self.name}.vaxis"] = whole_axes[int(rng.integers(len(whole_axes)))]
         v = self.vaxis(g)
         vkey = f"{self.name}.S{v}"
         if self.padded and v == len(self.space) - 1:  # no whole vectors divide it: tiled rounded up
