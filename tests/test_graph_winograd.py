@@ -112,6 +112,7 @@ def test_small_strided_or_disabled_convs_stay_direct():
     (16, 64, 55, True),  # narrow and wide on a wide plane (SqueezeNet's first fires)
     (24, 64, 14, False),  # narrow and wide on a 14-wide plane (GoogLeNet)
     (16, 32, 28, False),  # both narrow
+    (32, 32, 56, False),  # neither reaches WIDE_CHANNELS
     (8, 256, 56, False),
 ])
 def test_winograd_preferred_by_channels_and_plane(ic, oc, width, preferred):

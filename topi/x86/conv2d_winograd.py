@@ -210,23 +210,23 @@ def default_winograd_config(workload: tuple, target=None) -> ConfigEntity:
     return choose_config((TEMPLATE, *tuple(workload)[1:]), target)
 
 
-# Without records, a graph runs a 3x3 conv as Winograd where both channel counts reach
-# MIN_CHANNELS (ResNet's 64..512, DenseNet's 128 -> 32, SqueezeNet's 32 -> 128 and 48 -> 192),
-# or, on a plane at least NARROW_MIN_WIDTH wide (whose tiles waste little), the narrower count
-# reaches NARROW_CHANNELS and the wider WIDE_CHANNELS (SqueezeNet's 16 -> 64 at 55x55; not
+# Without records, a graph runs a 3x3 conv as Winograd where the wider channel count reaches
+# WIDE_CHANNELS and the narrower MIN_CHANNELS (ResNet's 64..512, DenseNet's 128 -> 32,
+# SqueezeNet's 32 -> 128 and 48 -> 192), or NARROW_CHANNELS on a plane at least
+# NARROW_MIN_WIDTH wide, whose tiles waste little (SqueezeNet's 16 -> 64 at 55x55; not
 # GoogLeNet's 24 -> 64 at 14x14).  Below them the products, which Winograd makes cheaper,
-# shrink while the transforms do not.  One thread's CPU time, whole models against MIN_CHANNELS
-# 64: DenseNet-121 0.82x, SqueezeNet 1.1 0.92-0.95x, Inception-v3 0.96x, GoogLeNet 0.97x.
-MIN_CHANNELS = 32
-NARROW_CHANNELS, WIDE_CHANNELS, NARROW_MIN_WIDTH = 16, 64, 28
+# shrink while the transforms do not.  One thread's CPU time, whole models against 64 channels
+# both: DenseNet-121 0.85x, SqueezeNet 1.1 0.93x, Inception-v3 0.96x, GoogLeNet 0.97x.
+MIN_CHANNELS, WIDE_CHANNELS = 32, 64
+NARROW_CHANNELS, NARROW_MIN_WIDTH = 16, 28
 
 
 def winograd_preferred(workload: tuple) -> bool:
     """Whether a graph runs the conv ``workload`` as Winograd when no records compare the two."""
     narrow, wide = sorted(workload[2][:2])
-    if narrow >= MIN_CHANNELS:
-        return True
-    return narrow >= NARROW_CHANNELS and wide >= WIDE_CHANNELS and workload[1][3] >= NARROW_MIN_WIDTH
+    if wide < WIDE_CHANNELS:
+        return False
+    return narrow >= MIN_CHANNELS or (narrow >= NARROW_CHANNELS and workload[1][3] >= NARROW_MIN_WIDTH)
 
 
 def winograd_out_block(workload: tuple, cfg: ConfigEntity, target=None) -> int:
