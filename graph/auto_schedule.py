@@ -5,9 +5,11 @@ build compiles each with.
 module registers on ``import graph``: the graph's pass table runs as
 ``graph.build`` runs it, and every distinct fused kernel becomes a
 ``SearchTask`` over its te computation (``graph.compile.body_to_te``), named
-by the computation's digest, with its calls per run as weight.  At build,
+by the computation's digest, with its calls per run as weight; the model's
+weights it reads may be packed in its tiles' layout.  At build,
 ``graph.schedule_traces.kernel_trace`` finds a kernel's best trace in the
-build's records by the same digest.
+build's records by the same digest, and ``fold_packed_weights`` packs the
+weights such a trace packs once, at build.
 """
 
 from __future__ import annotations
@@ -26,18 +28,21 @@ from tune.auto_scheduler.dispatcher import register_extractor
 
 
 def kernel_bodies(g, params, target, options=None) -> list:
-    """``[(label, body, calls per run)]`` of every distinct kernel a build of ``g`` compiles."""
+    """``[(label, body, calls per run, constant input positions)]`` of every distinct kernel a build
+    of ``g`` compiles (the positions: of the inputs its first call takes from the model's weights)."""
     context = BuildContext.of(target, [], options)
     with context.target:
         fused = optimize(bind_params(g, params), context=context)
+    consts = {id(n.output) for n in fused.nodes if n.is_constant}
     counts, first = Counter(), {}
     for node in fused.nodes:
         if node.op != "fused" or is_alias_group(node):
             continue
         key = kernel_key(node.attrs["body"])
         counts[key] += 1
-        first.setdefault(key, (node.name, node.attrs["body"]))
-    return [(first[k][0], first[k][1], counts[k]) for k in first]
+        first.setdefault(key, (node.name, node.attrs["body"],
+                               tuple(k for k, v in enumerate(node.inputs) if id(v) in consts)))
+    return [(first[k][0], first[k][1], counts[k], first[k][2]) for k in first]
 
 
 def own_schedule(body, dag, target):
@@ -57,13 +62,13 @@ def extract_tasks(program, params, target, options=None) -> tuple | None:
     g, params = got
     target = create(target)
     tasks, weights = [], []
-    for label, body, count in kernel_bodies(g, params, target, options):
-        dag = kernel_dag(body, target)
+    for label, body, count, constants in kernel_bodies(g, params, target, options):
+        dag = kernel_dag(body, target, constants)
+        # a program that packs the weights is measured taking them packed: the build folds the packing
         tasks.append(auto_scheduler.SearchTask(compute_dag=dag, workload_key=task_name(dag), target=target,
                                                desc=label, baseline=own_schedule(body, dag, target),
-                                               # a graph kernel packs its weights itself (no fold yet)
                                                layout_rewrite_option=auto_scheduler.LayoutRewriteOption
-                                               .INSERT_TRANSFORM_STAGE))
+                                               .REWRITE_FOR_PRE_TRANSFORMED))
         weights.append(count)
     order = sorted(range(len(tasks)), key=lambda k: -tasks[k].flop * weights[k])
     return [tasks[k] for k in order], [weights[k] for k in order]

@@ -24,7 +24,7 @@ from graph.compile import KernelSource, compile_kernels, kernel_key, print_progr
 from graph.fuse import fuse_ops
 from graph.ir import Graph, constant_node, rebuild
 from graph.memory import MemoryPlan, concat_view, plan_memory
-from graph.schedule_traces import kernel_trace
+from graph.schedule_traces import fold_packed_weights, kernel_trace
 
 
 def bind_params(graph: Graph, params: dict | None) -> Graph:
@@ -242,11 +242,13 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
     t = context.target
     start = time.perf_counter()
     fused = optimize(bind_params(graph, params), opt_level, include, exclude, profile, context)
+    traces: dict = {}  # an auto_scheduler record's trace per distinct kernel, looked up once
+    fused = fold_packed_weights(fused, t, context.records, traces)
     passes_done = time.perf_counter()
     const_ids = {id(n.output) for n in fused.nodes if n.is_constant}
     input_ids = {id(v) for v in fused.inputs}
     output_ids = {id(v) for v in fused.outputs}
-    steps, sources, alias, views, traces = [], {}, {}, {}, {}
+    steps, sources, alias, views = [], {}, {}, {}
     written = set()  # ids of the values a step writes itself (a kernel or an in-place concatenation)
 
     def placeable(v) -> bool:
@@ -269,12 +271,13 @@ def _build(graph, context, params, opt_level, include, exclude, profile, jobs, v
             steps.append((node, None))
             continue
         base = kernel_key(node.attrs["body"])
-        if base not in traces:  # an auto_scheduler record's trace, looked up once per distinct kernel
+        if base not in traces:
             traces[base] = kernel_trace(node.attrs["body"], t, context.records)
-        key = base if traces[base] is None else kernel_key(node.attrs["body"], traces[base])
+        folded = bool(node.attrs.get("folded"))
+        key = base if traces[base] is None else kernel_key(node.attrs["body"], traces[base], folded)
         if key not in sources:
             sources[key] = KernelSource(key, f"tessera_{node.name}_{key}", node.attrs["body"], node.name, t,
-                                        traces[base])
+                                        traces[base], folded)
         steps.append((node, key))
     kernels = compile_kernels(list(sources.values()), jobs=jobs, progress=print_progress if verbose else None)
     compiled = time.perf_counter()

@@ -49,6 +49,7 @@ class KernelSource:
     label: str
     target: Target  # the CPU the kernel is built for
     trace: object = None  # a schedule.trace.Trace (an auto_scheduler record's) replayed instead of the schedule
+    folded: bool = False  # the trace's packed inputs are taken packed (the build folded them)
 
 
 @dataclass
@@ -108,9 +109,10 @@ def compiler_digest(target=None) -> str:
     return hashlib.sha1((_SOURCE_DIGEST[0] + str(create(target))).encode()).hexdigest()[:16]
 
 
-def kernel_key(body, trace=None) -> str:
-    """The key of a kernel: its body's canonical text, and the trace it is scheduled with."""
-    text = canonical_text(body) + ("" if trace is None else "\ntrace " + trace.key())
+def kernel_key(body, trace=None, folded: bool = False) -> str:
+    """The key of a kernel: its body's canonical text, and the trace it is scheduled with (taking the
+    inputs the trace packs packed, when ``folded``)."""
+    text = canonical_text(body) + ("" if trace is None else "\ntrace " + trace.key()) + ("\nfolded" if folded else "")
     return hashlib.sha1(text.encode()).hexdigest()[:20]
 
 
@@ -144,11 +146,18 @@ def schedule_body(body, outs, target: Target):
     return get_op(anchor.op).schedule_for(outs, anchor.attrs, target)
 
 
-def schedule_source(src: KernelSource, outs):
-    """The schedule of a kernel: its trace replayed (an auto_scheduler record's), else ``schedule_body``."""
-    if src.trace is not None:
-        return src.trace.apply(te.create_schedule([t.op for t in outs]))
-    return schedule_body(src.body, outs, src.target)
+def schedule_source(src: KernelSource, args, outs) -> tuple:
+    """``(schedule, tensors)`` of a kernel: its trace replayed (an auto_scheduler record's; with
+    ``folded``, its packed inputs taken packed), else ``schedule_body``."""
+    if src.trace is None:
+        return schedule_body(src.body, outs, src.target), args + outs
+    sch = src.trace.apply(te.create_schedule([t.op for t in outs]))
+    if not src.folded:
+        return sch, args + outs
+    from schedule.layout_rewrite import pre_transformed
+
+    sch, tensors, _ = pre_transformed(sch, args + outs)
+    return sch, tensors
 
 
 def lower_source(src: KernelSource):
@@ -157,7 +166,7 @@ def lower_source(src: KernelSource):
 
     with src.target:
         args, outs = body_to_te(src.body, src.target)
-        return lower_for_build(schedule_source(src, outs), args + outs, src.symbol)
+        return lower_for_build(*schedule_source(src, args, outs), src.symbol)
 
 
 def compile_source(src: KernelSource) -> Kernel:
@@ -169,9 +178,9 @@ def compile_source(src: KernelSource) -> Kernel:
     with target:
         t0 = clock()
         args, outs = body_to_te(src.body, target)
-        sch = schedule_source(src, outs)
+        sch, tensors = schedule_source(src, args, outs)
         t1 = clock()
-        lowered = service.lower_for_build(sch, args + outs, src.symbol, timings=passes)
+        lowered = service.lower_for_build(sch, tensors, src.symbol, timings=passes)
         t2 = clock()
         raw, symbol = service.emit_llvm(lowered, src.symbol)
         t3 = clock()

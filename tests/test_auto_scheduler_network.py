@@ -125,3 +125,34 @@ def test_records_of_another_target_are_not_applied(tmp_path, bad):
     with auto_scheduler.ApplyHistoryBest(log):
         lib = graph.build(g, target="llvm", params=params)
     assert set(lib.kernels) == set(plain.kernels)
+
+
+def test_weights_a_trace_packs_are_folded_at_build(tmp_path):
+    """A conv kernel's best trace packs its weights in its tiles' order: the task measures it taking
+    them packed, and the build packs the model's constant weights once (the kernel's argument has the
+    packed shape, the unpacked weights are gone) instead of in every call; the answer is unchanged."""
+    from tune.auto_scheduler.sketch import generate_sketches
+    from tune.measure import MeasureInput, MeasureResult
+
+    g, params = graph.from_onnx(two_layer_model())
+    tasks, _ = auto_scheduler.extract_tasks(g, params, target="llvm")
+    task = tasks[0]
+    assert task.layout_rewrite_option == auto_scheduler.LayoutRewriteOption.REWRITE_FOR_PRE_TRANSFORMED
+    sk = next(sk for sk in generate_sketches(task.compute_dag, task.target)
+              if any(k.endswith(".pack") for k in sk.by_key))
+    genes = sk.sample(np.random.default_rng(0))
+    genes.update({k: 1 for k in genes if k.endswith(".pack")})
+    state = auto_scheduler.State(sk.realize(genes).trace, sk.index, genes)
+    _, args, layouts = task.instantiate_with_layouts(state)
+    packed_shape = next(tuple(int(d) for d in a.shape) for a, lay in zip(args, layouts) if lay is not None)
+    log = str(tmp_path / "packed.json")
+    auto_scheduler.save_records(log, [MeasureInput(task.target, task, state)], [MeasureResult((1e-6,), 0, 0.1, 0.0)])
+    plain = graph.build(g, target="llvm", params=params)
+    with auto_scheduler.ApplyHistoryBest(log):
+        lib = graph.build(g, target="llvm", params=params)
+    x = np.random.default_rng(1).standard_normal((1, 4, 10, 10)).astype("float32")
+    np.testing.assert_allclose(_run(lib, x), _run(plain, x), rtol=1e-4, atol=1e-4)
+    shapes = sorted(c.shape for c in lib.constants())
+    assert packed_shape in shapes and len(shapes) == len(plain.constants())  # the unpacked copy is dropped
+    (conv,) = [k for k in lib.kernels.values() if "conv" in k.label]
+    assert packed_shape in [tuple(p.shape) for p in conv.params]
