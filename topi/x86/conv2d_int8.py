@@ -281,7 +281,7 @@ def _requantized(acc, shape: tuple, oc_bn: int, out_block: int, offset, multipli
 # M = sum_c U' V, 4Y = A^T M A, Y = 4Y >> 2.
 WINOGRAD_AT, WINOGRAD_BT, _G = winograd_matrices(2)
 WINOGRAD_G2 = tuple(tuple(int(2 * x) for x in row) for row in _G)
-WINOGRAD_MIN_CHANNELS = 64  # the float rule's (topi.x86.conv2d_winograd.MIN_CHANNELS)
+WINOGRAD_MIN_CHANNELS = 64  # input channels from which integer Winograd runs (ResNet-50's 3x3 layers)
 
 
 def winograd_exact(wc: np.ndarray) -> bool:
