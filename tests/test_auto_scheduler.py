@@ -52,23 +52,30 @@ def conv(n=1, c=4, hw=9, f=6):
     return [data, w, relu], ref
 
 
-def conv_free(c=5, hw=9, f=20):
-    """A bare NCHW conv (pad stage, weights layout-free) that no tile divides: 9x9 image, 20 channels."""
+def bare_conv(c: int, hw: int, f: int, k: int):
+    """A bare NCHW k x k conv (stride 1, same padding through a pad stage when k > 1), weights
+    layout-free, and its numpy reference."""
+    p = k // 2
     data = te.placeholder((1, c, hw, hw), name="data")
-    w = te.placeholder((f, c, 3, 3), name="w")
-    pad = te.compute((1, c, hw + 2, hw + 2), lambda n, ci, y, x: te.if_then_else(
-        te.all(y >= 1, y <= hw, x >= 1, x <= hw), data[n, ci, y - 1, x - 1], 0.0), name="pad")
-    rc, ry, rx = te.reduce_axis((0, c), "rc"), te.reduce_axis((0, 3), "ry"), te.reduce_axis((0, 3), "rx")
+    w = te.placeholder((f, c, k, k), name="w")
+    pad = data if not p else te.compute((1, c, hw + 2 * p, hw + 2 * p), lambda n, ci, y, x: te.if_then_else(
+        te.all(y >= p, y < hw + p, x >= p, x < hw + p), data[n, ci, y - p, x - p], 0.0), name="pad")
+    rc, ry, rx = te.reduce_axis((0, c), "rc"), te.reduce_axis((0, k), "ry"), te.reduce_axis((0, k), "rx")
     out = te.compute((1, f, hw, hw), lambda n, ff, y, x: te.sum(pad[n, rc, y + ry, x + rx] * w[ff, rc, ry, rx],
                                                                    axis=[rc, ry, rx]),
                      name="conv", attrs={"layout_free_placeholders": [w]})
 
-    def ref(d, k):
+    def ref(d, kw):
         from topi.testing import conv2d_nchw_python
 
-        return conv2d_nchw_python(d, k, 1, 1)
+        return conv2d_nchw_python(d, kw, 1, p)
 
     return [data, w, out], ref
+
+
+def conv_free(c=5, hw=9, f=20):
+    """A bare 3x3 NCHW conv (pad stage, weights layout-free) that no tile divides: 9x9 image, 20 channels."""
+    return bare_conv(c, hw, f, 3)
 
 
 def softmax(n=5, m=37):
@@ -350,19 +357,7 @@ def test_vector_tiles_rounded_up_leave_a_correct_tail():
 
 def conv1x1(c=12, hw=20, f=24):
     """A bare NCHW 1x1 conv whose image width (20) whole vectors do not divide."""
-    data = te.placeholder((1, c, hw, hw), name="data")
-    w = te.placeholder((f, c, 1, 1), name="w")
-    rc, ry, rx = te.reduce_axis((0, c), "rc"), te.reduce_axis((0, 1), "ry"), te.reduce_axis((0, 1), "rx")
-    out = te.compute((1, f, hw, hw), lambda n, ff, y, x: te.sum(data[n, rc, y + ry, x + rx] * w[ff, rc, ry, rx],
-                                                                   axis=[rc, ry, rx]),
-                     name="conv", attrs={"layout_free_placeholders": [w]})
-
-    def ref(d, k):
-        from topi.testing import conv2d_nchw_python
-
-        return conv2d_nchw_python(d, k, 1, 0)
-
-    return [data, w, out], ref
+    return bare_conv(c, hw, f, 1)
 
 
 @pytest.mark.parametrize("make", [conv1x1, lambda: matmul_add(24, 13, 40)], ids=["conv1x1", "matmul_add"])

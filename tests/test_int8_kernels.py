@@ -277,7 +277,12 @@ def _qdq_conv_model(w_q: np.ndarray, w_scale: np.ndarray, bias_q: np.ndarray | N
         last = "r"
     nodes += [helper.make_node("QuantizeLinear", [last, "ys", "yz"], ["yq"]),
               helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
-    g = helper.make_graph(nodes, "qdq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+    return _float_io_model(nodes, "qdq_conv", x_shape, inits)
+
+
+def _float_io_model(nodes: list, name: str, x_shape: tuple, inits: list):
+    """An opset-19 model of ``nodes`` from float input ``x`` (``x_shape``) to float output ``y``."""
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
 
@@ -418,10 +423,7 @@ def test_qdq_conv_chain_stays_blocked_int8_through_a_max_pool_matching_onnxrunti
              qn("p", "as", "az", "pq"), dq("pq", "as", "az", "pd"),
              helper.make_node("Conv", ["pd", "w2d"], ["c2"]), helper.make_node("Relu", ["c2"], ["r"]),
              qn("r", "ys", "yz", "yq"), dq("yq", "ys", "yz", "y")]
-    g = helper.make_graph(nodes, "qdq_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 8, 11, 13))],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                          [numpy_helper.from_array(np.asarray(v), k) for k, v in q])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    model = _float_io_model(nodes, "qdq_chain", (1, 8, 11, 13), [numpy_helper.from_array(np.asarray(v), k) for k, v in q])
     x = RNG.standard_normal((1, 8, 11, 13)).astype("float32") * 1.5
     lib, got = _run(model, x)
     convs = _kernels(lib, "conv2d_int8")
@@ -451,10 +453,7 @@ def test_qdq_residual_branches_pass_integers_between_kernels_matching_onnxruntim
              helper.make_node("Conv", ["xd", "w2d"], ["c2"]), qn("c1", "as", "az", "c1q"), dq("c1q", "as", "az", "a"),
              qn("c2", "bs", "bz", "c2q"), dq("c2q", "bs", "bz", "b"), helper.make_node("Add", ["a", "b"], ["s"]),
              helper.make_node("Relu", ["s"], ["r"]), qn("r", "ys", "yz", "yq"), dq("yq", "ys", "yz", "y")]
-    g = helper.make_graph(nodes, "qdq_residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 8, 5, 11))],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                          [numpy_helper.from_array(np.asarray(v), k) for k, v in q])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    model = _float_io_model(nodes, "qdq_residual", (1, 8, 5, 11), [numpy_helper.from_array(np.asarray(v), k) for k, v in q])
     x = RNG.standard_normal((1, 8, 5, 11)).astype("float32") * 1.5
     lib, got = _run(model, x)
     assert len(_kernels(lib, "conv2d_int8")) == 2
