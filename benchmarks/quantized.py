@@ -1,12 +1,16 @@
 """Quantized models: Tessera's int8 build next to onnxruntime's int8 session and Tessera's float32
 build of the same network, interleaved in one run.
 
-Run ``python benchmarks/quantized.py [resnet50] [encoder4] [--repeat 7] [--full-range] [--cpu-time]``.
+Run ``python benchmarks/quantized.py [resnet50] [encoder4] [resnet50_light] [--repeat 7] [--full-range]
+[--cpu-time]`` (default: the first two).
 The quantized models are generated on first use into ``$TESSERA_MODEL_DIR`` (default
 ``~/.cache/tessera/models``; never committed) by onnxruntime's quantizer:
 
-``resnet50``  the onnx wheel's light ResNet-50, ``quantize_static`` (QDQ, uint8 activations,
-              int8 per-channel weights) calibrated on 4 seeded random images;
+``resnet50``  torchvision's ResNet-50 definition with random weights (``make_user_models.py``),
+              ``quantize_static`` (QDQ, uint8 activations, int8 per-channel weights)
+              calibrated on 4 seeded random images; ``resnet50_light`` the same quantization of
+              the onnx wheel's light ResNet-50, whose weights are constants (every conv then
+              runs in the exact int16 mode and the output is near 0);
 ``encoder4``  the 4-layer transformer encoder of ``graph.onnx.zoo_transformers``,
               ``quantize_dynamic`` (int8 weights, DynamicQuantizeLinear + MatMulInteger).
 
@@ -42,8 +46,11 @@ from graph.cli.timing import ort_session
 from graph.onnx import zoo_transformers as T
 from graph.onnx.zoo import light_model_path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_user_models as U  # noqa: E402
+
 THREADS = int(os.environ.get("TESSERA_BENCH_THREADS", "2"))
-MODELS = ["resnet50", "encoder4"]
+MODELS = ["resnet50", "encoder4", "resnet50_light"]
 
 
 def _input(path: str) -> tuple:
@@ -58,8 +65,8 @@ def _input(path: str) -> tuple:
 
 def float_model(name: str) -> tuple:
     """(path, input name, input shape, feed) of the float model."""
-    if name == "resnet50":
-        path = light_model_path(name)
+    if name.startswith("resnet50"):
+        path = light_model_path("resnet50") if name == "resnet50_light" else U.model_path("resnet50")
         iname, shape = _input(path)
         feed = np.random.default_rng(0).standard_normal(shape).astype("float32")
         return path, iname, shape, feed
@@ -73,13 +80,14 @@ def quantized_model(name: str, full_range: bool) -> str:
                                           quantize_static)
 
     src, iname, shape, _ = float_model(name)
-    dst = os.path.join(T.cache_dir(), f"{name}_int8{'_full' if full_range else ''}.onnx")
+    stem = "torchvision_resnet50" if name == "resnet50" else name.replace("_light", "")  # the light one: as before
+    dst = os.path.join(T.cache_dir(), f"{stem}_int8{'_full' if full_range else ''}.onnx")
     if os.path.exists(dst):
         return dst
     os.makedirs(T.cache_dir(), exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if name == "resnet50":
+        if name.startswith("resnet50"):
             rng = np.random.default_rng(1)
 
             class Reader(CalibrationDataReader):
@@ -153,7 +161,7 @@ def report(r: dict) -> None:
 
 def main(argv: list | None = None) -> list:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("models", nargs="*", default=MODELS, choices=MODELS)
+    parser.add_argument("models", nargs="*", default=MODELS[:2], choices=MODELS)
     parser.add_argument("--repeat", type=int, default=7, help="interleaved batches per system (default 7)")
     parser.add_argument("--full-range", action="store_true", help="8-bit weights (onnxruntime's AVX2 kernels "
                         "saturate: its outputs then drift from ONNX's arithmetic)")
