@@ -8,6 +8,7 @@ weights are 7-bit (``reduce_range``); with 8-bit weights onnxruntime's fused AVX
 saturate int16 pair sums (vpmaddubsw) and drift from ONNX's arithmetic, so those models are
 compared with its unfused session.  QOperator models compute onnxruntime's integer convs and
 output stage; its com.microsoft add and pool run dequantized here (one step apart at most).
+onnxruntime's fused QLinearAdd rounds on its own (``mlas_qlinear_add``): ONNX's add is what Tessera computes.
 """
 
 from __future__ import annotations
@@ -290,3 +291,52 @@ def test_quantized_convnet_matches_onnxruntime_int8(tmp_path, fmt, per_channel, 
     # QDQ: exactly onnxruntime's results.  QOperator: the integer convs are onnxruntime's, the
     # com.microsoft add and pool run dequantized in float32 and may round one step apart.
     assert worst <= bound + 1e-3, worst
+
+
+# ResNet-50's first residual add whose rounding differs (layer1.1's, benchmarks/quantized.py):
+# a = conv3's output (scale, zero point), b = the block's input, y = the sum's quantization.
+RESIDUAL_ADD = {"as": np.float32(0.028345162), "az": np.uint8(120), "bs": np.float32(0.012152244),
+                "bz": np.uint8(0), "ys": np.float32(0.017073875), "yz": np.uint8(0)}
+
+
+def mlas_qlinear_add(a, sa, za, b, sb, zb, sc, zc):
+    """onnxruntime's QLinearAdd on AVX2 (MLAS ``MlasQLinearAddKernelAvx2Helper``), in numpy: the
+    scale ratios ``sa / sc`` and ``sb / sc`` in float32, a float32 constant ``zc - (ra * za + rb * zb)``,
+    two fused multiply-adds ``fma(a, ra, fma(b, rb, fixed))`` (each rounded once: computed in
+    float64, exact for these operands, then rounded to float32), round half to even, saturate.
+    ONNX's ``QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b))`` instead rounds
+    ``sa * (a - za) + sb * (b - zb)`` to float32 and divides by ``sc``."""
+    f32 = np.float32
+    ra, rb = f32(f32(sa) / f32(sc)), f32(f32(sb) / f32(sc))
+    fixed = f32(zc) - f32(f32(ra * f32(za)) + f32(rb * f32(zb)))
+    t = (np.asarray(b, "float64") * np.float64(rb) + np.float64(fixed)).astype(f32)
+    u = (np.asarray(a, "float64") * np.float64(ra) + t.astype("float64")).astype(f32)
+    return ref.saturate(np.rint(u), "uint8")
+
+
+def test_qdq_add_rounds_as_onnx_where_onnxruntimes_qlinear_add_does_not():
+    """Every pair of uint8 inputs through ``DequantizeLinear -> Add -> QuantizeLinear`` with the
+    quantization of ResNet-50's layer1.1 residual add: Tessera computes ONNX's arithmetic exactly,
+    onnxruntime fuses the three into QLinearAdd, whose AVX2 kernel (:func:`mlas_qlinear_add`)
+    rounds one of the 65536 sums (a = 91, b = 140: 51.4999959 exactly) up to 52, ONNX's and the
+    exact rounding 51.  That one value, amplified by the layers after it, is the whole
+    difference between Tessera's and onnxruntime's int8 ResNet-50 (benchmarks/quantized.py)."""
+    q = RESIDUAL_ADD
+    a, b = (v.astype("uint8") for v in np.meshgrid(np.arange(256), np.arange(256), indexing="ij"))
+    nodes = [N("DequantizeLinear", ["a", "as", "az"], ["ad"]),
+             N("DequantizeLinear", ["b", "bs", "bz"], ["bd"]),
+             N("Add", ["ad", "bd"], ["s"]), N("QuantizeLinear", ["s", "ys", "yz"], ["y"])]
+    model = model_of(nodes, {"a": a, "b": b}, ["y"], q)
+    got = run(model, {"a": a, "b": b})[0]
+    summed = ref.dequantize_python(a, q["as"], q["az"]) + ref.dequantize_python(b, q["bs"], q["bz"])
+    onnx_says = ref.quantize_python(summed, q["ys"], q["yz"])
+    np.testing.assert_array_equal(got, onnx_says)
+    np.testing.assert_array_equal(got, reference(model, {"a": a, "b": b})[0])
+    mlas = mlas_qlinear_add(a, q["as"], q["az"], b, q["bs"], q["bz"], q["ys"], q["yz"])
+    assert np.argwhere(mlas != onnx_says).tolist() == [[91, 140]]
+    assert (onnx_says[91, 140], mlas[91, 140]) == (51, 52)
+    ort = pytest.importorskip("onnxruntime")
+    if not (Target.current().has("avx2") and Target.current().has("fma")):
+        pytest.skip("onnxruntime's QLinearAdd kernel modelled here is its AVX2 one")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, {"a": a, "b": b})[0], mlas)
