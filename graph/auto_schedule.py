@@ -15,16 +15,24 @@ weights such a trace packs once, at build.
 from __future__ import annotations
 
 import os
+import sys
+import time
 from collections import Counter
+
+import numpy as np
 
 from codegen.target import create
 from graph.build import bind_params, build, is_alias_group, optimize
 from graph.compile import kernel_key, schedule_body
 from graph.passes.context import BuildContext
 from graph.schedule_traces import kernel_dag, task_name
-from graph.tuning import _program
+from graph.tuning import _program, model_feed
 from tune import auto_scheduler
 from tune.auto_scheduler.dispatcher import register_extractor
+from tune.auto_scheduler.measure_record import load_records, save_records
+from tune.measure import MeasureResult
+from tune.network import IN_PLACE_ROUNDS, IN_PLACE_RUNS, IN_PLACE_TOP
+from tune.record import ranked_by_workload, target_key
 
 
 def kernel_bodies(g, params, target, options=None) -> list:
@@ -77,12 +85,98 @@ def extract_tasks(program, params, target, options=None) -> tuple | None:
 register_extractor(extract_tasks)
 
 
+def in_place_candidates(tasks, log_path, target, top: int = IN_PLACE_TOP) -> dict:
+    """``{workload: [MeasureInput, ...]}``: the traces of each task of ``tasks`` a build may deploy,
+    :func:`confirm_in_place` times: its ``top`` fastest warm readings and its own schedule, for the
+    tasks where that leaves a choice."""
+    key, wanted = target_key(target), {t.workload for t in tasks}
+    rows: dict = {}
+    for inp, res in load_records(log_path):
+        if inp.task.workload in wanted and target_key(inp.target) == key:
+            rows.setdefault(inp.task.workload, []).append((inp, res))
+    out = {}
+    for workload, mine in rows.items():
+        ranked = next(iter(ranked_by_workload([row for row in mine if row[1].warm]).values()), [])
+        picks = {inp.config.key(): inp for inp, _ in ranked[:top]}
+        own = next((inp for inp, _ in mine if inp.config.own), None)
+        if own is not None:
+            picks.setdefault(own.config.key(), own)
+        if len(picks) > 1:
+            out[workload] = list(picks.values())
+    return out
+
+
+def confirm_in_place(g, params, target, log_path, tasks, options=None, top: int = IN_PLACE_TOP,
+                     rounds: int = IN_PLACE_ROUNDS, runs: int = IN_PLACE_RUNS, clock=None, stream=None) -> int:
+    """Time the traces the tuned model may deploy inside whole runs of it, as AutoTVM's configs are
+    (``tune.deployed.confirm_in_place``): a search times a kernel warm, called in a loop, where a
+    model streams its weights from memory and runs other kernels in between (ShuffleNet-v2's
+    blocked convs ran up to 1.3x their warm ranking's time in place).  Each task's
+    :func:`in_place_candidates`, in builds that each take the k-th candidate of every task,
+    alternated in ``rounds`` rounds of ``runs`` runs; every candidate gets a record with
+    ``in_place``, one reading a round (the median of its calls), and those alone then rank the
+    task (``tune.record.ranked_by_workload``).  Nothing is timed when every candidate has such a
+    record (a resumed tune).  ``clock``: the executor's (``GraphModule.kernel_runs``).  Returns
+    the records written."""
+    target = create(target)
+    picks = in_place_candidates(tasks, log_path, target, top)
+    timed = {(inp.task.workload, inp.config.key()) for inp, res in load_records(log_path)
+             if res.in_place and res.error_no == 0}
+    if all((w, inp.config.key()) in timed for w, cands in picks.items() for inp in cands):
+        return 0
+    width = max(map(len, picks.values()))
+    names: dict = {}  # base kernel key -> its task's workload
+
+    def workload_of(node):
+        base = kernel_key(node.attrs["body"])
+        if base not in names:
+            names[base] = (task_name(kernel_dag(node.attrs["body"], target)),)
+        return names[base]
+
+    variants = []
+    for k in range(width):
+        chosen = [cands[k % len(cands)] for cands in picks.values()]
+        try:
+            lib = build(g, target=target, params=params, options=options,
+                        records=[(inp, MeasureResult((1.0,), 0, 0.0, 0.0)) for inp in chosen])
+        except Exception as err:  # noqa: BLE001 - a refused build costs its candidates' readings, not the tune
+            if stream is not None:
+                stream.write(f"a build with the {k}-th candidates failed ({err}); they go untimed in place\n")
+            continue
+        m = lib.create_executor()
+        m.set_input(**model_feed(lib))
+        calls = [workload_of(node) for node, key in lib.steps if key is not None]
+        variants.append((m, calls, {inp.task.workload: inp for inp in chosen}))
+    if stream is not None:
+        stream.write(f"timing {sum(map(len, picks.values()))} traces the model may deploy inside whole runs of it: "
+                     f"{len(variants)} builds alternated in {rounds} rounds\n")
+    readings: dict = {}  # (workload, trace key) -> (input, [[seconds of its calls] per round])
+    start = time.perf_counter()
+    for r in range(rounds):
+        for k in range(len(variants)):
+            m, calls, chosen = variants[(k + r) % len(variants)]  # each round starts with another build
+            seconds = np.median(m.kernel_runs(runs, clock=clock), axis=0)
+            for s, workload in zip(seconds, calls):
+                inp = chosen.get(workload)
+                if inp is not None:
+                    entry = readings.setdefault((workload, inp.config.key()), (inp, [[] for _ in range(rounds)]))
+                    entry[1][r].append(float(s))
+    spent, now = time.perf_counter() - start, time.time()
+    rows = [(inp, MeasureResult(tuple(float(np.median(s)) for s in per_round if s), 0,
+                                spent / max(len(readings), 1), now, in_place=True))
+            for inp, per_round in readings.values()]
+    save_records(log_path, [i for i, _ in rows], [r for _, r in rows])
+    return len(rows)
+
+
 
 def tune_model(g, params, target, trials: int, log_path: str, options=None, seed: int = 0,
-               budget_s: float | None = None, per_round: int = 16, verbose: int = 1):
+               budget_s: float | None = None, per_round: int = 16, verbose: int = 1, clock=None):
     """Tune every kernel of ``g`` with the task scheduler to ``trials`` measured in all (those in
-    ``log_path`` count: a tune resumes from its log); returns ``(scheduler, before, after)``, the
-    builds without the records and with them (kernels without a record keep their schedules)."""
+    ``log_path`` count: a tune resumes from its log), then time the traces it may deploy inside
+    whole runs of the model (:func:`confirm_in_place`, by ``clock``); returns ``(scheduler, before,
+    after)``, the builds without the records and with them (kernels without a record keep their
+    schedules)."""
     target = create(target)
     tasks, weights = extract_tasks(g, params, target, options)
     resume = log_path if os.path.exists(log_path) else None
@@ -90,6 +184,9 @@ def tune_model(g, params, target, trials: int, log_path: str, options=None, seed
     opts = auto_scheduler.TuningOptions(num_measure_trials=trials, num_measures_per_round=per_round,
                                         verbose=verbose, measure_callbacks=[auto_scheduler.RecordToFile(log_path)])
     sched.tune(opts, time_budget_s=budget_s)
+    if os.path.exists(log_path):
+        confirm_in_place(g, params, target, log_path, tasks, options, clock=clock,
+                         stream=sys.stdout if verbose else None)
     before = build(g, target=target, params=params, records=[], options=options)
     after = before
     if os.path.exists(log_path):
@@ -98,4 +195,4 @@ def tune_model(g, params, target, trials: int, log_path: str, options=None, seed
     return sched, before, after
 
 
-__all__ = ["extract_tasks", "kernel_bodies", "tune_model"]
+__all__ = ["confirm_in_place", "extract_tasks", "in_place_candidates", "kernel_bodies", "tune_model"]

@@ -79,6 +79,39 @@ def test_scheduler_resume_is_exact(tuned):
     assert resumed.next_task() == first.next_task()
 
 
+def test_traces_are_confirmed_inside_whole_runs(tuned, tmp_path):
+    """The traces a build may deploy (each task's fastest warm ones and its own schedule) are timed
+    inside whole runs of the model: every one gets an ``in_place`` record, those alone pick the
+    deployed trace, a second confirmation times nothing, and a resumed scheduler ignores them."""
+    import shutil
+
+    from graph.auto_schedule import confirm_in_place, in_place_candidates
+    from tune.record import ranked_by_workload
+
+    g, params, tasks, weights, first, log = tuned
+    mine = str(tmp_path / "confirmed.json")
+    shutil.copy(log, mine)
+    picks = in_place_candidates(tasks, mine, "llvm", top=2)
+    assert picks and all(2 <= len(c) <= 3 and any(i.config.own for i in c) for c in picks.values())
+    wrote = confirm_in_place(g, params, "llvm", mine, tasks, rounds=2, runs=1)
+    assert wrote == sum(map(len, picks.values()))
+    placed = [(i, r) for i, r in auto_scheduler.load_records(mine) if r.in_place]
+    assert len(placed) == wrote and all(r.error_no == 0 and len(r.costs) == 2 for _, r in placed)
+    for workload, cands in picks.items():
+        ranked = ranked_by_workload([row for row in placed if row[0].task.workload == workload])
+        (rows,) = ranked.values()
+        best = auto_scheduler.ApplyHistoryBest(mine).best[(rows[0][0].task.target_key, workload)][0]
+        assert best.config.key() == rows[0][0].config.key()
+    assert confirm_in_place(g, params, "llvm", mine, tasks, rounds=2, runs=1) == 0
+    resumed = auto_scheduler.TaskScheduler(tasks, weights, seed=1)
+    resumed.restore(mine, FAST["num_measures_per_round"])
+    assert resumed.rounds == first.rounds and resumed.trials == first.trials and resumed.history == first.history
+    x = np.random.default_rng(2).standard_normal((1, 4, 10, 10)).astype("float32")
+    np.testing.assert_allclose(_run(graph.build(g, target="llvm", params=params,
+                                                records=auto_scheduler.ApplyHistoryBest(mine)), x),
+                               _run(graph.build(g, target="llvm", params=params), x), rtol=1e-4, atol=1e-4)
+
+
 def test_gradient_prefers_the_task_that_shortens_the_model():
     class T:
         def __init__(self, flop):
@@ -106,7 +139,9 @@ def test_cli_tune_auto_scheduler(tmp_path, capsys):
     assert main(["tune", path, "--auto-scheduler", "--trials", "3", "--log", log, "-q"]) == 0
     out = capsys.readouterr().out
     assert "latency after" in out and "tuned" in out
-    assert len(auto_scheduler.load_records(log)) == 3
+    rows = auto_scheduler.load_records(log)
+    assert sum(r.warm for _, r in rows) == 3  # the trials; then the candidates timed inside whole runs
+    assert all(r.in_place for _, r in rows if not r.warm)
     assert main(["run", path, "--records", log, "-q"]) == 0
 
 
