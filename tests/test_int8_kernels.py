@@ -681,3 +681,135 @@ def test_qdq_conv_built_with_records_takes_the_tuned_register_tile():
     m.run(x=x)
     m0.run(x=x)
     np.testing.assert_array_equal(m.get_output(0), m0.get_output(0))
+
+
+INT8_DENSE_TUNE = [("u8s8", 7, 21, 40), ("i16", 5, 13, 24)]  # rows, reduction, columns that divide no tile
+
+
+@needs_avx2
+@pytest.mark.parametrize("mode,m,k,n", INT8_DENSE_TUNE)
+def test_dense_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, m, k, n):
+    """``dense_int8.x86``: a few trials of a tuner, then the best record's config rebuilds the
+    kernel, checked against the integer reference; a tile wider than the registers is refused."""
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from topi.x86.dense_int8 import int8_workload, pack_weight
+    from tune import autotvm, record
+
+    wl = int8_workload((m, k), (n, k), mode)
+    task = autotvm.task.create(wl[0], wl[1:], target="llvm")
+    assert {key: len(v) for key, v in task.config_space.space_map.items()} == {"nb": 2, "mr": 8}
+    wide = next(c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
+                if c["nb"].val == 16 and c["mr"].val == 8)
+    with pytest.raises(Exception, match="vector registers"):
+        task.instantiate(wide)
+    log = str(tmp_path / "dense_int8.log")
+    builder, runner = autotvm.LocalBuilder(n_parallel=2), autotvm.LocalRunner(number=2, repeat=1)
+    try:
+        tuner = autotvm.tuner.RandomTuner(task, seed=0)
+        tuner.tune(4, autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)])
+    finally:
+        builder.close()
+        runner.close()
+    recs = [r for r in record.load_from_file(log) if r[1].error_no == 0]
+    assert recs
+    best = min(recs, key=lambda r: np.mean(r[1].costs))[0].config
+    with autotvm.apply_history_best(log):
+        s, args = autotvm.task.lookup(wl[0]).func(*wl[1:])
+    f = codegen.build(s, args)
+    nb = best["nb"].val
+    assert get_shape(args[1].shape)[2] == nb
+    w = RNG.integers(-64, 65 if mode == "u8s8" else 64, (n, k))
+    x = RNG.integers(0, 256, (m, k)).astype("uint8")
+    packed = pack_weight(w, mode, nb)
+    wsum = np.zeros(packed.shape[0] * nb, "int32")
+    wsum[:n] = w.sum(1)
+    got = np.zeros((m, n), "int32")
+    f(x, packed, wsum, np.array(77, "uint8"), got)
+    np.testing.assert_array_equal(got, (x.astype("int64") - 77) @ w.T)
+
+
+@needs_avx2
+def test_matmul_integer_built_with_records_takes_the_tuned_register_tile():
+    """A graph built with a ``dense_int8.x86`` record of its MatMulInteger's workload packs the
+    weight for that record's column block and runs its rows (one vector x 2 rows here), exact;
+    the node carries the config (``tessera tune`` extracts its task from it)."""
+    import time
+
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from topi.x86.dense_int8 import int8_workload
+    from tune import autotvm
+
+    w = RNG.integers(-64, 64, (19, 40)).astype("int8")
+    model = _matmul_integer_model(w, None, m=5)
+    g, params = graph.from_onnx(model)
+    x = RNG.standard_normal((5, 19)).astype("float32")
+    default = graph.build(g, params=params)
+    (node,) = _kernels(default, "dense_int8")
+    assert node.attrs["config"].workload == int8_workload((5, 19), (40, 19), node.attrs["mode"])
+    task = autotvm.task.create(*(lambda wl: (wl[0], wl[1:]))(node.attrs["config"].workload), target="llvm")
+    cfg = next(c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
+               if c["nb"].val == 8 and c["mr"].val == 2)
+    rec = (autotvm.MeasureInput(task.target, task, cfg), autotvm.MeasureResult((1e-4,), 0, 0.1, time.time()))
+    lib = graph.build(g, params=params, records=[rec])
+    (tuned,) = _kernels(lib, "dense_int8")
+    assert (tuned.attrs["mr"], tuned.inputs[1].shape[2]) == (2, 8) != (node.attrs["mr"], node.inputs[1].shape[2])
+    m, m0 = lib.create_executor(), default.create_executor()
+    m.run(x=x)
+    m0.run(x=x)
+    np.testing.assert_array_equal(m.get_output(0), m0.get_output(0))
+    np.testing.assert_array_equal(m.get_output(0), ReferenceEvaluator(model).run(None, {"x": x})[0])
+
+
+def _qdq_tune_model() -> onnx.ModelProto:
+    """QDQ convs (3x3 12 -> 16, 1x1 16 -> 24 on 7 x 9) whose output, flattened, a dynamically
+    quantized MatMul (DynamicQuantizeLinear + MatMulInteger) maps to 20 columns."""
+    q = [("xs", np.float32(0.02)), ("xz", np.uint8(120)), ("as", np.float32(0.05)), ("az", np.uint8(0)),
+         ("bs", np.float32(0.04)), ("bz", np.uint8(110)),
+         ("w1", RNG.integers(-64, 64, (16, 12, 3, 3)).astype("int8")), ("w1s", np.float32(0.01)), ("w1z", np.int8(0)),
+         ("w2", RNG.integers(-64, 64, (24, 16, 1, 1)).astype("int8")), ("w2s", np.float32(0.015)), ("w2z", np.int8(0)),
+         ("fc", RNG.integers(-64, 64, (24 * 7 * 9, 20)).astype("int8")), ("shape", np.array([1, -1], "int64"))]
+    dq = lambda i, s, z, o: helper.make_node("DequantizeLinear", [i, s, z], [o])  # noqa: E731
+    qn = lambda i, s, z, o: helper.make_node("QuantizeLinear", [i, s, z], [o])  # noqa: E731
+    nodes = [qn("x", "xs", "xz", "xq"), dq("xq", "xs", "xz", "xd"), dq("w1", "w1s", "w1z", "w1d"),
+             dq("w2", "w2s", "w2z", "w2d"), helper.make_node("Conv", ["xd", "w1d"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]), qn("r1", "as", "az", "r1q"), dq("r1q", "as", "az", "a"),
+             helper.make_node("Conv", ["a", "w2d"], ["c2"]), qn("c2", "bs", "bz", "c2q"), dq("c2q", "bs", "bz", "b"),
+             helper.make_node("Reshape", ["b", "shape"], ["f"]),
+             helper.make_node("DynamicQuantizeLinear", ["f"], ["fq", "fs", "fz"]),
+             helper.make_node("MatMulInteger", ["fq", "fc", "fz"], ["acc"]),
+             helper.make_node("Cast", ["acc"], ["y"], to=TensorProto.FLOAT)]
+    return _float_io_model(nodes, "qdq_tune", (1, 12, 7, 9), [numpy_helper.from_array(np.asarray(v), k) for k, v in q])
+
+
+@needs_avx2
+def test_tessera_tune_extracts_and_tunes_the_int8_kernels_of_a_quantized_model(tmp_path, capsys):
+    """``tessera tune`` on a QDQ model: its tasks are the int8 kernels' templates (the direct
+    convs' ``conv2d_NCHWc_int8.x86``, the dense's ``dense_int8.x86``), a short tune measures
+    each, and the model built with the log runs the records' configs, exactly as the default."""
+    from graph.cli import main
+    from graph.tuning import extract_tasks
+    from tune import autotvm
+    from tune.network import read_log
+
+    model = _qdq_tune_model()
+    path, log = str(tmp_path / "qdq.onnx"), tmp_path / "qdq.jsonl"
+    onnx.save(model, path)
+    g, params = graph.from_onnx(model)
+    tasks = extract_tasks(g, params, "llvm")
+    assert sorted(t.name for t in tasks) == ["conv2d_NCHWc_int8.x86", "conv2d_NCHWc_int8.x86", "dense_int8.x86"]
+    assert all(len(t.config_space) > 1 for t in tasks)
+    assert main(["tune", path, "--trials", "12", "--log", str(log), "--tuner", "random", "-q"]) == 0
+    assert "12 trials measured now" in capsys.readouterr().out
+    measured = {inp.task.workload for inp, res in read_log(str(log), "llvm") if res.error_no == 0}
+    assert measured == {t.workload for t in tasks}
+    x = RNG.standard_normal((1, 12, 7, 9)).astype("float32")
+    default = graph.build(g, params=params)
+    with autotvm.apply_history_best(str(log)):
+        lib = graph.build(g, params=params)
+    kernels = _kernels(lib, "conv2d_int8") + _kernels(lib, "dense_int8")
+    assert sorted(k.attrs["config"].template for k in kernels) == sorted(t.name for t in tasks)
+    m, m0 = lib.create_executor(), default.create_executor()
+    m.run(x=x)
+    m0.run(x=x)
+    np.testing.assert_array_equal(m.get_output(0), m0.get_output(0))
+    _assert_onnxruntime_int8(model, x, m.get_output(0))

@@ -10,6 +10,7 @@ from graph.ir import Graph, Value, constant_node, copy_node, make_node, rebuild
 from graph.ops import get_op
 from graph.passes.common import const_array, use_counts
 from topi.strategy import layout_helpers
+from tune.autotvm.choose import choose
 
 EVAL_LIMIT_BYTES = 64 << 20
 
@@ -67,8 +68,10 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
     It applies when ``x`` is uint8 with a per-tensor zero point (constant or computed at run
     time: DynamicQuantizeLinear), ``W - w_zp`` (``w_zp`` per tensor or per column) is exact in
     the kernel's type and there is at least one vector of columns; the target decides the
-    instruction (its strategy's ``int8_mode`` helper; x86: ``topi.x86.int8_dot.choose_mode``).
-    Runs after ``fold_constants``, so the importer's transposed weight is a constant.
+    instruction (its strategy's ``int8_mode`` helper; x86: ``topi.x86.int8_dot.choose_mode``),
+    the config of template ``dense_int8.x86`` the register tile and the weight's column block
+    (the best tuning record, else the target's rule).  Runs after ``fold_constants``, so the
+    importer's transposed weight is a constant.
     """
     target = context.target
     h = int8_helpers(target)
@@ -93,6 +96,9 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
         if mode is None:
             return None
         nb, mr = h.int8_dense_blocks(mode, target)
+        cfg = _tuned(context, h.int8_dense_workload(x.shape, (n, k), mode), "nb", n)
+        if cfg is not None:
+            nb, mr = cfg["nb"].val, cfg["mr"].val
         if n < nb:
             return None
         packed = h.pack_int8_dense_weight(wc, mode, nb)
@@ -103,7 +109,7 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
             zx = constant_node(np.zeros((), "uint8"), f"{name}.x_zp").output
         consts = [constant_node(a, f"{name}.{key}").output for key, a in
                   (("weight_int8", packed), ("wsum", wsum.astype("int32")))]
-        attrs = {"units": int(n), "mode": mode, "mr": int(mr)}
+        attrs = {"units": int(n), "mode": mode, "mr": int(mr), "config": cfg}
         return (make_node("dense_int8", (x, *consts, zx), attrs, node.name, [name]).output,)
 
     return rebuild(graph, rewrite)
@@ -209,7 +215,7 @@ def _mode(h, target, wc: np.ndarray) -> str | None:
 
 def int8_helpers(target):
     """The integer-kernel helpers of ``target``'s strategy (``int8_mode``, ``int8_pairs_fit``,
-    ``int8_conv_blocks``, ``pack_int8_conv_kernel``, ``int8_dense_blocks``,
+    ``int8_conv_blocks``, ``pack_int8_conv_kernel``, ``int8_dense_blocks``, ``int8_dense_workload``,
     ``pack_int8_dense_weight``), or None: the target has no integer kernels."""
     found = layout_helpers(target)
     return found if hasattr(found, "int8_mode") else None
@@ -219,8 +225,8 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
                bias: np.ndarray, dtype: str, relu: bool, context) -> Value | None:
     """The ``conv2d_int8`` node standing for ``node`` (its names kept): uint8 ``x``, centered OIHW
     weights ``wc``, per-channel ``multiplier`` and int32 ``bias``; None where the target or the
-    weights leave no integer kernel.  A direct conv's register tile is the best tuning record's
-    (``context.records``, template ``conv2d_NCHWc_int8.x86``), else the target's rule."""
+    weights leave no integer kernel.  A direct conv's register tile is its config's
+    (template ``conv2d_NCHWc_int8.x86``: the best tuning record, else the target's rule)."""
     target = context.target
     h = int8_helpers(target)
     if h is None:
@@ -238,14 +244,15 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
         exact = _conv_float_exact(node, x, wc, conv_attrs, zx, zy, multiplier, bias, dtype, relu)
         if exact is not None:
             return exact
+    cfg = None
     if packed is not None:
         mode, oc_bn = "i16", packed.shape[4]  # Winograd centers the data: the offset is the bias alone
     else:
         if dilation == (1, 1):
-            tuned = context.records.best(target, h.int8_conv_workload(
-                x.shape, wc.shape, strides, tuple(conv_attrs.get("padding", (0, 0, 0, 0))), mode))
-            if tuned is not None and oc >= tuned["oc_bn"]:
-                oc_bn, ow_bn = tuned["oc_bn"], tuned["ow_bn"]
+            cfg = _tuned(context, h.int8_conv_workload(
+                x.shape, wc.shape, strides, tuple(conv_attrs.get("padding", (0, 0, 0, 0))), mode), "oc_bn", oc)
+            if cfg is not None:
+                oc_bn, ow_bn = cfg["oc_bn"].val, cfg["ow_bn"].val
         packed = h.pack_int8_conv_kernel(wc, mode, ic_bn, oc_bn)
     ocp = -(-oc // oc_bn) * oc_bn
     offset = np.zeros(ocp, "int64")
@@ -259,8 +266,16 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
               (("kernel_int8", packed), ("offset", offset.astype("int32")), ("multiplier", mult))]
     attrs = {"channels": int(oc), "strides": strides, "padding": tuple(conv_attrs.get("padding", (0, 0, 0, 0))),
              "dilation": dilation, "x_zp": zx, "y_zp": zy, "mode": mode, "dtype": dtype,
-             "lo": zy if relu else None, "ow_bn": int(ow_bn), "oc_bn": int(oc_bn)}
+             "lo": zy if relu else None, "ow_bn": int(ow_bn), "oc_bn": int(oc_bn), "config": cfg}
     return make_node("conv2d_int8", (x, *consts), attrs, node.name, [name]).output
+
+
+def _tuned(context, workload: tuple, block_knob: str, channels: int):
+    """The config an int8 kernel of ``workload`` runs (``tune.autotvm.choose``: a whole-model
+    tune's choice, the best record, else the rule's), stored on its node so that ``tessera tune``
+    extracts its task; None where its column block ``block_knob`` exceeds the ``channels``."""
+    cfg = choose(workload, context.target, context.records, context.options)
+    return cfg if channels >= cfg[block_knob].val else None
 
 
 FLOAT_EXACT = 2**24  # float32 holds every integer below it exactly

@@ -13,7 +13,10 @@ output columns) so that one :mod:`topi.x86.int8_dot` intrinsic multiplies ``kb``
 DynamicQuantizeLinear) taken out once per column.  The schedule keeps a register tile of
 ``mr`` rows x ``nb`` columns (int32 vectors) while the reduction streams over ``K``; the
 subtraction is vectorized along the row; whatever follows (the dequantization, a bias) runs
-in its own loop, vectorized.
+in its own loop, vectorized.  The AutoTVM template ``dense_int8.x86`` tunes that tile (``nb``:
+one or two int32 vectors of columns, ``mr``: 1-8 rows; a tile the vector registers cannot hold
+is refused); a graph built with its records packs the weight for the best record's ``nb``
+(``graph.passes.lower_int8``).
 """
 
 from __future__ import annotations
@@ -31,12 +34,62 @@ DENSE_INT8 = "dense_int8"
 
 def blocks(mode: str, target) -> tuple:
     """``(nb, mr)``: two int32 vectors of columns (one with 512-bit VNNI), and as many rows as
-    the vector registers hold beside the weights, the broadcast and the temporaries."""
+    the vector registers hold beside the weights, the broadcast and the temporaries
+    (:func:`tile_registers`), at most 8: the rule's config of ``dense_int8.x86``."""
     vl = vector_lanes(mode, target)
     nb = vl if vl == 16 else 2 * vl
-    vectors = nb // vl
-    spare = target.vector_registers - vectors - 1 - (2 if mode == "u8s8" else 0)
-    return nb, max(1, min(8, spare // vectors))
+    mr = max(r for r in ROW_BLOCKS if r == 1 or tile_registers(mode, nb, r, target) <= target.vector_registers)
+    return nb, mr
+
+
+# --------------------------------------------------------------- AutoTVM ---
+TEMPLATE = "dense_int8.x86"
+ROW_BLOCKS = (1, 2, 3, 4, 5, 6, 7, 8)
+
+
+def int8_workload(dshape, wshape, mode: str) -> tuple:
+    """The AutoTVM workload of an int8 dense: uint8 data ``dshape`` ``[M, K]``, centered weights
+    ``wshape`` ``[N, K]`` of ``mode`` (:mod:`topi.x86.int8_dot`)."""
+    return (TEMPLATE, tuple(int(d) for d in dshape), tuple(int(d) for d in wshape), str(mode))
+
+
+def tile_registers(mode: str, nb: int, mr: int, target) -> int:
+    """Vector registers of the register tile: ``mr`` rows of ``nb`` accumulators, one row of
+    weights, the broadcast and the mode's temporaries (``u8s8``: the int16 pairs and the ones)."""
+    vectors = nb // vector_lanes(mode, target)
+    return vectors * mr + vectors + 1 + (2 if mode == "u8s8" else 0)
+
+
+def _space(workload: tuple, target) -> dict:
+    vl = vector_lanes(workload[3], target)
+    return {"nb": [vl, 2 * vl], "mr": list(ROW_BLOCKS)}
+
+
+def _default(workload: tuple, target) -> dict:
+    nb, mr = blocks(workload[3], target)
+    return {"nb": nb, "mr": mr}
+
+
+def _constraint(workload: tuple, values: dict) -> str | None:
+    from tune.autotvm.config import current_target
+
+    target = current_target()
+    need = tile_registers(workload[3], values["nb"], values["mr"], target)
+    if need > target.vector_registers:
+        return (f"a register tile of {values['mr']} rows x {values['nb']} columns needs {need} vector registers, "
+                f"the target has {target.vector_registers}; take fewer rows or one vector of columns")
+    return None
+
+
+def _register_rule() -> None:
+    from tune.autotvm.config import register_rule
+
+    register_rule(TEMPLATE, _space, _default, _constraint,
+                  doc="int8 dense on the integer dot products (dense_int8): the register tile's columns "
+                      "(one or two int32 vectors, the weight's packing block) and rows")
+
+
+_register_rule()
 
 
 def pack_weight(w: np.ndarray, mode: str, nb: int) -> np.ndarray:
@@ -143,4 +196,5 @@ def schedule_dense_int8(outs, target) -> te.Schedule:
     return s
 
 
-__all__ = ["DENSE_INT8", "blocks", "dense_int8", "pack_weight", "schedule_dense_int8", "unpack_weight"]
+__all__ = ["DENSE_INT8", "TEMPLATE", "blocks", "dense_int8", "int8_workload", "pack_weight", "schedule_dense_int8",
+           "tile_registers", "unpack_weight"]

@@ -302,6 +302,7 @@ register_layout_helpers(
     int8_winograd_block=conv2d_int8.winograd_block,
     unpack_int8_conv_kernel=conv2d_int8.unpack_kernel,
     int8_dense_blocks=dense_int8.blocks,
+    int8_dense_workload=dense_int8.int8_workload,
     pack_int8_dense_weight=dense_int8.pack_weight,
     unpack_int8_dense_weight=dense_int8.unpack_weight,
 )

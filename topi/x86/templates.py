@@ -1,5 +1,5 @@
 """topi's x86 schedules as AutoTVM templates: ``conv2d_NCHWc.x86``, ``dense_pack.x86``, ``dense.x86``,
-``softmax.x86`` (classic TVM's task names), ``conv2d_NCHWc_int8.x86``.
+``softmax.x86`` (classic TVM's task names), ``conv2d_NCHWc_int8.x86``, ``dense_int8.x86``.
 
 ``autotvm.task.create("conv2d_NCHWc.x86", args, target)`` where ``args`` is
 topi's workload key without its name (``topi.x86.conv2d_rule.conv2d_workload``).
@@ -174,3 +174,26 @@ def conv2d_int8(dshape, kshape, strides, pads, mode):
     out = c8.conv2d_int8(data, kernel, offset, multiplier, oc, tuple(strides), tuple(pads), (1, 1), 0, 0, mode,
                          ow_bn=ow_bn, out_block=oc_bn if oc % oc_bn == 0 else 0)
     return c8.schedule_conv2d_int8(out, target), [data, kernel, offset, multiplier, out]
+
+
+@autotvm.template("dense_int8.x86")
+def dense_int8(dshape, wshape, mode):
+    """The int8 dense (:func:`topi.x86.dense_int8.dense_int8`) of uint8 data ``[M, K]`` by centered
+    weights ``[N, K]`` of ``mode``, the weight packed for the config's column block (as a graph
+    folds it), the data's zero point a run-time scalar.  Knobs: the register tile's columns (one
+    or two int32 vectors) and rows."""
+    from codegen.target import Target
+    from topi.x86 import dense_int8 as d8
+    from topi.x86.int8_dot import operand_dtypes, reduce_block
+
+    workload = d8.int8_workload(dshape, wshape, mode)
+    (m, k), (n, _) = dshape, wshape
+    cfg = template_config(workload, 2.0 * m * n * k)
+    nb, mr = cfg["nb"].val, cfg["mr"].val
+    kb = reduce_block(mode)
+    data = te.placeholder((m, k), "uint8", name="data")
+    weight = te.placeholder((-(-n // nb), -(-k // kb), nb, kb), operand_dtypes(mode)[1], name="weight_int8")
+    wsum = te.placeholder((-(-n // nb) * nb,), "int32", name="wsum")
+    x_zp = te.placeholder((), "uint8", name="x_zp")
+    out = d8.dense_int8(data, weight, wsum, x_zp, n, mode, mr)
+    return d8.schedule_dense_int8(out, Target.current()), [data, weight, wsum, x_zp, out]
