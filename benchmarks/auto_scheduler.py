@@ -14,9 +14,11 @@ kernel that packs them itself against numpy and prints its time beside.
 
 Each prints ratios from one run (interleaved medians, ``codegen.timing``) and
 the tune's cost: wall seconds per trial (the run's mean) and the search's share.  On a
-machine others load, ``conv``/``ops`` ``--threads 1`` compares the programs on
-one thread by their CPU time (a parallel kernel's wall time there measures the
-load).
+machine others load, ``--threads 1`` tunes and compares everything on one thread by
+its CPU time (a parallel kernel's wall time there measures the load): the runners
+of the auto_scheduler and of AutoTVM measure with ``clock="thread_cpu"``, the
+final timings read ``time.thread_time`` with the thread pool (and numpy's BLAS)
+at one thread.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ from tune import auto_scheduler  # noqa: E402
 from tune.auto_scheduler.tuning import tune_tasks  # noqa: E402
 
 
+# --threads 1: what the runners measure by and the final timings' clock (one thread's CPU time)
+CLOCK = {"runner": "wall", "clock": time.perf_counter}
+
+
 def tune_dag(tensors, name, trials, log, per_round=32, seed=0):
     """Tune a compute from scratch (or resume ``log``); returns (task, stats, best State)."""
     task = auto_scheduler.SearchTask(compute_dag=auto_scheduler.ComputeDAG(tensors), workload_key=name)
@@ -52,7 +58,8 @@ def tune_dag(tensors, name, trials, log, per_round=32, seed=0):
     policy = auto_scheduler.SketchPolicy(task, model, seed=seed, init_search_callbacks=preload)
     done = len(policy.measured)
     opts = auto_scheduler.TuningOptions(num_measure_trials=max(0, trials - done), num_measures_per_round=per_round,
-                                        measure_callbacks=[auto_scheduler.RecordToFile(log)], verbose=1)
+                                        measure_callbacks=[auto_scheduler.RecordToFile(log)], verbose=1,
+                                        runner=auto_scheduler.LocalRunner(clock=CLOCK["runner"]))
     stats = tune_tasks([policy], opts)
     return task, stats, policy.best()[0]
 
@@ -73,9 +80,6 @@ def random_inputs(tensors, seed=0):
         out.append(rng.uniform(-1, 1, shape).astype(t.dtype) if isinstance(t.op, te.tensor.PlaceholderOp)
                    else np.zeros(shape, t.dtype))
     return out
-
-
-CLOCK = {"clock": time.perf_counter}  # --threads 1: each call's CPU time, steady on a loaded machine
 
 
 def time_pair(fns: dict, repeat=9) -> dict:
@@ -127,13 +131,21 @@ def conv_nchw(c, h, f, k):
     return [data, kernel, out]
 
 
+def autotvm_option() -> dict:
+    """AutoTVM's measure option of a whole-model tune (``tessera tune``'s), on this run's clock."""
+    from tune import autotvm
+    from tune.network import RUNNER_OPTIONS
+
+    return autotvm.measure_option(builder=autotvm.LocalBuilder(),
+                                  runner=autotvm.LocalRunner(**RUNNER_OPTIONS, clock=CLOCK["runner"]))
+
+
 def autotvm_best(c, h, f, k, trials, log):
     """The AutoTVM direct template (conv2d_NCHWc.x86) tuned ``trials`` (resuming ``log``): its best
     build and its arguments."""
     import topi.x86.templates  # noqa: F401
     from topi.x86.conv2d_rule import conv2d_workload
     from tune import autotvm
-    from tune.network import RUNNER_OPTIONS
 
     wl = conv2d_workload((1, c, h, h), (f, c, k, k), (1, 1), (k // 2,) * 4, (1, 1))
     task = autotvm.task.create(wl[0], wl[1:], target="llvm")
@@ -142,8 +154,7 @@ def autotvm_best(c, h, f, k, trials, log):
         tuner = autotvm.tuner.XGBTuner(task)
         if done:
             tuner.load_history(autotvm.record.load_records(log))
-        measure = autotvm.measure_option(builder=autotvm.LocalBuilder(), runner=autotvm.LocalRunner(**RUNNER_OPTIONS))
-        tuner.tune(trials - done, measure, callbacks=[autotvm.callback.log_to_file(log)])
+        tuner.tune(trials - done, autotvm_option(), callbacks=[autotvm.callback.log_to_file(log)])
     with autotvm.apply_history_best(log), task.target:
         sch, tensors = task.func()(*task.args)
     return codegen.build(sch, tensors), tensors
@@ -323,13 +334,14 @@ def model(args):
     g, params = graph.from_onnx(path, shape=shapes)
     log = args.log or os.path.splitext(os.path.basename(path))[0]
     start = time.perf_counter()
-    sched, default, after = tune_model(g, params, "llvm", args.trials, log + ".as.json", budget_s=60 * args.minutes)
+    sched, default, after = tune_model(g, params, "llvm", args.trials, log + ".as.json", budget_s=60 * args.minutes,
+                                       runner=auto_scheduler.LocalRunner(clock=CLOCK["runner"]))
     print(f"auto_scheduler: {len(sched.tasks)} tasks, {sched.trials} trials in the log, "
           f"{time.perf_counter() - start:.0f} s")
     builds = {"default": default, "auto_scheduler": after}
     start = time.perf_counter()
     tasks, _, builds["autotvm"], note = tuning.tune_model(g, params, "llvm", args.trials, log + ".autotvm.jsonl",
-                                                          budget_s=60 * args.minutes)
+                                                          budget_s=60 * args.minutes, measure_option=autotvm_option())
     print(f"autotvm: {note.splitlines()[0]}, {time.perf_counter() - start:.0f} s")
     runs = {}
     for name, lib in builds.items():
@@ -341,6 +353,21 @@ def model(args):
     print(f"{args.model}: " + ", ".join(f"{k} {r[k][0] * 1e3:.2f} ms (spread {r[k][1]:.0%})" for k in runs)
           + f"; auto_scheduler / {best} (the faster of the default and AutoTVM builds): "
           f"{r['auto_scheduler'][0] / r[best][0]:.2f}x the time")
+
+
+def blas_threads(n: int) -> None:
+    """numpy's OpenBLAS at ``n`` threads (the matmul's peer, timed by this thread's CPU time)."""
+    import ctypes
+
+    with open("/proc/self/maps") as fh:
+        libs = {line.split()[-1] for line in fh if "openblas" in line and line.split()[-1].startswith("/")}
+    for path in libs:
+        lib = ctypes.CDLL(path)
+        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_", "openblas_set_num_threads"):
+            if hasattr(lib, name):
+                getattr(lib, name)(ctypes.c_int(n))
+                return
+    raise SystemExit("--threads 1: cannot set numpy's BLAS threads (no OpenBLAS loaded); time without --threads")
 
 
 def main(argv=None):
@@ -355,15 +382,15 @@ def main(argv=None):
     p.add_argument("--minutes", type=float, default=30)
     p.add_argument("--seed", type=int, default=0, help="the search's seed (a log resumes with the seed it was made with)")
     p.add_argument("--threads", type=int, default=0,
-                   help="conv, ops: time the tuned programs on this many threads (1: by their CPU time, which "
-                        "other processes on the cores do not inflate; the tuning still measures on all)")
+                   help="run the programs on this many threads (1: tune and time them by one thread's CPU time, "
+                        "which other processes on the cores do not inflate; numpy's BLAS at one thread too)")
     args = p.parse_args(argv)
     if args.threads:
-        if args.what in ("matmul", "model"):
-            p.error("--threads: conv and ops only (numpy and the executors keep their own threads)")
-        codegen.set_num_threads(args.threads)
-        if args.threads == 1:
-            CLOCK["clock"] = time.thread_time
+        if args.threads != 1 and args.what != "rank":
+            p.error("--threads: 1 (one thread's CPU time) or leave it out (wall time on all threads)")
+        codegen.set_num_threads(1)
+        blas_threads(1)
+        CLOCK.update(runner="thread_cpu", clock=time.thread_time)
     {"matmul": matmul, "conv": conv, "ops": ops, "rank": rank, "model": model}[args.what](args)
 
 

@@ -31,6 +31,7 @@ from tune import auto_scheduler
 from tune.auto_scheduler.dispatcher import register_extractor
 from tune.auto_scheduler.measure_record import load_records, save_records
 from tune.measure import MeasureResult
+from tune.measure.runner import measuring_clock
 from tune.network import IN_PLACE_ROUNDS, IN_PLACE_RUNS, IN_PLACE_TOP
 from tune.record import ranked_by_workload, target_key
 
@@ -107,7 +108,8 @@ def in_place_candidates(tasks, log_path, target, top: int = IN_PLACE_TOP) -> dic
 
 
 def confirm_in_place(g, params, target, log_path, tasks, options=None, top: int = IN_PLACE_TOP,
-                     rounds: int = IN_PLACE_ROUNDS, runs: int = IN_PLACE_RUNS, clock=None, stream=None) -> int:
+                     rounds: int = IN_PLACE_ROUNDS, runs: int = IN_PLACE_RUNS, clock: str = "wall",
+                     stream=None) -> int:
     """Time the traces the tuned model may deploy inside whole runs of it, as AutoTVM's configs are
     (``tune.deployed.confirm_in_place``): a search times a kernel warm, called in a loop, where a
     model streams its weights from memory and runs other kernels in between (ShuffleNet-v2's
@@ -116,8 +118,9 @@ def confirm_in_place(g, params, target, log_path, tasks, options=None, top: int 
     alternated in ``rounds`` rounds of ``runs`` runs; every candidate gets a record with
     ``in_place``, one reading a round (the median of its calls), and those alone then rank the
     task (``tune.record.ranked_by_workload``).  Nothing is timed when every candidate has such a
-    record (a resumed tune).  ``clock``: the executor's (``GraphModule.kernel_runs``).  Returns
-    the records written."""
+    record (a resumed tune).  ``clock``: ``"wall"``, or ``"thread_cpu"``: the runs on this thread
+    alone, each call read by its CPU time (``tune.measure.runner.measuring_clock``), as the records
+    say.  Returns the records written."""
     target = create(target)
     picks = in_place_candidates(tasks, log_path, target, top)
     timed = {(inp.task.workload, inp.config.key()) for inp, res in load_records(log_path)
@@ -152,18 +155,19 @@ def confirm_in_place(g, params, target, log_path, tasks, options=None, top: int 
                      f"{len(variants)} builds alternated in {rounds} rounds\n")
     readings: dict = {}  # (workload, trace key) -> (input, [[seconds of its calls] per round])
     start = time.perf_counter()
-    for r in range(rounds):
-        for k in range(len(variants)):
-            m, calls, chosen = variants[(k + r) % len(variants)]  # each round starts with another build
-            seconds = np.median(m.kernel_runs(runs, clock=clock), axis=0)
-            for s, workload in zip(seconds, calls):
-                inp = chosen.get(workload)
-                if inp is not None:
-                    entry = readings.setdefault((workload, inp.config.key()), (inp, [[] for _ in range(rounds)]))
-                    entry[1][r].append(float(s))
+    with measuring_clock(clock) as clock_fn:
+        for r in range(rounds):
+            for k in range(len(variants)):
+                m, calls, chosen = variants[(k + r) % len(variants)]  # each round starts with another build
+                seconds = np.median(m.kernel_runs(runs, clock=clock_fn), axis=0)
+                for s, workload in zip(seconds, calls):
+                    inp = chosen.get(workload)
+                    if inp is not None:
+                        entry = readings.setdefault((workload, inp.config.key()), (inp, [[] for _ in range(rounds)]))
+                        entry[1][r].append(float(s))
     spent, now = time.perf_counter() - start, time.time()
     rows = [(inp, MeasureResult(tuple(float(np.median(s)) for s in per_round if s), 0,
-                                spent / max(len(readings), 1), now, in_place=True))
+                                spent / max(len(readings), 1), now, in_place=True, clock=clock))
             for inp, per_round in readings.values()]
     save_records(log_path, [i for i, _ in rows], [r for _, r in rows])
     return len(rows)
@@ -171,20 +175,23 @@ def confirm_in_place(g, params, target, log_path, tasks, options=None, top: int 
 
 
 def tune_model(g, params, target, trials: int, log_path: str, options=None, seed: int = 0,
-               budget_s: float | None = None, per_round: int = 16, verbose: int = 1, clock=None):
+               budget_s: float | None = None, per_round: int = 16, verbose: int = 1, runner="local",
+               clock: str | None = None):
     """Tune every kernel of ``g`` with the task scheduler to ``trials`` measured in all (those in
-    ``log_path`` count: a tune resumes from its log), then time the traces it may deploy inside
-    whole runs of the model (:func:`confirm_in_place`, by ``clock``); returns ``(scheduler, before,
-    after)``, the builds without the records and with them (kernels without a record keep their
-    schedules)."""
+    ``log_path`` count: a tune resumes from its log; ``runner``: ``TuningOptions``'s), then time the
+    traces it may deploy inside whole runs of the model (:func:`confirm_in_place`, by ``clock``:
+    ``"wall"`` or ``"thread_cpu"``, the runner's by default); returns ``(scheduler, before, after)``,
+    the builds without the records and with them (kernels without a record keep their schedules)."""
     target = create(target)
     tasks, weights = extract_tasks(g, params, target, options)
     resume = log_path if os.path.exists(log_path) else None
     sched = auto_scheduler.TaskScheduler(tasks, weights, load_log_file=resume, seed=seed)
     opts = auto_scheduler.TuningOptions(num_measure_trials=trials, num_measures_per_round=per_round,
-                                        verbose=verbose, measure_callbacks=[auto_scheduler.RecordToFile(log_path)])
+                                        verbose=verbose, measure_callbacks=[auto_scheduler.RecordToFile(log_path)],
+                                        runner=runner)
     sched.tune(opts, time_budget_s=budget_s)
     if os.path.exists(log_path):
+        clock = clock or getattr(opts.runner, "clock", "wall")
         confirm_in_place(g, params, target, log_path, tasks, options, clock=clock,
                          stream=sys.stdout if verbose else None)
     before = build(g, target=target, params=params, records=[], options=options)

@@ -145,21 +145,23 @@ class GraphProgram:
         return [node_configs(node) for node, key in lib.steps if key is not None]
 
     @staticmethod
-    def kernel_runs(lib, number: int) -> np.ndarray:
-        """Seconds of each kernel call (columns) in ``number`` whole runs (rows), after one untimed."""
+    def kernel_runs(lib, number: int, clock=None) -> np.ndarray:
+        """Seconds of each kernel call (columns) in ``number`` whole runs (rows), after one untimed
+        (``clock``: the executor's ``kernel_runs``'s, wall time by default)."""
         m = lib.create_executor()
         m.set_input(**model_feed(lib))
-        return m.kernel_runs(number)
+        return m.kernel_runs(number, clock=clock)
 
 
 def tune_model(g, params, target, trials: int, log_path: str, tuner: str = "xgb", options=None, seed: int = 0,
-               budget_s: float | None = None, records=None, stream=None, log=None) -> tuple:
+               budget_s: float | None = None, records=None, stream=None, log=None, measure_option=None) -> tuple:
     """AutoTVM over every tunable kernel of ``g`` (``tune.network``): ``trials`` spread by the tasks'
     shares of the flops (those in ``log_path`` count: a tune resumes from its log), the best configs
     confirmed and timed as deployed.  Returns ``(tasks, before, after, note)``: the builds with the
     rule defaults and with the log's records, and a summary of what was measured.  ``records``: the
     log as ``tune.network.read_log`` read it (read here when None); ``log``: a callable for progress
-    lines."""
+    lines; ``measure_option``: the builder and runner, ``tune.network``'s by default (a runner's
+    ``clock`` times the in-place runs too)."""
     import os
     import time
 
@@ -178,13 +180,14 @@ def tune_model(g, params, target, trials: int, log_path: str, tuner: str = "xgb"
     log("building with the rule defaults ...")
     before = program.build()
     start = time.perf_counter()
-    option = network.default_measure_option()
+    option = measure_option or network.default_measure_option()
     done = network.tune_tasks(tasks, plan, log_path, tuner, network.search_budget(budget_s, tasks), records,
                               measure_option=option, stream=stream, seed=seed)
     after, again, placed = before, 0, 0
     if os.path.exists(log_path):
         after, again = deployed.confirm_deployed(program, log_path, tasks, option, stream=stream)
-        after, placed = deployed.confirm_in_place(program, log_path, tasks, stream=stream)
+        after, placed = deployed.confirm_in_place(program, log_path, tasks, stream=stream,
+                                                  clock=getattr(option["runner"], "clock", "wall"))
     note = (f"tuned {len(tasks)} tasks: {sum(done.values()) + again} trials measured now ({again} timing the "
             f"configs the model may deploy, weights out of the caches; {placed} configs timed inside whole runs "
             f"of the model) in {time.perf_counter() - start:.1f} s, log {log_path}\n"

@@ -201,17 +201,18 @@ def test_store_features_see_what_the_unroll_pragma_unrolls():
     np.testing.assert_allclose(rows[512][-1], [log(512), log(128), 3], rtol=1e-6)
 
 
-def test_tune_records_apply_best_and_print_best(tmp_path):
+@pytest.mark.parametrize("clock", ["wall", "thread_cpu"])
+def test_tune_records_apply_best_and_print_best(tmp_path, clock):
     tensors, ref = matmul_add(32, 16, 24)
     task = _task(tensors, "test_mm_add")
     log = str(tmp_path / "mm.json")
     opts = auto_scheduler.TuningOptions(num_measure_trials=6, num_measures_per_round=3, verbose=0,
-                                        runner=auto_scheduler.LocalRunner(number=2, min_repeat_ms=0),
+                                        runner=auto_scheduler.LocalRunner(number=2, min_repeat_ms=0, clock=clock),
                                         measure_callbacks=[auto_scheduler.RecordToFile(log)])
     policy = auto_scheduler.SketchPolicy(task, auto_scheduler.RandomModel(), verbose=0)
     task.tune(opts, search_policy=policy)
     rows = auto_scheduler.load_records(log)
-    assert len(rows) == 6 and all(r.error_no == 0 for _, r in rows)
+    assert len(rows) == 6 and all(r.error_no == 0 and r.clock == clock for _, r in rows)
     sch, args = task.apply_best(log)
     check_build(sch, args, ref, rtol=1e-4, atol=1e-4)
     code = task.print_best(log)

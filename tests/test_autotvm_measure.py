@@ -356,3 +356,72 @@ def test_measure_result_is_classic_four_fields():
     import pickle
 
     assert pickle.loads(pickle.dumps(res)).flush and copy.deepcopy(res).flush
+
+
+def test_thread_cpu_clock_times_on_one_thread_by_the_given_clock(monkeypatch):
+    """``clock="thread_cpu"``: the measuring process's pool at one thread, every reading taken with
+    ``time.thread_time`` (here a fake that ticks one second a reading), the result marked."""
+    import codegen
+    from tune.measure import runner as run
+
+    task = autotvm.task.create("test/vadd", args=(1000,), target="llvm")
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    builder.set_task(task)
+    (built,) = builder.build([autotvm.MeasureInput(task.target, task, task.config_space.get(0))])
+    builder.close()
+    runner = autotvm.LocalRunner(number=2, repeat=3, clock="thread_cpu", check_correctness=False)
+    payload = runner.payload(built.build)
+    assert payload["clock"] == "thread_cpu"
+    ticks = iter(range(1000))
+    monkeypatch.setitem(run.CLOCK_FUNCTIONS, "thread_cpu", lambda: float(next(ticks)))
+    before = codegen.get_num_threads()
+    try:
+        value = run.run_candidate(payload)
+        assert codegen.get_num_threads() == 1
+        # a repeat: 2 calls between two readings one tick apart (min_repeat_ms 0: no doubling)
+        assert value["clock"] == "thread_cpu" and value["costs"] == [0.5, 0.5, 0.5]
+        res = run.run_result("ok", value, built, 0.1, 10)
+        assert res.clock == "thread_cpu" and res.cost == 0.5
+        value = run.run_candidate(dict(payload, clock="wall"))
+        assert value["clock"] == "wall" and all(0 < c < 0.5 for c in value["costs"])
+    finally:
+        codegen.set_num_threads(before)
+        run.pool_for("wall")
+        runner.close()
+    with pytest.raises(ValueError, match="unknown clock 'cpu'"):
+        autotvm.LocalRunner(clock="cpu")
+
+
+def test_a_tune_on_the_thread_cpu_clock_records_it_and_best_reads_one_clock(tmp_path):
+    """A short AutoTVM tune measured by one thread's CPU time: every record says so, survives the
+    log, and where a log holds readings of two clocks the last one's rank the configs."""
+    task = autotvm.task.create("test/vadd", args=(1 << 14,), target="llvm")
+    log = str(tmp_path / "vadd.jsonl")
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    runner = autotvm.LocalRunner(number=2, repeat=2, min_repeat_ms=1, clock="thread_cpu")
+    try:
+        autotvm.tuner.RandomTuner(task, seed=0).tune(
+            4, autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)])
+    finally:
+        builder.close()
+        runner.close()
+    rows = record.load_records(log)
+    assert len(rows) == 4 and all(r.clock == "thread_cpu" and r.error_no == 0 and r.cost > 0 for _, r in rows)
+    assert '"clock": "thread_cpu"' in open(log).readline()
+    res = autotvm.MeasureResult((1.0,), 0, 2.0, 3.0, clock="thread_cpu")
+    assert "clock='thread_cpu'" in repr(res) and tuple(res) == ((1.0,), 0, 2.0, 3.0)
+    assert pickle_roundtrip(res).clock == "thread_cpu" and autotvm.MeasureResult(*list(res)).clock == "wall"
+    # a wall reading ten times faster, of another config, then the log's last record on the thread clock
+    inp_a, inp_b = rows[0][0], next(i for i, _ in rows if i.config.index != rows[0][0].config.index)
+    mixed = [(inp_a, autotvm.MeasureResult((1e-9,), 0, 0.1, 1.0)), *rows]
+    best = record.best_by_workload(mixed)
+    assert next(iter(best.values()))[1].clock == "thread_cpu"
+    mixed.append((inp_b, autotvm.MeasureResult((2e-9,), 0, 0.1, 1.0)))  # the last record: wall
+    (inp, res), = record.best_by_workload(mixed).values()
+    assert res.clock == "wall" and inp.config.index == inp_a.config.index
+
+
+def pickle_roundtrip(obj):
+    import pickle
+
+    return pickle.loads(pickle.dumps(obj))

@@ -381,6 +381,32 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     assert confirm_in_place(program, str(log), tasks, rounds=3)[1] == 0  # resumed
 
 
+def test_in_place_runs_on_the_thread_cpu_clock_run_on_one_thread_and_say_so(model, tmp_path):
+    """``confirm_in_place(clock="thread_cpu")``: the whole runs on this thread alone, each kernel call
+    read by its CPU time, the records marked; the pool as it was after."""
+    import codegen
+    from tune.deployed import confirm_in_place
+
+    _, m = model
+    g, params = graph.from_onnx(m)
+    program = GraphProgram(g, params, "llvm")
+    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    log = tmp_path / "in_place_cpu.jsonl"
+    rows = conv_records(tasks[:1], log)
+    threads, seen = codegen.get_num_threads(), []
+    runs = program.kernel_runs
+
+    def kernel_runs(lib, number, clock=None):
+        seen.append((codegen.get_num_threads(), clock))
+        return runs(lib, number, clock)
+
+    program.kernel_runs = kernel_runs
+    assert confirm_in_place(program, str(log), tasks, rounds=1, clock="thread_cpu")[1] > 0
+    again = list(read_log(str(log), "llvm"))[len(rows):]
+    assert again and all(res.in_place and res.clock == "thread_cpu" and min(res.costs) > 0 for _, res in again)
+    assert seen and all(s == (1, time.thread_time) for s in seen) and codegen.get_num_threads() == threads
+
+
 def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_path, monkeypatch):
     """A log written under another rule: its candidates all have in-place records, but the
     rule's build now runs a config without one, so the in-place phase runs again and times it."""

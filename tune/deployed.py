@@ -28,6 +28,7 @@ from tune.autotvm.config import has_rule, recorded_values
 from tune.autotvm.space import ConfigEntity
 from tune.autotvm.tuner.tuner import config_key
 from tune.measure import MeasureInput, MeasureResult
+from tune.measure.runner import measuring_clock
 from tune.network import (
     CONFIRMED_FROM,
     DEPLOY_TOP,
@@ -171,11 +172,13 @@ def task_calls(program, built, tasks: list) -> list:
     return out
 
 
-def confirm_in_place(program, log_path: str, tasks: list, rounds: int = IN_PLACE_ROUNDS, stream=None) -> tuple:
+def confirm_in_place(program, log_path: str, tasks: list, rounds: int = IN_PLACE_ROUNDS, stream=None,
+                     clock: str = "wall") -> tuple:
     """Time the configs the model may deploy inside whole runs of it: the :func:`in_place_groups`
     candidates of every task with records, in builds that each take the k-th candidate of every
     operator, and the rule's build, alternated in ``rounds`` rounds (each variant ``IN_PLACE_RUNS``
-    runs); each config's record holds one reading a round, its calls' median.  A resumed tune
+    runs); each config's record holds one reading a round, its calls' median, read by ``clock``
+    (``"thread_cpu"``: the runs on this thread alone, ``tune.measure.runner.measuring_clock``).  A resumed tune
     whose candidates and rule's configs all have such records times nothing.  Returns ``(the model
     built with the records, configs timed)``."""
     records = read_log(log_path, program.target)
@@ -203,17 +206,21 @@ def confirm_in_place(program, log_path: str, tasks: list, rounds: int = IN_PLACE
             continue
         variants.append((built, task_calls(program, built, tasks)))
     readings: dict = {}  # (workload, config key) -> (task, config, [[seconds of its calls] per round])
-    for r in range(rounds):
-        for k in range(len(variants)):
-            built, calls = variants[(k + r) % len(variants)]  # each round starts with another build
-            seconds = np.median(program.kernel_runs(built, IN_PLACE_RUNS), axis=0)
-            for i, task, cfg in calls:
-                entry = readings.setdefault((task.workload, config_key(cfg)), (task, cfg, [[] for _ in range(rounds)]))
-                entry[2][r].append(float(seconds[i]))
+    with measuring_clock(clock) as clock_fn:
+        runs = ((lambda built: program.kernel_runs(built, IN_PLACE_RUNS)) if clock == "wall"
+                else (lambda built: program.kernel_runs(built, IN_PLACE_RUNS, clock_fn)))
+        for r in range(rounds):
+            for k in range(len(variants)):
+                built, calls = variants[(k + r) % len(variants)]  # each round starts with another build
+                seconds = np.median(runs(built), axis=0)
+                for i, task, cfg in calls:
+                    entry = readings.setdefault((task.workload, config_key(cfg)),
+                                                (task, cfg, [[] for _ in range(rounds)]))
+                    entry[2][r].append(float(seconds[i]))
     spent, now = time.perf_counter() - start, time.time()
     rows = [(MeasureInput(task.target, task, cfg),
              MeasureResult(tuple(float(np.median(s)) for s in per_round if s), 0, spent / max(len(readings), 1), now,
-                           in_place=True))
+                           in_place=True, clock=clock))
             for task, cfg, per_round in readings.values()]
     callback.log_to_file(log_path)(None, [i for i, _ in rows], [r for _, r in rows])
     return program.build(records=log_path), len(rows)

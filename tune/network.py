@@ -12,7 +12,7 @@ A *program* is the model as the layer above offers it (``graph.tuning.GraphProgr
 this package imports no graph): ``build(records=None, choices=None)`` builds it with
 the best records of a log (or ``choices``: ``(template, args) -> knob values``, taken
 as they are), ``configs(built)`` lists the configs of each kernel call, and
-``kernel_runs(built, number)`` times every call in ``number`` whole runs.
+``kernel_runs(built, number[, clock])`` times every call in ``number`` whole runs.
 
 Why confirm: the fastest of a few hundred readings is biased low, so a task's
 best few are measured ``CONFIRM_TIMES`` more times and ranked by their median

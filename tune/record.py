@@ -12,7 +12,9 @@ where ``"config"`` is the field of an AutoTVM record (the candidate, a point of 
 template's space; each tuner registers the field of its candidates, ``register_kind``),
 with ``"flush": true`` in ``result`` for a measurement timed with the weights out of the caches
 (optional: a record without it was timed warm, as every record before it was), and
-``"in_place": true`` for one timed inside whole runs of a model (each cost a round's median).
+``"in_place": true`` for one timed inside whole runs of a model (each cost a round's median), and
+``"clock": "thread_cpu"`` for one timed by the CPU time of the one thread that ran the kernel
+(the runner's ``clock``; without it, wall time).
 Older files may also say ``"scaled"`` (readings of a normalising runner since removed): read
 and ignored.
 
@@ -101,6 +103,8 @@ def _row(inp: MeasureInput, result: MeasureResult) -> dict:
         row["result"]["flush"] = True
     if result.in_place:
         row["result"]["in_place"] = True
+    if result.clock != "wall":
+        row["result"]["clock"] = result.clock
     return row
 
 
@@ -131,7 +135,7 @@ def decode(line: str, protocol: str = "json") -> tuple:
         inp = _input(field, i["target"], i["task"], i["args"], row.get(field))
         res = MeasureResult(
             tuple(r["costs"]), int(r["error_no"]), float(r["all_cost"]), float(r["timestamp"]),
-            bool(r.get("flush", False)), bool(r.get("in_place", False)),
+            bool(r.get("flush", False)), bool(r.get("in_place", False)), r.get("clock", "wall"),
         )
     elif "input" in row and "result" in row:  # classic TVM v0.7-v0.12 ("version": 0.2)
         target, name, args = row["input"][:3]
@@ -209,7 +213,8 @@ def ranked_by_workload(records) -> dict:
     Where a workload has measurements timed inside whole runs of its model (``in_place``), those
     alone rank it: they are the speeds deployment sees.  Else, where it has measurements timed
     with the weights out of the caches (``flush``), those alone: a warm reading does not compare
-    with a cold one."""
+    with a cold one.  Nor does one clock's with another's: where a workload's records were timed by
+    several (``MeasureResult.clock``), those of its last record's clock alone rank it."""
     ranked: dict = {}
     for inp, res in records:
         if res.error_no != 0 or not res.costs:
@@ -217,12 +222,19 @@ def ranked_by_workload(records) -> dict:
         key = (target_key(inp.target), inp.task.workload)
         ranked.setdefault(key, []).append((inp, res))
     for key, rows in ranked.items():
+        rows = same_clock(rows)
         rows = [row for row in rows if row[1].in_place] or [row for row in rows if row[1].flush] or rows
         by_config: dict = {}  # config key -> its rows, fastest first
         for row in sorted(rows, key=lambda row: row[1].cost):
             by_config.setdefault(row[0].config.key(), []).append(row)
         ranked[key] = sorted((r[(len(r) - 1) // 2] for r in by_config.values()), key=lambda row: row[1].cost)
     return ranked
+
+
+def same_clock(rows: list) -> list:
+    """The ``(input, result)`` rows timed by the clock of the last of them (the one a tune now uses)."""
+    clock = rows[-1][1].clock if rows else "wall"
+    return [row for row in rows if row[1].clock == clock]
 
 
 def best_by_workload(records) -> dict:
@@ -252,5 +264,6 @@ __all__ = [
     "load_records",
     "pick_best",
     "ranked_by_workload",
+    "same_clock",
     "save_to_file",
 ]

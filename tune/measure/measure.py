@@ -13,6 +13,19 @@ from typing import NamedTuple
 from tune.measure.statistics import robust_cost
 
 
+# How a runner reads a candidate's time: "wall", the wall time of calls on all the thread pool's
+# threads; "thread_cpu", the CPU time of the measuring thread, the pool at one thread so that the
+# whole call runs on it (time the thread spends descheduled while other processes hold the cores does
+# not count; stalls on caches and memory that they share still do).
+CLOCKS = ("wall", "thread_cpu")
+
+
+def check_clock(clock: str) -> str:
+    if clock not in CLOCKS:
+        raise ValueError(f"unknown clock {clock!r}; use one of {CLOCKS}")
+    return clock
+
+
 class MeasureErrorNo(IntEnum):
     """Classic AutoTVM's error numbers (``MeasureResult.error_no``)."""
 
@@ -48,25 +61,32 @@ class MeasureResult(_Result):
     timed: ``flush``, with the kernel's inputs after the first out of the caches (the runner's
     ``enable_cpu_cache_flush``); ``in_place``, inside whole runs of a model that calls the
     kernel among others, each cost one round's reading; neither: the kernel called in a loop,
-    its data warm.  The tuple is classic TVM's four fields (``MeasureResult(*list(res))``
-    round-trips, as its tests do); how it was timed rides along as two attributes."""
+    its data warm.  ``clock``: ``"wall"`` (wall time, the kernel on all the pool's threads) or
+    ``"thread_cpu"`` (the CPU time of the one thread that ran it: the runner's ``clock``).  The
+    tuple is classic TVM's four fields (``MeasureResult(*list(res))`` round-trips, as its tests
+    do); how it was timed rides along as attributes."""
 
     flush = False
     in_place = False
+    clock = "wall"
 
-    def __new__(cls, costs, error_no, all_cost, timestamp, flush: bool = False, in_place: bool = False):
+    def __new__(cls, costs, error_no, all_cost, timestamp, flush: bool = False, in_place: bool = False,
+                clock: str = "wall"):
         self = super().__new__(cls, costs, error_no, all_cost, timestamp)
         if flush:
             self.flush = True
         if in_place:
             self.in_place = True
+        if clock != "wall":
+            self.clock = check_clock(clock)
         return self
 
     def __getnewargs__(self):
-        return (*self, self.flush, self.in_place)
+        return (*self, self.flush, self.in_place, self.clock)
 
     def __repr__(self) -> str:
         how = "".join(f", {k}=True" for k in ("flush", "in_place") if getattr(self, k))
+        how += f", clock={self.clock!r}" if self.clock != "wall" else ""
         return f"{super().__repr__()[:-1]}{how})"
 
     @property
@@ -118,4 +138,4 @@ class BuildResult(NamedTuple):
     time_cost: float
 
 
-__all__ = ["BuildResult", "MeasureErrorNo", "MeasureInput", "MeasureResult", "Runner", "error_result"]
+__all__ = ["CLOCKS", "BuildResult", "MeasureErrorNo", "MeasureInput", "MeasureResult", "Runner", "check_clock", "error_result"]

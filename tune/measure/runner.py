@@ -18,6 +18,15 @@ slower than the task's best so far is timed by that one call: a slow candidate
 would otherwise cost the most tuning time of all.  The reading that ranks a
 candidate is the median of its repeats (``tune.measure.statistics``).
 
+``clock`` says what a cost is (``tune.measure.measure.CLOCKS``; each result and
+record carries it): ``"wall"``, wall seconds of calls that run on every thread of
+the pool; ``"thread_cpu"``, the measuring thread's CPU seconds (``time.thread_time``)
+of calls that run on it alone, the pool at one thread.  On a machine that other
+processes load, a wall reading measures the load as much as the kernel; the
+thread's CPU time does not count the time it waits for a core, so candidates
+compare as on an idle machine (at one thread's speed: a tune for a machine that
+runs kernels on several threads ranks by single-thread speed).
+
 As classic AutoTVM's runners: ``runner.ref_input`` (arrays, one per input argument) are the inputs
 timed instead of random ones, and each candidate goes through ``runner.executor.submit(fn, ...,
 ref_input=...)`` (a future's ``result()``; default: measured at once in the measuring process).
@@ -26,6 +35,7 @@ ref_input=...)`` (a future's ``result()``; default: measured at once in the meas
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import itertools
 import time
 
@@ -34,7 +44,7 @@ import numpy as np
 from codegen.module import calls_lasting
 from codegen.ndarray import aligned_copy, aligned_empty
 from tune.layout import to_blocked, to_logical
-from tune.measure.measure import MeasureErrorNo, MeasureResult, Runner, error_result
+from tune.measure.measure import MeasureErrorNo, MeasureResult, Runner, check_clock, error_result
 from tune.measure.worker import Worker
 
 _HERE = "tune.measure.runner"
@@ -52,7 +62,8 @@ def run_result(status: str, value, build, t_run: float, timeout: float) -> Measu
     if status == "ok":
         if value["wrong"]:
             return error_result(MeasureErrorNo.WRONG_ANSWER, value["wrong"], all_cost)
-        return MeasureResult(tuple(value["costs"]), 0, all_cost, time.time(), bool(value.get("flush")))
+        return MeasureResult(tuple(value["costs"]), 0, all_cost, time.time(), bool(value.get("flush")),
+                             clock=value.get("clock", "wall"))
     if status == "timeout":
         return error_result(MeasureErrorNo.RUN_TIMEOUT, f"run exceeded {timeout:g} s", all_cost)
     return error_result(MeasureErrorNo.RUNTIME_DEVICE, f"runner: {value}", all_cost)
@@ -60,11 +71,11 @@ def run_result(status: str, value, build, t_run: float, timeout: float) -> Measu
 
 class LocalRunner(Runner):
     """Times candidates in one separate process (see the module doc for the parameters, which are
-    classic AutoTVM's; ``timeout``: seconds per candidate)."""
+    classic AutoTVM's; ``timeout``: seconds per candidate; ``clock``: ``"wall"`` or ``"thread_cpu"``)."""
 
     def __init__(self, timeout: float = 10, number: int = 4, repeat: int = 3, min_repeat_ms: float = 0,
                  cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False,
-                 check_correctness: bool = True, reject_factor: float | None = 5.0):
+                 check_correctness: bool = True, reject_factor: float | None = 5.0, clock: str = "wall"):
         if number < 1 or repeat < 1:
             raise ValueError(f"LocalRunner: number and repeat must be >= 1, got {number}, {repeat}")
         if min_repeat_ms < 0 or cooldown_interval < 0 or timeout <= 0:
@@ -76,6 +87,7 @@ class LocalRunner(Runner):
         self.enable_cpu_cache_flush = bool(enable_cpu_cache_flush)
         self.check_correctness = bool(check_correctness)
         self.reject_factor = reject_factor
+        self.clock = check_clock(clock)
         self.best_cost = float("inf")
         self.worker = Worker(f"{_HERE}:warm_runner", "tune-runner")
         self.task = None
@@ -93,7 +105,7 @@ class LocalRunner(Runner):
         reject = self.reject_factor * self.best_cost if self.reject_factor and self.best_cost < float("inf") else None
         return {"build": build, "ref": self.ref if self.check_correctness else None, "number": self.number,
                 "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms, "flush": self.enable_cpu_cache_flush,
-                "reject_above": reject,
+                "reject_above": reject, "clock": self.clock,
                 "inputs": None if ref_input is None else [np.asarray(a) for a in ref_input]}
 
     def note(self, result: MeasureResult) -> MeasureResult:
@@ -267,9 +279,46 @@ def rotating_call(mod, arrays: list, specs: list):
     return (lambda: fn(*next(raws))), copies
 
 
+CLOCK_FUNCTIONS = {"wall": time.perf_counter, "thread_cpu": time.thread_time}
+_pool_threads: list = [0]  # what this measuring process last set the thread pool to
+
+
+def pool_for(clock: str) -> None:
+    """The thread pool of this process as ``clock`` reads it: one thread (every call runs on the
+    calling thread) for ``"thread_cpu"``, all of the process's CPUs for ``"wall"``."""
+    want = 1 if clock == "thread_cpu" else 0
+    if _pool_threads[0] != want:
+        import codegen
+
+        codegen.set_num_threads(want)
+        _pool_threads[0] = want
+
+
+@contextlib.contextmanager
+def measuring_clock(clock: str):
+    """Time in this process by ``clock``: yields its function; for ``"thread_cpu"`` the thread
+    pool runs at one thread inside (every call on the calling thread), as before after."""
+    check_clock(clock)
+    if clock == "wall":
+        yield CLOCK_FUNCTIONS[clock]
+        return
+    import codegen
+
+    before = codegen.get_num_threads()
+    codegen.set_num_threads(1)
+    try:
+        yield CLOCK_FUNCTIONS[clock]
+    finally:
+        codegen.set_num_threads(before)
+
+
 def run_candidate(payload: dict) -> dict:
-    """Check and time one build (module doc): ``{"costs": seconds per call per repeat, "wrong", "flush"}``."""
+    """Check and time one build (module doc): ``{"costs": seconds per call per repeat, "wrong", "flush",
+    "clock"}``."""
     build, ref = payload["build"], payload.get("ref")
+    clock_name = check_clock(payload.get("clock", "wall"))
+    clock = CLOCK_FUNCTIONS[clock_name]
+    pool_for(clock_name)
     if ref is not None:
         wrong = check_output(build, ref)
         if wrong:
@@ -283,15 +332,16 @@ def run_candidate(payload: dict) -> dict:
     else:
         fn, raw = mod._fn, mod._check(args)
     fn(*raw)  # the first call pays for cold caches and pages: time the second
-    t0 = time.perf_counter()
+    t0 = clock()
     fn(*raw)
-    first = time.perf_counter() - t0
+    first = clock() - t0
     reject = payload.get("reject_above")
     if reject is not None and first > max(reject, REJECT_FLOOR_S):
-        return {"costs": [first], "wrong": "", "rejected": True, "flush": flush}
-    costs = [calls_lasting(fn, raw, payload["number"], payload["min_repeat_ms"])[0] for _ in range(payload["repeat"])]
-    return {"costs": costs, "wrong": "", "flush": flush}
+        return {"costs": [first], "wrong": "", "rejected": True, "flush": flush, "clock": clock_name}
+    costs = [calls_lasting(fn, raw, payload["number"], payload["min_repeat_ms"], clock)[0]
+             for _ in range(payload["repeat"])]
+    return {"costs": costs, "wrong": "", "flush": flush, "clock": clock_name}
 
 
-__all__ = ["InlineExecutor", "LocalRunner", "check_output", "load_object", "random_arguments", "rotating_call", "run_candidate",
+__all__ = ["CLOCK_FUNCTIONS", "InlineExecutor", "LocalRunner", "check_output", "load_object", "measuring_clock", "pool_for", "random_arguments", "rotating_call", "run_candidate",
            "run_result", "warm_runner", "with_inputs"]
