@@ -155,6 +155,35 @@ def test_num_threads(threads):
         codegen.set_num_threads(old)
 
 
+def test_parallel_loops_cut_into_unit_tasks_when_short():
+    """Up to UNIT_TASKS_PER_THREAD iterations a thread, an iteration a task (6 iterations on 2
+    threads: 6 tasks, not 1, 2, 1, 2); longer loops TASKS_PER_THREAD a thread; the tasks cover
+    the loop once."""
+    from codegen.parallel import TASKS_PER_THREAD, UNIT_TASKS_PER_THREAD, task_count, task_ranges
+
+    assert task_count(6, 2) == 6 and task_count(1, 2) == 1 and task_count(0, 2) == 0
+    assert task_count(2 * UNIT_TASKS_PER_THREAD + 1, 2) == 2 * TASKS_PER_THREAD
+    assert task_count(7, 1) == 1
+    for ext in (1, 5, 16, 17, 97):
+        ranges = task_ranges(ext, 2)
+        assert ranges[0][0] == 0 and ranges[-1][1] == ext
+        assert all(a < b and b == c for (a, b), (c, _) in zip(ranges, ranges[1:] + [(ext, None)]))
+
+
+@pytest.mark.parametrize("rows", [6, 17])
+def test_short_parallel_loops_at_two_threads(rows):
+    old = codegen.get_num_threads()
+    try:
+        codegen.set_num_threads(2)
+        A = te.placeholder((rows, 37), name="A")
+        B = te.compute((rows, 37), lambda i, j: A[i, j] * 3.0 + i, name="B")
+        s = te.create_schedule(B.op)
+        s[B].parallel(B.op.axis[0])
+        check_build(s, [A, B], lambda a: a * 3 + np.arange(rows, dtype="float32")[:, None], name="short_par")
+    finally:
+        codegen.set_num_threads(old)
+
+
 def test_module_repr_and_entry_name(axpy):
     assert axpy.entry_name == "axpy_rt"
     assert "axpy_rt" in repr(axpy)

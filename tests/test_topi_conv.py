@@ -412,3 +412,54 @@ def test_conv2d_1x1_reads_nchw_data_in_place(ic, oc, size, stride, in_place):
     codegen.build(s, [A, W, C])(a, w, out)
     ref = topi.testing.conv2d_nchw_python(a, w, stride, 0)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_plane_parts_share_few_channel_blocks_between_threads():
+    """Rows cut into parts (a divisor of the rows) where the channel blocks alone leave a thread
+    idle: one block, six (four tasks of 1, 2, 1, 2 blocks), not twelve or on one thread."""
+    from topi.x86.conv2d_schedule import plane_parts
+
+    one = plane_parts(1, 112, 112, 5, threads=2)
+    assert one > 1 and 112 % one == 0
+    assert plane_parts(6, 14, threads=2) == 2
+    assert plane_parts(12, 28, 28, 5, threads=2) == 1
+    assert plane_parts(1, 112, 112, 5, threads=1) == 1
+    assert plane_parts(1, 7, 7, 5, threads=2) == 7  # a prime count of rows: a row a part
+
+
+@pytest.mark.parametrize("flat,chunk,size,oc", [
+    (True, 0, 9, 16),    # one block, 81 columns in tiles of 5: parts of 3 rows (27 columns, a tail tile each)
+    (False, 32, 9, 16),  # chunked, a row a part
+    (True, 32, 10, 24),  # chunked over the flattened plane, 24 channels in 2 blocks (the last padded)
+])
+def test_conv2d_NCHWc_rows_in_parallel_parts(monkeypatch, flat, chunk, size, oc):
+    """A flattened or chunked conv with few output blocks runs its rows in parts (the parallel
+    loop covers blocks x parts), every part and tail matching numpy at 1 and 2 threads."""
+    from topi.x86 import conv2d_schedule
+    from topi.x86.conv2d_nchwc import conv2d_NCHWc_x86
+
+    monkeypatch.setattr(conv2d_schedule, "_threads", lambda: 2)
+    ic, ic_bn = 40, 8
+    key = x86conv_rule.conv2d_workload((1, ic, size, size), (oc, ic, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1))
+    cfg = x86conv_rule.blocks_config(key, {"ow_bn": 5, "unroll_kw": False, "flat": flat, "ic_chunk": chunk},
+                                     ic_bn, 16)
+    a, wt = _np((1, ic, size, size), 16), _np((oc, ic, 1, 1), 17)
+    A = _ph((1, ic // ic_bn, size, size, ic_bn), "A")
+    W = _ph((-(-oc // 16), ic // ic_bn, 1, 1, ic_bn, 16), "W")
+    C = conv2d_NCHWc_x86(A, W, 1, (0, 0, 0, 0), 1, cfg, channels=oc, out_block=8)
+    out = te.compute(C.shape, lambda *i: te.max(C(*i), te.const(0.0)), name="relu", tag="elemwise")
+    ref = np.maximum(T.conv2d_nchw_python(a, wt, 1, 0), 0).reshape(1, oc // 8, 8, size, size).transpose(0, 1, 3, 4, 2)
+    s = topi.x86.schedule_conv2d_NCHWc(out)
+    blocks = -(-oc // 16)
+    parts = conv2d_schedule.plane_parts(blocks, size, *((size, 5) if flat else ()), threads=2)
+    assert parts > 1
+    text = str(schedule.lower(s, [A, W, out]).body)
+    assert f", 0, {blocks * parts}) {{" in text.split("parallel (", 1)[1].split("\n", 1)[0]
+    blocked = np.ascontiguousarray(a.reshape(1, ic // ic_bn, ic_bn, size, size).transpose(0, 1, 3, 4, 2))
+    old = codegen.get_num_threads()
+    try:
+        for threads in (1, 2):
+            codegen.set_num_threads(threads)
+            _run(s, [A, W, out], ref, [blocked, x86conv.pack_kernel_numpy(wt, ic_bn, 16)])
+    finally:
+        codegen.set_num_threads(old)
