@@ -71,6 +71,36 @@ def test_dense_pack_few_blocks_many_rows(M, N, K):
     _check_packed(M, N, K, bias=True, relu=True)
 
 
+@pytest.mark.parametrize("M,N,K,knobs", [
+    (29, 37, 13, {"bn": 16, "mr": 6, "ku": 4}),   # rows padded 29 -> 30, a 5-lane column tail
+    (23, 130, 19, {"bn": 24, "mr": 4, "ku": 2}),  # 6 blocks (< FEW_BLOCKS): row tiles parallel
+    (17, 200, 8, {"bn": 32, "mr": 1, "ku": 8}),
+    (4, 40, 9, {"bn": 8, "mr": 5, "ku": 3}),      # one tile, fewer rows than mr: not padded
+])
+def test_dense_pack_fused_epilogue(M, N, K, knobs):
+    """``fuse``: the product runs in the epilogue's tiles (no packed product at root), its rows
+    padded to whole tiles reading the last data row; bias, relu and a residual add applied in
+    the tile, against numpy on shapes no tile divides."""
+    from topi.x86.dense import PACK_TEMPLATE, dense_workload, fused_rows
+    from tune.autotvm.config import make_config
+
+    cfg = make_config(dense_workload(M, N, K, "float32", PACK_TEMPLATE), {**knobs, "fuse": True})
+    x, w, b, r = _data(M, K, seed=1), _data(N, K, seed=2), _data(N, seed=3), _data(M, N, seed=4)
+    wp = pack_dense_weight_numpy(w, knobs["bn"])
+    X, W = te.placeholder((M, K), name="X"), te.placeholder(wp.shape, name="W")
+    B, R = te.placeholder((N,), name="B"), te.placeholder((M, N), name="R")
+    y = dense_pack(X, W, bias=B, units=N, cfg=cfg)
+    product = y.op.input_tensors[0].op.input_tensors[0].op
+    assert int(product.axis[0].dom.extent) == fused_rows(M, cfg) == (M if M <= knobs["mr"] else
+                                                                     -(-M // knobs["mr"]) * knobs["mr"])
+    out = te.compute(y.shape, lambda i, j: te.max(y[i, j], te.const(0.0, "float32")) + R[i, j], name="res",
+                     tag="elemwise")
+    s = schedule_dense_pack(out, cfg)
+    assert s[product].attach_type != "root"
+    want = np.maximum(x.astype("float64") @ w.T.astype("float64") + b, 0) + r
+    check_build(s, [X, W, B, R, out], lambda *_: want, inputs=[x, wp, b, r], **TOL)
+
+
 @pytest.mark.parametrize("M", [1, 9])
 def test_dense_pack_epilogue(M):
     _check_packed(M, 1001, 67, bias=True, relu=True)

@@ -329,7 +329,7 @@ def test_defaults_read_the_target():
     assert (pool512["vec"].val, pool2["vec"].val) == (16, 8)
     with Target(AVX2):
         assert default_config(x86dense.dense_workload(64, 1000, 2048, template="dense_pack.x86")).values == \
-            {"bn": 16, "mr": 6, "ku": 4}
+            {"bn": 16, "mr": 6, "ku": 4, "fuse": True}
         assert default_config(softmax_workload(64, 1000))["vec"].val == 16
 
 

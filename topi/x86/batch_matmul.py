@@ -40,7 +40,14 @@ PACK_TEMPLATE = "batch_matmul_pack.x86"
 BATCH_MATMUL_PACK = "batch_matmul_pack"  # tag of the packed product stage (the anchor)
 PACK_Y = "batch_matmul_pack_y"  # tag of y's packing stage (not injective: never inlined)
 register_rule(TEMPLATE, dense_space, dense_rule, doc="batch_matmul: the dense kernel per slice")
-register_rule(PACK_TEMPLATE, dense_pack_space, dense_pack_rule,
+
+
+def _without_fuse(knobs: dict) -> dict:
+    return {k: v for k, v in knobs.items() if k != "fuse"}  # the product runs at root, unfused
+
+
+register_rule(PACK_TEMPLATE, lambda w, t: _without_fuse(dense_pack_space(w, t)),
+              lambda w, t: _without_fuse(dense_pack_rule(w, t)),
               doc="batch_matmul: y block-packed per call, the dense_pack kernel per slice")
 
 
