@@ -5,7 +5,7 @@ unpacked ``[N, K]`` weight; the dense rows hand Tessera its weight block-packed
 once, see ``_dense_fn``).  ``--rows`` instead sweeps the row count of a ViT-sized
 packed dense (384 -> 1536) and of attention-sized batch_matmuls, one thread, each kernel in its
 CPU time, each row count's GFLOP/s next to that of the nearest multiple of the register tile's
-rows (target: >= 0.85x).  Every system is timed in interleaved
+rows (target: >= 0.85x), the two timed in interleaved batches (spread: the per-batch ratios).  Every system is timed in interleaved
 batches (a 0.25 s sleep before each, since BLAS and onnxruntime threads spin
 after a call and steal the cores); the table shows medians per call and the
 ratio ``baseline / tessera`` (above 1: tessera is faster).
@@ -167,18 +167,17 @@ def row_sweep(rows=ROWS, N: int = 1536, K: int = 384) -> list:
             + _row_sweep(rows, 197, 64, batch=12) + _row_sweep(rows, 64, 197, batch=12))
 
 
-def _kernel_seconds(f, args) -> float:
-    """Median CPU seconds of one call of the built kernel ``f`` on ``args``, timed as the tuner's
-    runner times a candidate (the compiled entry on checked pointers, without the ~4 us of numpy
-    argument checks a Python call adds)."""
-    import time
-
+def _kernel_call(f, args):
+    """A call of the built kernel ``f`` on ``args`` as the tuner's runner times a candidate (the
+    compiled entry on checked pointers, without the ~4 us of numpy argument checks a Python call
+    adds); it holds ``f`` and ``args``."""
     fn, raw = f._fn, f._check(args)
-    return timing.median(timing.interleaved({"k": lambda: fn(*raw)}, repeat=ROUNDS, settle=0.0,
-                                            clock=time.thread_time)["k"])
+    return lambda f=f, args=args: fn(*raw)
 
 
 def _row_sweep(rows, N: int, K: int, batch: int = 0) -> list:
+    import time
+
     from topi.x86.batch_matmul import batch_matmul, default_batch_matmul_config, schedule_batch_matmul
     from topi.x86.batch_matmul import batch_matmul_template
 
@@ -191,7 +190,8 @@ def _row_sweep(rows, N: int, K: int, batch: int = 0) -> list:
             return default_batch_matmul_config(batch, M, N, K, template=batch_matmul_template(M, K, "float32"))
         return default_dense_pack_config(M, N, K)
 
-    def rate(M: int) -> float:
+    def kernel(M: int):
+        """(a call of the checked kernel for M rows, its flops)."""
         if batch:
             X, Y = te.placeholder((batch, M, K), name="X"), te.placeholder((batch, N, K), name="Y")
             f, w = _build(batch_matmul(X, Y), [X, Y], schedule_batch_matmul), wt
@@ -201,18 +201,22 @@ def _row_sweep(rows, N: int, K: int, batch: int = 0) -> list:
             x, y = _rand(M, K, seed=1), np.zeros((M, N), np.float32)
         f(x, w, y)
         np.testing.assert_allclose(y, x @ np.swapaxes(wt, -1, -2) if batch else x @ wt[0].T, rtol=1e-3, atol=1e-3)
-        return 2.0 * max(batch, 1) * M * N * K / _kernel_seconds(f, (x, w, y)) / 1e9
+        return _kernel_call(f, (x, w, y)), 2.0 * max(batch, 1) * M * N * K
 
     out = []
-    print(f"{'rows':>5s} {'tile':>6s} {'GFLOP/s':>8s} {'nearest':>8s} {'GFLOP/s':>8s} {'ratio':>6s}")
+    print(f"{'rows':>5s} {'tile':>6s} {'GFLOP/s':>8s} {'nearest':>8s} {'GFLOP/s':>8s} {'ratio':>6s} {'spread':>11s}")
     for M in rows:
         cfg = config(M)
         mr = cfg["mr"].val
         near = max(mr, round(M / mr) * mr)
-        mine, ref = rate(M), rate(near)
+        (mine, mine_flops), (ref, ref_flops) = kernel(M), kernel(near)
+        runs = timing.interleaved({"mine": mine, "near": ref}, repeat=ROUNDS, settle=0.0, clock=time.thread_time)
+        ratios = sorted((mine_flops / a) / (ref_flops / b) for a, b in zip(runs["mine"], runs["near"]))
+        rate, ref_rate = (fl / timing.median(runs[k]) / 1e9 for k, fl in (("mine", mine_flops), ("near", ref_flops)))
         tile = f"{cfg['bn'].val}x{mr}" if "bn" in cfg.values else f"{cfg['nr'].val}x{mr}"
-        print(f"{M:5d} {tile:>6s} {mine:8.1f} {near:8d} {ref:8.1f} {mine / ref:6.2f}")
-        out.append((M, mine, near, ref))
+        print(f"{M:5d} {tile:>6s} {rate:8.1f} {near:8d} {ref_rate:8.1f} {rate / ref_rate:6.2f} "
+              f"{ratios[0]:5.2f}-{ratios[-1]:.2f}")
+        out.append((M, rate, near, ref_rate))
     return out
 
 

@@ -75,6 +75,7 @@ def test_dense_pack_few_blocks_many_rows(M, N, K):
     (29, 37, 13, {"bn": 16, "mr": 6, "ku": 4}),   # rows padded 29 -> 30, a 5-lane column tail
     (23, 130, 19, {"bn": 24, "mr": 4, "ku": 2}),  # 6 blocks (< FEW_BLOCKS): row tiles parallel
     (17, 200, 8, {"bn": 32, "mr": 1, "ku": 8}),
+    (151, 130, 11, {"bn": 16, "mr": 6, "ku": 2}),  # 9 blocks, M > N: row tiles parallel too
     (4, 40, 9, {"bn": 8, "mr": 5, "ku": 3}),      # one tile, fewer rows than mr: not padded
 ])
 def test_dense_pack_fused_epilogue(M, N, K, knobs):
