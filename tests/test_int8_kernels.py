@@ -314,7 +314,7 @@ def _run(model, x):
 
 
 @needs_avx2
-@pytest.mark.parametrize("per_channel,ic", [(True, 5), (False, 12)])
+@pytest.mark.parametrize("per_channel,ic", [(True, 20), (False, 12)])  # channels the blocks do not pad
 def test_qdq_conv_becomes_one_int8_kernel_matching_onnxruntime(per_channel, ic):
     ort = pytest.importorskip("onnxruntime")
     oc = 11
@@ -352,6 +352,30 @@ def test_qdq_stem_conv_runs_as_an_exact_float_conv_matching_onnxruntime():
     assert [k.op for k in _conv_kernels(lib)] in (["conv2d"], ["conv2d_NCHWc"])  # the float templates
     assert _kernels(lib, "requantize")
     _assert_onnxruntime_int8(model, x, got)
+
+
+@needs_avx2
+def test_qdq_per_channel_stem_conv_runs_as_an_exact_float_conv_requantized_in_blocks():
+    """The same with per-channel weight scales (onnxruntime's quantizer's default, ResNet-50's
+    stem) and a max pooling after (the stem's), which reads blocks: the float conv writes
+    NCHW[b]c and its per-channel requantization runs on the blocks in the conv's kernel, the
+    multipliers re-laid out ``(1, C/b, 1, 1, b)``; onnxruntime's output."""
+    oc, ic = 32, 3
+    w_q = RNG.integers(-64, 64, (oc, ic, 7, 7)).astype("int8")
+    model = _qdq_conv_model(w_q, RNG.uniform(0.002, 0.006, oc).astype("float32"), RNG.integers(-900, 900, oc),
+                            relu=True, x_shape=(1, ic, 23, 21), pads=(3, 3, 3, 3), strides=(2, 2))
+    model.graph.node[-1].output[0] = "yd"
+    model.graph.node.append(helper.make_node("MaxPool", ["yd"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                                             pads=[1, 1, 1, 1]))
+    x = RNG.standard_normal((1, ic, 23, 21)).astype("float32") * 1.5
+    lib, got = _run(model, x)
+    assert [k.op for k in _conv_kernels(lib)] == ["conv2d_NCHWc"]
+    rq = [k for n in lib.graph.nodes if n.op == "fused" for k in n.attrs["body"].nodes if k.op == "requantize"]
+    assert [len(k.inputs[0].shape) for k in rq] == [5]
+    block = rq[0].inputs[0].shape[4]
+    assert rq[0].inputs[1].shape == (1, oc // block, 1, 1, block)
+    _assert_onnxruntime_int8(model, x, got)
+    np.testing.assert_array_equal(got, interpret(lib.graph, {"x": x})[0])
 
 
 @needs_avx2
@@ -578,7 +602,7 @@ def test_matmul_integer_with_uint8_weights_and_zero_point_is_exact():
 @needs_avx2
 def test_qlinear_conv_with_bias_becomes_conv2d_int8_matching_onnxruntime():
     ort = pytest.importorskip("onnxruntime")
-    oc, ic = 12, 7
+    oc, ic = 12, 8  # channels the blocks do not pad (7 would run as the exact float conv)
     inits = {"xs": np.float32(0.03), "xz": np.uint8(128), "w": RNG.integers(-64, 64, (oc, ic, 3, 3)).astype("int8"),
              "ws": RNG.uniform(0.005, 0.02, oc).astype("float32"), "wz": np.zeros(oc, "int8"),
              "ys": np.float32(0.07), "yz": np.uint8(90), "b": RNG.integers(-2000, 2000, oc).astype("int32")}

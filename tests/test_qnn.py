@@ -67,6 +67,30 @@ def test_quantize_blocked_and_dequantize_per_axis():
                         RNG.integers(-128, 128, 6).astype("int8")])
 
 
+def test_quantization_parameters_broadcast_against_blocked_data():
+    """A per-channel scale or zero point of NCHW[4]c data, laid out ``(1, C/4, 1, 1, 4)`` (as the
+    layout pass re-lays them out), against the numpy twins: 3 x 4 = 12 channels, 5 x 7 points."""
+    shape, pshape = (2, 3, 5, 7, 4), (1, 3, 1, 1, 4)
+    x = te.placeholder(shape, "float32", name="x")
+    acc = te.placeholder(shape, "int32", name="acc")
+    s = te.placeholder(pshape, "float32", name="s")
+    z = te.placeholder(pshape, "uint8", name="z")
+    xs = [(RNG.standard_normal(shape) * 30).astype("float32"), RNG.uniform(0.05, 0.5, pshape).astype("float32"),
+          RNG.integers(0, 256, pshape).astype("uint8")]
+    qx = qnn.quantize(x, s, z, 1, "uint8")
+    check_build(generic.schedule_injective(qx), [x, s, z, qx], lambda a, b, c: ref.quantize_python(a, b, c, 1, "uint8"),
+                inputs=xs, rtol=0, atol=0)
+    q = te.placeholder(shape, "uint8", name="q")
+    d = qnn.dequantize(q, s, z, axis=1)
+    check_build(generic.schedule_injective(d), [q, s, z, d], lambda a, b, c: ref.dequantize_python(a, b, c, 1),
+                inputs=[RNG.integers(0, 256, shape).astype("uint8"), xs[1], xs[2]], rtol=0, atol=0)
+    y = qnn.requantize(acc, s, z, axis=1, dtype="uint8")
+    check_build(generic.schedule_injective(y), [acc, s, z, y], lambda a, b, c: ref.requantize_python(a, b, c, 1, "uint8"),
+                inputs=[RNG.integers(-3000, 3000, shape).astype("int32"), xs[1], xs[2]], rtol=0, atol=0)
+    with pytest.raises(ValueError, match="broadcast against the data"):
+        qnn.requantize(acc, te.placeholder((1, 3, 1, 1, 2), "float32", name="m"), z, axis=1)
+
+
 def test_requantize_per_channel_saturates():
     acc = te.placeholder((2, 5, 3), "int32", name="acc")
     m = te.placeholder((5,), "float32", name="m")

@@ -169,7 +169,11 @@ def _rewrite(node, ins: list, lay: Layouts) -> tuple | None:
     if node.op in BINARY_OPS:  # in the block of its largest operand (a squeeze-excite scale converts)
         return _binary(node, ins, lay, lay.block_of(max((v for v in ins if lay.block_of(v)), key=lambda v: v.size)))
     if node.op in PER_TENSOR_OPS and lay.block_of(ins[0]):
-        return lay.produce(make_node(node.op, ins, node.attrs, node.name, [node.output.name]), lay.block_of(ins[0]))
+        block = lay.block_of(ins[0])
+        params = [lay.channel_param(v, block, node.output.shape[1]) for v in ins[1:]]
+        if any(p is None for p in params):
+            return None
+        return lay.produce(make_node(node.op, [ins[0], *params], node.attrs, node.name, [node.output.name]), block)
     if node.op in POOL_OPS and node.attrs.get("layout", "NCHW") == "NCHW":
         attrs = {**node.attrs, "layout": "NCHWc"}
         return lay.produce(make_node(node.op, ins, attrs, node.name, [node.output.name]), blocked[0])

@@ -17,7 +17,8 @@ from topi.config import vector_lanes
 
 # Broadcast binaries that are elementwise once their operands share a layout.
 BINARY_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "prelu")
-# elementwise in their first input when their other inputs (scale, zero point) are per tensor
+# elementwise in their first input when their other inputs (scale, zero point) are per tensor, or
+# constants per channel (re-laid out with the data: Layouts.channel_param)
 PER_TENSOR_OPS = ("quantize", "dequantize", "requantize")
 POOL_OPS = ("pool2d", "global_pool")
 
@@ -75,6 +76,21 @@ class Layouts:
             )
             self.produce(node, block)
             self.cache[key] = node.output
+        return self.cache[key]
+
+    def channel_param(self, v: Value, block: int, channels: int) -> Value | None:
+        """A scale or zero point of a quantization op (``PER_TENSOR_OPS``) for its data blocked by
+        ``block``: per tensor as it is, a constant per channel as ``(1, C/b, 1, 1, b)`` (``topi.nn.qnn``
+        broadcasts a parameter of the data's rank); None where the channels do not fill whole blocks."""
+        if v.shape in ((), (1,)):
+            return v
+        if tuple(v.shape) != (channels,) or channels % block or v.node is None or not v.node.is_constant:
+            return None
+        key = (id(v), block, "channel")
+        if key not in self.cache:
+            arr = np.asarray(v.node.attrs["value"]).reshape(1, channels // block, 1, 1, block)
+            self.cache[key] = constant_node(np.ascontiguousarray(arr),
+                                            self.fresh(f"{v.name}_{blocked_layout(block)}")).output
         return self.cache[key]
 
     def constant(self, v: Value, block: int, channels: int) -> Value | None:
@@ -160,5 +176,14 @@ def transparent(node) -> bool:
     if node.op == "concatenate":
         return node.attrs.get("axis", 0) in (1, -3)
     if node.op in PER_TENSOR_OPS:
-        return all(v.shape in ((), (1,)) for v in node.inputs[1:])
+        return all(v.shape in ((), (1,)) for v in node.inputs[1:]) or per_channel_params(node)
     return node.op in BINARY_OPS or node.op in POOL_OPS
+
+
+def per_channel_params(node) -> bool:
+    """Whether the scale and zero point of quantization op ``node`` are constants per tensor or per
+    channel (axis 1 of NCHW data, not ONNX's blocked quantization)."""
+    channels = node.inputs[0].shape[1]
+    return (node.attrs.get("block_size", 0) == 0 and node.attrs.get("axis", 1) % 4 == 1
+            and all(v.shape in ((), (1,)) or (tuple(v.shape) == (channels,) and v.node is not None
+                                              and v.node.is_constant) for v in node.inputs[1:]))

@@ -290,13 +290,15 @@ def _conv_float_exact(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int,
     sum is an integer below 2**24 in magnitude (``max|x - x_zp| * sum|w| + max|bias|``), so
     float32 holds each exactly in any order of summation, and ``float32(acc) + bias`` rounds
     once as ``float32(acc + bias)`` does.  A ReLU commutes with the positive multiplier's
-    rounding (``round(max(v, 0) * m) = max(round(v * m), 0)``).  None where that bound fails
-    or the multiplier is per channel (the blocked layouts take per-tensor requantization)."""
-    mult = np.unique(np.asarray(multiplier, "float32"))
+    rounding (``round(max(v, 0) * m) = max(round(v * m), 0)``).  The multiplier is per tensor
+    or per channel (the requantization then runs on the conv's blocked output with its
+    multipliers re-laid out: ``graph.passes.alter_op_layout``).  None where that bound fails."""
+    mult = np.asarray(multiplier, "float32").reshape(-1)
     span = max(zx, 255 - zx)
     reach = span * int(np.abs(wc).reshape(wc.shape[0], -1).sum(1).max()) + int(np.abs(bias).max(initial=0))
-    if mult.size != 1 or not (np.isfinite(mult[0]) and mult[0] > 0) or reach >= FLOAT_EXACT:
+    if not (np.all(np.isfinite(mult)) and np.all(mult > 0)) or reach >= FLOAT_EXACT:
         return None
+    mult = mult[:1] if np.all(mult == mult[0]) else mult
     name = node.output.name
 
     def const(a, key):
@@ -311,7 +313,8 @@ def _conv_float_exact(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int,
                       f"{node.name}_bias", [f"{name}.biased"]).output
     if relu:
         v = make_node("relu", (v,), {}, f"{node.name}_relu", [f"{name}.relu"]).output
-    return make_node("requantize", (v, const(mult[0], "multiplier"), const(np.array(zy, dtype), "y_zp")),
+    return make_node("requantize", (v, const(mult[0] if mult.size == 1 else mult, "multiplier"),
+                                    const(np.array(zy, dtype), "y_zp")),
                      {"axis": 1, "dtype": dtype}, node.name, [name]).output
 
 

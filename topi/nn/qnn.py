@@ -12,8 +12,10 @@ The arithmetic is ONNX's (and onnxruntime's) exactly:
   (ONNX ConvInteger / MatMulInteger; the padding of a convolution reads ``x_zp``).
 
 A scale or zero point is a tensor of shape ``()`` or ``(1,)`` (per tensor), ``(C,)`` for
-the ``C`` entries of ``axis`` (per channel), or, with ``block_size``, ``x``'s shape with
-``axis`` divided into blocks (ONNX blocked quantization).
+the ``C`` entries of ``axis`` (per channel), with ``block_size`` ``x``'s shape with ``axis``
+divided into blocks (ONNX blocked quantization), or of ``x``'s rank, each extent 1 or
+``x``'s (broadcast: a per-channel parameter of data in a blocked layout, ``(1, C/b, 1, 1, b)``
+for ``NCHW[b]c``, ``graph.passes.alter_op_layout``; ``axis`` is then unused).
 
 A ``dequantize`` of a ``quantize`` or ``requantize`` computed in the same kernel (a fused
 epilogue: conv, requantize, dequantize, batch norm, quantize, dequantize, residual add, ...)
@@ -68,6 +70,8 @@ def param_at(p: te.Tensor, idx: tuple, axis: int, block_size: int = 0) -> E.Expr
         return p(*[i // block_size if k == axis else i for k, i in enumerate(idx)])
     if shape == (1,):
         return p[0]
+    if len(shape) == len(idx) > 1:  # broadcast against the data
+        return p(*[0 if d == 1 else i for d, i in zip(shape, idx)])
     return p[idx[axis]]
 
 
@@ -81,9 +85,11 @@ def _check_param(op: str, name: str, p: te.Tensor, x: te.Tensor, axis: int, bloc
             raise ValueError(f"{op}: {name} has shape {shape}; blocked (block_size={block_size}) along axis "
                              f"{axis} of {xshape} it must be {want}")
         return
+    if len(shape) == len(xshape) > 1 and all(d in (1, e) for d, e in zip(shape, xshape)):
+        return  # broadcast against the data
     if len(shape) != 1 or shape[0] != xshape[axis]:
         raise ValueError(f"{op}: {name} has shape {shape}; per channel it must be ({xshape[axis]},), the "
-                         f"extent of axis {axis} of {xshape}")
+                         f"extent of axis {axis} of {xshape}, or broadcast against the data")
 
 
 # quantized stage (its ComputeOp) -> (centered(*idx): the float32 value ``q - z`` of its entry, ``z``)

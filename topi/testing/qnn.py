@@ -16,6 +16,8 @@ def _param(p, x_shape: tuple, axis: int, block_size: int = 0) -> np.ndarray:
         return p.reshape(())
     if block_size:
         return np.repeat(p, block_size, axis=axis)[tuple(slice(0, d) for d in x_shape)]
+    if p.ndim == len(x_shape) > 1:  # broadcast against the data (a blocked layout's per channel)
+        return p
     shape = [1] * len(x_shape)
     shape[axis] = -1
     return p.reshape(shape)
