@@ -620,6 +620,35 @@ def test_qlinear_conv_with_bias_becomes_conv2d_int8_matching_onnxruntime():
 
 
 # ------------------------------------------------------------ AutoTVM ---
+def _tuned_template(tmp_path, wl: tuple, knobs: dict, wide: dict, trials: int):
+    """The task of template workload ``wl`` (its knobs' candidate counts ``knobs``; the config
+    ``wide``, a tile wider than the registers, refused naming them), tuned for ``trials`` random
+    trials: ``(best config, (schedule, args) built under the log's best record)``."""
+    import topi.x86.templates  # noqa: F401  (registers the templates)
+    from tune import autotvm, record
+
+    task = autotvm.task.create(wl[0], wl[1:], target="llvm")
+    assert {k: len(v) for k, v in task.config_space.space_map.items()} == knobs
+    config = next(c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
+                  if all(c[k].val == v for k, v in wide.items()))
+    with pytest.raises(Exception, match="vector registers"):
+        task.instantiate(config)
+    log = str(tmp_path / "int8.log")
+    builder, runner = autotvm.LocalBuilder(n_parallel=2), autotvm.LocalRunner(number=2, repeat=1)
+    try:
+        tuner = autotvm.tuner.RandomTuner(task, seed=0)
+        tuner.tune(trials, autotvm.measure_option(builder, runner),
+                   callbacks=[autotvm.callback.log_to_file(log)])
+    finally:
+        builder.close()
+        runner.close()
+    recs = [r for r in record.load_from_file(log) if r[1].error_no == 0]
+    assert recs
+    best = min(recs, key=lambda r: np.mean(r[1].costs))[0].config
+    with autotvm.apply_history_best(log):
+        return best, autotvm.task.lookup(wl[0]).func(*wl[1:])
+
+
 INT8_TUNE = [  # columns and channels that divide no tile: OW 11 and 5, OC 24 (NCHW out), 1x1 stride 2
     ("i16", (1, 13, 9, 11), (24, 13, 3, 3), (1, 1), (1, 1, 1, 1)),
     ("u8s8", (1, 16, 10, 9), (32, 16, 1, 1), (2, 2), (0, 0, 0, 0)),
@@ -631,30 +660,10 @@ INT8_TUNE = [  # columns and channels that divide no tile: OW 11 and 5, OC 24 (N
 def test_conv2d_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, dshape, kshape, strides, pads):
     """``conv2d_NCHWc_int8.x86``: a few trials of a tuner, then the best record's config rebuilds
     the kernel, checked against the integer reference; a tile wider than the registers is refused."""
-    import topi.x86.templates  # noqa: F401  (registers the templates)
     from topi.x86.conv2d_int8 import int8_workload
-    from tune import autotvm, record
 
     wl = int8_workload(dshape, kshape, strides, pads, mode)
-    task = autotvm.task.create(wl[0], wl[1:], target="llvm")
-    assert {k: len(v) for k, v in task.config_space.space_map.items()} == {"oc_bn": 2, "ow_bn": 8}
-    wide = next(c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
-                if c["oc_bn"].val == 16 and c["ow_bn"].val == 8)
-    with pytest.raises(Exception, match="vector registers"):
-        task.instantiate(wide)
-    log = str(tmp_path / "int8.log")
-    builder, runner = autotvm.LocalBuilder(n_parallel=2), autotvm.LocalRunner(number=2, repeat=1)
-    try:
-        tuner = autotvm.tuner.RandomTuner(task, seed=0)
-        tuner.tune(3, autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)])
-    finally:
-        builder.close()
-        runner.close()
-    recs = [r for r in record.load_from_file(log) if r[1].error_no == 0]  # (the template's zero points are 0)
-    assert recs
-    best = min(recs, key=lambda r: np.mean(r[1].costs))[0].config
-    with autotvm.apply_history_best(log):
-        s, args = autotvm.task.lookup(wl[0]).func(*wl[1:])
+    best, (s, args) = _tuned_template(tmp_path, wl, {"oc_bn": 2, "ow_bn": 8}, {"oc_bn": 16, "ow_bn": 8}, 3)
     f = codegen.build(s, args)
     oc, ic, kh, kw = kshape
     oc_bn = best["oc_bn"].val
@@ -715,30 +724,10 @@ INT8_DENSE_TUNE = [("u8s8", 7, 21, 40), ("i16", 5, 13, 24)]  # rows, reduction, 
 def test_dense_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, m, k, n):
     """``dense_int8.x86``: a few trials of a tuner, then the best record's config rebuilds the
     kernel, checked against the integer reference; a tile wider than the registers is refused."""
-    import topi.x86.templates  # noqa: F401  (registers the templates)
     from topi.x86.dense_int8 import int8_workload, pack_weight
-    from tune import autotvm, record
 
     wl = int8_workload((m, k), (n, k), mode)
-    task = autotvm.task.create(wl[0], wl[1:], target="llvm")
-    assert {key: len(v) for key, v in task.config_space.space_map.items()} == {"nb": 2, "mr": 8}
-    wide = next(c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
-                if c["nb"].val == 16 and c["mr"].val == 8)
-    with pytest.raises(Exception, match="vector registers"):
-        task.instantiate(wide)
-    log = str(tmp_path / "dense_int8.log")
-    builder, runner = autotvm.LocalBuilder(n_parallel=2), autotvm.LocalRunner(number=2, repeat=1)
-    try:
-        tuner = autotvm.tuner.RandomTuner(task, seed=0)
-        tuner.tune(4, autotvm.measure_option(builder, runner), callbacks=[autotvm.callback.log_to_file(log)])
-    finally:
-        builder.close()
-        runner.close()
-    recs = [r for r in record.load_from_file(log) if r[1].error_no == 0]
-    assert recs
-    best = min(recs, key=lambda r: np.mean(r[1].costs))[0].config
-    with autotvm.apply_history_best(log):
-        s, args = autotvm.task.lookup(wl[0]).func(*wl[1:])
+    best, (s, args) = _tuned_template(tmp_path, wl, {"nb": 2, "mr": 8}, {"nb": 16, "mr": 8}, 4)
     f = codegen.build(s, args)
     nb = best["nb"].val
     assert get_shape(args[1].shape)[2] == nb

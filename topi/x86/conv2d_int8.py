@@ -52,7 +52,8 @@ from topi.nn.conv2d import get_pad_tuple, out_size
 from topi.nn.qnn import clamp_centered, qrange, register_integer_form
 from topi.nn.winograd import by_index, winograd_matrices
 from topi.utils import get_const_tuple
-from topi.x86.int8_dot import dot_intrin, operand_dtypes, products_per_cycle, reduce_block, vector_lanes
+from topi.x86.int8_dot import (dot_intrin, operand_dtypes, products_per_cycle, reduce_block,
+                               register_tile_rule, vector_lanes)
 
 CONV_INT8 = "conv2d_NCHWc_int8"
 IC_BLOCKS = (64, 32, 16, 8, 4, 2)
@@ -79,7 +80,6 @@ def blocks(oc: int, ic: int, mode: str, target) -> tuple:
 
 # --------------------------------------------------------------- AutoTVM ---
 TEMPLATE = "conv2d_NCHWc_int8.x86"
-OW_BLOCKS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 def int8_workload(dshape, kshape, strides, pads, mode: str) -> tuple:
@@ -89,44 +89,15 @@ def int8_workload(dshape, kshape, strides, pads, mode: str) -> tuple:
             tuple(int(d) for d in strides), tuple(int(d) for d in pads), str(mode))
 
 
-def _tile_registers(mode: str, oc_bn: int, ow_bn: int, target) -> int:
-    """Vector registers of the register tile: the accumulators, the weights, the broadcast, the
-    mode's temporaries."""
-    vectors = oc_bn // vector_lanes(mode, target)
-    return vectors * ow_bn + vectors + 1 + (2 if mode == "u8s8" else 0)
-
-
-def _int8_space(workload: tuple, target) -> dict:
-    mode, vl = workload[5], vector_lanes(workload[5], target)
-    return {"oc_bn": [vl, 2 * vl], "ow_bn": list(OW_BLOCKS)}
-
-
 def _int8_default(workload: tuple, target) -> dict:
     _, (n, ic, h, w), (oc, _, kh, kw), _, _, mode = workload
     _, oc_bn, ow_bn = blocks(oc, ic, mode, target)
     return {"oc_bn": oc_bn, "ow_bn": ow_bn}
 
 
-def _int8_constraint(workload: tuple, values: dict) -> str | None:
-    from tune.autotvm.config import current_target
-
-    target = current_target()
-    need = _tile_registers(workload[5], values["oc_bn"], values["ow_bn"], target)
-    if need > target.vector_registers:
-        return (f"a register tile of {values['ow_bn']} columns x {values['oc_bn']} channels needs {need} vector "
-                f"registers, the target has {target.vector_registers}")
-    return None
-
-
-def _register_rule() -> None:
-    from tune.autotvm.config import register_rule
-
-    register_rule(TEMPLATE, _int8_space, _int8_default, _int8_constraint,
-                  doc="direct int8 conv on the integer dot products (conv2d_int8): the register tile's "
-                      "channels (one or two vectors) and columns")
-
-
-_register_rule()
+register_tile_rule(TEMPLATE, lambda workload: workload[5], ("oc_bn", "ow_bn"), ("channels", "columns"),
+                   _int8_default, doc="direct int8 conv on the integer dot products (conv2d_int8): the register "
+                                      "tile's channels (one or two vectors) and columns")
 
 
 def float_is_faster(ic: int, kh: int, kw: int, mode: str, target) -> bool:

@@ -27,7 +27,8 @@ import te
 from topi import tag
 from topi.utils import get_const_tuple
 from topi.x86.injective import schedule_injective_from_existing
-from topi.x86.int8_dot import dot_intrin, operand_dtypes, reduce_block, vector_lanes
+from topi.x86.int8_dot import (TILE_ROWS, dot_intrin, operand_dtypes, reduce_block, register_tile_rule,
+                               tile_registers, vector_lanes)
 
 DENSE_INT8 = "dense_int8"
 
@@ -38,13 +39,12 @@ def blocks(mode: str, target) -> tuple:
     (:func:`tile_registers`), at most 8: the rule's config of ``dense_int8.x86``."""
     vl = vector_lanes(mode, target)
     nb = vl if vl == 16 else 2 * vl
-    mr = max(r for r in ROW_BLOCKS if r == 1 or tile_registers(mode, nb, r, target) <= target.vector_registers)
+    mr = max(r for r in TILE_ROWS if r == 1 or tile_registers(mode, nb, r, target) <= target.vector_registers)
     return nb, mr
 
 
 # --------------------------------------------------------------- AutoTVM ---
 TEMPLATE = "dense_int8.x86"
-ROW_BLOCKS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 def int8_workload(dshape, wshape, mode: str) -> tuple:
@@ -53,43 +53,14 @@ def int8_workload(dshape, wshape, mode: str) -> tuple:
     return (TEMPLATE, tuple(int(d) for d in dshape), tuple(int(d) for d in wshape), str(mode))
 
 
-def tile_registers(mode: str, nb: int, mr: int, target) -> int:
-    """Vector registers of the register tile: ``mr`` rows of ``nb`` accumulators, one row of
-    weights, the broadcast and the mode's temporaries (``u8s8``: the int16 pairs and the ones)."""
-    vectors = nb // vector_lanes(mode, target)
-    return vectors * mr + vectors + 1 + (2 if mode == "u8s8" else 0)
-
-
-def _space(workload: tuple, target) -> dict:
-    vl = vector_lanes(workload[3], target)
-    return {"nb": [vl, 2 * vl], "mr": list(ROW_BLOCKS)}
-
-
 def _default(workload: tuple, target) -> dict:
     nb, mr = blocks(workload[3], target)
     return {"nb": nb, "mr": mr}
 
 
-def _constraint(workload: tuple, values: dict) -> str | None:
-    from tune.autotvm.config import current_target
-
-    target = current_target()
-    need = tile_registers(workload[3], values["nb"], values["mr"], target)
-    if need > target.vector_registers:
-        return (f"a register tile of {values['mr']} rows x {values['nb']} columns needs {need} vector registers, "
-                f"the target has {target.vector_registers}; take fewer rows or one vector of columns")
-    return None
-
-
-def _register_rule() -> None:
-    from tune.autotvm.config import register_rule
-
-    register_rule(TEMPLATE, _space, _default, _constraint,
-                  doc="int8 dense on the integer dot products (dense_int8): the register tile's columns "
-                      "(one or two int32 vectors, the weight's packing block) and rows")
-
-
-_register_rule()
+register_tile_rule(TEMPLATE, lambda workload: workload[3], ("nb", "mr"), ("columns", "rows"), _default,
+                   doc="int8 dense on the integer dot products (dense_int8): the register tile's columns "
+                       "(one or two int32 vectors, the weight's packing block) and rows")
 
 
 def pack_weight(w: np.ndarray, mode: str, nb: int) -> np.ndarray:
@@ -197,4 +168,4 @@ def schedule_dense_int8(outs, target) -> te.Schedule:
 
 
 __all__ = ["DENSE_INT8", "TEMPLATE", "blocks", "dense_int8", "int8_workload", "pack_weight", "schedule_dense_int8",
-           "tile_registers", "unpack_weight"]
+           "unpack_weight"]

@@ -82,6 +82,42 @@ def products_per_cycle(mode: str | None, target) -> int:
     return {"vnni": 4 * vl, "u8s8": 2 * vl, "i16": 2 * vl}[mode]
 
 
+def tile_registers(mode: str, lanes: int, rows: int, target) -> int:
+    """Vector registers of a register tile of ``rows`` x ``lanes`` int32 sums: the accumulators,
+    one row of weights, the broadcast data word and the mode's temporaries (``u8s8``: the int16
+    pairs and the ones)."""
+    vectors = lanes // vector_lanes(mode, target)
+    return vectors * rows + vectors + 1 + (2 if mode == "u8s8" else 0)
+
+
+TILE_ROWS = (1, 2, 3, 4, 5, 6, 7, 8)
+
+
+def register_tile_rule(template: str, mode_of, knobs: tuple, what: tuple, default, doc: str):
+    """Register the AutoTVM rule of an int8 kernel's register tile (``tune.autotvm.config``):
+    knobs ``(lanes, rows)``: one or two int32 vectors of output lanes and 1-8 rows
+    (``TILE_ROWS``); ``mode_of(workload)`` the workload's mode; a tile the vector registers
+    cannot hold refused, naming ``what`` (the lanes' and the rows' names)."""
+    from tune.autotvm.config import current_target, register_rule
+
+    lanes_knob, rows_knob = knobs
+
+    def space(workload: tuple, target) -> dict:
+        vl = vector_lanes(mode_of(workload), target)
+        return {lanes_knob: [vl, 2 * vl], rows_knob: list(TILE_ROWS)}
+
+    def constraint(workload: tuple, values: dict) -> str | None:
+        target = current_target()
+        need = tile_registers(mode_of(workload), values[lanes_knob], values[rows_knob], target)
+        if need > target.vector_registers:
+            return (f"a register tile of {values[rows_knob]} {what[1]} x {values[lanes_knob]} {what[0]} needs "
+                    f"{need} vector registers, the target has {target.vector_registers}; take fewer {what[1]} "
+                    f"or one vector of {what[0]}")
+        return None
+
+    return register_rule(template, space, default, constraint, doc=doc)
+
+
 def pairs_fit_int16(w: np.ndarray, axis: int = 1) -> bool:
     """Whether ``vpmaddubsw`` is exact on int8 weights ``w`` reduced along ``axis`` in pairs
     ``(2j, 2j+1)``: ``255 * (|w[2j]| + |w[2j+1]|) <= 32767``, i.e. the pair's magnitudes sum to
@@ -145,5 +181,5 @@ def dot_intrin(mode: str, lanes: int, target) -> te.TensorIntrin:
     return te.decl_tensor_intrin(c.op, fcompute, name=f"dot_{mode}_{lanes}x{kb}")
 
 
-__all__ = ["MODES", "choose_mode", "dot_intrin", "operand_dtypes", "pairs_fit_int16", "products_per_cycle",
-           "reduce_block", "vector_lanes"]
+__all__ = ["MODES", "TILE_ROWS", "choose_mode", "dot_intrin", "operand_dtypes", "pairs_fit_int16",
+           "products_per_cycle", "reduce_block", "register_tile_rule", "tile_registers", "vector_lanes"]
