@@ -59,7 +59,8 @@ def tune_dag(tensors, name, trials, log, per_round=32, seed=0):
     done = len(policy.measured)
     opts = auto_scheduler.TuningOptions(num_measure_trials=max(0, trials - done), num_measures_per_round=per_round,
                                         measure_callbacks=[auto_scheduler.RecordToFile(log)], verbose=1,
-                                        runner=auto_scheduler.LocalRunner(clock=CLOCK["runner"]))
+                                        runner=auto_scheduler.LocalRunner(clock=CLOCK["runner"],
+                                                                         enable_cpu_cache_flush=True))
     stats = tune_tasks([policy], opts)
     return task, stats, policy.best()[0]
 
@@ -323,8 +324,10 @@ def static_shapes(path: str) -> dict:
 
 
 def model(args):
-    """A whole model tuned by the task scheduler for ``--minutes``, and by AutoTVM's templates for as
-    long (``tessera tune``'s path): latency of both against the default build, timed interleaved."""
+    """A whole model tuned by the task scheduler for ``--minutes`` (its candidates measured with the
+    cache flush, as ``tessera tune --auto-scheduler`` does), and by AutoTVM's templates for as long
+    or ``--autotvm-minutes`` (``tessera tune``'s path; 0: the builds take the AutoTVM log as it is):
+    latency of both against the default build, timed interleaved."""
     import graph
     from graph import tuning
     from graph.auto_schedule import tune_model
@@ -335,14 +338,21 @@ def model(args):
     log = args.log or os.path.splitext(os.path.basename(path))[0]
     start = time.perf_counter()
     sched, default, after = tune_model(g, params, "llvm", args.trials, log + ".as.json", budget_s=60 * args.minutes,
-                                       runner=auto_scheduler.LocalRunner(clock=CLOCK["runner"]))
+                                       runner=auto_scheduler.LocalRunner(clock=CLOCK["runner"],
+                                                                         enable_cpu_cache_flush=True))
     print(f"auto_scheduler: {len(sched.tasks)} tasks, {sched.trials} trials in the log, "
           f"{time.perf_counter() - start:.0f} s")
     builds = {"default": default, "auto_scheduler": after}
     start = time.perf_counter()
-    tasks, _, builds["autotvm"], note = tuning.tune_model(g, params, "llvm", args.trials, log + ".autotvm.jsonl",
-                                                          budget_s=60 * args.minutes, measure_option=autotvm_option())
-    print(f"autotvm: {note.splitlines()[0]}, {time.perf_counter() - start:.0f} s")
+    minutes = args.minutes if args.autotvm_minutes is None else args.autotvm_minutes
+    if minutes > 0:
+        tasks, _, builds["autotvm"], note = tuning.tune_model(g, params, "llvm", args.trials, log + ".autotvm.jsonl",
+                                                              budget_s=60 * minutes, measure_option=autotvm_option())
+        print(f"autotvm: {note.splitlines()[0]}, {time.perf_counter() - start:.0f} s")
+    else:
+        if not os.path.exists(log + ".autotvm.jsonl"):
+            raise SystemExit(f"--autotvm-minutes 0: no AutoTVM log {log}.autotvm.jsonl to build with")
+        builds["autotvm"] = graph.build(g, target="llvm", params=params, records=log + ".autotvm.jsonl")
     runs = {}
     for name, lib in builds.items():
         m = lib.create_executor()
@@ -380,6 +390,8 @@ def main(argv=None):
     p.add_argument("--layers", type=int, default=8, help="conv: how many layers")
     p.add_argument("--model", default=None, help="model: an ONNX file")
     p.add_argument("--minutes", type=float, default=30)
+    p.add_argument("--autotvm-minutes", type=float, default=None,
+                   help="model: AutoTVM's tuning time (default: --minutes; 0: use its log as it is)")
     p.add_argument("--seed", type=int, default=0, help="the search's seed (a log resumes with the seed it was made with)")
     p.add_argument("--threads", type=int, default=0,
                    help="run the programs on this many threads (1: tune and time them by one thread's CPU time, "

@@ -105,7 +105,7 @@ class CostModel:
         raise NotImplementedError
 
     def update_from_file(self, file_name, n_lines=None) -> None:
-        pairs = [(i, r) for i, r in load_records(file_name) if r.warm]  # the search's readings, not a model's
+        pairs = [(i, r) for i, r in load_records(file_name) if not r.in_place]  # the search's readings, not a model's
         pairs = pairs[:n_lines] if n_lines else pairs
         self.update([i for i, _ in pairs], [r for _, r in pairs])
 

@@ -192,7 +192,7 @@ class PreloadMeasuredStates:
 
     def enter(self, policy: SketchPolicy) -> None:
         mine = [(i, r) for i, r in load_records(self.filename)
-                if hasattr(i.config, "trace") and r.warm and i.task.workload == policy.task.workload
+                if hasattr(i.config, "trace") and not r.in_place and i.task.workload == policy.task.workload
                 and target_key(i.target) == policy.task.target_key]
         policy.note_measured([i for i, _ in mine], [r for _, r in mine])
 

@@ -69,7 +69,7 @@ class TaskScheduler:
         costs: list = []
         for inp, res in load_records(filename):
             k = index.get((inp.task.workload, target_key(inp.target)))
-            if k is None or not res.warm:  # readings inside whole runs of a model are no search round
+            if k is None or res.in_place:  # readings inside whole runs of a model are no search round
                 continue
             cost = res.cost if res.error_no == 0 and res.costs else math.inf
             if not runs or runs[-1][0] != k or len(costs[-1]) == per_round:
