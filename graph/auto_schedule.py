@@ -181,7 +181,7 @@ def tune_model(g, params, target, trials: int, log_path: str, options=None, seed
     ``log_path`` count: a tune resumes from its log; ``runner``: ``TuningOptions``'s, by default a
     ``LocalRunner`` with the cache flush, as classic TVM advises for networks: a model's kernels
     read their weights from memory, and traces ranked warm lost in place to the kernels' own
-    schedules, encoder4's denses 1.09-1.16x), then time the
+    schedules, encoder4's denses 1.02-1.14x), then time the
     traces it may deploy inside whole runs of the model (:func:`confirm_in_place`, by ``clock``:
     ``"wall"`` or ``"thread_cpu"``, the runner's by default); returns ``(scheduler, before, after)``,
     the builds without the records and with them (kernels without a record keep their schedules)."""
