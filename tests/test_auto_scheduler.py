@@ -448,6 +448,43 @@ def test_channel_vector_tiles_are_correct_and_replay():
         assert "reorder_storage(" in str(sch.trace)
 
 
+@pytest.mark.parametrize("at", [1, 2])
+def test_register_tiles_that_leave_a_tail_are_correct_and_replay(at):
+    """A register tile need not divide its axis where no weight is packed along it (16 channels x 6
+    columns): 20 columns tiled as 24, the splits leave a tail; correct, and the trace
+    replays.  Draws take such tiles, and mutations keep them legal."""
+    import math
+
+    from tune.auto_scheduler.genes import TileGene
+
+    tensors, ref = conv1x1(c=12, hw=20, f=32)
+    dag = auto_scheduler.ComputeDAG(tensors)
+    (sk,) = [sk for sk in generate_sketches(dag, None) if "conv.vaxis" in sk.by_key]
+    (plan,) = [p for p in sk.plans if p.kind == "tile"]
+    rng = np.random.default_rng(2)
+    genes = sk.sample(rng)
+    genes.update({"conv.vaxis": 1, "conv.pack": 1, "conv.at": at, "conv.S1": [1, 2, 1, 16],
+                  "conv.S2": [5, 1, 4, 1], "conv.S3": [1, 2, 2, 6], "conv.R0": [3, 4]})
+    assert sk.valid(genes) and sk.accept(genes) == (True, True)
+    sch = sk.realize(genes)
+    check_build(sch, tensors, ref, rtol=1e-4, atol=1e-4)
+    again = Trace.from_json(json.loads(json.dumps(sch.trace.to_json()))).apply(dag.schedule())
+    assert again.trace == sch.trace
+    # the channels are packed in the weights: their tiles divide; the image's may round up by less than a tile
+    assert not sk.by_key["conv.S1"].rounded and sk.by_key["conv.S3"].rounded
+    assert not sk.by_key["conv.S3"].valid([1, 2, 2, 7]) and not sk.by_key["conv.S3"].valid([5, 1, 1, 6])
+    assert not TileGene("x", 20, 4).valid([1, 2, 2, 6])
+    drawn = mutated = 0
+    for _ in range(40):
+        g = sk.sample(rng)
+        drawn += any(math.prod(g[f"conv.S{k}"]) != e for k, e in enumerate(plan.space))
+        for _ in range(4):
+            g = sk.mutate(g, rng)
+            assert sk.valid(g)
+        mutated += any(math.prod(g[f"conv.S{k}"]) != e for k, e in enumerate(plan.space))
+    assert drawn and mutated
+
+
 def test_pre_transformed_weights_are_measured_checked_and_match_the_packing():
     """A task measures a packing candidate with its weights pre-packed (folded, as a build does with
     constant weights); the runner packs the reference's weights the same way, so it checks it."""

@@ -17,6 +17,8 @@ import itertools
 import math
 import operator
 
+import numpy as np
+
 from te import expr as E
 from te.visitor import collect_reads
 from tune.auto_scheduler.compute_dag import extent
@@ -158,6 +160,10 @@ class Tiled(Plan):
         last_axis = len(self.space) - 1
         packed = {k for name in self.free for kind, k in dims[name] if kind == "S" and self.space[k] > 1}
         self.vaxes = [last_axis] + sorted(packed - {last_axis} if mode != "inplace" else ())
+        # the register tile of an axis no weight is packed along may leave a tail (``TileGene.rounded``):
+        # 16 channels x 6 columns of a 56-wide image (12 accumulators; tiles dividing 56 give 8 or 14,
+        # a spill) ran 1.2x the divisor tiles' best (benchmarks/auto_scheduler.py conv, 1x1 layers)
+        self.roundable = {k for k in range(len(self.space)) if k not in packed}
 
     def tiles(self, g) -> list:
         """The loop lengths of each data axis, outermost first."""
@@ -214,18 +220,23 @@ class Tiled(Plan):
         if self.padded and v == len(self.space) - 1:  # no whole vectors divide it: tiled rounded up
             g[f"{self.name}.vpad"], vkey = 1, f"{self.name}.SV"
         ext = lambda key: math.prod(g[key])
-        keys = [f"{self.name}.S{k}" for k in range(len(self.space)) if k != v]
+        axes = [k for k in range(len(self.space)) if k != v]
+        keys = [f"{self.name}.S{k}" for k in axes]
         whole = [d for d in _divisors(ext(vkey)) if d % self.lanes == 0 and d <= 4 * self.lanes]
         if not whole and ext(vkey) >= self.lanes:
             return g
         # a vector length with a fitting tile of the other axes (7x7 images take 8 channels x 7
-        # columns, not 16 x 1), else the tile that fills the most registers
+        # columns, not 16 x 1), else the tile that fills the most registers; tried in a random order
+        # that favours the lengths whose full tile does the most multiply-adds per load
         found, fallback = None, (0, None, None)
-        for inner in [whole[k] for k in rng.permutation(len(whole))] if whole else [ext(vkey)]:
+        for inner in self.vector_order(whole, rng) if whole else [ext(vkey)]:
             room = self.register_tile(inner) // (-(-inner // self.lanes) * self.lanes)
-            options = [[d for d in _divisors(ext(key)) if d <= room] for key in keys]
+            options = [self.register_options(k, ext(key), room) for k, key in zip(axes, keys)]
             picks = [[opts[int(rng.integers(len(opts)))] for opts in options] for _ in range(32)]
-            fits = [p for p in picks if 2 * math.prod(p) > room >= math.prod(p)]
+            # most draws fill three quarters of the registers or more (a 1x1 conv's best tiles hold 12
+            # or 14 of the 14 accumulators AVX2 leaves), the rest half or more
+            full = 4 if rng.random() < 0.75 else 2
+            fits = [p for p in picks if full * math.prod(p) > (full - 1) * room and room >= math.prod(p)]
             if fits:
                 found = (inner, fits[int(rng.integers(len(fits)))])
                 break
@@ -233,17 +244,41 @@ class Tiled(Plan):
             size = math.prod(best) * -(-inner // self.lanes)
             fallback = max(fallback, (size, inner, best), key=lambda x: x[0])
         inner, pick = found or fallback[1:]
+        genes = {gene.key: gene for gene in self.genes()}
         for key, t in zip([vkey] + keys, [inner] + pick):
-            g[key] = TileGene(key, ext(key) // t, 3, max_inner=ext(key)).sample(rng) + [t]
+            g[key] = genes[key].with_inner(t, rng)
         # parallel over enough outer loops to give two threads work, where the outer tiles allow
         outer = list(itertools.accumulate((t[0] for t in self.tiles(g)), operator.mul))
         if outer[g[f"{self.name}.par"] - 1] < 2 and outer[-1] >= 2:
             g[f"{self.name}.par"] = next(k + 1 for k, o in enumerate(outer) if o >= 2)
         return g
 
+    def vector_order(self, lengths: list, rng) -> list:
+        """``lengths`` (of the vector loop) in a random order, each drawn with weight (a / l)^4, where
+        its full register tile of ``a`` accumulators takes ``l`` loads a step (its vectors and one
+        broadcast per other row): 16 channels x 6 columns do 12 per 8 loads, 8 x 14 do 14 per 15."""
+        weights = []
+        for inner in lengths:
+            vectors = -(-inner // self.lanes)
+            rows = self.register_tile(inner) // (vectors * self.lanes)
+            weights.append((vectors * rows / (vectors + rows)) ** 4)
+        order, left = [], list(range(len(lengths)))
+        while left:
+            w = np.array([weights[k] for k in left])
+            order.append(lengths[left.pop(int(rng.choice(len(left), p=w / w.sum())))])
+        return order
+
+    def register_options(self, axis: int, ext: int, room: int) -> list:
+        """The register tiles of a (non-vector) data axis of extent ``ext``, at most ``room``: its
+        divisors, and where it may leave a tail, lengths whose rounding up wastes at most an eighth."""
+        out = [d for d in _divisors(ext) if d <= room]
+        if axis in self.roundable:
+            out += [t for t in range(2, min(room, ext) + 1) if ext % t and 8 * (-(-ext // t) * t - ext) <= ext]
+        return out
+
     def genes(self):
         n = self.name
-        out = [TileGene(f"{n}.S{k}", e, 4) for k, e in enumerate(self.space)]
+        out = [TileGene(f"{n}.S{k}", e, 4, rounded=k in self.roundable) for k, e in enumerate(self.space)]
         if self.padded:
             out += [TileGene(f"{n}.SV", -(-self.space[-1] // self.lanes) * self.lanes, 4),
                     ChoiceGene(f"{n}.vpad", (0, 1))]
