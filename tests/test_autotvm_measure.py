@@ -425,3 +425,45 @@ def pickle_roundtrip(obj):
     import pickle
 
     return pickle.loads(pickle.dumps(obj))
+
+
+@pytest.mark.parametrize("clock", ["thread_cpu", "wall"])
+def test_on_the_thread_cpu_clock_candidates_run_as_their_builds_finish(clock):
+    """One thread's CPU time does not count the time builds take the cores: each candidate runs as
+    soon as its build is done (here, builds that finish in order); on the wall clock a batch is built
+    before anything runs."""
+    from tune.measure.option import create_measure_batch
+
+    task = autotvm.task.create("test/vadd", args=(1000,), target="llvm")
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    runner = autotvm.LocalRunner(number=1, repeat=1, clock=clock)
+    events = []
+
+    def build_each(inputs):
+        for k, inp in enumerate(inputs):
+            events.append(f"build {k}")
+            yield builder._build_one(inp)
+
+    measure = runner.measure
+
+    def logged(inp, build, ref_input=None):
+        events.append(f"run {inp.config.index}")
+        return measure(inp, build, ref_input)
+
+    builder.build_each = build_each
+    builder.build = lambda inputs: list(build_each(inputs))
+    runner.measure = logged
+    try:
+        batch = create_measure_batch(task, autotvm.measure_option(builder, runner))
+        events.clear()
+        configs = [task.config_space.get(k) for k in (1, 2, 3)]
+        results = batch([autotvm.MeasureInput(task.target, task, c) for c in configs])
+    finally:
+        builder.close()
+        runner.close()
+    assert all(r.error_no == 0 and r.clock == clock for r in results)
+    runs = [f"run {c.index}" for c in configs]
+    if clock == "thread_cpu":
+        assert events == ["build 0", runs[0], "build 1", runs[1], "build 2", runs[2]]
+    else:
+        assert events == ["build 0", "build 1", "build 2", *runs]

@@ -75,7 +75,11 @@ class LocalBuilder:
         list(self._pool.map(prepare, range(self.n_parallel)))
 
     def build(self, measure_inputs: list) -> list[BuildResult]:
-        return list(self._pool.map(self._build_one, measure_inputs))
+        return list(self.build_each(measure_inputs))
+
+    def build_each(self, measure_inputs: list):
+        """The builds of ``measure_inputs``, all started at once, yielded in order as each is done."""
+        return self._pool.map(self._build_one, measure_inputs)
 
     def _build_one(self, inp) -> BuildResult:
         done = self._done.pop((inp.task.target_key, inp.task.workload, inp.config.key()), None)

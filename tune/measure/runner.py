@@ -108,13 +108,20 @@ class LocalRunner(Runner):
                 "reject_above": reject, "clock": self.clock,
                 "inputs": None if ref_input is None else [np.asarray(a) for a in ref_input]}
 
+    @property
+    def overlaps_builds(self) -> bool:
+        """Whether candidates may run while others build (``MeasureBatch``): on the ``"thread_cpu"``
+        clock, in this runner's own process (a subclass that runs elsewhere keeps batches)."""
+        return self.clock == "thread_cpu" and type(self).run is LocalRunner.run
+
     def note(self, result: MeasureResult) -> MeasureResult:
         """Track the task's best cost: the bar for rejecting slow candidates early."""
         if result.error_no == 0 and result.costs:
             self.best_cost = min(self.best_cost, result.cost)
         return result
 
-    def run(self, measure_inputs: list, build_results: list) -> list[MeasureResult]:
+    def run(self, measure_inputs: list, build_results) -> list[MeasureResult]:
+        """``build_results``: a list, or an iterator that yields each build when it is done."""
         out = []
         for k, (inp, build) in enumerate(zip(measure_inputs, build_results)):
             if k and self.cooldown_interval > 0 and build is not None and build.build is not None:
