@@ -25,7 +25,8 @@ The choices a sketch leaves open are genes (``tune.auto_scheduler.genes``):
 tile sizes, unroll depth, how many outer loops run in parallel, compute
 location, vector length and axis, weight packing.  A tiled stage's draws start
 from its register tile (whole vectors, most of the accumulators the registers
-hold, its loops unrolled); the outer levels are dealt at random.
+hold, its loops unrolled; along an axis no weight is packed by, a length that
+leaves a tail); the outer levels are dealt at random.
 ``Sketch.realize(genes)`` applies the primitives to a fresh schedule, whose
 trace is the candidate.
 """
