@@ -83,9 +83,14 @@ def random_inputs(tensors, seed=0):
     return out
 
 
-def time_pair(fns: dict, repeat=9) -> dict:
+def time_pair(fns: dict, repeat=9, ratio: tuple | None = None) -> dict:
+    """name -> (median seconds, spread) of interleaved batches; with ``ratio=(a, b)`` also
+    ``"ratio"``: a's time over b's per round (``timing.paired_ratio``: median and quartiles)."""
     samples = timing.interleaved(fns, repeat=repeat, clock=CLOCK["clock"])
-    return {k: (statistics.median(v), timing.spread(v)) for k, v in samples.items()}
+    out = {k: (statistics.median(v), timing.spread(v)) for k, v in samples.items()}
+    if ratio is not None:
+        out["ratio"] = timing.paired_ratio(samples, *ratio)
+    return out
 
 
 def matmul_tensors(n: int) -> list:
@@ -182,12 +187,13 @@ def conv(args):
         fns = {"auto_scheduler": lambda: mine(*m), "autotvm": lambda: theirs(*b)}
         if layouts:
             fns["unfolded"] = lambda: whole(*a)
-        r = time_pair(fns)
-        ratio = r["autotvm"][0] / r["auto_scheduler"][0]
+        r = time_pair(fns, repeat=15, ratio=("autotvm", "auto_scheduler"))
+        ratio = r["ratio"].median
         ratios.append(ratio)
         print(f"conv {c}x{h}x{h} -> {f} {k}x{k}: auto_scheduler {r['auto_scheduler'][0] * 1e3:.3f} ms "
               f"(spread {r['auto_scheduler'][1]:.0%}), AutoTVM direct template {r['autotvm'][0] * 1e3:.3f} ms "
-              f"(spread {r['autotvm'][1]:.0%}): {ratio:.2f}x"
+              f"(spread {r['autotvm'][1]:.0%}): {ratio:.2f}x the template's speed (per round, quartiles "
+              f"{r['ratio'].p25:.2f}-{r['ratio'].p75:.2f})"
               + (f"; weights packed in each call {r['unfolded'][0] * 1e3:.3f} ms" if layouts else ""), flush=True)
     print(f"geometric mean: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x the AutoTVM template's speed")
 
