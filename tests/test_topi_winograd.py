@@ -140,7 +140,7 @@ def test_fused_schedule_runs_every_stage_in_one_parallel_loop_over_blocks(monkey
 def test_rule_fuses_unless_the_transformed_kernel_is_too_large():
     from topi.x86.conv2d_winograd import FUSE_MAX_KERNEL_BYTES, fused_rows
 
-    assert [fused_rows(nh, 1 << 20, threads=2) for nh in (14, 7, 4, 2, 28, 18, 1)] == [7, 4, 2, 1, 2, 2, 0]
+    assert [fused_rows(nh, 1 << 20, threads=2) for nh in (14, 7, 4, 2, 28, 18, 9, 3, 1)] == [7, 4, 2, 1, 2, 2, 2, 2, 0]
     assert fused_rows(14, FUSE_MAX_KERNEL_BYTES + 1, threads=2) == 0
     assert fused_rows(14, 1 << 20, threads=4) == 4
     for c, h in ((64, 56), (128, 28), (256, 14), (512, 7)):  # 512 @7: 38 MB of transformed kernel

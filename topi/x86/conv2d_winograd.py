@@ -53,7 +53,8 @@ TEMPLATE = "conv2d_winograd.x86"
 ROWS = (0, 1, 2, 4, 7)  # knob ``rows``: 0 runs the stages apart, else tile rows per fused block
 # The rule's ``rows`` where each thread's share passes 7 tile rows: blocks of 7 then hold megabytes
 # of V and M (and a last partial block computes all its slots). Inception-v3's 80 -> 192 at 73x73
-# (18 tile rows, one thread's CPU time) 0.69x the time of rows=7, its 32 -> 64 at 147x147 0.75x.
+# (18 tile rows, one thread's CPU time) 0.69x the time of rows=7, its 32 -> 64 at 147x147 0.75x;
+# also where the last block of 7 would be under half full (its 35x35 layers, 9 tile rows: 0.6-0.7x).
 MANY_ROWS = 2
 # A fused block reads the whole transformed kernel, and so does each core: past this size the
 # stages run apart (``rows`` 0 only; ResNet-50's 512 @7 in F(2x2), 16.8 MB, ran faster apart).
@@ -183,16 +184,17 @@ def fused_rows(tile_rows: int, kernel_size: int, threads: int | None = None) -> 
     thread (``threads``: the CPUs this process may use), the smallest candidate that covers a
     share; 0 (stages apart) when there are fewer tile rows than threads or the transformed
     kernel passes ``FUSE_MAX_KERNEL_BYTES``; ``MANY_ROWS`` where a share passes the largest
-    candidate.  Fused, each thread reads only what it computes:
+    candidate or the last block would be under half full (it computes all its slots: 9 tile
+    rows in blocks of 7 computed 14).  Fused, each thread reads only what it computes:
     run apart, each stage splits its work its own way and a thread reads intermediates another
     core wrote, at a cache line's round trip between cores that may share no cache."""
     threads = threads or _threads()
     if kernel_size > FUSE_MAX_KERNEL_BYTES or tile_rows < threads:
         return 0
     share = -(-tile_rows // threads)
-    if share > ROWS[-1]:
-        return MANY_ROWS
-    return next((r for r in ROWS if r >= share), ROWS[-1])
+    rows = next((r for r in ROWS if r >= share), ROWS[-1])
+    last = tile_rows - (-(-tile_rows // rows) - 1) * rows  # the last block's tile rows
+    return MANY_ROWS if share > ROWS[-1] or 2 * last < rows else rows
 
 
 def winograd_constraint(workload: tuple, values: dict) -> str | None:
