@@ -66,6 +66,13 @@ def run_model(lib, x):
     return m.get_output(0)
 
 
+def model_program(model) -> tuple:
+    """``(graph, params, GraphProgram, AutoTVM tasks)`` of the ``model`` fixture's model."""
+    g, params = graph.from_onnx(model[1])
+    return g, params, GraphProgram(g, params, "llvm"), autotvm.task.extract_from_program(g, params=params,
+                                                                                        target="llvm")
+
+
 def configs_of(lib) -> dict:
     """Workload -> config of every kernel node a built library holds."""
     out = {}
@@ -304,10 +311,7 @@ def test_the_configs_the_model_may_deploy_are_measured_cold_in_rounds(model, tmp
     from tune.network import CONFIRM_TRIALS, DEPLOY_TOP, DEPLOYED_ROUNDS
     from tune.record import ranked_by_workload
 
-    _, m = model
-    g, params = graph.from_onnx(m)
-    program = GraphProgram(g, params, "llvm")
-    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    g, params, program, tasks = model_program(model)
     log = tmp_path / "deployed.jsonl"
     rows, top = [], set()
     for k, task in enumerate(tasks[:2]):  # the third task has one record: not confirmed
@@ -356,10 +360,7 @@ def test_the_configs_the_model_may_deploy_are_timed_inside_whole_runs_of_it(mode
     from tune.network import IN_PLACE_TOP
     from tune.record import ranked_by_workload
 
-    path, m = model
-    g, params = graph.from_onnx(m)
-    program = GraphProgram(g, params, "llvm")
-    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    g, params, program, tasks = model_program(model)
     log = tmp_path / "in_place.jsonl"
     rows = conv_records(tasks[:2], log)  # none of the dense task
     groups = in_place_groups(tasks, read_log(str(log), "llvm"))
@@ -387,10 +388,7 @@ def test_in_place_runs_on_the_thread_cpu_clock_run_on_one_thread_and_say_so(mode
     import codegen
     from tune.deployed import confirm_in_place
 
-    _, m = model
-    g, params = graph.from_onnx(m)
-    program = GraphProgram(g, params, "llvm")
-    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    g, params, program, tasks = model_program(model)
     log = tmp_path / "in_place_cpu.jsonl"
     rows = conv_records(tasks[:1], log)
     threads, seen = codegen.get_num_threads(), []
@@ -418,10 +416,7 @@ def test_a_resumed_tune_times_in_place_what_a_changed_rule_deploys(model, tmp_pa
 
     from tune.deployed import confirm_in_place, task_calls
 
-    _, m = model
-    g, params = graph.from_onnx(m)
-    program = GraphProgram(g, params, "llvm")
-    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    g, params, program, tasks = model_program(model)
     log = tmp_path / "rule_changed.jsonl"
     conv_records(tasks[:2], log)
     assert confirm_in_place(program, str(log), tasks, rounds=2)[1] > 0
@@ -453,10 +448,7 @@ def test_a_build_the_graph_refuses_costs_only_its_candidates_readings(model, tmp
     # build is still timed, and the tune goes on
     import io
 
-    _, m = model
-    g, params = graph.from_onnx(m)
-    program = GraphProgram(g, params, "llvm")
-    tasks = autotvm.task.extract_from_program(g, params=params, target="llvm")
+    g, params, program, tasks = model_program(model)
     log = tmp_path / "refused.jsonl"
     rows = conv_records(tasks[:2], log)
     real = deployed.forced
