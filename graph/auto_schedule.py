@@ -86,13 +86,13 @@ def extract_tasks(program, params, target, options=None) -> tuple | None:
 register_extractor(extract_tasks)
 
 
-def in_place_candidates(tasks, log_path, target, top: int = IN_PLACE_TOP) -> dict:
+def in_place_candidates(tasks, log_path, target, top: int = IN_PLACE_TOP, records=None) -> dict:
     """``{workload: [MeasureInput, ...]}``: the traces of each task of ``tasks`` a build may deploy,
-    :func:`confirm_in_place` times: its ``top`` fastest by the search's readings and its own schedule, for the
-    tasks where that leaves a choice."""
+    :func:`confirm_in_place` times: its ``top`` fastest by the search's readings and its own
+    schedule, for the tasks where that leaves a choice.  ``records``: the log's, if already read."""
     key, wanted = target_key(target), {t.workload for t in tasks}
     rows: dict = {}
-    for inp, res in load_records(log_path):
+    for inp, res in load_records(log_path) if records is None else records:
         if inp.task.workload in wanted and target_key(inp.target) == key:
             rows.setdefault(inp.task.workload, []).append((inp, res))
     out = {}
@@ -122,8 +122,9 @@ def confirm_in_place(g, params, target, log_path, tasks, options=None, top: int 
     alone, each call read by its CPU time (``tune.measure.runner.measuring_clock``), as the records
     say.  Returns the records written."""
     target = create(target)
-    picks = in_place_candidates(tasks, log_path, target, top)
-    timed = {(inp.task.workload, inp.config.key()) for inp, res in load_records(log_path)
+    records = load_records(log_path)
+    picks = in_place_candidates(tasks, log_path, target, top, records)
+    timed = {(inp.task.workload, inp.config.key()) for inp, res in records
              if res.in_place and res.error_no == 0}
     if all((w, inp.config.key()) in timed for w, cands in picks.items() for inp in cands):
         return 0
@@ -151,8 +152,8 @@ def confirm_in_place(g, params, target, log_path, tasks, options=None, top: int 
         calls = [workload_of(node) for node, key in lib.steps if key is not None]
         variants.append((m, calls, {inp.task.workload: inp for inp in chosen}))
     if stream is not None:
-        stream.write(f"timing {sum(map(len, picks.values()))} traces the model may deploy inside whole runs of it: "
-                     f"{len(variants)} builds alternated in {rounds} rounds\n")
+        stream.write(f"timing {sum(map(len, picks.values()))} traces the model may deploy inside whole "
+                     f"runs of it: {len(variants)} builds alternated in {rounds} rounds\n")
     readings: dict = {}  # (workload, trace key) -> (input, [[seconds of its calls] per round])
     start = time.perf_counter()
     with measuring_clock(clock) as clock_fn:
@@ -163,7 +164,8 @@ def confirm_in_place(g, params, target, log_path, tasks, options=None, top: int 
                 for s, workload in zip(seconds, calls):
                     inp = chosen.get(workload)
                     if inp is not None:
-                        entry = readings.setdefault((workload, inp.config.key()), (inp, [[] for _ in range(rounds)]))
+                        entry = readings.setdefault((workload, inp.config.key()),
+                                                    (inp, [[] for _ in range(rounds)]))
                         entry[1][r].append(float(s))
     spent, now = time.perf_counter() - start, time.time()
     rows = [(inp, MeasureResult(tuple(float(np.median(s)) for s in per_round if s), 0,

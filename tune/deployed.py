@@ -207,12 +207,10 @@ def confirm_in_place(program, log_path: str, tasks: list, rounds: int = IN_PLACE
         variants.append((built, task_calls(program, built, tasks)))
     readings: dict = {}  # (workload, config key) -> (task, config, [[seconds of its calls] per round])
     with measuring_clock(clock) as clock_fn:
-        runs = ((lambda built: program.kernel_runs(built, IN_PLACE_RUNS)) if clock == "wall"
-                else (lambda built: program.kernel_runs(built, IN_PLACE_RUNS, clock_fn)))
         for r in range(rounds):
             for k in range(len(variants)):
                 built, calls = variants[(k + r) % len(variants)]  # each round starts with another build
-                seconds = np.median(runs(built), axis=0)
+                seconds = np.median(program.kernel_runs(built, IN_PLACE_RUNS, clock_fn), axis=0)
                 for i, task, cfg in calls:
                     entry = readings.setdefault((task.workload, config_key(cfg)),
                                                 (task, cfg, [[] for _ in range(rounds)]))
