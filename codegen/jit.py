@@ -41,6 +41,7 @@ _lock = threading.RLock()
 _state: dict = {}
 _machines: dict = {}
 RUNTIME_SYMBOLS = ("tessera_parallel_launch", "tessera_set_num_threads", "tessera_get_num_threads",
+                   "tessera_run_calls",
                    "__extendhfsf2", "__truncsfhf2", "__truncdfhf2")
 
 

@@ -1,9 +1,11 @@
 """The graph executor: prebound native calls over preallocated buffers.
 
-Everything that can be decided at build time is: each kernel call is a
-``ctypes`` function already bound to the addresses of its buffers (inputs,
-folded constants, views into the one memory-planned arena, outputs), so
-``run`` is one loop of ``call()`` with no Python work per node beyond it.
+Everything that can be decided at build time is: each kernel call is bound to
+the addresses of its buffers (inputs, folded constants, views into the one
+memory-planned arena, outputs), so ``run`` is one native call of the runtime's
+``tessera_run_calls`` over a table of (kernel, arguments), with no Python work
+per node (a kernel of more than ``MAX_CALL_ARGS`` arguments is its own ``ctypes``
+call between table segments); the profilers call the kernels one by one.
 The executor runs a flat *plan* (buffer slots and calls, see
 ``GraphLibrary.execution_plan``), the same for a freshly built graph and for
 a library loaded with ``graph.load_library``.
@@ -26,6 +28,7 @@ import numpy as np
 
 from codegen.module import as_array, data_pointer
 from codegen.ndarray import ALIGN, aligned, aligned_zeros
+from codegen.runtime import MAX_CALL_ARGS
 from topi.narrow import as_logical, numpy_dtype, storage_dtype
 
 
@@ -67,12 +70,37 @@ class GraphModule(InputsByName):
         self._inputs = {plan["slots"][k]["name"]: self._buffers[k] for k in plan["inputs"]}
         self._params = set(plan.get("params", ()))
         self._calls = [self._bind(call, addresses) for call in plan["calls"]]
+        self._steps = self._call_table(plan["calls"], addresses)
         self.ran = False  # set by run(): a profile needs the inputs the model will see
 
     def _bind(self, call: dict, addresses: dict):
         args = [data_pointer(self._buffers[k]) for k in call["args"]]
         fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(args))(addresses[call["symbol"]])
         return partial(fn, *args)
+
+    def _call_table(self, calls: list, addresses: dict) -> list:
+        """``run``'s steps: ``tessera_run_calls`` over table segments (each table an int64
+        array kept alive in the step), a kernel with too many arguments called alone."""
+        from codegen.jit import function_address
+
+        run_calls = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(function_address("tessera_run_calls"))
+        steps, words, count = [], [], 0
+
+        def flush():
+            if count:
+                table = np.array(words, np.uint64)
+                steps.append(partial(run_calls, table.ctypes.data, count))
+                steps[-1].table = table
+        for spec, bound in zip(calls, self._calls):
+            if len(spec["args"]) > MAX_CALL_ARGS:
+                flush()
+                words, count = [], 0
+                steps.append(bound)
+                continue
+            words += [addresses[spec["symbol"]], len(spec["args"])] + list(bound.args)
+            count += 1
+        flush()
+        return steps
 
     # inputs ------------------------------------------------------------------
     def _set_one(self, name: str, array) -> None:
@@ -104,8 +132,8 @@ class GraphModule(InputsByName):
     def run(self, **inputs) -> None:
         for name, array in inputs.items():  # not set_input(**inputs): an input may be named "key" or "value"
             self._set_one(name, array)
-        for call in self._calls:
-            call()
+        for step in self._steps:
+            step()
         self.ran = True
 
     def get_output(self, index: int = 0) -> np.ndarray:

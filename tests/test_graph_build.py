@@ -262,6 +262,32 @@ def test_params_bind_as_constants():
         graph.build(g, params={"v": wv})
 
 
+def test_run_is_one_native_call_per_segment_of_the_call_table():
+    # run() hands the kernels to the runtime's call loop as one table; a kernel with more
+    # pointer arguments than the loop takes (a sum of 40 inputs) runs alone between segments
+    from codegen.runtime import MAX_CALL_ARGS
+
+    b = GraphBuilder()
+    xs = [b.input(f"x{i}", (3, 5)) for i in range(MAX_CALL_ARGS + 8)]
+    head = b.op("softmax", b.op("add", xs[0], xs[1]))  # two consumers: a kernel of its own
+    total = head
+    for x in xs[2:]:
+        total = b.op("add", total, x)
+    out = b.op("add", b.op("tanh", b.op("sum", b.op("exp", total), axis=(1,))), b.op("sum", head, axis=(1,)))
+    m = graph.build(b.finish(out)).create_executor()
+    arity = [len(c["args"]) for c in m.plan["calls"]]
+    big = [i for i, n in enumerate(arity) if n > MAX_CALL_ARGS]
+    assert big and 0 < big[0] < len(arity) - 1 and len(big) == 1, arity
+    assert len(m._steps) == 3  # table, the big kernel alone, table
+    feed = {f"x{i}": rand(3, 5) * 0.1 for i in range(len(xs))}
+    e = np.exp(feed["x0"] + feed["x1"])
+    head = e / e.sum(axis=1, keepdims=True)
+    ref = np.tanh(np.exp(head + sum(feed[f"x{i}"] for i in range(2, len(xs)))).sum(axis=1)) + head.sum(axis=1)
+    for _ in range(2):
+        m.run(**feed)
+        np.testing.assert_allclose(m.get_output(0), ref, rtol=1e-5)
+
+
 def test_executor_buffers_are_64_byte_aligned():
     # weights handed over 16 bytes off a line (numpy's own alignment) are copied onto one: a
     # vector loop over them would split every other load (a Winograd kernel ran 5-7% slower)
