@@ -556,6 +556,82 @@ def test_dense_int8_matches_the_integer_reference(mode, m, k, n):
     np.testing.assert_array_equal(got, ((x.astype("int64") - 131) @ w.T).astype("float32") * np.float32(0.25))
 
 
+def _grouped_dense(x: np.ndarray, w: np.ndarray, zx: int, group: int) -> np.ndarray:
+    """``dense_int8`` (mode u8s8) of ``x`` by ``w`` packed in groups of ``group`` words, run."""
+    from topi.x86.dense_int8 import blocks as dense_blocks, dense_int8, pack_weight, schedule_dense_int8
+    from topi.x86.dense_int8 import unpack_weight
+
+    (m, k), n = x.shape, w.shape[0]
+    nb, mr = dense_blocks("u8s8", HOST)
+    packed = pack_weight(w, "u8s8", nb, group)
+    assert packed.shape[2] == group + 1 and packed.shape[1] * group * 4 >= k
+    np.testing.assert_array_equal(unpack_weight(packed, k, n), w)
+    wsum = np.zeros(packed.shape[0] * nb, "int32")
+    wsum[:n] = w.sum(1)
+    args = [te.placeholder((m, k), "uint8", name="x"), te.placeholder(packed.shape, "int8", name="w"),
+            te.placeholder(wsum.shape, "int32", name="wsum"), te.placeholder((), "uint8", name="zx")]
+    out = dense_int8(*args, n, "u8s8", mr)
+    f = codegen.build(schedule_dense_int8(out, HOST), args + [out], target=HOST)
+    got = np.zeros((m, n), "int32")
+    f(x, packed, wsum, np.array(zx, "uint8"), got)
+    return got
+
+
+@needs_avx2
+@pytest.mark.parametrize("group", [2, 4])
+@pytest.mark.parametrize("m,k,n", [(7, 20, 40), (9, 21, 33), (1, 6, 16)])
+def test_grouped_dense_int8_matches_the_integer_reference(group, m, k, n):
+    """Groups of words summed in int16 before one vpmaddwd, on K that no group divides: exact."""
+    from topi.x86.dense_int8 import group as choose_group
+
+    bound = 255 // (2 * group)  # every lane's sum |w| within 255
+    x = RNG.integers(0, 256, (m, k)).astype("uint8")
+    w = RNG.integers(-bound, bound + 1, (n, k))
+    x[0], w[0] = 0, bound  # the extremes: data 0 (-128 centered) against the largest lanes
+    assert choose_group(w, "u8s8") >= group and choose_group(w, "i16") == 1
+    np.testing.assert_array_equal(_grouped_dense(x, w, 3, group), (x.astype("int64") - 3) @ w.T)
+
+
+@needs_avx2
+def test_grouped_dense_int8_is_exact_at_the_int16_bound():
+    """A lane of weights with sum |w| = 255 (the most ``group_fits`` takes) against the data that
+    drives its centered int16 sum furthest each way: exact; 256 is refused."""
+    from topi.x86.int8_dot import group_fits
+
+    w = np.zeros((16, 8), "int64")
+    w[0, [0, 1, 4, 5]] = [64, 64, 64, 63]  # lane (column 0, half 0) of a group of two words
+    w[1, [2, 3, 6, 7]] = [-64, -64, -64, -63]
+    w[2, [0, 1, 4, 5]] = [64, -64, 64, -63]
+    assert group_fits(w, 2)
+    w3 = w.copy()
+    w3[0, 5] = 64
+    assert not group_fits(w3, 2)
+    x = np.array([[255] * 8, [0] * 8, [255, 0] * 4, [0, 255] * 4], "uint8")
+    np.testing.assert_array_equal(_grouped_dense(x, w, 0, 2), x.astype("int64") @ w.T)
+
+
+def test_grouped_dense_int8_widens_once_per_group():
+    """Groups of four words: four vpmaddubsw per vpmaddwd in the AVX2 assembly (compiled, not run)."""
+    from topi.x86.dense_int8 import dense_int8, pack_weight, schedule_dense_int8
+
+    target = Target(AVX2)
+    packed = pack_weight(np.ones((16, 32), "int64"), "u8s8", 16, 4)
+    args = [te.placeholder((3, 32), "uint8", name="x"), te.placeholder(packed.shape, "int8", name="w"),
+            te.placeholder((16,), "int32", name="wsum"), te.placeholder((), "uint8", name="zx")]
+    out = dense_int8(*args, 16, "u8s8", 3)
+    asm = codegen.build(schedule_dense_int8(out, target), args + [out], target=target).get_source("asm")
+    assert asm.count("vpmaddwd") > 0 and asm.count("vpmaddubsw") == 4 * asm.count("vpmaddwd")
+
+
+def test_group_follows_the_weights():
+    from topi.x86.dense_int8 import group
+
+    assert group(np.full((16, 32), 31), "u8s8") == 4  # 8 x 31 <= 255
+    assert group(np.full((16, 32), 32), "u8s8") == 2  # 8 x 32 > 255 >= 4 x 32
+    assert group(np.full((16, 32), 64), "u8s8") == 1
+    assert group(np.full((16, 32), 1), "vnni") == 1
+
+
 def _matmul_integer_model(w: np.ndarray, w_zp, m: int = 6) -> onnx.ModelProto:
     """x float -> DynamicQuantizeLinear -> MatMulInteger(xq, W, x_zp, w_zp) -> Cast: the core of a
     dynamically quantized dense layer."""
@@ -585,6 +661,20 @@ def test_matmul_integer_becomes_dense_int8_matching_onnxruntime():
     x = RNG.standard_normal((6, 19)).astype("float32")
     lib, got = _run(model, x)
     assert _dense_kernels(lib) in (["u8s8"], ["vnni"])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])
+
+
+@needs_avx2
+def test_small_weights_take_the_grouped_dense_int8_matching_onnxruntime():
+    ort = pytest.importorskip("onnxruntime")
+    w = RNG.integers(-20, 21, (37, 24)).astype("int8")  # lanes of 8 weights within 255: groups of 4
+    model = _matmul_integer_model(w, None)
+    x = RNG.standard_normal((6, 37)).astype("float32")
+    lib, got = _run(model, x)
+    if _dense_kernels(lib) == ["u8s8"]:
+        (node,) = _kernels(lib, "dense_int8")
+        assert node.inputs[1].shape[2] == 5  # four words and the biases
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(got, sess.run(None, {"x": x})[0])
 
@@ -765,7 +855,8 @@ def test_matmul_integer_built_with_records_takes_the_tuned_register_tile():
     rec = (autotvm.MeasureInput(task.target, task, cfg), autotvm.MeasureResult((1e-4,), 0, 0.1, time.time()))
     lib = graph.build(g, params=params, records=[rec])
     (tuned,) = _kernels(lib, "dense_int8")
-    assert (tuned.attrs["mr"], tuned.inputs[1].shape[2]) == (2, 8) != (node.attrs["mr"], node.inputs[1].shape[2])
+    blocks_of = (lambda k: (k.attrs["mr"], k.inputs[1].shape[-2]))  # rows, the weight's column block
+    assert blocks_of(tuned) == (2, 8) != blocks_of(node)
     m, m0 = lib.create_executor(), default.create_executor()
     m.run(x=x)
     m0.run(x=x)

@@ -70,7 +70,8 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
     the kernel's type and there is at least one vector of columns; the target decides the
     instruction (its strategy's ``int8_mode`` helper; x86: ``topi.x86.int8_dot.choose_mode``),
     the config of template ``dense_int8.x86`` the register tile and the weight's column block
-    (the best tuning record, else the target's rule).  Runs after ``fold_constants``, so the
+    (the best tuning record, else the target's rule), the weights how many words share a widening
+    (``int8_dense_group``; x86: ``topi.x86.dense_int8.group``).  Runs after ``fold_constants``, so the
     importer's transposed weight is a constant.
     """
     target = context.target
@@ -101,7 +102,7 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
             nb, mr = cfg["nb"].val, cfg["mr"].val
         if n < nb:
             return None
-        packed = h.pack_int8_dense_weight(wc, mode, nb)
+        packed = h.pack_int8_dense_weight(wc, mode, nb, h.int8_dense_group(wc, mode))
         wsum = np.zeros(packed.shape[0] * nb, "int64")
         wsum[:n] = wc.sum(1)
         name = node.output.name
@@ -216,7 +217,7 @@ def _mode(h, target, wc: np.ndarray) -> str | None:
 def int8_helpers(target):
     """The integer-kernel helpers of ``target``'s strategy (``int8_mode``, ``int8_pairs_fit``,
     ``int8_conv_blocks``, ``pack_int8_conv_kernel``, ``int8_dense_blocks``, ``int8_dense_workload``,
-    ``pack_int8_dense_weight``), or None: the target has no integer kernels."""
+    ``int8_dense_group``, ``pack_int8_dense_weight``), or None: the target has no integer kernels."""
     found = layout_helpers(target)
     return found if hasattr(found, "int8_mode") else None
 

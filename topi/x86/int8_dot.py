@@ -27,6 +27,16 @@ computes ONNX's arithmetic exactly instead: ``u8s8`` is chosen only when the con
 cannot saturate (:func:`pairs_fit_int16`: true for every 7-bit weight), otherwise ``i16``
 (operands widened to int16 and ``vpmaddwd``, onnxruntime's own exact u8 x u8 path), which
 does half the products per instruction pair but never saturates.
+
+``u8s8`` spends two instructions of the one vector multiply port (Zen 3: one ``vpmaddubsw`` or
+``vpmaddwd`` a cycle) on 32 products, as many products a cycle as float32 FMAs.  A *group* of
+``G`` words (:func:`dot_intrin` ``group``) adds ``G`` ``vpmaddubsw`` results in int16
+(wrapping ``vpaddw``) before one ``vpmaddwd``: ``G + 1`` instructions for ``32 G`` products.
+It computes ``sum (a - 128) * b``, data centered: each int16 lane then sums ``2 G`` products
+of magnitude at most ``128 |b|``, exact in int16 when the lane's weights have
+``sum |b| <= 255`` (:func:`group_fits`), and the wrapping sum becomes the centered one by
+adding the lane's ``-128 * sum b`` (mod 2^16), an int16 the packed weight stores after its ``G``
+words (``topi.x86.dense_int8.pack_weight``).
 """
 
 from __future__ import annotations
@@ -128,6 +138,35 @@ def pairs_fit_int16(w: np.ndarray, axis: int = 1) -> bool:
     return bool(np.all(a[0::2] + a[1::2] <= 128))
 
 
+GROUPS = (4, 2)  # words per vpmaddwd a dense tries, most products per instruction first (3 pads K = 256)
+
+
+def group_fits(w: np.ndarray, group: int) -> bool:
+    """Whether a ``u8s8`` group of ``group`` 4-byte words is exact on centered int8 weights
+    ``w [N, K]`` (reduced along axis 1, zero past ``K``): every int16 lane's ``2 * group``
+    weights ``{b*4G + g*4 + h*2 + e}`` have ``sum |w| <= 255`` (then ``|sum (x - 128) w| <=
+    32640``), and every pair fits ``vpmaddubsw`` (:func:`pairs_fit_int16`)."""
+    w = np.asarray(w, "int64")
+    n, k = w.shape
+    span = 4 * group
+    full = np.zeros((n, -(-k // span) * span), "int64")
+    full[:, :k] = np.abs(w)
+    lanes = full.reshape(n, -1, group, 2, 2).sum(axis=(2, 4))
+    return bool(lanes.max(initial=0) <= 255) and pairs_fit_int16(w, 1)
+
+
+def group_bias(w: np.ndarray, group: int) -> np.ndarray:
+    """``[N, K / (4 group), 2]`` int16: each lane's ``-128 * sum w`` wrapped to int16, the term
+    that turns a group's wrapping int16 sum of ``x * w`` into ``sum (x - 128) * w``."""
+    w = np.asarray(w, "int64")
+    n, k = w.shape
+    span = 4 * group
+    full = np.zeros((n, -(-k // span) * span), "int64")
+    full[:, :k] = w
+    sums = -128 * full.reshape(n, -1, group, 2, 2).sum(axis=(2, 4))
+    return ((sums + 32768) % 65536 - 32768).astype("int16")
+
+
 def _vload(buf: E.Buffer, offset: int, n: int, dtype: str) -> E.Expr:
     return E.Load(buf, E.Ramp(E.const(offset), E.const(1), n, f"int32x{n}"), f"{dtype}x{n}")
 
@@ -136,23 +175,54 @@ def _reinterpret(x: E.Expr, dtype: str) -> E.Expr:
     return E.Call("reinterpret", (x,), dtype)
 
 
-def dot_intrin(mode: str, lanes: int, target) -> te.TensorIntrin:
+def dot_intrin(mode: str, lanes: int, target, group: int = 1) -> te.TensorIntrin:
     """The tensor intrinsic ``c[lanes] (+)= a[kb] . b[lanes, kb]`` of ``mode`` on ``target``
-    (``lanes`` a multiple of :func:`vector_lanes`; all three regions contiguous)."""
+    (``lanes`` a multiple of :func:`vector_lanes`; all three regions contiguous).
+
+    ``group > 1`` (mode ``u8s8``): ``c[lanes] (+)= sum_g (a[g*kb:(g+1)*kb] - 128) . b[g, lanes, kb]``
+    with one ``vpmaddwd`` per vector for the ``group`` words; ``b``'s region must be followed
+    by its lanes' int16 biases (:func:`group_bias`; ``group_fits`` true of the weights)."""
     if mode not in MODES:
         raise ValueError(f"dot_intrin: mode {mode!r} is not one of {MODES}")
+    if group != 1 and mode != "u8s8":
+        raise ValueError(f"dot_intrin: a group of {group} words needs mode u8s8, not {mode!r}")
     vl, kb = vector_lanes(mode, target), reduce_block(mode)
     if lanes % vl:
         raise ValueError(f"dot_intrin: {lanes} lanes are not whole vectors of {vl} int32 on {target}")
     adt, bdt = operand_dtypes(mode)
-    a = te.placeholder((kb,), adt, name="a")
-    b = te.placeholder((lanes, kb), bdt, name="b")
-    k = te.reduce_axis((0, kb), name="k")
-    c = te.compute((lanes,), lambda i: te.sum(a[k].astype("int32") * b[i, k].astype("int32"), axis=k), name="c")
+    if group == 1:
+        a = te.placeholder((kb,), adt, name="a")
+        b = te.placeholder((lanes, kb), bdt, name="b")
+        k = te.reduce_axis((0, kb), name="k")
+        c = te.compute((lanes,), lambda i: te.sum(a[k].astype("int32") * b[i, k].astype("int32"), axis=k),
+                       name="c")
+    else:
+        a = te.placeholder((group * kb,), adt, name="a")
+        b = te.placeholder((group, lanes, kb), bdt, name="b")
+        g = te.reduce_axis((0, group), name="g")
+        k = te.reduce_axis((0, kb), name="k")
+        c = te.compute((lanes,), lambda i: te.sum(
+            (a[g * kb + k].astype("int32") - 128) * b[g, i, k].astype("int32"), axis=[g, k]), name="c")
     i32 = f"int32x{vl}"
+    i16 = f"int16x{2 * vl}"
+
+    def grouped(ins, j: int) -> E.Expr:
+        """Vector ``j``'s int16 lanes: the group's wrapping sum of pairs plus the stored bias."""
+        total = None
+        for gi in range(group):
+            word = _reinterpret(_vload(ins[0], gi * kb, kb, adt), "int32")
+            avec = _reinterpret(E.Broadcast(word, vl, i32), f"{adt}x{vl * kb}")
+            pairs = E.Call(PMADDUBSW, (avec, _vload(ins[1], (gi * lanes + j * vl) * kb, vl * kb, bdt)), i16)
+            total = pairs if total is None else E.Add(total, pairs, i16)
+        bias = _reinterpret(_vload(ins[1], (group * lanes + j * vl) * kb, vl * kb, bdt), i16)
+        return E.Add(total, bias, i16)
 
     def products(ins, j: int, acc: E.Expr | None) -> E.Expr:
         """The ``vl`` sums of vector ``j`` (added to ``acc``)."""
+        if group > 1:
+            ones = E.Broadcast(E.const(1, "int16"), 2 * vl, i16)
+            sums = E.Call(PMADDWD, (grouped(ins, j), ones), i32)
+            return sums if acc is None else E.Add(acc, sums, i32)
         word = _reinterpret(_vload(ins[0], 0, kb, adt), "int32")  # a's kb elements as one word
         bvec = _vload(ins[1], j * vl * kb, vl * kb, bdt)
         if mode == "vnni":
@@ -178,8 +248,10 @@ def dot_intrin(mode: str, lanes: int, target) -> te.TensorIntrin:
         # first-iteration branch sits inside them (schedule.tensorize)
         return body, None, update
 
-    return te.decl_tensor_intrin(c.op, fcompute, name=f"dot_{mode}_{lanes}x{kb}")
+    name = f"dot_{mode}_{lanes}x{kb}" + (f"x{group}" if group > 1 else "")
+    return te.decl_tensor_intrin(c.op, fcompute, name=name)
 
 
-__all__ = ["MODES", "TILE_ROWS", "choose_mode", "dot_intrin", "operand_dtypes", "pairs_fit_int16",
-           "products_per_cycle", "reduce_block", "register_tile_rule", "tile_registers", "vector_lanes"]
+__all__ = ["GROUPS", "MODES", "TILE_ROWS", "choose_mode", "dot_intrin", "group_bias", "group_fits",
+           "operand_dtypes", "pairs_fit_int16", "products_per_cycle", "reduce_block", "register_tile_rule",
+           "tile_registers", "vector_lanes"]

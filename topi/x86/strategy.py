@@ -304,5 +304,6 @@ register_layout_helpers(
     int8_dense_blocks=dense_int8.blocks,
     int8_dense_workload=dense_int8.int8_workload,
     pack_int8_dense_weight=dense_int8.pack_weight,
+    int8_dense_group=dense_int8.group,
     unpack_int8_dense_weight=dense_int8.unpack_weight,
 )
