@@ -806,24 +806,26 @@ def test_qdq_conv_built_with_records_takes_the_tuned_register_tile():
     np.testing.assert_array_equal(m.get_output(0), m0.get_output(0))
 
 
-INT8_DENSE_TUNE = [("u8s8", 7, 21, 40), ("i16", 5, 13, 24)]  # rows, reduction, columns that divide no tile
+# rows, reduction, columns that divide no tile; the group of words
+INT8_DENSE_TUNE = [("u8s8", 7, 21, 40, 1), ("i16", 5, 13, 24, 1), ("u8s8", 7, 21, 40, 2)]
 
 
 @needs_avx2
-@pytest.mark.parametrize("mode,m,k,n", INT8_DENSE_TUNE)
-def test_dense_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, m, k, n):
+@pytest.mark.parametrize("mode,m,k,n,group", INT8_DENSE_TUNE)
+def test_dense_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, m, k, n, group):
     """``dense_int8.x86``: a few trials of a tuner, then the best record's config rebuilds the
     kernel, checked against the integer reference; a tile wider than the registers is refused."""
     from topi.x86.dense_int8 import int8_workload, pack_weight
 
-    wl = int8_workload((m, k), (n, k), mode)
+    wl = int8_workload((m, k), (n, k), mode, group)
+    assert len(wl) == (5 if group > 1 else 4)  # a group of one leaves the workloads of earlier records
     best, (s, args) = _tuned_template(tmp_path, wl, {"nb": 2, "mr": 8}, {"nb": 16, "mr": 8}, 4)
     f = codegen.build(s, args)
     nb = best["nb"].val
-    assert get_shape(args[1].shape)[2] == nb
-    w = RNG.integers(-64, 65 if mode == "u8s8" else 64, (n, k))
+    assert get_shape(args[1].shape)[-2] == nb
+    w = RNG.integers(-64 // group, 65 // group if mode == "u8s8" else 64, (n, k))
     x = RNG.integers(0, 256, (m, k)).astype("uint8")
-    packed = pack_weight(w, mode, nb)
+    packed = pack_weight(w, mode, nb, group)
     wsum = np.zeros(packed.shape[0] * nb, "int32")
     wsum[:n] = w.sum(1)
     got = np.zeros((m, n), "int32")
@@ -848,7 +850,8 @@ def test_matmul_integer_built_with_records_takes_the_tuned_register_tile():
     x = RNG.standard_normal((5, 19)).astype("float32")
     default = graph.build(g, params=params)
     (node,) = _kernels(default, "dense_int8")
-    assert node.attrs["config"].workload == int8_workload((5, 19), (40, 19), node.attrs["mode"])
+    group = node.inputs[1].shape[2] - 1 if len(node.inputs[1].shape) == 5 else 1
+    assert node.attrs["config"].workload == int8_workload((5, 19), (40, 19), node.attrs["mode"], group)
     task = autotvm.task.create(*(lambda wl: (wl[0], wl[1:]))(node.attrs["config"].workload), target="llvm")
     cfg = next(c for c in (task.config_space.get(i) for i in range(len(task.config_space)))
                if c["nb"].val == 8 and c["mr"].val == 2)

@@ -97,12 +97,13 @@ def lower_int8_dense(graph: Graph, context) -> Graph:
         if mode is None:
             return None
         nb, mr = h.int8_dense_blocks(mode, target)
-        cfg = _tuned(context, h.int8_dense_workload(x.shape, (n, k), mode), "nb", n)
+        group = h.int8_dense_group(wc, mode)
+        cfg = _tuned(context, h.int8_dense_workload(x.shape, (n, k), mode, group), "nb", n)
         if cfg is not None:
             nb, mr = cfg["nb"].val, cfg["mr"].val
         if n < nb:
             return None
-        packed = h.pack_int8_dense_weight(wc, mode, nb, h.int8_dense_group(wc, mode))
+        packed = h.pack_int8_dense_weight(wc, mode, nb, group)
         wsum = np.zeros(packed.shape[0] * nb, "int64")
         wsum[:n] = wc.sum(1)
         name = node.output.name

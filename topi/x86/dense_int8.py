@@ -16,10 +16,10 @@ widening (``int8_dot``: centered data, ``- (x_zp - 128) * wsum[n]`` then): 1.3x 
 (G = 4) the products per cycle of ``G = 1`` on Zen 3 (``benchmarks/quantized.py encoder4``).
 The schedule keeps a register tile of ``mr`` rows x ``nb`` columns (int32 vectors) while the
 reduction streams over ``K``; the subtraction is vectorized along the row; whatever follows (the
-dequantization, a bias) runs in its own loop, vectorized.  The AutoTVM template ``dense_int8.x86`` tunes that tile (``nb``:
-one or two int32 vectors of columns, ``mr``: 1-8 rows; a tile the vector registers cannot hold
-is refused); a graph built with its records packs the weight for the best record's ``nb``
-(``graph.passes.lower_int8``).
+dequantization, a bias) runs in its own loop, vectorized.  The AutoTVM template ``dense_int8.x86``
+tunes that tile (``nb``: one or two int32 vectors of columns, ``mr``: 1-8 rows; a tile the vector
+registers cannot hold is refused) for a workload that names the group; a graph built with its
+records packs the weight for the best record's ``nb`` (``graph.passes.lower_int8``).
 """
 
 from __future__ import annotations
@@ -50,10 +50,20 @@ def blocks(mode: str, target) -> tuple:
 TEMPLATE = "dense_int8.x86"
 
 
-def int8_workload(dshape, wshape, mode: str) -> tuple:
+def int8_workload(dshape, wshape, mode: str, group: int = 1) -> tuple:
     """The AutoTVM workload of an int8 dense: uint8 data ``dshape`` ``[M, K]``, centered weights
-    ``wshape`` ``[N, K]`` of ``mode`` (:mod:`topi.x86.int8_dot`)."""
-    return (TEMPLATE, tuple(int(d) for d in dshape), tuple(int(d) for d in wshape), str(mode))
+    ``wshape`` ``[N, K]`` of ``mode`` (:mod:`topi.x86.int8_dot`) in groups of ``group`` words
+    (:func:`group`; named only when above 1)."""
+    extra = (int(group),) if group > 1 else ()
+    return (TEMPLATE, tuple(int(d) for d in dshape), tuple(int(d) for d in wshape), str(mode), *extra)
+
+
+def weight_shape(n: int, k: int, mode: str, nb: int, group: int = 1) -> tuple:
+    """The shape :func:`pack_weight` gives ``[N, K]`` weights."""
+    kb = reduce_block(mode)
+    if group == 1:
+        return (-(-n // nb), -(-k // kb), nb, kb)
+    return (-(-n // nb), -(-k // (kb * group)), group + 1, nb, kb)
 
 
 def _default(workload: tuple, target) -> dict:
@@ -210,4 +220,4 @@ def schedule_dense_int8(outs, target) -> te.Schedule:
 
 
 __all__ = ["DENSE_INT8", "TEMPLATE", "blocks", "dense_int8", "group", "int8_workload", "pack_weight",
-           "schedule_dense_int8", "unpack_weight"]
+           "schedule_dense_int8", "unpack_weight", "weight_shape"]

@@ -177,22 +177,21 @@ def conv2d_int8(dshape, kshape, strides, pads, mode):
 
 
 @autotvm.template("dense_int8.x86")
-def dense_int8(dshape, wshape, mode):
+def dense_int8(dshape, wshape, mode, group=1):
     """The int8 dense (:func:`topi.x86.dense_int8.dense_int8`) of uint8 data ``[M, K]`` by centered
-    weights ``[N, K]`` of ``mode``, the weight packed for the config's column block (as a graph
-    folds it), the data's zero point a run-time scalar.  Knobs: the register tile's columns (one
-    or two int32 vectors) and rows."""
+    weights ``[N, K]`` of ``mode`` in groups of ``group`` words, the weight packed for the config's
+    column block (as a graph folds it), the data's zero point a run-time scalar.  Knobs: the
+    register tile's columns (one or two int32 vectors) and rows."""
     from codegen.target import Target
     from topi.x86 import dense_int8 as d8
-    from topi.x86.int8_dot import operand_dtypes, reduce_block
+    from topi.x86.int8_dot import operand_dtypes
 
-    workload = d8.int8_workload(dshape, wshape, mode)
+    workload = d8.int8_workload(dshape, wshape, mode, group)
     (m, k), (n, _) = dshape, wshape
     cfg = template_config(workload, 2.0 * m * n * k)
     nb, mr = cfg["nb"].val, cfg["mr"].val
-    kb = reduce_block(mode)
     data = te.placeholder((m, k), "uint8", name="data")
-    weight = te.placeholder((-(-n // nb), -(-k // kb), nb, kb), operand_dtypes(mode)[1], name="weight_int8")
+    weight = te.placeholder(d8.weight_shape(n, k, mode, nb, group), operand_dtypes(mode)[1], name="weight_int8")
     wsum = te.placeholder((-(-n // nb) * nb,), "int32", name="wsum")
     x_zp = te.placeholder((), "uint8", name="x_zp")
     out = d8.dense_int8(data, weight, wsum, x_zp, n, mode, mr)
