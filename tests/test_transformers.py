@@ -118,6 +118,36 @@ def test_attention_configs(values):
     np.testing.assert_allclose(y, ref.attention_python(q, k, v, None, 0.5), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("sq,tiles,fuse_rows", [(1, 4, False), (3, 2, True), (7, 2, False), (13, 4, False),
+                                                (50, 4, True), (197, 4, False), (197, 2, True)])
+def test_attention_row_blocks_of_tiles(sq, tiles, fuse_rows):
+    """Row blocks of several register tiles (the ``tiles`` knob) over row counts that divide neither
+    the tile nor the block; a mask, keys padded to whole vectors, heads merged in the output."""
+    bh, heads, sk, d = 4, 2, 29, 16
+    q, k, v = rand(bh, sq, d), rand(bh, sk, d), rand(bh, sk, d)
+    mask = np.where(RNG.random((1, sq, sk)) < 0.2, -np.inf, 0.0).astype("float32")
+    Q, K, V, M = (te.placeholder(a.shape, name=n) for a, n in ((q, "q"), (k, "k"), (v, "v"), (mask, "m")))
+    cfg = make_config(attention_workload(bh, sq, sk, d, d), {"rb": 6 if sq >= 6 else 1, "vec": 8,
+                                                             "fuse_rows": fuse_rows, "tiles": tiles})
+    out = attention(Q, K, V, M, 0.4, cfg=cfg, heads=heads)
+    f = codegen.build(schedule_attention(out), [Q, K, V, M, out])
+    y = np.full((bh // heads, sq, heads, d), np.nan, "float32")
+    f(q, k, v, mask, y)
+    want = ref.attention_python(q, k, v, np.broadcast_to(mask, (bh, sq, sk)), 0.4)
+    want = want.reshape(bh // heads, heads, sq, d).transpose(0, 2, 1, 3)
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+
+
+def test_attention_rule_tiles():
+    """Four register tiles per row block where a slice's K^T does not stay in L1 (ViT's 197 keys
+    of 64), one where it does (BERT's 128) or Sq is short."""
+    from topi.x86.attention import default_attention_config
+
+    assert default_attention_config(12, 197, 197, 64, 64)["tiles"].val == 4
+    assert default_attention_config(12, 128, 128, 64, 64)["tiles"].val == 1
+    assert default_attention_config(12, 7, 197, 64, 64)["tiles"].val == 1
+
+
 @pytest.mark.parametrize("bh,heads,sq,fuse_rows", [(6, 3, 13, False), (4, 4, 16, True), (2, 1, 9, False)])
 def test_attention_heads_merged(bh, heads, sq, fuse_rows):
     sk, d = 11, 8

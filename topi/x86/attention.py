@@ -5,7 +5,8 @@
     parallel (b, 0, BH)                               // (i.outer, b) when BH is small: row blocks
       kt[D, Sk'] = k[b]^T                             // once per slice (a strided read of k); at
       for (i.outer, 0, Sq/rb)                         // root, parallel, when row blocks are tasks
-        dot[rb, Sk'] = sum_d q[b, i, d] * kt[d, :]    // rb x n vector accumulators share kt's loads
+        ql[rb, D] = q[b, i.outer*rb : +rb, :]         // the block's rows, contiguous
+        dot[rb, Sk'] = sum_d ql[i, d] * kt[d, :]      // rb x n vector accumulators share kt's loads
         cap[rb, Sk'] = c * tanh(dot * scale / c)      // vectorized, only with softcap = c > 0
         rmax[rb]    = max_j dot * scale + mask        // vec lanes of partial maxima, then folded
         p[rb, Sk']  = exp(dot * scale + mask - rmax)
@@ -18,13 +19,19 @@
 so no score loop has a tail; the row loop of a Sq that ``rb`` does not divide is cut into
 full blocks (unrolled register tiles) and one partial block.
 
-Only ``kt`` (D x Sk') and a block of rows of scores are ever materialised; ``q``, ``k``,
-``v`` are read where they lie, through any injective producers fused into the
-kernel (head reshapes and transposes of a QKV projection are inlined reads).
+Only ``kt`` (D x Sk'), the block's rows of ``q`` and of scores are ever materialised;
+``q``, ``k``, ``v`` are read where they lie, through any injective producers fused into
+the kernel (head reshapes and transposes of a QKV projection are inlined reads).  ``q``'s
+rows are copied once per block (``ql``, with a head size of ``Q_COPY_MIN_D`` or more): the
+score tile's broadcasts then read fixed offsets of one buffer, where the inlined head
+transpose left an index computation and a sign extension per row in the innermost loop
+(BERT-base's 12 x 128 x 64 slices: 0.95-1.0x the time; MobileViT's head size 24 did not gain).
 
-Knobs (template ``attention.x86``): ``rb`` rows per inner block, ``vec`` lanes
-of the key and head-size loops, ``fuse_rows`` whether row blocks are parallel
-tasks too (when BH alone gives too few tasks).
+Knobs (template ``attention.x86``): ``rb`` rows per register tile, ``tiles`` register
+tiles per row block (the rows ``dot`` and ``acc`` compute per pass over a chunk of ``kt``
+or ``v``: ``rb * tiles`` share each chunk while it is in L1), ``vec`` lanes of the key and
+head-size loops, ``fuse_rows`` whether row blocks are parallel tasks too (when BH alone
+gives too few tasks).
 """
 
 from __future__ import annotations
@@ -36,12 +43,21 @@ from tune.autotvm.space import ConfigEntity
 from topi.generic.nn import default_schedule
 from topi.utils import get_const_int
 from topi.config import gemm_tile, records_target
+from topi.nn.attention import padded_keys
 
 TEMPLATE = "attention.x86"
 
 
 def attention_space(workload: tuple, target) -> dict:
-    return {"rb": [1, 2, 4, 6, 8], "vec": [4, 8, 16, 32, 64], "fuse_rows": [False, True]}
+    return {"rb": [1, 2, 4, 6, 8], "vec": [4, 8, 16, 32, 64], "fuse_rows": [False, True], "tiles": [1, 2, 4]}
+
+
+# A slice's K^T (D x Sk' floats) beyond this many bytes does not stay in L1 across a row block's
+# pass over it: four register tiles per block then read each chunk of kt and v once for 4 x rb
+# rows (ViT-B's 12 x 197 x 64 slices, kt 53 KB: 0.92x the time; BERT-base's 128 keys, kt 32 KB:
+# no gain, one tile kept).
+KT_L1_BYTES = 32 * 1024
+Q_COPY_MIN_D = 32  # head sizes from which q's rows are copied once per row block (module docstring)
 
 
 def attention_rule(workload: tuple, target) -> dict:
@@ -51,12 +67,16 @@ def attention_rule(workload: tuple, target) -> dict:
     blocks and one partial block), fewer for a short Sq, and one that divides Sq where Dv is
     not whole vectors (the output's vector tail keeps a partial row block from being cut off:
     MobileViT's 16 x 64 x 30 slices ran at 0.6x the speed with 6 rows); row blocks become the
-    parallel tasks when fewer than 4 slices (BH) are there to share between the threads."""
-    bh, sq, dv = workload[1], workload[2], workload[5]
+    parallel tasks when fewer than 4 slices (BH) are there to share between the threads.
+    ``tiles``: 4 register tiles per row block where a slice's K^T passes ``KT_L1_BYTES`` and
+    Sq holds four tiles, else 1."""
+    bh, sq, sk, d, dv = workload[1:6]
     mr, lanes = gemm_tile(target)[1], target.lanes(workload[6])
     rows = [r for r in (mr, 4, 2, 1) if sq >= r]
     rb = next(r for r in rows if sq % r == 0) if dv % lanes else rows[0]
-    return {"rb": rb, "vec": target.lanes(workload[6]), "fuse_rows": bh < 4}
+    kt_bytes = d * padded_keys(sk, lanes) * 4
+    tiles = 4 if kt_bytes > KT_L1_BYTES and sq >= 4 * rb and dv % lanes == 0 else 1
+    return {"rb": rb, "vec": lanes, "fuse_rows": bh < 4, "tiles": tiles}
 
 
 register_rule(
@@ -64,6 +84,7 @@ register_rule(
     attention_space,
     attention_rule,
     doc="scaled dot-product attention (q, k, v, mask) in one kernel",
+    legacy={"tiles": 1},  # records before the knob ran one register tile per row block
 )
 
 
@@ -129,18 +150,19 @@ def _lane_reduce(s, op, vec: int, extent: int, block, o) -> None:
     s[rf].vectorize(lane)
 
 
-def _register_tile(st, red, axis, vec: int, extent: int, rows: int) -> None:
-    """``rows x chunk`` accumulators over ``red``: the block's rows share each load of the
-    right-hand side (a row of ``kt`` or ``v``)::
+def _register_tile(st, red, axis, vec: int, extent: int, rows: int, tiles: int = 1) -> None:
+    """``rows x chunk`` accumulators over ``red``: the tile's rows share each load of the
+    right-hand side (a row of ``kt`` or ``v``), the block's ``tiles`` tiles each chunk::
 
-        for (axis.o) for (red) unrolled (i, 0, rb) unrolled (axis.m, 0, n) vectorized (axis.v, 0, vec)
+        for (axis.o) for (i.t, 0, tiles) for (red)
+          unrolled (i, 0, rb) unrolled (axis.m, 0, n) vectorized (axis.v, 0, vec)
 
     ``n`` vectors per row, at most a GEMM tile's accumulators (:func:`topi.config.gemm_tile`)
     over the block's rows: 12 with AVX2's 16 registers (6 rows x 2 vectors: ViT-small's
     6 x 197 x 64 slices 0.9x the time of 4 x 2; 16 spilled, BERT-base's 12 x 128 x 64 ran at
     0.57x the speed), 16 with 32 registers.
     """
-    i = st.op.axis[1]  # rb rows at the block's attach point
+    i = st.op.axis[1]  # rb * tiles rows at the block's attach point
     if extent < vec or extent % vec:
         st.reorder(red, i, axis)
         st.unroll(i)
@@ -150,7 +172,11 @@ def _register_tile(st, red, axis, vec: int, extent: int, rows: int) -> None:
     n = max(k for k in range(1, per_row + 1) if (extent // vec) % k == 0)
     ao, ai = st.split(axis, factor=vec * n)
     am, av = st.split(ai, factor=vec)
-    st.reorder(ao, red, i, am, av)
+    if tiles > 1:
+        it, i = st.split(i, factor=rows)
+        st.reorder(ao, it, red, i, am, av)
+    else:
+        st.reorder(ao, red, i, am, av)
     st.unroll(i)
     st.unroll(am)
     st.vectorize(av)
@@ -186,7 +212,8 @@ def schedule_attention(outs, cfg: ConfigEntity | None = None):
         b = o.fuse(bo, h)
     else:
         b, i, e = o.op.axis
-    io, ii = o.split(i, factor=cfg["rb"].val)
+    rb, tiles = cfg["rb"].val, cfg["tiles"].val
+    io, ii = o.split(i, factor=rb * tiles)
     if cfg["fuse_rows"].val:  # row blocks are the tasks, slices inside: the last (partial) block is a
         o.reorder(io, b, ii, e)  # loop of its own, the others keep the full register tile
         task, block = io, b
@@ -206,10 +233,14 @@ def schedule_attention(outs, cfg: ConfigEntity | None = None):
             copy.compute_at(o, task)
     for tag in ("attention_dot", "attention_max", "attention_exp", "attention_sum", "attention_acc"):
         s[st[tag]].compute_at(o, block)
+    if get_const_int(st["attention_dot"].reduce_axis[0].dom.extent) >= Q_COPY_MIN_D:
+        kt = st["attention_kt"].output(0)
+        (q,) = [t for t in st["attention_dot"].input_tensors if t != kt]
+        s[s.cache_read(q, "local", [st["attention_dot"]])].compute_at(o, block)
     dot = s[st["attention_dot"]]
     _, _, j = dot.op.axis
     (rd,) = dot.op.reduce_axis
-    _register_tile(dot, rd, j, cfg["vec"].val, sk, cfg["rb"].val)
+    _register_tile(dot, rd, j, cfg["vec"].val, sk, rb, tiles)
     if "attention_cap" in st:  # softcap: tanh once per score, vectorized, read by max and exp
         cap = s[st["attention_cap"]]
         cap.compute_at(o, block)
@@ -220,5 +251,5 @@ def schedule_attention(outs, cfg: ConfigEntity | None = None):
     acc = s[st["attention_acc"]]
     _, _, ea = acc.op.axis
     (ra,) = acc.op.reduce_axis
-    _register_tile(acc, ra, ea, cfg["vec"].val, get_const_int(ea.dom.extent), cfg["rb"].val)
+    _register_tile(acc, ra, ea, cfg["vec"].val, get_const_int(ea.dom.extent), rb, tiles)
     return s
