@@ -106,6 +106,11 @@ def test_shapes_not_multiple_of_tiles_and_blocks(n, c, k, h, w, pads, values):
     (2, 20, 24, 11, 9, (0, 1, 2, 0), {"tile": 2, "cb": 8, "mr": 3, "rows": 2}),  # batch 2: blocks stay in an image
     (1, 33, 17, 13, 10, (1, 1, 1, 1), {"tile": 4, "bn": 16, "mr": 5, "rows": 1}),  # a block's 3 tiles % mr
     (1, 8, 8, 6, 6, (1, 1, 1, 1), {"rows": 7}),  # one block taller than the image
+    # the block's 5 channel blocks (the last partial) in parts: 8 asked, 5 taken (a divisor)
+    (1, 17, 4 * V + 4, 7, 7, (1, 1, 1, 1), {"tile": 4, "bn": V, "rows": 2, "oc_parts": 8}),
+    # products and output transform one channel block at a time, in 2 parts of a 3-row block
+    (1, 13, 4 * V, 11, 9, (1, 0, 1, 1), {"tile": 4, "bn": V, "mr": 5, "rows": 2, "oc_parts": 2, "kc_outer": True}),
+    (2, 20, 3 * V, 10, 10, (1, 1, 1, 1), {"tile": 2, "bn": V, "rows": 4, "kc_outer": True}),  # batch 2, 5 tile rows
 ])
 def test_fused_blocks_of_tile_rows(n, c, k, h, w, pads, values):
     key = winograd_workload((n, c, h, w), (k, c, 3, 3), (1, 1), pads, (1, 1))
@@ -146,6 +151,32 @@ def test_rule_fuses_unless_the_transformed_kernel_is_too_large():
     for c, h in ((64, 56), (128, 28), (256, 14), (512, 7)):  # 512 @7: 38 MB of transformed kernel
         cfg = default_winograd_config(winograd_workload((1, c, h, h), (c, c, 3, 3), (1, 1), (1,) * 4, (1, 1)))
         assert (cfg["rows"].val == 0) == (c == 512)
+
+
+def test_rule_parts_the_channels_of_small_images_and_orders_large_blocks_by_channel_block():
+    """A 7x7 output in F(4x4) (4 tiles) against 320 channels: one block of the image, its channel
+    blocks in 2 parts (2 threads); 13x13 (16 tiles) against 256 channels: blocks of tile rows.
+    A 56x56 block of 7 tile rows holds 2.8 MB of products over 192 channels: kc_outer."""
+    import topi.x86.conv2d_winograd as W
+    from topi.x86.conv2d_winograd import M_BLOCK_BYTES, channel_parts, m_block_bytes
+
+    assert channel_parts(1, 2, 2, 320, 20, threads=2) == (2, 2)
+    assert channel_parts(1, 2, 2, 320, 20, threads=1) == (1, 1)
+    assert channel_parts(1, 2, 2, 320, 20, threads=4) == (2, 4)
+    assert channel_parts(1, 2, 2, 320, 5, threads=2) == (1, 1)  # no part count divides 5 blocks
+    assert channel_parts(2, 4, 4, 256, 16, threads=2) == (2, 1)  # 16 tiles: the tiles are many
+    assert channel_parts(0, 1, 2, 320, 20, threads=2) == (0, 1)  # apart stays apart
+
+    def rule(c, k, h):
+        return default_winograd_config(winograd_workload((1, c, h, h), (k, c, 3, 3), (1, 1), (1,) * 4, (1, 1)))
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(W, "_threads", lambda: 2)
+        small, many, big = rule(160, 320, 7), rule(64, 256, 13), rule(64, 192, 56)
+    assert (small["tile"].val, small["rows"].val, small["oc_parts"].val) == (4, 2, 2)
+    assert (many["rows"].val, many["oc_parts"].val, many["kc_outer"].val) == (2, 1, False)
+    assert m_block_bytes(big.workload, big.values) > M_BLOCK_BYTES and big["kc_outer"].val
+    assert m_block_bytes(small.workload, small.values) < M_BLOCK_BYTES and not small["kc_outer"].val
 
 
 def test_fusing_over_a_large_transformed_kernel_is_refused():
@@ -425,6 +456,8 @@ def _block(x, b):
 
 @pytest.mark.parametrize("c, k, h, w, db, ob, values", [
     (32, 32, 13, 11, 16, 16, {"tile": 4, "bn": 32}),  # blocks differ from cb; 13x11: tiles do not divide
+    (24, 48, 7, 7, 8, 16, {"tile": 4, "bn": 16, "rows": 2, "oc_parts": 4}),  # 4 asked, 3 parts of one block each
+    (16, 32, 15, 13, 16, 8, {"tile": 4, "bn": 16, "rows": 2, "oc_parts": 2, "kc_outer": True}),  # ob = bn / 2
     (3 * V, 4 * V, 9, 7, V, 2 * V, {"tile": 2, "cb": 2 * V, "bn": 4 * V, "mr": 3}),  # C % cb != 0, ob = bn / 2
     (16, 16, 6, 6, 8, 16, {"tile": 4, "cb": 16, "bn": 16}),  # ob = bn
 ])

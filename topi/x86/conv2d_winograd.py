@@ -24,8 +24,17 @@ transformed kernel and writing its output rows, all in buffers of its own::
 
     parallel (b.block, 0, N*nH/rows)
       data_vec[rows*m + 2 rows]; V[alpha, alpha, slots, Cp]; M[alpha, alpha, slots, Kp/bn, bn]
-      for (kc) for (e, nu) for (p.outer): mr x bn register tile   // as above
+      for (e, nu) for (kc) for (p.outer): mr x bn register tile   // as above
       for (kc, tile row, tile): Y = A^T M A -> out
+
+The products walk the transformed kernel in its storage order (point outside channel
+block), so a kernel that comes from memory streams.  Knob ``kc_outer`` instead runs
+the products and the output transform one output channel block at a time, where a
+block's products would not stay in L2 (:func:`m_block_bytes`); knob ``oc_parts`` cuts
+a block's output channel blocks into parallel parts (:func:`channel_parts`): each part
+transforms the block's tiles and multiplies them by its share of the kernel.  The three
+together: GoogLeNet one thread 0.76x the time (its 64 -> 192 at 56x56 blocks hold
+2.8 MB of products), SqueezeNet 1.1 0.92x (CPU time, both schedules of the model interleaved).
 
 Apart, a thread reads intermediates another core wrote; fused, it reads only
 the input and the kernel.  So ``rows=0`` is legal only where fusing is not: a
@@ -51,6 +60,15 @@ from tune.autotvm.space import ConfigEntity
 
 TEMPLATE = "conv2d_winograd.x86"
 ROWS = (0, 1, 2, 4, 7)  # knob ``rows``: 0 runs the stages apart, else tile rows per fused block
+OC_PARTS = (1, 2, 4, 8)  # knob ``oc_parts``: parallel parts of a fused block's output channel blocks
+# channel_parts: an image with at most one tile per this many output channels runs in channel parts
+# (one thread's share of the kernel against its tiles; whole-model A/B in benchmarks/user_models.py)
+PART_CHANNELS = 20
+# A fused block whose products M (alpha^2 x its tile slots x Kp floats) pass this does not keep
+# them in a core's L2 (512 KiB on Zen 3) until the output transform reads them: knob ``kc_outer``
+# then runs the products and output transform one output channel block at a time
+# (:func:`m_block_bytes`).
+M_BLOCK_BYTES = 512 * 1024
 # The rule's ``rows`` where each thread's share passes 7 tile rows: blocks of 7 then hold megabytes
 # of V and M (and a last partial block computes all its slots). Inception-v3's 80 -> 192 at 73x73
 # (18 tile rows, one thread's CPU time) 0.69x the time of rows=7, its 32 -> 64 at 147x147 0.75x;
@@ -127,7 +145,7 @@ def winograd_space(workload: tuple, target) -> dict:
     0 only where none may, both otherwise (the constraint then refuses per config)."""
     vec = target.lanes(workload[7])
     space = {"tile": list(TILES), "cb": [vec // 2, vec, 2 * vec], "bn": [vec, 2 * vec, 3 * vec, 4 * vec],
-             "mr": list(range(1, 9)), "ku": [1, 2, 4]}
+             "mr": list(range(1, 9)), "ku": [1, 2, 4], "oc_parts": list(OC_PARTS), "kc_outer": [False, True]}
     sizes = [(t, kernel_bytes(workload[2], t, bn, cb)) for t in space["tile"] for bn in space["bn"]
              for cb in space["cb"]]
     if all(_must_fuse(workload, t, size) for t, size in sizes):
@@ -154,14 +172,48 @@ def winograd_rule(workload: tuple, target) -> dict:
     k = kshape[0]
     blocks = min(4, -(-k // vec))
     tile = 4 if ow >= 7 and not f4x4_streams(workload, kernel_bytes(kshape, 4, blocks * vec, vec)) else 2
-    nh = -(-oh // tile)
+    nh, nw = -(-oh // tile), -(-width // tile)
     rows = fused_rows(nh, kernel_bytes(kshape, tile, blocks * vec, vec))
     if max_accumulators(target) >= 16 or k <= vec:
         bn, mr, ku = blocks * vec, min(8, max(1, max_accumulators(target) // blocks)), 1
+        rows, oc_parts = channel_parts(rows, nh, nw, k, -(-k // bn))
     else:
-        bn, mr = ymm_tile((dshape[0], k, nh, -(-width // tile)), rows, vec)
+        rows, oc_parts = channel_parts(rows, nh, nw, k, -(-k // (YMM_GEMM_TILE[0] * vec)))
+        bn, mr = ymm_tile((dshape[0], k, nh, nw), rows, vec)
         ku = YMM_GEMM_TILE[2]
-    return {"tile": tile, "cb": vec, "bn": bn, "mr": mr, "ku": ku, "rows": rows}
+    values = {"tile": tile, "cb": vec, "bn": bn, "mr": mr, "ku": ku, "rows": rows, "oc_parts": oc_parts}
+    return {**values, "kc_outer": m_block_bytes(workload, values) > M_BLOCK_BYTES}
+
+
+def m_block_bytes(workload: tuple, values: dict) -> int:
+    """Bytes of a fused block's products ``M`` (0 apart): alpha^2 x the block's tile slots
+    (:func:`topi.nn.winograd.winograd_slots`) x its part of the output channels."""
+    if not values["rows"]:
+        return 0
+    _, dshape, kshape, _, pads, _, _, _, _ = workload
+    oshape = winograd_geometry(dshape, pads, values["tile"], values["rows"])
+    slots = winograd_slots(oshape, values["mr"], values["rows"])[1]
+    kp = -(-kshape[0] // values["bn"]) * values["bn"] // values.get("oc_parts", 1)
+    return (values["tile"] + 2) ** 2 * slots * kp * 4
+
+
+def channel_parts(rows: int, tile_rows: int, tile_cols: int, channels: int, kblocks: int,
+                  threads: int | None = None) -> tuple:
+    """``(rows, oc_parts)``: where the image's tiles are few against its ``channels`` output
+    channels (at most one tile per ``PART_CHANNELS`` channels) and fit one fused block, one block
+    covers the image and the threads share its ``kblocks`` output channel blocks in ``oc_parts``
+    parts (the fewest of ``OC_PARTS``, at least one per thread, that divide them); else
+    ``(rows, 1)``.  Every block reads the whole transformed kernel: blocks of tile rows read it
+    once each for a few tiles (GoogLeNet's 160 -> 320 at 7x7 in F(4x4): 2 blocks of 2 tiles, a
+    7.4 MB kernel each); in parts each thread reads its channels' share once and transforms the
+    image's tiles itself, which costs more than it saves where the tiles are many (SqueezeNet's
+    64 -> 256 at 13x13: 16 tiles)."""
+    threads = threads or _threads()
+    whole = next((r for r in ROWS[1:] if r >= tile_rows), 0)
+    if not rows or threads <= 1 or not whole or channels < PART_CHANNELS * tile_rows * tile_cols:
+        return rows, 1
+    parts = next((p for p in OC_PARTS if p >= threads and kblocks % p == 0), 0)
+    return (whole, parts) if parts else (rows, 1)
 
 
 def ymm_tile(tiles: tuple, rows: int, vec: int) -> tuple:
@@ -260,7 +312,7 @@ def winograd_out_block(workload: tuple, cfg: ConfigEntity, target=None) -> int:
 
 register_rule(TEMPLATE, winograd_space, winograd_rule, winograd_constraint,
               doc="Winograd F(m x m, 3x3) conv2d (conv2d_winograd_x86)",
-              legacy={"rows": 0},  # records before the fused schedule ran the stages apart
+              legacy={"rows": 0, "oc_parts": 1, "kc_outer": False},  # records before these knobs
               input_knob="cb", out_block=lambda cfg, target: winograd_out_block(cfg.workload, cfg, target),
               implements=DIRECT, applicable=winograd_applicable, preferred=winograd_preferred, option="winograd")
 
@@ -301,7 +353,8 @@ def _stage(op_or_tensor, name: str):
 
 def _schedule_gemm(s, m, cfg: ConfigEntity, lanes: int, at=None) -> None:
     """``M``: an ``mr x bn`` register tile; at root parallel over (point, channel
-    block), or computed ``at`` a fused block (its tiles only, channel blocks outermost)."""
+    block), or computed ``at`` a fused block (its tiles only, points outermost: the
+    transformed kernel in its storage order) or at one output channel block of it."""
     mc = s.cache_write(m, "local")
     e, nu, p, kc, kb = s[m].op.axis
     po, pi = s[m].split(p, factor=cfg["mr"].val)
@@ -309,7 +362,7 @@ def _schedule_gemm(s, m, cfg: ConfigEntity, lanes: int, at=None) -> None:
         s[m].reorder(e, nu, kc, po, pi, kb)
         s[m].parallel(s[m].fuse(e, nu, kc))
     else:
-        s[m].reorder(kc, e, nu, po, pi, kb)
+        s[m].reorder(e, nu, kc, po, pi, kb)
         s[m].compute_at(*at)
     s[m].vectorize(kb)
     s[mc].compute_at(s[m], po)
@@ -362,7 +415,7 @@ def _schedule_kernel_stage(s, u) -> None:
     s[u].vectorize(kb)
 
 
-def _schedule_output(s, out_op, y, tile: int, bn: int, rows: int = 0):
+def _schedule_output(s, out_op, y, tile: int, bn: int, rows: int = 0, oc_parts: int = 1):
     """The output (+ fused epilogue) by (channel block, tile row, tile); the tile's
     ``A^T M A`` computed there, vectorized over the channel block.  NCHW output::
 
@@ -375,7 +428,9 @@ def _schedule_output(s, out_op, y, tile: int, bn: int, rows: int = 0):
     stores whole vectors: ``for (yy.inner) unrolled (xx.inner, kc.inner) vectorized (kb)``.
 
     With ``rows`` the parallel loop runs over blocks of ``rows`` tile rows
-    instead (channel blocks inside); the block loop is returned (else None)."""
+    instead (channel blocks inside), and with ``oc_parts`` over (block, part of the
+    channel blocks: the largest divisor of their count up to ``oc_parts`` parts); that
+    loop and the channel block loop are returned (else None)."""
     tile_rows = _stage(y.op, "winograd_Y_rows")
     axes = s[out_op].op.axis
     if len(axes) == 5:
@@ -395,7 +450,16 @@ def _schedule_output(s, out_op, y, tile: int, bn: int, rows: int = 0):
         order = (yi, xi, *inner)
     else:
         order = (yi, kb, xi)
-    if rows:
+    if len(axes) == 5:
+        blocks = -(-get_const_tuple(out_op.output(0).shape)[1] // (bn // ob if bn % ob == 0 else 1))
+    else:
+        blocks = -(-get_const_tuple(out_op.output(0).shape)[1] // bn)
+    oc_parts = max(d for d in range(1, min(oc_parts, blocks) + 1) if blocks % d == 0)
+    if rows and oc_parts > 1:
+        kpart, kco = s[out_op].split(kco, nparts=oc_parts)
+        s[out_op].reorder(b, blk, kpart, kco, yo, xo, *order)
+        par = s[out_op].fuse(b, blk, kpart)
+    elif rows:
         s[out_op].reorder(b, blk, kco, yo, xo, *order)
         par = s[out_op].fuse(b, blk)
     else:
@@ -416,7 +480,7 @@ def _schedule_output(s, out_op, y, tile: int, bn: int, rows: int = 0):
     s[tile_rows].unroll(ry)
     s[tile_rows].unroll(rnu)
     s[tile_rows].vectorize(rkb)
-    return par if rows else None
+    return (par, kco) if rows else None
 
 
 @records_target
@@ -451,9 +515,10 @@ def schedule_conv2d_winograd(outs, cfg: ConfigEntity | None = None, target=None)
     for op in between:  # the epilogue (and the unpack) run in the output loop
         if op is not out_op and op.name not in ("winograd_Y", "winograd_Y_rows"):
             s[op].compute_inline()
-    block = _schedule_output(s, out_op, y, cfg["tile"].val, cfg["bn"].val, cfg["rows"].val)
-    at = None if block is None else (s[out_op], block)
-    _schedule_gemm(s, m, cfg, lanes, at)
+    block = _schedule_output(s, out_op, y, cfg["tile"].val, cfg["bn"].val, cfg["rows"].val,
+                             cfg["oc_parts"].val)
+    at = None if block is None else (s[out_op], block[0])
+    _schedule_gemm(s, m, cfg, lanes, (s[out_op], block[1]) if at and cfg["kc_outer"].val else at)
     _schedule_input(s, v, cfg, at)
     if isinstance(u.op, te.ComputeOp):
         _schedule_kernel_stage(s, u)
