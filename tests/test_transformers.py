@@ -308,15 +308,14 @@ def test_fuse_layer_norm(square):
     np.testing.assert_allclose(interpret(fused, xs)[0], interpret(g, xs)[0], rtol=1e-4, atol=1e-5)
 
 
-def test_fuse_rms_norm():
+@pytest.mark.parametrize("inverse", ["rsqrt", "one_over_sqrt"])
+def test_fuse_rms_norm(inverse):
     b = GraphBuilder()
     x = b.input("x", (6, 40))
     ms = b.op("mean", b.op("multiply", x, x), axis=(1,), keepdims=True)
-    y = b.op(
-        "multiply",
-        b.op("multiply", x, b.op("rsqrt", b.op("add", ms, b.const(np.float32(1e-6))))),
-        b.const(rand(40)),
-    )
+    var = b.op("add", ms, b.const(np.float32(1e-6)))
+    inv = b.op("rsqrt", var) if inverse == "rsqrt" else b.op("divide", b.const(np.float32(1.0)), b.op("sqrt", var))
+    y = b.op("multiply", b.op("multiply", x, inv), b.const(rand(40)))
     g = b.finish([y])
     fused = fuse_layer_norm(g)
     assert _ops(fused) == ["rms_norm"]

@@ -11,7 +11,7 @@ ReduceMean, Add epsilon, Sqrt, Div, Mul scale, Add shift).  Four kernels
     after:   %y = layer_norm(%x, %gamma, %beta, epsilon=1e-05)
 
 RMS normalisation (``x / sqrt(mean(x^2) + eps) * gamma``, also
-``x * rsqrt(...)`` and ``x * reciprocal(sqrt(...))``) becomes ``rms_norm``.
+``x * rsqrt(...)``, ``x * reciprocal(sqrt(...))`` and ``x * (1 / sqrt(...))``) becomes ``rms_norm``.
 The statistics must be over the last axis only, every intermediate used once
 (the centred ``%c`` twice), epsilon, gamma and beta constants of the right shape.
 """
@@ -117,6 +117,13 @@ def _inv_std(node, once):
             and once(d.node.inputs[0])
         ):
             inner = d.node.inputs[0].node.inputs[0]
+        elif (  # 1 / sqrt(...): how torch.rsqrt exports (Hugging Face T5's norm)
+            d.node.op == "divide"
+            and _scalar(d.node.inputs[0]) == 1.0
+            and _producer(d.node.inputs[1], "sqrt") is not None
+            and once(d.node.inputs[1])
+        ):
+            inner = d.node.inputs[1].node.inputs[0]
         if inner is None or not once(inner):
             continue
         found = _variance_eps(inner, once)
