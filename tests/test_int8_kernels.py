@@ -22,6 +22,7 @@ from codegen.target import Target
 from topi.utils import get_const_tuple as get_shape
 from topi.nn import qnn
 from topi.testing.qnn import dequantize_python, qnn_conv2d_python, requantize_python
+from topi.x86.conv2d_int8 import group as conv_group
 from topi.x86.conv2d_int8 import (blocks, conv2d_int8, float_is_faster, pack_kernel, pack_winograd_kernel,
                                   schedule_conv2d_int8, unpack_kernel, winograd_exact, winograd_kernel, winograd_rows)
 from topi.x86.int8_dot import (choose_mode, dot_intrin, pairs_fit_int16, products_per_cycle, reduce_block,
@@ -106,23 +107,26 @@ def test_mode_follows_the_target_features_and_the_weights():
 
 
 def _conv_case(mode, n, ic, h, w, oc, k, stride, pad, dtype="uint8", relu=True, in_block=0, out_block=False,
-               dequantize=None):
+               dequantize=None, group=1):
     """(got, want) of one conv2d_int8 against numpy; ``in_block``: the data NCHW[in_block]c,
     ``out_block``: the output NCHW[oc_bn]c (both compared in NCHW); ``dequantize``: a scale, the
-    output dequantized in the same kernel (with the output's zero point, as a constant)."""
+    output dequantized in the same kernel (with the output's zero point, as a constant);
+    ``group``: words per vpmaddwd (u8s8: the weights then small enough)."""
     target = HOST
     x = RNG.integers(0, 256, (n, ic, h, w)).astype("uint8")
-    lo_w = -64 if mode == "u8s8" else -128
+    lo_w = -64 // group if mode == "u8s8" else -128
     wt = RNG.integers(lo_w, -lo_w + (0 if mode != "u8s8" else 1), (oc, ic, k, k)).astype("int64")
     zx, zy = 5, (3 if dtype == "uint8" else -2)
     bias = RNG.integers(-3000, 3000, oc).astype("int64")
     mult = (RNG.uniform(0.5, 2.0, oc) / (ic * k * k * 40)).astype("float32")
     ic_bn, oc_bn, ow_bn = blocks(oc, ic, mode, target)
-    packed = pack_kernel(wt, mode, ic_bn, oc_bn)
+    assert group == 1 or conv_group(wt, mode, ic_bn) >= group
+    packed = pack_kernel(wt, mode, ic_bn, oc_bn, group)
     np.testing.assert_array_equal(unpack_kernel(packed, ic, oc), wt)
     ocp = packed.shape[0] * oc_bn
     offset = np.zeros(ocp, "int32")
-    offset[:oc] = bias - (0 if mode == "i16" else zx * wt.reshape(oc, -1).sum(1))
+    center = 128 if group > 1 else 0
+    offset[:oc] = bias - (0 if mode == "i16" else (zx - center) * wt.reshape(oc, -1).sum(1))
     mp = np.zeros(ocp, "float32")
     mp[:oc] = mult
     xb = x.reshape(n, ic // in_block, in_block, h, w).transpose(0, 1, 3, 4, 2).copy() if in_block else x
@@ -177,6 +181,31 @@ def test_conv2d_int8_matches_the_integer_reference(mode, shape):
 def test_conv2d_int8_blocked_layouts_match_the_integer_reference(mode, shape, in_block):
     got, want = _conv_case(mode, *shape, in_block=in_block, out_block=True)
     np.testing.assert_array_equal(got, want)
+
+
+@needs_avx2
+@pytest.mark.parametrize("group,shape,in_block,out_block", [
+    (2, (1, 13, 9, 11, 20, 3, 1, 1), 0, False),   # channels and columns that divide no block, 3x3 padded
+    (4, (1, 13, 9, 11, 20, 3, 1, 1), 0, False),
+    (2, (2, 6, 10, 9, 9, 3, 2, 1), 0, False),     # batch 2, stride 2, 6 channels padded to a block of 8
+    (2, (1, 16, 10, 9, 17, 1, 2, 0), 0, False),   # strided 1x1: only the points it reads are packed
+    (2, (1, 16, 9, 11, 24, 3, 1, 1), 8, True),    # blocked in and out, padded
+    (4, (1, 16, 9, 11, 24, 3, 1, 1), 8, True),
+    (2, (1, 32, 5, 7, 32, 1, 1, 0), 16, True),    # 1x1 read in place, two vectors in and out
+    (4, (1, 32, 5, 7, 32, 1, 1, 0), 16, True),
+])
+def test_grouped_conv2d_int8_matches_the_integer_reference(group, shape, in_block, out_block):
+    """Groups of words along the input channels (data centered, the zero-point padding in the
+    offset): exact."""
+    got, want = _conv_case("u8s8", *shape, in_block=in_block, out_block=out_block, group=group)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_conv_group_needs_whole_groups_in_the_channel_block():
+    w = np.ones((8, 24, 3, 3), "int64")  # lanes of 8 ones: every group fits
+    assert [conv_group(w, "u8s8", ic_bn) for ic_bn in (16, 8, 4)] == [4, 2, 1]
+    assert conv_group(np.full((8, 16, 1, 1), 64), "u8s8", 16) == 1  # 4 x 64 > 255
+    assert conv_group(w, "i16", 16) == 1
 
 
 def _winograd_case(n, ic, h, w, oc, pad, in_block=0, out_block=False, extreme=False):
@@ -740,26 +769,29 @@ def _tuned_template(tmp_path, wl: tuple, knobs: dict, wide: dict, trials: int):
 
 
 INT8_TUNE = [  # columns and channels that divide no tile: OW 11 and 5, OC 24 (NCHW out), 1x1 stride 2
-    ("i16", (1, 13, 9, 11), (24, 13, 3, 3), (1, 1), (1, 1, 1, 1)),
-    ("u8s8", (1, 16, 10, 9), (32, 16, 1, 1), (2, 2), (0, 0, 0, 0)),
+    ("i16", (1, 13, 9, 11), (24, 13, 3, 3), (1, 1), (1, 1, 1, 1), 1),
+    ("u8s8", (1, 16, 10, 9), (32, 16, 1, 1), (2, 2), (0, 0, 0, 0), 1),
+    ("u8s8", (1, 16, 10, 9), (32, 16, 1, 1), (2, 2), (0, 0, 0, 0), 2),  # groups of two words
 ]
 
 
 @needs_avx2
-@pytest.mark.parametrize("mode,dshape,kshape,strides,pads", INT8_TUNE)
-def test_conv2d_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, dshape, kshape, strides, pads):
+@pytest.mark.parametrize("mode,dshape,kshape,strides,pads,group", INT8_TUNE)
+def test_conv2d_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, dshape, kshape, strides, pads,
+                                                               group):
     """``conv2d_NCHWc_int8.x86``: a few trials of a tuner, then the best record's config rebuilds
     the kernel, checked against the integer reference; a tile wider than the registers is refused."""
     from topi.x86.conv2d_int8 import int8_workload
 
-    wl = int8_workload(dshape, kshape, strides, pads, mode)
+    wl = int8_workload(dshape, kshape, strides, pads, mode, group)
     best, (s, args) = _tuned_template(tmp_path, wl, {"oc_bn": 2, "ow_bn": 8}, {"oc_bn": 16, "ow_bn": 8}, 3)
     f = codegen.build(s, args)
     oc, ic, kh, kw = kshape
     oc_bn = best["oc_bn"].val
-    wt = RNG.integers(-64, 65 if mode == "u8s8" else 64, kshape).astype("int64")
+    wt = RNG.integers(-64 // group, 65 // group if mode == "u8s8" else 64, kshape).astype("int64")
     x = RNG.integers(0, 256, dshape).astype("uint8")
-    packed = pack_kernel(wt, mode, get_shape(args[1].shape)[4] * reduce_block(mode), oc_bn)
+    packed = pack_kernel(wt, mode, blocks(oc, ic, mode, HOST)[0], oc_bn, group)
+    assert packed.shape == get_shape(args[1].shape)
     ocp = packed.shape[0] * oc_bn
     offset, mult = np.zeros(ocp, "int32"), np.zeros(ocp, "float32")
     offset[:oc] = RNG.integers(-3000, 3000, oc)
@@ -769,6 +801,7 @@ def test_conv2d_int8_template_tuned_then_applied_matches_numpy(tmp_path, mode, d
     if got.ndim == 5:
         got = got.transpose(0, 1, 4, 2, 3).reshape(got.shape[0], oc, *got.shape[2:4])
     acc = qnn_conv2d_python(x, wt, np.int64(0), np.int64(0), strides, pads).astype("int64")
+    acc -= (128 if group > 1 else 0) * wt.reshape(oc, -1).sum(1).reshape(-1, 1, 1)  # the data centered
     want = requantize_python(acc + offset[:oc].reshape(-1, 1, 1), mult[:oc], np.int64(0), 1, "uint8")
     np.testing.assert_array_equal(got, want)
 

@@ -128,8 +128,9 @@ def _conv_int8_nchw(x, kernel, offset, mult, a):
     oc = a["channels"]
     w = layout_helpers(create(None)).unpack_int8_conv_kernel(kernel, x.shape[1], oc)
     bias = offset[:oc].astype("int64")
-    if a["mode"] != "i16":  # the offset holds -x_zp * sum(w): the kernel multiplies uncentered data
-        bias = bias + a["x_zp"] * w.reshape(oc, -1).sum(1)
+    if a["mode"] != "i16":  # the offset holds -(x_zp - center) * sum(w): the kernel multiplies x - center
+        center = 128 if kernel.ndim == 8 else 0  # grouped words (topi.x86.conv2d_int8.group) center the data
+        bias = bias + (a["x_zp"] - center) * w.reshape(oc, -1).sum(1)
     acc = ref.qnn_conv2d_python(x, w, np.int64(a["x_zp"]), np.int64(0), a["strides"], a["padding"],
                                 a["dilation"]).astype("int64") + bias.reshape(-1, 1, 1)
     y = ref.requantize_python(acc, mult[:oc], np.int64(a["y_zp"]), 1, a["dtype"])

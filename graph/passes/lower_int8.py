@@ -217,8 +217,9 @@ def _mode(h, target, wc: np.ndarray) -> str | None:
 
 def int8_helpers(target):
     """The integer-kernel helpers of ``target``'s strategy (``int8_mode``, ``int8_pairs_fit``,
-    ``int8_conv_blocks``, ``pack_int8_conv_kernel``, ``int8_dense_blocks``, ``int8_dense_workload``,
-    ``int8_dense_group``, ``pack_int8_dense_weight``), or None: the target has no integer kernels."""
+    ``int8_conv_blocks``, ``int8_conv_group``, ``pack_int8_conv_kernel``, ``int8_dense_blocks``,
+    ``int8_dense_workload``, ``int8_dense_group``, ``pack_int8_dense_weight``), or None: the target
+    has no integer kernels."""
     found = layout_helpers(target)
     return found if hasattr(found, "int8_mode") else None
 
@@ -246,19 +247,22 @@ def _conv_int8(node, x: Value, wc: np.ndarray, conv_attrs: dict, zx: int, zy: in
         exact = _conv_float_exact(node, x, wc, conv_attrs, zx, zy, multiplier, bias, dtype, relu)
         if exact is not None:
             return exact
-    cfg = None
+    cfg, center = None, 0  # the data's offset in the kernel's products: x - center
     if packed is not None:
         mode, oc_bn = "i16", packed.shape[4]  # Winograd centers the data: the offset is the bias alone
     else:
+        group = h.int8_conv_group(wc, mode, ic_bn)
         if dilation == (1, 1):
             cfg = _tuned(context, h.int8_conv_workload(
-                x.shape, wc.shape, strides, tuple(conv_attrs.get("padding", (0, 0, 0, 0))), mode), "oc_bn", oc)
+                x.shape, wc.shape, strides, tuple(conv_attrs.get("padding", (0, 0, 0, 0))), mode, group),
+                "oc_bn", oc)
             if cfg is not None:
                 oc_bn, ow_bn = cfg["oc_bn"].val, cfg["ow_bn"].val
-        packed = h.pack_int8_conv_kernel(wc, mode, ic_bn, oc_bn)
+        packed = h.pack_int8_conv_kernel(wc, mode, ic_bn, oc_bn, group)
+        center = 128 if group > 1 else 0
     ocp = -(-oc // oc_bn) * oc_bn
     offset = np.zeros(ocp, "int64")
-    offset[:oc] = bias - (0 if mode == "i16" else zx * wc.reshape(oc, -1).sum(1))
+    offset[:oc] = bias - (0 if mode == "i16" else (zx - center) * wc.reshape(oc, -1).sum(1))
     if np.any(np.abs(offset) > 2**31 - 1):
         return None
     mult = np.zeros(ocp, "float32")

@@ -17,9 +17,12 @@ The kernel is packed ``OIHW[ic_bn/kb]i[oc_bn]o[kb]i`` (:func:`pack_kernel`), ``k
 ``kb`` data elements (one broadcast word) by ``oc_bn`` x ``kb`` weights.  In the uint8 modes the
 weights are ``w - w_zp`` as int8 and ``offset = bias - x_zp * sum(w - w_zp)`` (the data's zero
 point taken out once per channel; padding reads ``x_zp``, so it contributes nothing either);
-in mode ``i16`` both operands are centered and ``offset = bias``.  The channels are padded
-to whole blocks with zero weights.  ``multiplier = x_scale * w_scale / y_scale`` in float32 and
-the rounding are onnxruntime's QLinearConv output stage (:func:`topi.nn.qnn.requantize`).
+in mode ``i16`` both operands are centered and ``offset = bias``.  Mode ``u8s8`` with weights small
+enough sums groups of words along the channel block in int16 (:func:`group`, as
+``topi.x86.dense_int8``; ResNet-50's 52 int8 convs take groups of 2: one thread 77 -> 65 ms,
+``benchmarks/quantized.py resnet50 --cpu-time``): the data is centered, ``offset = bias -
+(x_zp - 128) * sum(w - w_zp)``.  The channels are padded to whole blocks with zero weights.
+``multiplier = x_scale * w_scale / y_scale`` in float32 and the rounding are onnxruntime's QLinearConv output stage (:func:`topi.nn.qnn.requantize`).
 
 A strided 1x1 conv packs only the points it reads (and runs with stride 1 on them); data
 already blocked by ``ic_bn`` that needs no padding is read in place (modes vnni, u8s8), any
@@ -52,8 +55,8 @@ from topi.nn.conv2d import get_pad_tuple, out_size
 from topi.nn.qnn import clamp_centered, qrange, register_integer_form
 from topi.nn.winograd import by_index, winograd_matrices
 from topi.utils import get_const_tuple
-from topi.x86.int8_dot import (dot_intrin, operand_dtypes, products_per_cycle, reduce_block,
-                               register_tile_rule, vector_lanes)
+from topi.x86.int8_dot import (GROUPS, dot_intrin, group_bias, group_fits, operand_dtypes, products_per_cycle,
+                               reduce_block, register_tile_rule, vector_lanes)
 
 CONV_INT8 = "conv2d_NCHWc_int8"
 IC_BLOCKS = (64, 32, 16, 8, 4, 2)
@@ -82,15 +85,17 @@ def blocks(oc: int, ic: int, mode: str, target) -> tuple:
 TEMPLATE = "conv2d_NCHWc_int8.x86"
 
 
-def int8_workload(dshape, kshape, strides, pads, mode: str) -> tuple:
+def int8_workload(dshape, kshape, strides, pads, mode: str, group: int = 1) -> tuple:
     """The AutoTVM workload of a direct int8 conv: uint8 NCHW data ``dshape``, centered OIHW
-    weights ``kshape`` of ``mode`` (:mod:`topi.x86.int8_dot`)."""
+    weights ``kshape`` of ``mode`` (:mod:`topi.x86.int8_dot`) in groups of ``group`` words
+    (:func:`group`; named only when above 1)."""
+    extra = (int(group),) if group > 1 else ()
     return (TEMPLATE, tuple(int(d) for d in dshape), tuple(int(d) for d in kshape),
-            tuple(int(d) for d in strides), tuple(int(d) for d in pads), str(mode))
+            tuple(int(d) for d in strides), tuple(int(d) for d in pads), str(mode), *extra)
 
 
 def _int8_default(workload: tuple, target) -> dict:
-    _, (n, ic, h, w), (oc, _, kh, kw), _, _, mode = workload
+    (n, ic, h, w), (oc, _, kh, kw), mode = workload[1], workload[2], workload[5]
     _, oc_bn, ow_bn = blocks(oc, ic, mode, target)
     return {"oc_bn": oc_bn, "ow_bn": ow_bn}
 
@@ -112,16 +117,53 @@ def float_is_faster(ic: int, kh: int, kw: int, mode: str, target) -> bool:
     return padded * kh * kw * products_per_cycle(None, target) > ic * kh * kw * products_per_cycle(mode, target)
 
 
-def pack_kernel(w: np.ndarray, mode: str, ic_bn: int, oc_bn: int) -> np.ndarray:
+def _taps_by_channels(w: np.ndarray) -> np.ndarray:
+    """OIHW weights as rows ``(o, h, w)`` reduced over the input channels."""
+    oc, ic, kh, kw = w.shape
+    return np.asarray(w, "int64").transpose(0, 2, 3, 1).reshape(oc * kh * kw, ic)
+
+
+def group(w: np.ndarray, mode: str, ic_bn: int) -> int:
+    """The words per ``vpmaddwd`` of a direct int8 conv of centered OIHW weights ``w`` blocked by
+    ``ic_bn`` input channels (``topi.x86.dense_int8.group``'s rule on each tap's channels): the
+    first of ``GROUPS`` that divides the block into words and is exact on ``w`` in mode ``u8s8``,
+    else 1."""
+    if mode != "u8s8":
+        return 1
+    rows = _taps_by_channels(w)
+    return next((g for g in GROUPS if ic_bn % (reduce_block(mode) * g) == 0 and group_fits(rows, g)), 1)
+
+
+def kernel_shape(oc: int, ic: int, kh: int, kw: int, mode: str, ic_bn: int, oc_bn: int,
+                 group: int = 1) -> tuple:
+    """The shape :func:`pack_kernel` gives OIHW weights."""
+    kb = reduce_block(mode)
+    head = (-(-oc // oc_bn), -(-ic // ic_bn), kh, kw)
+    if group == 1:
+        return (*head, ic_bn // kb, oc_bn, kb)
+    return (*head, ic_bn // (kb * group), group + 1, oc_bn, kb)
+
+
+def pack_kernel(w: np.ndarray, mode: str, ic_bn: int, oc_bn: int, group: int = 1) -> np.ndarray:
     """Centered OIHW weights (ints) -> ``[OC/oc_bn, IC/ic_bn, KH, KW, ic_bn/kb, oc_bn, kb]`` of the
-    mode's kernel dtype, the channels padded with zeros to whole blocks."""
+    mode's kernel dtype, the channels padded with zeros to whole blocks.  ``group > 1`` (mode
+    ``u8s8``, :func:`group`): ``[.., ic_bn/(kb*group), group + 1, oc_bn, kb]``, each group's words
+    followed by its lanes' int16 biases (``topi.x86.int8_dot.group_bias``)."""
     kb = reduce_block(mode)
     oc, ic, kh, kw = w.shape
     ocp, icp = -(-oc // oc_bn) * oc_bn, -(-ic // ic_bn) * ic_bn
     full = np.zeros((ocp, icp, kh, kw), "int64")
     full[:oc, :ic] = w
     r = full.reshape(ocp // oc_bn, oc_bn, icp // ic_bn, ic_bn // kb, kb, kh, kw)
-    return np.ascontiguousarray(r.transpose(0, 2, 5, 6, 3, 1, 4)).astype(operand_dtypes(mode)[1])
+    packed = np.ascontiguousarray(r.transpose(0, 2, 5, 6, 3, 1, 4)).astype(operand_dtypes(mode)[1])
+    if group == 1:
+        return packed
+    occ, icc, gs = ocp // oc_bn, icp // ic_bn, ic_bn // (kb * group)
+    bias = group_bias(_taps_by_channels(full), group)  # [(o, h, w), icp / (kb * group), 2]
+    bias = bias.reshape(occ, oc_bn, kh, kw, icc, gs, 2).transpose(0, 4, 2, 3, 5, 1, 6)
+    bias = np.ascontiguousarray(bias).view("int8").reshape(occ, icc, kh, kw, gs, 1, oc_bn, kb)
+    words = packed.reshape(occ, icc, kh, kw, gs, group, oc_bn, kb)
+    return np.ascontiguousarray(np.concatenate([words, bias], axis=5))
 
 
 def unpack_kernel(packed: np.ndarray, ic: int, oc: int) -> np.ndarray:
@@ -129,6 +171,9 @@ def unpack_kernel(packed: np.ndarray, ic: int, oc: int) -> np.ndarray:
     rank 6) result."""
     if packed.ndim == 6:
         return unpack_winograd_kernel(packed, ic, oc)
+    if packed.ndim == 8:
+        occ, icc, kh, kw, gs, g1, oc_bn, kb = packed.shape
+        packed = packed[:, :, :, :, :, :g1 - 1].reshape(occ, icc, kh, kw, gs * (g1 - 1), oc_bn, kb)
     occ, icc, kh, kw, icbs, oc_bn, kb = packed.shape
     full = packed.astype("int64").transpose(0, 5, 1, 4, 6, 2, 3).reshape(occ * oc_bn, icc * icbs * kb, kh, kw)
     return full[:oc, :ic]
@@ -151,7 +196,12 @@ def conv2d_int8(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, multiplie
             raise ValueError(f"conv2d_int8: a Winograd kernel needs stride 1 and dilation 1, got {strides}, "
                              f"{dilation}")
         return conv2d_int8_winograd(data, kernel, offset, multiplier, oc, padding, x_zp, y_zp, dtype, lo, out_block)
-    occ, icc, kh, kw, icbs, oc_bn, kb = get_const_tuple(kernel.shape)
+    kshape = get_const_tuple(kernel.shape)
+    grp = kshape[5] - 1 if len(kshape) == 8 else 1
+    occ, icc, kh, kw, gs, oc_bn, kb = (*kshape[:5], *kshape[6:]) if grp > 1 else kshape
+    icbs = gs * grp
+    if grp > 1 and mode != "u8s8":
+        raise ValueError(f"conv2d_int8: a grouped kernel {kshape} needs mode u8s8, not {mode}")
     if kb != reduce_block(mode) or data.dtype != "uint8" or len(data.shape) not in (4, 5):
         raise ValueError(f"conv2d_int8: mode {mode} needs uint8 NCHW or NCHW[b]c data and a kernel packed by "
                          f"{reduce_block(mode)}, got {data.dtype} data {get_const_tuple(data.shape)} and kernel "
@@ -206,15 +256,21 @@ def conv2d_int8(data: te.Tensor, kernel: te.Tensor, offset: te.Tensor, multiplie
     rc = te.reduce_axis((0, icc), name="rc")
     ry = te.reduce_axis((0, kh), name="ry")
     rx = te.reduce_axis((0, kw), name="rx")
-    rb = te.reduce_axis((0, icbs), name="rb")
+    rb = te.reduce_axis((0, gs), name="rb")
     rk = te.reduce_axis((0, kb), name="rk")
 
     def body(b, o, y, x, ob):
         d = data_q[b, rc, y * sh + ry * dh, x * sw + rx * dw, rb * kb + rk].astype("int32")
         return te.sum(d * kernel[o, rc, ry, rx, rb, ob, rk].astype("int32"), axis=[rc, ry, rx, rb, rk])
 
-    conv = te.compute((n, occ, oh, ow, oc_bn), body, name="conv_int8", tag=CONV_INT8,
-                      attrs={"mode": mode, "ow_bn": int(ow_bn)})
+    def grouped(b, o, y, x, ob):  # centered data (int8_dot's groups): the offset holds (x_zp - 128) * sum(w)
+        d = data_q[b, rc, y * sh + ry * dh, x * sw + rx * dw, (rb * grp + rg) * kb + rk].astype("int32") - 128
+        w = kernel[o, rc, ry, rx, rb, rg, ob, rk].astype("int32")
+        return te.sum(d * w, axis=[rc, ry, rx, rb, rg, rk])
+
+    rg = te.reduce_axis((0, grp), name="rg")
+    conv = te.compute((n, occ, oh, ow, oc_bn), grouped if grp > 1 else body, name="conv_int8", tag=CONV_INT8,
+                      attrs={"mode": mode, "ow_bn": int(ow_bn), "group": grp})
     return _requantized(lambda b, co, y, x, ob: conv[b, co, y, x, ob], (n, oc, oh, ow), oc_bn, out_block, offset,
                         multiplier, y_zp, lo, dtype)
 
@@ -474,7 +530,8 @@ def schedule_conv2d_int8(outs, target) -> te.Schedule:
     mode, ow_bn = conv_op.attrs["mode"], conv_op.attrs["ow_bn"]
     kernel = conv_op.input_tensors[1]
     data_q = conv_op.input_tensors[0]
-    oc_bn = get_const_tuple(kernel.shape)[5]
+    oc_bn = get_const_tuple(kernel.shape)[-2]
+    grp = conv_op.attrs.get("group", 1)
     if isinstance(data_q.op, te.ComputeOp):  # the packed data: a copy at the root, one (n, block, row) per task
         dq = s[data_q.op]
         dq.parallel(dq.fuse(*dq.op.axis[:3]))
@@ -498,13 +555,14 @@ def schedule_conv2d_int8(outs, target) -> te.Schedule:
     cl = conv_op.output(0)
     s[cl].compute_at(s[out], wo)
     _, _, _, x, ob = s[cl].op.axis
-    rc, ry, rx, rb, rk = s[cl].op.reduce_axis
-    s[cl].reorder(rc, ry, rx, rb, x, ob, rk)
+    rc, ry, rx, rb, *inner = s[cl].op.reduce_axis
+    s[cl].reorder(rc, ry, rx, rb, x, ob, *inner)
     s[cl].unroll(x)
-    s[cl].tensorize(ob, dot_intrin(mode, oc_bn, target))
+    s[cl].tensorize(ob, dot_intrin(mode, oc_bn, target, grp))
     return s
 
 
-__all__ = ["CONV_INT8", "TEMPLATE", "blocks", "int8_workload", "conv2d_int8", "conv2d_int8_winograd", "float_is_faster", "pack_kernel",
-           "pack_winograd_kernel", "schedule_conv2d_int8", "unpack_kernel", "unpack_winograd_kernel", "winograd_block", "winograd_exact",
+__all__ = ["CONV_INT8", "TEMPLATE", "blocks", "conv2d_int8", "conv2d_int8_winograd", "float_is_faster",
+           "group", "int8_workload", "kernel_shape", "pack_kernel", "pack_winograd_kernel",
+           "schedule_conv2d_int8", "unpack_kernel", "unpack_winograd_kernel", "winograd_block", "winograd_exact",
            "winograd_kernel"]

@@ -298,6 +298,7 @@ register_layout_helpers(
     int8_conv_workload=conv2d_int8.int8_workload,
     int8_conv_float_is_faster=conv2d_int8.float_is_faster,
     pack_int8_conv_kernel=conv2d_int8.pack_kernel,
+    int8_conv_group=conv2d_int8.group,
     int8_winograd_kernel=conv2d_int8.winograd_kernel,
     int8_winograd_block=conv2d_int8.winograd_block,
     unpack_int8_conv_kernel=conv2d_int8.unpack_kernel,

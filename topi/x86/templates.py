@@ -146,16 +146,17 @@ __all__ = ["conv2d_nchwc", "conv2d_winograd", "dense", "dense_pack", "softmax", 
 
 
 @autotvm.template("conv2d_NCHWc_int8.x86")
-def conv2d_int8(dshape, kshape, strides, pads, mode):
+def conv2d_int8(dshape, kshape, strides, pads, mode, group=1):
     """The requantized int8 conv (:func:`topi.x86.conv2d_int8.conv2d_int8`) of uint8 NCHW data by
-    centered OIHW weights of ``mode``, packed for the config's channel block (the kernel arrives
-    packed, as a graph folds it); output NCHW[oc_bn]c where the block divides the channels, else
-    NCHW.  Knobs: the register tile's channels (one or two vectors) and columns."""
+    centered OIHW weights of ``mode`` in groups of ``group`` words, packed for the config's channel
+    block (the kernel arrives packed, as a graph folds it); output NCHW[oc_bn]c where the block
+    divides the channels, else NCHW.  Knobs: the register tile's channels (one or two vectors)
+    and columns."""
     from codegen.target import Target
     from topi.x86 import conv2d_int8 as c8
-    from topi.x86.int8_dot import operand_dtypes, reduce_block
+    from topi.x86.int8_dot import operand_dtypes
 
-    workload = c8.int8_workload(dshape, kshape, strides, pads, mode)
+    workload = c8.int8_workload(dshape, kshape, strides, pads, mode, group)
     n, ic, h, w = dshape
     oc, _, kh, kw = kshape
     target = Target.current()
@@ -164,9 +165,8 @@ def conv2d_int8(dshape, kshape, strides, pads, mode):
     ow = (w + pads[1] + pads[3] - kw) // strides[1] + 1
     cfg = template_config(workload, 2.0 * n * oc * oh * ow * ic * kh * kw)
     oc_bn, ow_bn = cfg["oc_bn"].val, cfg["ow_bn"].val
-    kb = reduce_block(mode)
     data = te.placeholder(tuple(dshape), "uint8", name="data")
-    kernel = te.placeholder((-(-oc // oc_bn), -(-ic // ic_bn), kh, kw, ic_bn // kb, oc_bn, kb),
+    kernel = te.placeholder(c8.kernel_shape(oc, ic, kh, kw, mode, ic_bn, oc_bn, group),
                             operand_dtypes(mode)[1], name="kernel_int8")
     ocp = -(-oc // oc_bn) * oc_bn
     offset = te.placeholder((ocp,), "int32", name="offset")
