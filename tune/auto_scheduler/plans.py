@@ -20,7 +20,7 @@ import operator
 import numpy as np
 
 from te import expr as E
-from te.visitor import collect_reads
+from te.visitor import collect_reads, walk
 from tune.auto_scheduler.compute_dag import extent
 from tune.auto_scheduler.genes import ChoiceGene, TileGene
 
@@ -164,6 +164,10 @@ class Tiled(Plan):
         # 16 channels x 6 columns of a 56-wide image (12 accumulators; tiles dividing 56 give 8 or 14,
         # a spill) ran 1.2x the divisor tiles' best (benchmarks/auto_scheduler.py conv, 1x1 layers)
         self.roundable = {k for k in range(len(self.space)) if k not in packed}
+        # per input: the data axes that index it, and the one its innermost (contiguous) dimension
+        # follows (packed weights: their last data axis), for ``register_score``
+        self.operands = _operands(op, {name: dims[name] for name in self.free})
+        self._draws: dict = {}
 
     def tiles(self, g) -> list:
         """The loop lengths of each data axis, outermost first."""
@@ -203,49 +207,30 @@ class Tiled(Plan):
         return True, vector_ok and outer >= 2
 
     def sample(self, rng) -> dict:
-        """Random genes, the register tile drawn first: whole vectors along the vector axis and
-        between half and all of the accumulators the registers hold (``register_tile``), the rest
-        of each axis dealt at random to the outer levels.  (Ansor fills every level at random and
-        leaves the rest to the cost model: most such draws of a ResNet-50 1x1 conv hold a few
-        accumulators or a scalar tail, and 150 trials ended near half the template's speed.)"""
+        """Random genes, the register tile drawn first (``register_draws``: whole vectors along the
+        vector axis, at least half of the accumulators the registers hold, drawn by how many
+        multiply-adds it does per load), the rest of each axis dealt at random to the outer
+        levels.  (Ansor fills every level at random and leaves the rest to the cost model: most
+        such draws of a ResNet-50 1x1 conv hold a few accumulators or a scalar tail, and 150
+        trials ended near half the template's speed.)"""
         g = super().sample(rng)
         # a vector axis that whole vectors tile (a 7-wide vector loop runs as 4 + 2 + 1: the 7x7
         # conv's channels, not its columns)
         whole_axes = [a for a in self.vaxes if self.space[a] % self.lanes == 0
                       or (self.padded and a == len(self.space) - 1)]
-        if len(self.vaxes) > 1 and whole_axes and self.vaxis(g) not in whole_axes:
-            g[f"{self.name}.vaxis"] = whole_axes[int(rng.integers(len(whole_axes)))]
-        v = self.vaxis(g)
+        vaxes = tuple(whole_axes) if len(self.vaxes) > 1 and whole_axes else (self.vaxis(g),)
+        draws, weights = self.register_draws(vaxes)
+        if not draws:
+            return g
+        v, inner, pick = draws[int(rng.choice(len(draws), p=weights))]
+        if len(self.vaxes) > 1:
+            g[f"{self.name}.vaxis"] = v
         vkey = f"{self.name}.S{v}"
         if self.padded and v == len(self.space) - 1:  # no whole vectors divide it: tiled rounded up
             g[f"{self.name}.vpad"], vkey = 1, f"{self.name}.SV"
-        ext = lambda key: math.prod(g[key])
-        axes = [k for k in range(len(self.space)) if k != v]
-        keys = [f"{self.name}.S{k}" for k in axes]
-        whole = [d for d in _divisors(ext(vkey)) if d % self.lanes == 0 and d <= 4 * self.lanes]
-        if not whole and ext(vkey) >= self.lanes:
-            return g
-        # a vector length with a fitting tile of the other axes (7x7 images take 8 channels x 7
-        # columns, not 16 x 1), else the tile that fills the most registers; tried in a random order
-        # that favours the lengths whose full tile does the most multiply-adds per load
-        found, fallback = None, (0, None, None)
-        for inner in self.vector_order(whole, rng) if whole else [ext(vkey)]:
-            room = self.register_tile(inner) // (-(-inner // self.lanes) * self.lanes)
-            options = [self.register_options(k, ext(key), room) for k, key in zip(axes, keys)]
-            picks = [[opts[int(rng.integers(len(opts)))] for opts in options] for _ in range(32)]
-            # most draws fill three quarters of the registers or more (a 1x1 conv's best tiles hold 12
-            # or 14 of the 14 accumulators AVX2 leaves), the rest half or more
-            full = 4 if rng.random() < 0.75 else 2
-            fits = [p for p in picks if full * math.prod(p) > (full - 1) * room and room >= math.prod(p)]
-            if fits:
-                found = (inner, fits[int(rng.integers(len(fits)))])
-                break
-            best = max((p for p in picks if math.prod(p) <= room), key=math.prod, default=[1] * len(keys))
-            size = math.prod(best) * -(-inner // self.lanes)
-            fallback = max(fallback, (size, inner, best), key=lambda x: x[0])
-        inner, pick = found or fallback[1:]
+        keys = [f"{self.name}.S{k}" for k in range(len(self.space)) if k != v]
         genes = {gene.key: gene for gene in self.genes()}
-        for key, t in zip([vkey] + keys, [inner] + pick):
+        for key, t in zip([vkey] + keys, [inner] + list(pick)):
             g[key] = genes[key].with_inner(t, rng)
         # parallel over enough outer loops to give two threads work, where the outer tiles allow
         outer = list(itertools.accumulate((t[0] for t in self.tiles(g)), operator.mul))
@@ -253,20 +238,57 @@ class Tiled(Plan):
             g[f"{self.name}.par"] = next(k + 1 for k, o in enumerate(outer) if o >= 2)
         return g
 
-    def vector_order(self, lengths: list, rng) -> list:
-        """``lengths`` (of the vector loop) in a random order, each drawn with weight (a / l)^4, where
-        its full register tile of ``a`` accumulators takes ``l`` loads a step (its vectors and one
-        broadcast per other row): 16 channels x 6 columns do 12 per 8 loads, 8 x 14 do 14 per 15."""
-        weights = []
-        for inner in lengths:
-            vectors = -(-inner // self.lanes)
-            rows = self.register_tile(inner) // (vectors * self.lanes)
-            weights.append((vectors * rows / (vectors + rows)) ** 4)
-        order, left = [], list(range(len(lengths)))
-        while left:
-            w = np.array([weights[k] for k in left])
-            order.append(lengths[left.pop(int(rng.choice(len(left), p=w / w.sum())))])
-        return order
+    def register_draws(self, vaxes: tuple) -> tuple:
+        """``(draws, weights)``: the register tiles ``(vector axis, vector length, other axes'
+        lengths)`` a draw takes, with vector axis in ``vaxes``, whole vectors (or the whole of an
+        axis shorter than one) and at least half the accumulators ``register_tile`` allows (else
+        the fullest), each weighted by ``register_score`` to the 4th power.  Draws favour the NCHWc
+        template's shapes that way: a 1x1 conv's 4 channels x 3 rows x 8 columns (vectors of
+        columns, 12 accumulators for 3 vector loads and 4 broadcasts from packed weights) or 16
+        channels x 6 columns (broadcasts of 6 neighbours of an image row), not 16 channels x 6 rows
+        (a cache line a broadcast) nor 1 channel x 14 rows x 8 columns (15 loads)."""
+        if vaxes in self._draws:
+            return self._draws[vaxes]
+        draws, scores = [], []
+        for v in vaxes:
+            vext = -(-self.space[v] // self.lanes) * self.lanes if self.padded and v == len(self.space) - 1 \
+                else self.space[v]
+            whole = [d for d in _divisors(vext) if d % self.lanes == 0 and d <= 4 * self.lanes]
+            if not whole and vext >= self.lanes:
+                continue
+            axes = [k for k in range(len(self.space)) if k != v]
+            for inner in whole or [vext]:
+                room = self.register_tile(inner) // (-(-inner // self.lanes) * self.lanes)
+                options = [self.register_options(k, self.space[k], room) for k in axes]
+                picks = _products(options, room)
+                most = max((math.prod(p) for p in picks), default=1)
+                for pick in picks:
+                    if 2 * math.prod(pick) >= min(room, 2 * most - 1):  # half full or more, else the fullest
+                        s3 = list(pick)
+                        s3.insert(v, inner)
+                        draws.append((v, inner, pick))
+                        scores.append(self.register_score(s3, v) ** 4)
+        w = np.asarray(scores, dtype=np.float64)
+        self._draws[vaxes] = (draws, w / w.sum() if draws else w)
+        return self._draws[vaxes]
+
+    def register_score(self, s3: list, v: int) -> float:
+        """Multiply-adds per load of the register tile ``s3`` (vector axis ``v``): its accumulators
+        over its loads a reduction step plus the cache lines those touch.  An input indexed by the
+        vector axis is loaded as vectors (one per row of its other axes), any other one broadcast
+        element by element; neighbours along an input's innermost axis (its last index, or for
+        packed weights their packed axis) share a line, other rows do not."""
+        vectors = -(-s3[v] // self.lanes)
+        acc = vectors * math.prod(t for k, t in enumerate(s3) if k != v)
+        cost = 0
+        for axes, last in self.operands:
+            if v in axes:
+                rows = math.prod(s3[k] for k in axes if k != v)
+                cost += rows * vectors + rows * -(-s3[v] // 16 if v == last else vectors)
+            else:
+                count = math.prod(s3[k] for k in axes)
+                cost += count + (count // s3[last] * -(-s3[last] // 16) if last in axes else count)
+        return acc / max(cost, 1)
 
     def register_options(self, axis: int, ext: int, room: int) -> list:
         """The register tiles of a (non-vector) data axis of extent ``ext``, at most ``room``: its
@@ -359,6 +381,39 @@ class Tiled(Plan):
                 x.unroll(ax)
         if g[f"{n}.unroll"] and first_serial is not None:
             x.pragma(first_serial, "auto_unroll_max_step", g[f"{n}.unroll"])
+
+
+def _operands(op, packed: dict) -> list:
+    """``(axes, last)`` per tensor ``op`` reads: the data axes whose variables index it, and the one
+    in its last index (None if none, or several), or for a tensor in ``packed`` (its ``pack_dims``)
+    its last data dimension, which the packing lays out innermost."""
+    var_axis = {iv.var: k for k, iv in enumerate(op.axis)}
+    out, seen = [], set()
+    for r in reads(op):
+        if r.tensor.op in seen:
+            continue
+        seen.add(r.tensor.op)
+        per_index = []
+        for i in r.indices:
+            used = set()
+            walk(i, lambda x: used.add(var_axis[x]) if isinstance(x, E.Var) and x in var_axis else None)
+            per_index.append(used)
+        axes = frozenset().union(*per_index) if per_index else frozenset()
+        dims = packed.get(r.tensor.op.name)
+        if dims is not None:
+            last = next((k for kind, k in reversed(dims) if kind == "S"), None)
+        else:
+            last = next(iter(per_index[-1])) if per_index and len(per_index[-1]) == 1 else None
+        out.append((axes, last))
+    return out
+
+
+def _products(options: list, room: int) -> list:
+    """Every choice of one length per list in ``options`` whose product is at most ``room``."""
+    out = [()]
+    for opts in options:
+        out = [p + (t,) for p in out for t in opts if math.prod(p) * t <= room]
+    return out
 
 
 @functools.lru_cache(maxsize=256)

@@ -24,9 +24,10 @@ back to the inputs; a stage with two applicable rules doubles the sketches:
 The choices a sketch leaves open are genes (``tune.auto_scheduler.genes``):
 tile sizes, unroll depth, how many outer loops run in parallel, compute
 location, vector length and axis, weight packing.  A tiled stage's draws start
-from its register tile (whole vectors, most of the accumulators the registers
-hold, its loops unrolled; along an axis no weight is packed by, a length that
-leaves a tail); the outer levels are dealt at random.
+from its register tile (whole vectors, half or more of the accumulators the
+registers hold, its loops unrolled; along an axis no weight is packed by, a
+length that may leave a tail), drawn by multiply-adds per load and cache line
+(``Tiled.register_score``); the outer levels are dealt at random.
 ``Sketch.realize(genes)`` applies the primitives to a fresh schedule, whose
 trace is the candidate.
 """
