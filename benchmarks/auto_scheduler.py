@@ -69,8 +69,19 @@ def cost_line(stats) -> str:
     if not stats.trials:
         return "no trials this run"
     per = stats.wall / stats.trials
+    rounds = [(sec / n, search / sec) for n, sec, search in stats.rounds if n and sec > 0]
+    median = (f"; per round (median, quartiles): {statistics.median(r[0] for r in rounds):.2f} s per trial "
+              f"({_quartiles([r[0] for r in rounds])}), search {statistics.median(r[1] for r in rounds):.0%}"
+              if rounds else "")
     return (f"{stats.trials} trials in {stats.wall:.0f} s: {per:.2f} s per trial, search {stats.search / stats.wall:.0%} "
-            f"({stats.search / stats.trials:.3f} s/trial), measurement {stats.measure / stats.wall:.0%}")
+            f"({stats.search / stats.trials:.3f} s/trial), measurement {stats.measure / stats.wall:.0%}" + median)
+
+
+def _quartiles(xs: list) -> str:
+    if len(xs) < 2:
+        return f"{xs[0]:.2f}-{xs[0]:.2f}"
+    q = statistics.quantiles(xs, n=4)
+    return f"{q[0]:.2f}-{q[2]:.2f}"
 
 
 def random_inputs(tensors, seed=0):

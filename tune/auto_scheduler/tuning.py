@@ -69,10 +69,12 @@ class RecordToFile:
 
 
 class Stats:
-    """Wall time of a tune split into search and measurement."""
+    """Wall time of a tune split into search (sampling, evolution, the model's update) and
+    measurement; ``rounds``: per measured round, ``(trials, seconds, search seconds)``."""
 
     def __init__(self):
         self.trials, self.search, self.measure, self.wall = 0, 0.0, 0.0, 0.0
+        self.rounds: list = []
 
 
 def measure_round(policy, batch, n: int, options: TuningOptions, stats: Stats) -> list:
@@ -89,8 +91,12 @@ def measure_round(policy, batch, n: int, options: TuningOptions, stats: Stats) -
     for cb in options.measure_callbacks:
         cb.callback(policy, inputs, results)
     policy.note_measured(inputs, results)
+    t2 = time.perf_counter()
     policy.model.update(inputs, results)
+    t3 = time.perf_counter()
+    stats.search += t3 - t2
     stats.trials += len(results)
+    stats.rounds.append((len(results), t3 - t0, t1 - t0 + t3 - t2))
     return results
 
 
