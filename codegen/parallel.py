@@ -11,8 +11,9 @@ A ``parallel`` loop becomes::
 
 ``ntasks`` (:func:`task_count`) is one per iteration where the loop has at most
 ``UNIT_TASKS_PER_THREAD`` iterations per pool thread, else ``TASKS_PER_THREAD``
-per thread; the pool hands tasks out dynamically.  A parallel loop inside
-another runs serially.
+per thread; the pool runs each participant's contiguous share of them first
+and then the others' leftovers (:func:`finish_time` mirrors it).  A parallel
+loop inside another runs serially.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from te import expr as E
 from te.visitor import walk
 from schedule import stmt as S
 
-TASKS_PER_THREAD = 2  # tasks per pool thread; the pool hands them out dynamically
+TASKS_PER_THREAD = 2  # tasks per pool thread; a faster thread takes a slower one's leftovers
 # Up to this many iterations per thread, each iteration is a task: a conv's 6 channel blocks
 # in 4 tasks of 1, 2, 1, 2 blocks kept one of 2 threads busy 4 blocks of 6 (MobileNet-v2).
 UNIT_TASKS_PER_THREAD = 8
@@ -44,6 +45,26 @@ def task_ranges(extent: int, threads: int) -> list:
     ``[extent*t/n, extent*(t+1)/n)``."""
     n = task_count(extent, threads)
     return [(extent * t // n, extent * (t + 1) // n) for t in range(n)]
+
+
+def finish_time(tasks: list, speeds: tuple) -> float:
+    """When the last of ``tasks`` (their sizes, in task order) ends on participants running at
+    ``speeds``, as the pool hands them out (``codegen/runtime.py``): participant ``i`` of ``P``
+    runs its home range ``[i*n/P, (i+1)*n/P)`` in order (its first task kept for it), then,
+    whenever it is free, the next task left in the ranges ``i+1, i+2, ...`` (mod P)."""
+    n, parts = len(tasks), min(len(speeds), len(tasks))
+    if parts == 0:
+        return 0.0
+    nxt = [n * i // parts for i in range(parts)]
+    end = [n * (i + 1) // parts for i in range(parts)]
+    clocks = [tasks[nxt[i]] / speeds[i] for i in range(parts)]
+    nxt = [a + 1 for a in nxt]
+    while any(a < b for a, b in zip(nxt, end)):
+        i = clocks.index(min(clocks))
+        q = next(r for r in ((i + k) % parts for k in range(parts)) if nxt[r] < end[r])
+        clocks[i] += tasks[nxt[q]] / speeds[i]
+        nxt[q] += 1
+    return max(clocks)
 
 
 class ParallelLoops:

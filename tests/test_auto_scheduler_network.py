@@ -140,11 +140,8 @@ def test_cli_tune_auto_scheduler(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "latency after" in out and "tuned" in out
     rows = auto_scheduler.load_records(log)
-    # the trials, timed with the cache flush (one that timed out on a loaded host has no time); then
-    # the candidates timed inside whole runs
-    searched = [r for _, r in rows if not r.in_place]
-    timed = [r for r in searched if r.error_no == 0]
-    assert len(searched) == 3 and timed and all(r.flush for r in timed)
+    searched = [r for _, r in rows if not r.in_place]  # the trials, with the cache flush; then the
+    assert len(searched) == 3 and all(r.flush for r in searched)  # candidates timed inside whole runs
     assert main(["run", path, "--records", log, "-q"]) == 0
 
 

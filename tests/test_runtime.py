@@ -170,6 +170,18 @@ def test_parallel_loops_cut_into_unit_tasks_when_short():
         assert all(a < b and b == c for (a, b), (c, _) in zip(ranges, ranges[1:] + [(ext, None)]))
 
 
+def test_finish_time_mirrors_the_pools_home_ranges():
+    from codegen.parallel import finish_time
+
+    # 2 threads, 4 equal tasks: each runs its own two
+    assert finish_time([1, 1, 1, 1], (1.0, 1.0)) == 2
+    # the slow one keeps its first task; the fast one takes the rest of its range
+    assert finish_time([1, 1, 1, 1], (1.0, 0.25)) == 4
+    # a task of 3 at the start of the second range: the first thread takes the other leftovers
+    assert finish_time([1, 1, 3, 1], (1.0, 1.0)) == 3
+    assert finish_time([], (1.0, 1.0)) == 0 and finish_time([5], (1.0, 1.0)) == 5
+
+
 @pytest.mark.parametrize("rows", [6, 17])
 def test_short_parallel_loops_at_two_threads(rows):
     old = codegen.get_num_threads()

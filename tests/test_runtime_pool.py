@@ -208,6 +208,21 @@ def test_all_tasks_run_once(pool, n):
         assert worker_cpus <= set(ALLOWED[1:nthr])
 
 
+@pytest.mark.skipif(len(ALLOWED) < 2, reason="home ranges need two threads")
+def test_home_ranges(pool):
+    # participant i runs the first task of its contiguous range [i*n/P, (i+1)*n/P) itself,
+    # whoever is faster: consecutive kernels split alike find their data in the same core
+    me = threading.get_ident()
+    for threads, n in ((2, 4), (2, 9), (3, 7), (2, 64)):
+        pool.set_num_threads(threads)
+        for _ in range(20):
+            rec = _rec(pool, n)
+            assert list(rec[:, 0]) == list(range(1, n + 1))
+            firsts = [int(rec[i * n // threads, 1]) for i in range(threads)]
+            assert firsts[0] == me and len(set(firsts)) == threads, (threads, n, firsts)
+    pool.set_num_threads(0)
+
+
 def test_no_tasks(pool):
     for n in (0, -5):
         assert pool.launch_rec(None, n) == 0

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 import te
-from codegen.parallel import task_ranges
+from codegen.parallel import finish_time, task_ranges
 from topi import tag
 from topi.utils import find_anchor, get_const_tuple
 from topi.x86.conv2d_rule import TEMPLATE, blocks_config, conv2d_blockable, conv2d_key, default_conv2d_config
@@ -120,10 +120,11 @@ def _schedule_accumulator(s, conv, cfg: ConfigEntity, lanes: int = 0, ic_blocks:
 def plane_parts(blocks: int, rows: int, width: int = 1, tile: int = 1, threads: int | None = None) -> int:
     """In how many parts (a divisor of ``rows``: no part is partial) to cut the rows of each of
     ``blocks`` parallel channel blocks, so that the pool's tasks (``codegen.parallel.task_ranges``,
-    handed out dynamically) keep ``threads`` threads busy to the end.  A part of ``r`` rows costs
-    ``ceil(r*width/tile)`` column tiles (a flattened plane: ``width`` columns a row, ``tile`` a
-    tile; else a row each).  The fewest parts whose simulated finish, with equal threads and with
-    one at ``SLOW_THREAD`` speed (a shared vCPU), is within ``PART_SLACK`` of the best.
+    handed out as ``codegen.parallel.finish_time`` simulates) keep ``threads`` threads busy to
+    the end.  A part of ``r`` rows costs ``ceil(r*width/tile)`` column tiles (a flattened plane:
+    ``width`` columns a row, ``tile`` a tile; else a row each).  The fewest parts whose simulated
+    finish, with equal threads and with one at ``SLOW_THREAD`` speed (a shared vCPU), is within
+    ``PART_SLACK`` of the best.
     MobileNet-v2's 32 -> 16 1x1 conv at 112x112 (one channel block) ran on one thread; its
     16 -> 96 (six blocks) in four tasks of 1, 2, 1, 2 blocks kept one thread busy 4 blocks of 6."""
     threads = threads or _threads()
@@ -134,20 +135,10 @@ def plane_parts(blocks: int, rows: int, width: int = 1, tile: int = 1, threads: 
     for parts in (p for p in range(1, min(rows, MAX_PARTS) + 1) if rows % p == 0):
         sizes = [-(-(rows // parts) * width // tile)] * (parts * blocks)
         tasks = [sum(sizes[a:b]) for a, b in task_ranges(len(sizes), threads)]
-        scores[parts] = max(_finish(tasks, speeds) * sum(speeds) / whole
+        scores[parts] = max(finish_time(tasks, speeds) * sum(speeds) / whole
                             for speeds in ((1.0,) * threads, (1.0,) * (threads - 1) + (SLOW_THREAD,)))
     best = min(scores.values())
     return min(p for p, score in scores.items() if score <= best * (1 + PART_SLACK))
-
-
-def _finish(tasks: list, speeds: tuple) -> float:
-    """When the last of ``tasks`` (sizes) ends: participant ``i`` runs task ``i``, then each
-    takes the next one when it is free (the pool's dynamic hand-out)."""
-    clocks = [0.0] * len(speeds)
-    for t, size in enumerate(tasks):
-        i = t if t < len(speeds) else clocks.index(min(clocks))
-        clocks[i] += size / speeds[i]
-    return max(clocks)
 
 
 def _tile_output(s, out, cfg: ConfigEntity, ocb: int, flat: bool = False, chunked: bool = False):
