@@ -105,7 +105,8 @@ target datalayout = "@LAYOUT@"
 @tsr_job_nparts = internal global i32 0             ; participants P
 ; --- completion: workers still running their share; caller futex flag ---
 @tsr_pending = internal global i32 0, align 64
-@tsr_ranges = internal global [@MAX@ x %Slot] zeroinitializer, align 64 ; {next, end} of each home range
+%Range = type { i32, i32, i32, [52 x i8] }      ; a home range: {next, end, first}, a cache line
+@tsr_ranges = internal global [@MAX@ x %Range] zeroinitializer, align 64
 @tsr_caller_sleeping = internal global i32 0
 @tsr_slots = internal global [@MAX@ x %Slot] zeroinitializer, align 64
 @tsr_env_pin = private unnamed_addr constant [12 x i8] c"TESSERA_PIN\00"
@@ -138,13 +139,9 @@ define internal void @tsr_futex(ptr %addr, i32 %op, i32 %val) nounwind {
 define internal void @tsr_run_dynamic(ptr %fn, ptr %cl, i32 %n, i32 %first) nounwind {
 entry:
   %p = load i32, ptr @tsr_job_nparts, align 4
-  %n64 = sext i32 %n to i64
-  %f64 = sext i32 %first to i64
-  %p64 = sext i32 %p to i64
-  %lo = mul i64 %f64, %n64
-  %start = sdiv i64 %lo, %p64
-  %start32 = trunc i64 %start to i32
-  call void %fn(i32 %start32, i32 %n, ptr %cl)
+  %minep = getelementptr [@MAX@ x %Range], ptr @tsr_ranges, i64 0, i32 %first, i32 2
+  %mine = load i32, ptr %minep, align 4
+  call void %fn(i32 %mine, i32 %n, ptr %cl)
   br label %pick
 pick:
   %k = phi i32 [ 0, %entry ], [ %k.next, %empty ]
@@ -152,8 +149,8 @@ pick:
   %wrap = icmp sge i32 %q0, %p
   %q1 = sub i32 %q0, %p
   %q = select i1 %wrap, i32 %q1, i32 %q0
-  %nextp = getelementptr [@MAX@ x %Slot], ptr @tsr_ranges, i64 0, i32 %q, i32 0
-  %endp = getelementptr [@MAX@ x %Slot], ptr @tsr_ranges, i64 0, i32 %q, i32 1
+  %nextp = getelementptr [@MAX@ x %Range], ptr @tsr_ranges, i64 0, i32 %q, i32 0
+  %endp = getelementptr [@MAX@ x %Range], ptr @tsr_ranges, i64 0, i32 %q, i32 1
   %end = load i32, ptr %endp, align 4
   br label %loop
 loop:
@@ -172,7 +169,7 @@ done:
 }
 
 ; The home ranges of a job (n >= P): participant i's [i*n/P, (i+1)*n/P), its
-; first task kept for it: {next, end} = {i*n/P + 1, (i+1)*n/P}.
+; first task kept for it: {next, end, first} = {i*n/P + 1, (i+1)*n/P, i*n/P}.
 define internal void @tsr_set_ranges(i32 %n, i32 %p) nounwind {
 entry:
   %n64 = sext i32 %n to i64
@@ -185,13 +182,15 @@ range:
   %start = sdiv i64 %lo, %p64
   %hi = mul i64 %i1, %n64
   %stop = sdiv i64 %hi, %p64
-  %after = add i64 %start, 1
-  %after32 = trunc i64 %after to i32
+  %start32 = trunc i64 %start to i32
+  %after32 = add i32 %start32, 1
   %stop32 = trunc i64 %stop to i32
-  %nextp = getelementptr [@MAX@ x %Slot], ptr @tsr_ranges, i64 0, i64 %i, i32 0
-  %endp = getelementptr [@MAX@ x %Slot], ptr @tsr_ranges, i64 0, i64 %i, i32 1
+  %nextp = getelementptr [@MAX@ x %Range], ptr @tsr_ranges, i64 0, i64 %i, i32 0
+  %endp = getelementptr [@MAX@ x %Range], ptr @tsr_ranges, i64 0, i64 %i, i32 1
+  %firstp = getelementptr [@MAX@ x %Range], ptr @tsr_ranges, i64 0, i64 %i, i32 2
   store atomic i32 %after32, ptr %nextp monotonic, align 4
   store i32 %stop32, ptr %endp, align 4
+  store i32 %start32, ptr %firstp, align 4
   %more = icmp slt i64 %i1, %p64
   br i1 %more, label %range, label %done
 done:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import time
 from functools import partial
+from itertools import groupby
 
 import numpy as np
 
@@ -79,27 +80,24 @@ class GraphModule(InputsByName):
         return partial(fn, *args)
 
     def _call_table(self, calls: list, addresses: dict) -> list:
-        """``run``'s steps: ``tessera_run_calls`` over table segments (each table an int64
-        array kept alive in the step), a kernel with too many arguments called alone."""
+        """``run``'s steps: ``tessera_run_calls`` over each run of kernels of at most
+        ``MAX_CALL_ARGS`` arguments (the table, an int64 array, kept alive on the step), a kernel
+        with more called alone."""
         from codegen.jit import function_address
 
         run_calls = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(function_address("tessera_run_calls"))
-        steps, words, count = [], [], 0
-
-        def flush():
-            if count:
-                table = np.array(words, np.uint64)
-                steps.append(partial(run_calls, table.ctypes.data, count))
-                steps[-1].table = table
-        for spec, bound in zip(calls, self._calls):
-            if len(spec["args"]) > MAX_CALL_ARGS:
-                flush()
-                words, count = [], 0
-                steps.append(bound)
+        steps = []
+        pairs = zip(calls, self._calls)
+        for alone, group in groupby(pairs, key=lambda pair: len(pair[0]["args"]) > MAX_CALL_ARGS):
+            group = list(group)
+            if alone:
+                steps += [bound for _, bound in group]
                 continue
-            words += [addresses[spec["symbol"]], len(spec["args"])] + list(bound.args)
-            count += 1
-        flush()
+            table = np.array([word for spec, bound in group
+                              for word in (addresses[spec["symbol"]], len(bound.args), *bound.args)], np.uint64)
+            step = partial(run_calls, table.ctypes.data, len(group))
+            step.table = table
+            steps.append(step)
         return steps
 
     # inputs ------------------------------------------------------------------

@@ -141,29 +141,29 @@ def pairs_fit_int16(w: np.ndarray, axis: int = 1) -> bool:
 GROUPS = (4, 2)  # words per vpmaddwd a dense tries, most products per instruction first (3 pads K = 256)
 
 
-def group_fits(w: np.ndarray, group: int) -> bool:
-    """Whether a ``u8s8`` group of ``group`` 4-byte words is exact on centered int8 weights
-    ``w [N, K]`` (reduced along axis 1, zero past ``K``): every int16 lane's ``2 * group``
-    weights ``{b*4G + g*4 + h*2 + e}`` have ``sum |w| <= 255`` (then ``|sum (x - 128) w| <=
-    32640``), and every pair fits ``vpmaddubsw`` (:func:`pairs_fit_int16`)."""
-    w = np.asarray(w, "int64")
+def _lane_sums(w: np.ndarray, group: int) -> np.ndarray:
+    """``[N, K / (4 group), 2]``: the sum of each int16 lane's ``2 * group`` weights
+    ``{b*4G + g*4 + h*2 + e}`` of ``w [N, K]`` (int64, zero past ``K``)."""
     n, k = w.shape
     span = 4 * group
     full = np.zeros((n, -(-k // span) * span), "int64")
-    full[:, :k] = np.abs(w)
-    lanes = full.reshape(n, -1, group, 2, 2).sum(axis=(2, 4))
-    return bool(lanes.max(initial=0) <= 255) and pairs_fit_int16(w, 1)
+    full[:, :k] = w
+    return full.reshape(n, -1, group, 2, 2).sum(axis=(2, 4))
+
+
+def group_fits(w: np.ndarray, group: int) -> bool:
+    """Whether a ``u8s8`` group of ``group`` 4-byte words is exact on centered int8 weights
+    ``w [N, K]`` (reduced along axis 1, zero past ``K``): every int16 lane's ``2 * group``
+    weights have ``sum |w| <= 255`` (then ``|sum (x - 128) w| <= 32640``), and every pair fits
+    ``vpmaddubsw`` (:func:`pairs_fit_int16`)."""
+    w = np.asarray(w, "int64")
+    return bool(_lane_sums(np.abs(w), group).max(initial=0) <= 255) and pairs_fit_int16(w, 1)
 
 
 def group_bias(w: np.ndarray, group: int) -> np.ndarray:
     """``[N, K / (4 group), 2]`` int16: each lane's ``-128 * sum w`` wrapped to int16, the term
     that turns a group's wrapping int16 sum of ``x * w`` into ``sum (x - 128) * w``."""
-    w = np.asarray(w, "int64")
-    n, k = w.shape
-    span = 4 * group
-    full = np.zeros((n, -(-k // span) * span), "int64")
-    full[:, :k] = w
-    sums = -128 * full.reshape(n, -1, group, 2, 2).sum(axis=(2, 4))
+    sums = -128 * _lane_sums(np.asarray(w, "int64"), group)
     return ((sums + 32768) % 65536 - 32768).astype("int16")
 
 
