@@ -5,7 +5,9 @@ unpacked ``[N, K]`` weight; the dense rows hand Tessera its weight block-packed
 once, see ``_dense_fn``).  ``--rows`` instead sweeps the row count of a ViT-sized
 packed dense (384 -> 1536) and of attention-sized batch_matmuls, one thread, each kernel in its
 CPU time, each row count's GFLOP/s next to that of the nearest multiple of the register tile's
-rows (target: >= 0.85x), the two timed in interleaved batches (spread: the per-batch ratios).  Every system is timed in interleaved
+rows (target: >= 0.85x), the two timed in interleaved batches (spread: the per-batch ratios);
+``--model-rows`` the same for the dense layers and attention products of ViT-S, BERT, GPT-2 and
+T5 at rows 1, 3, 7, 50, 197 and the model's own.  Every system is timed in interleaved
 batches (a 0.25 s sleep before each, since BLAS and onnxruntime threads spin
 after a call and steal the cores); the table shows medians per call and the
 ratio ``baseline / tessera`` (above 1: tessera is faster).
@@ -155,6 +157,11 @@ def main(plain_dense: bool = False) -> list:
 
 
 ROWS = (1, 3, 4, 7, 8, 13, 48, 50, 196, 197, 198)
+MODEL_ROWS = (1, 3, 7, 50, 197)
+# (label, N, K, extra rows) of the dense layers and attention products in the issue-49 models
+MODEL_DENSE = (("ViT-S qkv", 1152, 384, ()), ("ViT-S proj", 384, 384, ()), ("ViT-S fc1", 1536, 384, ()),
+               ("ViT-S fc2", 384, 1536, ()), ("BERT 768", 768, 768, (128,)), ("BERT fc1", 3072, 768, (128,)),
+               ("GPT-2 qkv", 2304, 768, (128,)), ("T5 512", 512, 512, (32,)), ("T5 fc1", 2048, 512, (32,)))
 
 
 def row_sweep(rows=ROWS, N: int = 1536, K: int = 384) -> list:
@@ -162,9 +169,26 @@ def row_sweep(rows=ROWS, N: int = 1536, K: int = 384) -> list:
     the nearest multiple of the tile's rows (at least one tile); then a narrow layer (ConvNeXt-T's
     384 -> 96: fewer weight blocks than ``topi.x86.dense.FEW_BLOCKS``) at 3136 rows and a few;
     then ``topi.x86.batch_matmul`` over 12 slices, an attention's ``q @ k^T`` (``[M, 64] x
-    [197, 64]^T``) and ``p @ v`` (``[M, 197] x [197, 64]``, K = 197)."""
+    [197, 64]^T``) and ``p @ v`` (``[M, 197] x [197, 64]``, K = 197) with ``y`` as ``[N, K]``
+    and as ``[K, N]`` (``transpose_b=False``, as a graph's ``MatMul``)."""
     return (_row_sweep(rows, N, K) + _row_sweep((50, 197, 3136), 96, K)
-            + _row_sweep(rows, 197, 64, batch=12) + _row_sweep(rows, 64, 197, batch=12))
+            + _row_sweep(rows, 197, 64, batch=12) + _row_sweep(rows, 64, 197, batch=12)
+            + _row_sweep(rows, 64, 197, batch=12, transpose_b=False))
+
+
+def model_row_sweep(rows=MODEL_ROWS) -> list:
+    """:func:`row_sweep`'s table for the models' dense layers (``MODEL_DENSE``) and attention
+    products (6 heads x 197 x 64 as ViT-S, 12 x 128 x 64 as BERT; ``transpose_b=False``)."""
+    out = []
+    for label, N, K, extra in MODEL_DENSE:
+        print(label)
+        out += _row_sweep(tuple(rows) + tuple(extra), N, K)
+    for label, batch, S in (("ViT-S", 6, 197), ("BERT", 12, 128)):
+        for name, N, K in (("q @ k^T", S, 64), ("p @ v", 64, S)):
+            print(f"{label} {name}")
+            own = (S,) if S not in rows else ()
+            out += _row_sweep(tuple(rows) + own, N, K, batch=batch, transpose_b=False)
+    return out
 
 
 def _kernel_call(f, args):
@@ -175,7 +199,7 @@ def _kernel_call(f, args):
     return lambda f=f, args=args: fn(*raw)
 
 
-def _row_sweep(rows, N: int, K: int, batch: int = 0) -> list:
+def _row_sweep(rows, N: int, K: int, batch: int = 0, transpose_b: bool = True) -> list:
     import time
 
     from topi.x86.batch_matmul import batch_matmul, default_batch_matmul_config, schedule_batch_matmul
@@ -183,18 +207,22 @@ def _row_sweep(rows, N: int, K: int, batch: int = 0) -> list:
 
     codegen.set_num_threads(1)
     wt = _rand(max(batch, 1), N, K, seed=2)
-    print(f"batch_matmul {batch} x [rows, {K}] x [{N}, {K}]^T" if batch else f"dense {K} -> {N}")
+    y_shape = f"[{N}, {K}]^T" if transpose_b else f"[{K}, {N}]"
+    print(f"batch_matmul {batch} x [rows, {K}] x {y_shape}" if batch else f"dense {K} -> {N}")
 
     def config(M: int):
         if batch:
-            return default_batch_matmul_config(batch, M, N, K, template=batch_matmul_template(M, K, "float32"))
+            template = batch_matmul_template(M, K, "float32", transpose_b=transpose_b)
+            return default_batch_matmul_config(batch, M, N, K, template=template)
         return default_dense_pack_config(M, N, K)
 
     def kernel(M: int):
         """(a call of the checked kernel for M rows, its flops)."""
         if batch:
-            X, Y = te.placeholder((batch, M, K), name="X"), te.placeholder((batch, N, K), name="Y")
-            f, w = _build(batch_matmul(X, Y), [X, Y], schedule_batch_matmul), wt
+            X = te.placeholder((batch, M, K), name="X")
+            Y = te.placeholder((batch, N, K) if transpose_b else (batch, K, N), name="Y")
+            w = wt if transpose_b else np.ascontiguousarray(np.swapaxes(wt, -1, -2))
+            f = _build(batch_matmul(X, Y, transpose_b=transpose_b), [X, Y], schedule_batch_matmul)
             x, y = _rand(batch, M, K, seed=1), np.zeros((batch, M, N), np.float32)
         else:
             f, w = _dense_fn(M, wt[0], packed=True)
@@ -215,7 +243,7 @@ def _row_sweep(rows, N: int, K: int, batch: int = 0) -> list:
         rate, ref_rate = (fl / timing.median(runs[k]) / 1e9 for k, fl in (("mine", mine_flops), ("near", ref_flops)))
         tile = f"{cfg['bn'].val}x{mr}" if "bn" in cfg.values else f"{cfg['nr'].val}x{mr}"
         print(f"{M:5d} {tile:>6s} {rate:8.1f} {near:8d} {ref_rate:8.1f} {rate / ref_rate:6.2f} "
-              f"{ratios[0]:5.2f}-{ratios[-1]:.2f}")
+              f"{ratios[0]:5.2f}-{ratios[-1]:.2f}", flush=True)
         out.append((M, rate, near, ref_rate))
     return out
 
@@ -223,5 +251,7 @@ def _row_sweep(rows, N: int, K: int, batch: int = 0) -> list:
 if __name__ == "__main__":
     if "--rows" in sys.argv[1:]:
         row_sweep()
+    elif "--model-rows" in sys.argv[1:]:
+        model_row_sweep()
     else:
         main(plain_dense="--plain-dense" in sys.argv[1:])

@@ -1,6 +1,7 @@
-"""topi.x86.batch_matmul: y block-packed per call, the dense_pack kernel per slice, against numpy
-on guarded buffers; shapes where nothing divides (N by the block, M by the register tile, K by the
-unroll or the vector), both operand layouts, a broadcast batch and a fused epilogue."""
+"""topi.x86.batch_matmul: y block-packed per call (or read in place), the dense_pack kernel per
+slice, against numpy on guarded buffers; shapes where nothing divides (N by the block, M by the
+register tile, K by the unroll or the vector), both operand layouts, a broadcast batch and a fused
+epilogue."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from helpers import check_build
 import te
 import topi
 from topi.x86.batch_matmul import (
-    BATCH_MATMUL_PACK, PACK_MIN_ROWS, PACK_TEMPLATE, TEMPLATE, batch_matmul, batch_matmul_template,
-    schedule_batch_matmul,
+    BATCH_MATMUL_PACK, PACK_MIN_ROWS, PACK_TEMPLATE, PACK_Y, TEMPLATE, batch_matmul, batch_matmul_pack_rule,
+    batch_matmul_template, schedule_batch_matmul, y_in_place,
 )
 from tune.autotvm.config import make_config
 from topi.x86.dense import dense_workload
@@ -77,3 +78,53 @@ def test_packed_batch_matmul_float16_accumulates_in_float32():
     x, y = (rng.uniform(0, 1, t.shape).astype("float16") for t in (X, Y))
     check_build(schedule_batch_matmul(out), [X, Y, out], lambda x, y: _ref(x, y).astype("float16"),
                 inputs=[x, y], rtol=2e-3, atol=2e-2)
+
+
+def _stage_tags(out) -> set:
+    seen, stack = set(), [out]
+    while stack:
+        t = stack.pop()
+        seen.add(getattr(t.op, "tag", None))
+        stack.extend(t.op.input_tensors)
+    return seen
+
+
+@pytest.mark.parametrize("B,M,N,K,by", [(3, 3, 64, 197, None), (2, 7, 32, 13, None), (4, 1, 16, 5, 1),
+                                        (2, 50, 64, 33, None), (2, 4, 64, 9, None)])
+def test_y_read_in_place(B, M, N, K, by):
+    """transpose_b=False, bn dividing N, few row tiles: y's rows are the blocks' rows, no packing
+    stage; a broadcast y and a fused epilogue."""
+    X, Y = _placeholders(B, M, N, K, tb=False, by=by)
+    mm = batch_matmul(X, Y, transpose_b=False)
+    cfg = mm.op.input_tensors[0].op.attrs["config"]
+    assert y_in_place(M, N, K, cfg["bn"].val, cfg["mr"].val, False)
+    assert PACK_Y not in _stage_tags(mm)
+    out = te.compute(mm.shape, lambda b, i, j: te.max(mm[b, i, j], te.const(0.0, "float32")), name="relu",
+                     tag="elemwise")
+    check_build(schedule_batch_matmul(out), [X, Y, out], lambda x, y: np.maximum(_ref(x, y, tb=False), 0),
+                **TOL)
+
+
+def test_y_packed_where_not_in_place():
+    assert not y_in_place(3, 64, 197, 16, 6, True)  # transpose_b: y's rows run along K
+    assert not y_in_place(3, 60, 197, 16, 6, False)  # a partial block
+    assert not y_in_place(197, 64, 197, 16, 6, False)  # 33 row tiles over a 50 KB slice
+    assert y_in_place(128, 64, 128, 16, 6, False)  # a 32 KB slice stays in L1
+    X, Y = _placeholders(2, 197, 64, 197, tb=False)
+    out = batch_matmul(X, Y, transpose_b=False)
+    assert PACK_Y in _stage_tags(out)
+    check_build(schedule_batch_matmul(out), [X, Y, out], lambda x, y: _ref(x, y, tb=False), **TOL)
+
+
+@pytest.mark.parametrize("M,bn", [(1, 32), (3, 32), (4, 32), (197, 16)])
+def test_pack_rule_takes_a_bn_dividing_n(M, bn):
+    """AVX2: 24 x 4 (three vectors) for a few rows would pad N = 64 to 72; 32 x 3 or 32 x 2 do not."""
+    from codegen.target import create
+
+    workload = dense_workload(M, 64, 197, "float32", PACK_TEMPLATE)
+    knobs = batch_matmul_pack_rule(workload, create("llvm -mcpu=x86-64-v3"))
+    assert knobs["bn"] == bn
+
+
+def test_few_rows_without_transpose_b_take_the_packed_product():
+    assert batch_matmul_template(PACK_MIN_ROWS - 1, 64, "float32", transpose_b=False) == PACK_TEMPLATE

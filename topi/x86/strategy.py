@@ -194,7 +194,8 @@ def batch_matmul_workload(values, a, out_shape) -> tuple:
     *_, m, n = out_shape()
     k, dtype = values[0].shape[-1], values[0].dtype
     cfg = a.get("config")
-    template = cfg.template if cfg is not None else batch_matmul_template(m, k, dtype)
+    tb = a.get("transpose_b", False)
+    template = cfg.template if cfg is not None else batch_matmul_template(m, k, dtype, transpose_b=tb)
     return x86dense.dense_workload(m, n, k, dtype, template)
 
 
