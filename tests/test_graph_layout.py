@@ -272,6 +272,35 @@ def test_a_conv_writes_the_block_a_grouped_conv_reads(tmp_path, monkeypatch):
     np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-4)
 
 
+def test_a_squeeze_conv_whose_channels_do_not_block_becomes_a_dense(tmp_path, monkeypatch):
+    """Squeeze-excite with an unblockable squeeze (48 -> 12 channels over a 1x1 image, as
+    RegNet's 440 -> 110): the squeeze conv becomes a dense over a packed weight with its bias
+    and relu on the rows (one fused kernel), the excite conv (12 -> 48) stays a blocked conv;
+    built, it matches the interpreter on the original graph."""
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    b = GraphBuilder()
+    x = b.input("x", (1, 48, 5, 7))
+    h = b.op("relu", conv(b, x, 48, k=1, name="c1", padding=(0, 0, 0, 0)))
+    p = b.op("global_pool", h, pool_type="avg")
+    s = b.op("relu", conv(b, p, 12, k=1, name="squeeze", padding=(0, 0, 0, 0)))
+    e = b.op("sigmoid", conv(b, s, 48, k=1, name="excite", padding=(0, 0, 0, 0)))
+    g = b.finish(b.op("multiply", h, e))
+    with Target(AVX2):
+        out, _ = laid_out(g)
+        (d,) = [n for n in out.nodes if n.op == "dense"]
+        assert d.attrs["units"] == 12 and len(d.inputs[1].shape) == 3 and d.inputs[1].node.is_constant
+        assert [n.op for n in out.nodes if n.op.startswith("conv2d")] == ["conv2d_NCHWc", "conv2d_NCHWc"]
+        relu = next(n for n in out.nodes if n.op == "relu" and n.output.shape == (1, 12))
+        assert relu.inputs[0].node.op == "add" and relu.inputs[0].node.inputs[0] is d.output
+        check_values(g, out)
+    lib = graph.build(g)
+    feed = {"x": rand(1, 48, 5, 7)}
+    m = lib.create_executor()
+    assert "fused_dense_add_relu" in [c["label"] for c in m.plan["calls"]]
+    m.run(**feed)
+    np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-5)
+
+
 def test_conv_flatten_dense_goes_back_to_nchw_before_the_reshape():
     b = GraphBuilder()
     x = b.input("x", (1, 8, 6, 6))
