@@ -217,7 +217,8 @@ def test_conv2d_rule_chunks_a_reduction_whose_weights_fill_l1():
 def test_conv2d_rule_pads_an_odd_number_of_vectors_on_avx2():
     """AVX2: 72, 104 or 1000 channels (an odd number of 8-lane vectors) run the two-vector tile
     over channels zero-padded to 16, the output blocked by 8; not 24 channels (a third padding),
-    nor a reduction of one unrolled input block."""
+    nor a reduction of one unrolled input block.  Channels that are not whole vectors (116)
+    pad too where that adds at most an eighth and the reduction is long; their output stays NCHW."""
     from codegen.target import Target
 
     avx2 = Target("llvm -mcpu=znver3")
@@ -237,6 +238,30 @@ def test_conv2d_rule_pads_an_odd_number_of_vectors_on_avx2():
     assert rule(16, 72, 56, ic_bn=8) == (16, 8)
     assert rule(64, 96, 28) == (16, 16)
     assert x86conv_rule.out_block_of(40, 16, groups=2) == 0  # a group's channels are never padded
+    # channels that are not whole vectors (NCHW outputs): padded by a tenth over 80 or 116 inputs
+    assert rule(116, 116, 14) == rule(80, 100, 14) == (16, 0)
+    assert rule(58, 58, 28) == (8, 0)  # a reduction of 58 products
+    assert rule(128, 50, 28) == (8, 0)  # 50 -> 64: over an eighth more
+
+
+@pytest.mark.parametrize("ic,oc,h,w,k,pad", [(80, 92, 13, 11, 1, 0), (116, 116, 7, 9, 1, 0),
+                                             (46, 60, 9, 10, 3, 1)])
+def test_conv2d_nchw_x86_pads_channels_that_are_not_whole_vectors(ic, oc, h, w, k, pad):
+    """NCHW in and out: the rule's two-vector tile over output channels zero-padded to whole
+    tiles (92 -> 96, 116 -> 128, 60 -> 64), a relu fused, planes that the tiles do not divide."""
+    from codegen.target import Target
+    from topi.x86.conv2d_schedule import schedule_conv2d_nchw
+
+    if Target("llvm").vector_registers >= 32:
+        pytest.skip("the padded tile is the 16-register rule")
+    A, W = _ph((1, ic, h, w), "A"), _ph((oc, ic, k, k), "W")
+    C = x86conv.conv2d_nchw_x86(A, W, 1, pad, 1)
+    conv = C.op.input_tensors[0].op
+    assert conv.attrs["config"]["oc_bn"].val == 16
+    out = te.compute(C.shape, lambda *i: te.max(C(*i), te.const(0.0)), name="relu", tag="elemwise")
+    a, wt = _np((1, ic, h, w), 21), _np((oc, ic, k, k), 22)
+    ref = np.maximum(T.conv2d_nchw_python(a, wt, 1, pad), 0)
+    _run(schedule_conv2d_nchw(out), [A, W, out], ref, [a, wt])
 
 
 @pytest.mark.parametrize("groups,st,pad", [(2, 1, 1), (3, 2, (0, 1, 1, 0))])
