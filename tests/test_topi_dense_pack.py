@@ -75,7 +75,8 @@ def test_dense_pack_few_blocks_many_rows(M, N, K):
     (29, 37, 13, {"bn": 16, "mr": 6, "ku": 4}),   # rows padded 29 -> 30, a 5-lane column tail
     (23, 130, 19, {"bn": 24, "mr": 4, "ku": 2}),  # 6 blocks (< FEW_BLOCKS): row tiles parallel
     (17, 200, 8, {"bn": 32, "mr": 1, "ku": 8}),
-    (151, 130, 11, {"bn": 16, "mr": 6, "ku": 2}),  # 9 blocks, M > N: row tiles parallel too
+    (151, 130, 11, {"bn": 16, "mr": 6, "ku": 2}),  # 9 blocks, M > N, the data within L2: blocks parallel
+    (1367, 130, 50, {"bn": 16, "mr": 6, "ku": 2}),  # data beyond L2, the weight within: row tiles parallel
     (4, 40, 9, {"bn": 8, "mr": 5, "ku": 3}),      # one tile, fewer rows than mr: not padded
 ])
 def test_dense_pack_fused_epilogue(M, N, K, knobs):
@@ -153,3 +154,17 @@ def test_dense_pack_rule_rows_and_unroll():
         assert tile == {3: (24, 4), 7: (24, 4), 12: (16, 6), 13: (16, 5), 50: (16, 6), 197: (16, 6)}
         assert [default_dense_pack_config(197, 64, K)["ku"].val for K in (384, 198, 197)] == [4, 2, 1]
         assert default_dense_pack_config(1, 1000, 1001)["ku"].val == 1
+
+
+def test_fused_order_rule():
+    """Row tiles outermost with few blocks, or M > N where the weight stays in L2 and the data does
+    not, or neither the data nor the output does over a short K; weight blocks outermost otherwise."""
+    from topi.x86.dense import rows_outer
+
+    assert rows_outer(3136, 96, 384, 6, 16)  # ConvNeXt-T's 384 -> 96: 6 blocks
+    assert rows_outer(3136, 384, 96, 24, 16)  # Swin-T's 96 -> 384: a 147 KB weight
+    assert rows_outer(784, 768, 192, 48, 16)  # 192 -> 768: 600 KB of data, weight and output
+    assert not rows_outer(197, 192, 768, 12, 16)  # DeiT-tiny's 768 -> 192: a 150 KB output
+    assert not rows_outer(197, 192, 192, 12, 16)  # 192 -> 192: 150 KB of data
+    assert not rows_outer(784, 192, 768, 12, 16)  # K = 768
+    assert not rows_outer(197, 1536, 384, 96, 16)  # M <= N
