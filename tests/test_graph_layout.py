@@ -301,6 +301,33 @@ def test_a_squeeze_conv_whose_channels_do_not_block_becomes_a_dense(tmp_path, mo
     np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-5)
 
 
+def test_a_conv_whose_padded_channels_stay_nchw_gets_its_kernel_packed_once(tmp_path, monkeypatch):
+    """AVX2: a 1x1 conv of 92 output channels (not whole vectors, padded to 96 by the rule's
+    two-vector tile) keeps its NCHW output; its kernel is packed once, the last block
+    zero-padded, and the node records ``channels=92``; a 3x3 conv of 60 channels likewise.
+    Built, it matches the interpreter on the original graph (planes the tiles do not divide)."""
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    b = GraphBuilder()
+    x = b.input("x", (1, 80, 9, 7))
+    h = b.op("relu", conv(b, x, 92, k=1, name="c1", padding=(0, 0, 0, 0)))
+    g = b.finish(b.op("relu", conv(b, h, 60, name="c2")))
+    with Target(AVX2):
+        out, _ = laid_out(g, direct=True)
+        convs = [n for n in out.nodes if n.op == "conv2d"]
+        assert [(n.attrs.get("channels"), n.inputs[1].shape[0] * n.inputs[1].shape[5]) for n in convs] == \
+            [(92, 96), (60, 64)]
+        assert all(n.inputs[1].node.is_constant for n in convs) and count_transforms(out) == 0
+        assert [n.output.shape[1] for n in convs] == [92, 60]
+        check_values(g, out)
+    if Target("llvm").vector_registers >= 32:
+        return
+    lib = graph.build(g)
+    feed = {"x": rand(1, 80, 9, 7)}
+    m = lib.create_executor()
+    m.run(**feed)
+    np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-4)
+
+
 def test_conv_flatten_dense_goes_back_to_nchw_before_the_reshape():
     b = GraphBuilder()
     x = b.input("x", (1, 8, 6, 6))

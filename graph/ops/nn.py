@@ -33,7 +33,7 @@ def _conv2d_types(values, a):
     groups = a.get("groups", 1)
     if len(kernel.shape) == 6:
         occ, icc, kh, kw, ic_bn, oc_bn = kernel.shape
-        kshape = (occ * oc_bn, icc * ic_bn, kh, kw)
+        kshape = (a.get("channels") or occ * oc_bn, icc * ic_bn, kh, kw)
     else:
         kshape = kernel.shape
     if len(data.shape) != 4 or len(kshape) != 4:
@@ -52,13 +52,15 @@ def _np_conv2d(xs, a):
     if kernel.ndim == 6:
         occ, icc, kh, kw, ic_bn, oc_bn = kernel.shape
         kernel = kernel.transpose(0, 5, 1, 4, 2, 3).reshape(occ * oc_bn, icc * ic_bn, kh, kw)
+        kernel = kernel[: a.get("channels") or occ * oc_bn]
     padded = np.pad(data, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
     return [topi.testing.conv2d_nchw_python(padded, kernel, st, 0, a.get("groups", 1), dil).astype(data.dtype)]
 
 
 register("conv2d", _conv2d_compute, OUT_ELEMWISE_FUSABLE, default_schedule, _conv2d_types, _np_conv2d,
-         doc="attrs: strides, padding (top, left, bottom, right), dilation, groups, config; "
-             "kernel OIHW or pre-packed [OCc, ICc, KH, KW, ic_bn, oc_bn]")
+         doc="attrs: strides, padding (top, left, bottom, right), dilation, groups, config, channels; "
+             "kernel OIHW or pre-packed [OCc, ICc, KH, KW, ic_bn, oc_bn] (channels: the output's, "
+             "where the kernel's last block is zero-padded)")
 
 
 def _depthwise_compute(xs, a):

@@ -14,7 +14,9 @@ evaluates once (TVM's AlterOpLayout for conv2d)::
 The block sizes are the node's config's, or the default x86 rule's for the
 conv's workload (:func:`conv_blocks`), with ``oc_bn`` lowered to a divisor
 of OC when it does not divide (the packed output keeps exactly OC
-channels); a conv that cannot be blocked is left as is.  At ``opt_level``
+channels); where none of 8 or more divides, a config that pads the channels
+packs the kernel padded and the node records ``channels=OC`` (:func:`padded_blocks`);
+a conv that cannot be blocked is left as is.  At ``opt_level``
 2 ``alter_op_layout`` (position 58) has already turned every blockable conv
 into ``conv2d_NCHWc`` with blocked activations; this pass then packs the
 kernels of convs left NCHW (when that pass is excluded).
@@ -160,15 +162,34 @@ def alter_conv_layout(graph: Graph, context) -> Graph:
             return None
         if ins[1].node is None or not ins[1].node.is_constant:
             return None
-        blocks = conv_blocks(node, target)
+        blocks, attrs = conv_blocks(node, target), node.attrs
         if blocks is None:
-            return squeeze_dense(node, ins, target, rows)
+            squeezed = squeeze_dense(node, ins, target, rows)
+            blocks = padded_blocks(node, target) if squeezed is None else None
+            if blocks is None:
+                return squeezed
+            attrs = {**attrs, "channels": ins[1].shape[0]}
         packed = make_node("pack_conv2d_kernel", [ins[1]], {"ic_bn": blocks[0], "oc_bn": blocks[1]},
                            f"{node.name}_kernel_packed")
-        return make_node("conv2d", [ins[0], packed.output, *ins[2:]], node.attrs, node.name,
+        return make_node("conv2d", [ins[0], packed.output, *ins[2:]], attrs, node.name,
                          [v.name for v in node.outputs]).outputs
 
     return rebuild(graph, rewrite)
+
+
+def padded_blocks(node, target) -> tuple | None:
+    """(ic_bn, oc_bn) of a one-group NCHW conv whose config's ``oc_bn`` zero-pads its output
+    channels (ShuffleNet-v2's 116 by 16: ``topi.x86.conv2d_rule._pads_to_tiles``): the kernel
+    is packed once with its last block padded, the node keeps ``channels`` (its output stays
+    NCHW), instead of the conv packing its kernel in every call.  None otherwise."""
+    cfg, h = node.attrs.get("config"), helpers(target)
+    kernel = node.inputs[1]
+    if cfg is None or cfg.template != h.conv_template or node.attrs.get("groups", 1) != 1:
+        return None
+    ic_bn, oc_bn = cfg["ic_bn"].val, cfg["oc_bn"].val
+    if kernel.shape[0] % oc_bn == 0 or kernel.shape[1] % ic_bn or oc_bn < 8:
+        return None
+    return ic_bn, oc_bn
 
 
 def squeeze_dense(node, ins, target, rows: dict):

@@ -101,7 +101,7 @@ def pack_kernel_numpy(kernel, ic_bn: int, oc_bn: int):
 
 
 def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg: ConfigEntity | None = None,
-                    groups: int = 1):
+                    groups: int = 1, channels: int | None = None):
     """NCHW conv through the blocked fast path: pack, ``conv2d_NCHWc``, unpack.
 
     Parameters
@@ -111,7 +111,8 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
     kernel : te.Tensor
         ``[OC, IC/groups, KH, KW]``, packed in a stage; or a pre-packed 6-D
         ``[OCc, ICc, KH, KW, ic_bn, oc_bn]`` (see :func:`pack_kernel_numpy`)
-        whose blocks must be the config's (the output keeps OCc*oc_bn channels).
+        whose blocks must be the config's (the output keeps ``channels`` of its
+        OCc*oc_bn channels, all by default: the others are zero padding).
     stride, padding, dilation
         As in :func:`topi.nn.conv2d_nchw`.
     cfg : ConfigEntity, optional
@@ -122,6 +123,8 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
     groups : int
         Grouped convolution (kernel ``[OC, IC/groups, KH, KW]``); the blocks
         must divide each group's channels.
+    channels : int, optional
+        The output channels of a pre-packed kernel whose last block is zero-padded.
 
     Returns
     -------
@@ -135,7 +138,11 @@ def conv2d_nchw_x86(data, kernel, stride, padding, dilation, out_dtype=None, cfg
     dshape, kshape = get_const_tuple(data.shape), get_const_tuple(kernel.shape)
     if len(kshape) == 6:
         occ, icc, kh, kw, ic_bn, oc_bn = kshape
-        oc, plain = occ * oc_bn, (oc_bn * occ, icc * ic_bn, kh, kw)
+        oc = channels or occ * oc_bn
+        if not (occ - 1) * oc_bn < oc <= occ * oc_bn:
+            raise ValueError(f"conv2d_nchw_x86: channels={oc} do not fit the kernel {kshape}: give "
+                             f"{(occ - 1) * oc_bn + 1}..{occ * oc_bn} (its last block zero-padded)")
+        plain = (oc, icc * ic_bn, kh, kw)
     else:
         oc, plain = kshape[0], kshape
     probe = group_conv2d_nchw(te.placeholder(dshape, data.dtype), te.placeholder(plain, kernel.dtype),

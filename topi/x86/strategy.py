@@ -47,11 +47,12 @@ def conv_args(a: dict) -> tuple:
     return tuple(a.get("strides", (1, 1))), tuple(a.get("padding", (0, 0, 0, 0))), tuple(a.get("dilation", (1, 1)))
 
 
-def _plain_kernel_shape(kernel_shape) -> tuple:
+def _plain_kernel_shape(kernel_shape, channels: int | None = None) -> tuple:
+    """OIHW of a kernel; a pre-packed one keeps ``channels`` of its blocks' channels (all by default)."""
     kshape = tuple(int(d) for d in kernel_shape)
     if len(kshape) == 6:
         occ, icc, kh, kw, ic_bn, oc_bn = kshape
-        return occ * oc_bn, icc * ic_bn, kh, kw
+        return channels or occ * oc_bn, icc * ic_bn, kh, kw
     return kshape
 
 
@@ -59,8 +60,8 @@ def _plain_kernel_shape(kernel_shape) -> tuple:
 def conv2d_key(data_shape, kernel_shape, a, dtype: str = "float32") -> tuple:
     """The ``conv2d_NCHWc.x86`` workload key of a conv2d node (OIHW or pre-packed kernel)."""
     st, pad, dil = conv_args(a)
-    return x86conv_rule.conv2d_workload(data_shape, _plain_kernel_shape(kernel_shape), st, pad, dil,
-                                   a.get("groups", 1), dtype)
+    return x86conv_rule.conv2d_workload(data_shape, _plain_kernel_shape(kernel_shape, a.get("channels")), st, pad,
+                                        dil, a.get("groups", 1), dtype)
 
 
 def _blockable(data_shape, kernel_shape, a) -> bool:
@@ -89,7 +90,7 @@ def conv2d_compute(xs, a):
     blocked = cfg.template == x86conv_rule.TEMPLATE if cfg is not None else _blockable(data.shape, kernel.shape, a)
     if not blocked:
         return [group_conv2d_nchw(data, kernel, st, pad, dil, groups)]
-    return [x86conv.conv2d_nchw_x86(data, kernel, st, pad, dil, cfg=cfg, groups=groups)]
+    return [x86conv.conv2d_nchw_x86(data, kernel, st, pad, dil, cfg=cfg, groups=groups, channels=a.get("channels"))]
 
 
 def conv2d_schedule(outs, a, target):
