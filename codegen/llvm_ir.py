@@ -467,6 +467,13 @@ class CodeGen(ParallelLoops):
         if e.name in ("tvm_load_at", "tvm_store_at"):  # schedule.tensorize: a bound buffer's vload/store
             return self.load_store_at(e)
         args = [self.expr(a) for a in e.args]
+        bounds = _clamp_bounds(e.args[0]) if e.name == "exp" else (None, None)
+        if bounds != (None, None):  # exp(max(min(x, 0), lo)): the clamps its range makes moot left out
+            from codegen.vecmath import emit_math
+
+            r = emit_math(self.b, "exp", args, bounds)
+            if r is not None:
+                return r
         if e.name == "reinterpret":  # te.reinterpret: the same bits, another type of their width
             return self.b.bitcast(args[0], llvm_type(e.dtype))
         if e.name.startswith(intrinsics.LLVM_PREFIX):  # a named LLVM intrinsic (topi.x86.int8_dot)
@@ -523,6 +530,22 @@ class CodeGen(ParallelLoops):
 for _name in ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
               "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or"):
     setattr(CodeGen, "expr_" + _name, CodeGen.binary)
+
+
+def _clamp_bounds(e: E.Expr) -> tuple:
+    """``(lo, hi)`` that ``min`` / ``max`` with float constants (scalar or broadcast) around ``e``
+    clamp it to (None: no bound), as in ``max(min(x, 0), -86.5)``: ``(-86.5, 0)``."""
+    if not isinstance(e, (E.Min, E.Max)):
+        return None, None
+    consts = [side.value if isinstance(side, E.Broadcast) else side for side in (e.a, e.b)]
+    k = next((k for k, c in enumerate(consts) if isinstance(c, E.FloatImm)), None)
+    if k is None:
+        return None, None
+    c = consts[k].value
+    lo, hi = _clamp_bounds((e.b, e.a)[k])
+    if isinstance(e, E.Min):
+        return (None if lo is None else min(lo, c)), (c if hi is None else min(hi, c))
+    return (c if lo is None else max(lo, c)), (None if hi is None else max(hi, c))
 
 
 def _masked_index_vars(body: S.Stmt) -> frozenset:

@@ -184,6 +184,29 @@ def test_attention_fully_masked_rows_are_zero(bh, sq, sk, heads):
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("bh,sq,sk", [(2, 7, 21), (2, 13, 16)])
+def test_attention_far_scores_and_nan(bh, sq, sk):
+    """Scores 80-120 below their row's largest (a -100 mask, Swin's) weigh exp(-80) or 0 (below
+    exp(-86.5), where the kernel's exp is clamped); a NaN in a query row makes that row NaN, one
+    in a key every row of its slice, as the reference: the clamp keeps NaN out of min / max."""
+    d = dv = 16
+    q, k, v = rand(bh, sq, d), rand(bh, sk, d), rand(bh, sk, dv)
+    mask = np.where(RNG.random((bh, sq, sk)) < 0.4, -100.0, 0.0).astype("float32")
+    mask[:, :, 0] = 0.0
+    mask[0, 1, 1:] = -80.0 - 40.0 * RNG.random(sk - 1)  # one row: a key at 0, the rest 80-120 below
+    Q, K, V, M = (te.placeholder(a.shape, name=n) for a, n in ((q, "q"), (k, "k"), (v, "v"), (mask, "m")))
+    out = attention(Q, K, V, M, 0.25)
+    f = codegen.build(schedule_attention(out), [Q, K, V, M, out])
+    y = np.full((bh, sq, dv), np.nan, "float32")
+    f(q, k, v, mask, y)
+    np.testing.assert_allclose(y, ref.attention_python(q, k, v, mask, 0.25), rtol=1e-4, atol=1e-5)
+    q[0, 3, 5] = np.nan
+    k[1, 4, 2] = np.nan
+    f(q, k, v, mask, y)
+    assert np.isnan(y[0, 3]).all() and np.isnan(y[1]).all()
+    assert np.isfinite(np.delete(y[0], 3, axis=0)).all()
+
+
 @pytest.mark.parametrize(
     "bh,sq,sk,d,dv,rb,vec,heads",
     [(3, 13, 21, 10, 7, 1, 8, 0), (4, 12, 37, 16, 9, 4, 16, 2), (2, 5, 70, 3, 17, 1, 32, 0)],

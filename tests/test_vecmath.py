@@ -496,3 +496,47 @@ def test_pow_special_cases_match_numpy(pow_jit):
     small = np.abs(y) <= 20
     assert _pow_ulps(x[small], y[small], got[small]).max() <= 2
     _check_relative(x[~small], y[~small], got[~small])
+
+
+# ---------------------------------------------------------------------------
+# exp of a clamped argument (codegen.llvm_ir reads the bounds off min / max)
+# ---------------------------------------------------------------------------
+def _clamped_exp_forms():
+    import te
+
+    lo = -86.5
+    return {
+        "min0": (lambda x: te.exp(te.min(x, 0.0)), lambda x: np.minimum(x, 0.0), (None, 0.0)),
+        "normal": (lambda x: te.exp(te.max(te.min(x, 0.0), lo)), lambda x: np.clip(x, lo, 0.0), (lo, 0.0)),
+        "normal_swapped": (lambda x: te.exp(te.min(0.0, te.max(lo, x))), lambda x: np.clip(x, lo, 0.0), (lo, 0.0)),
+        "lo_only": (lambda x: te.exp(te.max(x, -20.0)), lambda x: np.maximum(x, -20.0), (-20.0, None)),
+        "inner_bound_moot": (lambda x: te.exp(te.min(te.max(x, 5.0), 0.0)), lambda x: np.zeros_like(x), (0.0, 0.0)),
+    }
+
+
+@pytest.mark.parametrize("form", list(_clamped_exp_forms()))
+def test_exp_of_clamped_argument(form):
+    """exp(max(min(x, 0), lo)) and kin, vectorized through te: the bounds read off the clamps
+    (``_clamp_bounds``) drop the clamps and scaling steps they make moot, and the result stays
+    within MAX_ULP of numpy's, denormal results included (``min0``)."""
+    import codegen
+    import te
+    from codegen.llvm_ir import _clamp_bounds
+
+    build, clamp, bounds = _clamped_exp_forms()[form]
+    n = 4099  # not a whole number of vectors
+    x_in = te.placeholder((n,), name="x")
+    y_out = te.compute((n,), lambda i: build(x_in[i]), name="y")
+    assert _clamp_bounds(y_out.op.body[0].args[0]) == bounds
+    s = te.create_schedule(y_out.op)
+    _, inner = s[y_out].split(y_out.op.axis[0], factor=8)
+    s[y_out].vectorize(inner)
+    f = codegen.build(s, [x_in, y_out])
+    x = np.concatenate([np.linspace(-110.0, 90.0, n - 5), [-np.inf, np.inf, 0.0, -0.0, -86.5]]).astype(np.float32)
+    y = np.empty_like(x)
+    f(x, y)
+    with np.errstate(all="ignore"):
+        want = np.exp(clamp(x.astype(np.float64))).astype(np.float32)
+    err = np.abs(_ordered(y) - _ordered(want))
+    worst = int(np.argmax(err))
+    assert err[worst] <= MAX_ULP["exp"], f"{form}: exp at {x[worst]!r} = {y[worst]!r}, want {want[worst]!r}"

@@ -8,7 +8,7 @@ For each of ``BH`` (batch x heads) slices, with ``q [Sq, D]``, ``k [Sk, D]``,
     cap[i, j]   = softcap * tanh(dot[i, j] * scale / softcap)  # only with softcap > 0
     score[i, j] = dot[i, j] * scale (or cap[i, j]) + mask[i, j]
     rmax[i]     = max_j score[i, j]
-    p[i, j]     = exp(score[i, j] - rmax[i])
+    p[i, j]     = exp(score[i, j] - rmax[i])                 # 0 below exp(-86.5)
     psum[i]     = sum_j p[i, j]
     acc[i, e]   = sum_j p[i, j] * v[j, e]
     out[i, e]   = acc[i, e] * (psum[i] == 0 ? 0 : 1 / psum[i])
@@ -46,6 +46,7 @@ from tune.autotvm.config import choose_config
 from tune.autotvm.space import ConfigEntity
 
 ATTENTION = "attention"
+EXP_NORMAL_LO = -86.5  # codegen.vecmath.EXP_NORMAL_LO: exp(x) and 2**round(x / ln 2) normal from here up
 
 
 def attention_shapes(q: tuple, k: tuple, v: tuple, mask: tuple | None, k_transposed: bool) -> tuple:
@@ -165,11 +166,17 @@ def attention(
         colbias = te.compute((skp,), lambda j: te.if_then_else(j < sk, zero, te.const(float("-inf"), cdt)),
                              name="T_attn_colbias", tag="attention_colbias")
 
+    lo = te.const(EXP_NORMAL_LO, cdt)
+
     def prob(b, i, j):  # 0 in a padded column
         x = scores[b, i, j] - rmax[b, i]
         if skp != sk:
             x = x + colbias[j]
-        return te.exp(x)
+        # x <= 0, and below EXP_NORMAL_LO p (under 2**-125 of the row's largest, 1) is taken as 0: the
+        # exp of x clamped to [EXP_NORMAL_LO, 0] skips its overflow clamp and its two-step scaling,
+        # and no masked score makes a denormal (a microcode assist: twice an exp's time); a NaN stays
+        p = te.if_then_else(x < lo, zero, te.exp(te.max(te.min(x, zero), lo)))
+        return te.if_then_else(te.isnan(x), x, p)
 
     p = te.compute((bh, sq, skp), prob, name="T_attn_exp", tag="attention_exp")
     rs = te.reduce_axis((0, skp), name="j")  # the padded columns too: the exp stage fills whole vectors
