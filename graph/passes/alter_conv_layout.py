@@ -41,27 +41,13 @@ contiguous weights (except a GEMV over a weight larger than
     after:   %p = pack_dense_weight(%w, bn=64)
              %y = dense(%x, %p, units=1000)               # %p folds to [16, 2048, 64]
 
-A 1x1 conv over a 1x1 image (squeeze-excite's squeeze) whose output channels cannot be
-blocked (RegNet's 440 -> 110, EfficientNet's 672 -> 28) becomes that dense, its elementwise
-epilogue moved onto the dense's rows (:func:`squeeze_dense`): left a conv, each call would
-pack its constant kernel again (RegNet-Y-400MF's 440 -> 110: 100-130 us a call)::
-
-    before:  %y = conv2d(%x, %w)                          # %x: [1, 440, 1, 1], %w: constant [110, 440, 1, 1]
-             %z = relu(add(%y, %b))                       # %b: constant [110, 1, 1]
-    after:   %d = dense(reshape(%x, [1, 440]), pack_dense_weight(reshape(%w, [110, 440])), units=110)
-             %z = reshape(relu(add(%d, reshape(%b, [1, 110]))), [1, 110, 1, 1])
-
 A target with no blocked layout (no layout helpers registered for its keys)
 keeps every conv and dense as it is.
 """
 
 from __future__ import annotations
 
-import math
-
-from graph.ir import Graph, Value, make_node, rebuild
-from graph.ops import get_op
-from graph.ops.registry import BROADCAST
+from graph.ir import Graph, make_node, rebuild
 from topi.strategy import layout_helpers
 from tune.autotvm.choose import out_block as config_out_block
 
@@ -149,13 +135,10 @@ def alter_conv_layout(graph: Graph, context) -> Graph:
     if helpers(target) is None:
         return graph
 
-    rows: dict = {}  # id of a [N, OC, 1, 1] reshape of a squeeze dense (or its epilogue) -> its [N, OC] rows
 
     def rewrite(node, ins):
         if node.op == "dense":
             return _pack_dense(node, ins, target)
-        if any(id(v) in rows for v in ins):
-            return _hoist_onto_rows(node, ins, rows)
         if is_winograd(node):
             return winograd_conv(node, ins[0], ins[1], 0, f"{node.name}_kernel_winograd").outputs
         if node.op != "conv2d" or len(ins[1].shape) != 4:
@@ -164,10 +147,9 @@ def alter_conv_layout(graph: Graph, context) -> Graph:
             return None
         blocks, attrs = conv_blocks(node, target), node.attrs
         if blocks is None:
-            squeezed = squeeze_dense(node, ins, target, rows)
-            blocks = padded_blocks(node, target) if squeezed is None else None
+            blocks = padded_blocks(node, target)
             if blocks is None:
-                return squeezed
+                return None
             attrs = {**attrs, "channels": ins[1].shape[0]}
         packed = make_node("pack_conv2d_kernel", [ins[1]], {"ic_bn": blocks[0], "oc_bn": blocks[1]},
                            f"{node.name}_kernel_packed")
@@ -179,9 +161,10 @@ def alter_conv_layout(graph: Graph, context) -> Graph:
 
 def padded_blocks(node, target) -> tuple | None:
     """(ic_bn, oc_bn) of a one-group NCHW conv whose config's ``oc_bn`` zero-pads its output
-    channels (ShuffleNet-v2's 116 by 16: ``topi.x86.conv2d_rule._pads_to_tiles``): the kernel
-    is packed once with its last block padded, the node keeps ``channels`` (its output stays
-    NCHW), instead of the conv packing its kernel in every call.  None otherwise."""
+    channels (ShuffleNet-v2's 116 by 16: ``topi.x86.conv2d_rule._pads_to_tiles``; RegNet's
+    squeeze-excite 440 -> 110 by 8): the kernel is packed once with its last block padded, the
+    node keeps ``channels`` (its output stays NCHW), instead of the conv packing its kernel in
+    every call (RegNet's 440 -> 110: 120-147 us a call, 26-34 us packed once).  None otherwise."""
     cfg, h = node.attrs.get("config"), helpers(target)
     kernel = node.inputs[1]
     if cfg is None or cfg.template != h.conv_template or node.attrs.get("groups", 1) != 1:
@@ -190,63 +173,6 @@ def padded_blocks(node, target) -> tuple | None:
     if kernel.shape[0] % oc_bn == 0 or kernel.shape[1] % ic_bn or oc_bn < 8:
         return None
     return ic_bn, oc_bn
-
-
-def squeeze_dense(node, ins, target, rows: dict):
-    """A ``conv2d`` of a 1x1 image by a constant 1x1 kernel (one group, no padding) as
-    ``reshape(dense(reshape(x), packed weight))`` (see the module docstring); ``rows`` records
-    the reshape's 2-D source for :func:`_hoist_onto_rows`.  None for any other conv."""
-    x, w = ins[0], ins[1]
-    if (len(ins) != 2 or len(x.shape) != 4 or tuple(x.shape[2:]) != (1, 1) or tuple(w.shape[2:]) != (1, 1)
-            or node.attrs.get("groups", 1) != 1 or any(node.attrs.get("padding", (0, 0, 0, 0)))
-            or w.dtype != "float32" or x.dtype != "float32"):
-        return None
-    (n, c), oc = x.shape[:2], w.shape[0]
-    x2 = make_node("reshape", [x], {"newshape": (n, c)}, f"{node.name}_rows_in").output
-    w2 = make_node("reshape", [w], {"newshape": (oc, c)}, f"{node.name}_weight").output
-    bn = helpers(target).dense_pack_block(n, oc, c)
-    packed = make_node("pack_dense_weight", [w2], {"bn": bn}, f"{node.name}_weight_packed").output
-    d = make_node("dense", [x2, packed], {"units": oc}, f"{node.name}_dense").output
-    out = make_node("reshape", [d], {"newshape": tuple(node.output.shape)}, node.name, [node.output.name]).output
-    rows[id(out)] = d
-    return (out,)
-
-
-def _hoist_onto_rows(node, ins, rows: dict):
-    """An elementwise or broadcast op on a squeeze dense's ``[N, OC, 1, 1]`` reshape, run on its
-    ``[N, OC]`` rows instead (so it fuses into the dense), its other operands reshaped: a scalar,
-    a per-channel ``[OC, 1, 1]`` / ``[1, OC, 1, 1]`` constant, or a value of the full shape."""
-    full = node.output.shape if len(node.outputs) == 1 else None
-    if full is None or get_op(node.op).pattern > BROADCAST:
-        return None
-    src = next((rows[id(v)] for v in ins if id(v) in rows and v.shape == full), None)
-    if src is None:
-        return None
-    new_ins = []
-    for k, v in enumerate(ins):
-        if id(v) in rows and v.shape == full:
-            new_ins.append(rows[id(v)])
-            continue
-        padded = (1,) * (len(full) - len(v.shape)) + tuple(v.shape)
-        if math.prod(v.shape) == 1:
-            shape = (1, 1)
-        elif tuple(v.shape) == tuple(full):
-            shape = src.shape
-        elif padded == (1, src.shape[1], 1, 1):
-            shape = (1, src.shape[1])
-        else:
-            return None
-        new_ins.append(v if v.shape == shape else _reshape(v, shape, f"{node.name}_operand{k}"))
-    inner = make_node(node.op, new_ins, node.attrs, f"{node.name}_rows")
-    if inner.output.shape != src.shape:
-        return None
-    out = _reshape(inner.output, full, node.name, [node.output.name])
-    rows[id(out)] = inner.output
-    return (out,)
-
-
-def _reshape(v: Value, shape: tuple, name: str, out_names=None) -> Value:
-    return make_node("reshape", [v], {"newshape": tuple(shape)}, name, out_names).output
 
 
 # A GEMV (M <= 2) whose weight does not stay in cache keeps its plain [N, K]
