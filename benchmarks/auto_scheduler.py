@@ -13,7 +13,9 @@ constant weights (the template's kernel takes them pre-packed too), checks the
 kernel that packs them itself against numpy and prints its time beside.
 
 Each prints ratios from one run (interleaved medians, ``codegen.timing``) and
-the tune's cost: wall seconds per trial (the run's mean) and the search's share.  On a
+the tune's cost: wall seconds per trial (the run's mean and the median over rounds), the
+search's share, and the CPU seconds per trial of all its processes (which the load of a shared
+machine stretches less than the wall time).  On a
 machine others load, ``--threads 1`` tunes and compares everything on one thread by
 its CPU time (a parallel kernel's wall time there measures the load): the runners
 of the auto_scheduler and of AutoTVM measure with ``clock="thread_cpu"``, the
@@ -61,8 +63,24 @@ def tune_dag(tensors, name, trials, log, per_round=32, seed=0):
                                         measure_callbacks=[auto_scheduler.RecordToFile(log)], verbose=1,
                                         runner=auto_scheduler.LocalRunner(clock=CLOCK["runner"],
                                                                          enable_cpu_cache_flush=True))
+    cpu = time.process_time()
     stats = tune_tasks([policy], opts)
+    stats.cpu = time.process_time() - cpu + workers_cpu([*opts.builder._workers, opts.runner.worker])
     return task, stats, policy.best()[0]
+
+
+def workers_cpu(workers: list) -> float:
+    """CPU seconds the worker processes used so far (Linux's /proc; 0 elsewhere): with this process's,
+    what a tune costs whatever else loads the machine (its wall time stretches with the load)."""
+    total = 0.0
+    for w in workers:
+        try:
+            with open(f"/proc/{w.proc.pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (AttributeError, OSError, ValueError, IndexError):
+            pass
+    return total
 
 
 def cost_line(stats) -> str:
@@ -73,8 +91,10 @@ def cost_line(stats) -> str:
     median = (f"; per round (median, quartiles): {statistics.median(r[0] for r in rounds):.2f} s per trial "
               f"({_quartiles([r[0] for r in rounds])}), search {statistics.median(r[1] for r in rounds):.0%}"
               if rounds else "")
+    cpu = (f"; CPU time of all its processes {stats.cpu / stats.trials:.2f} s per trial"
+           if stats.cpu else "")
     return (f"{stats.trials} trials in {stats.wall:.0f} s: {per:.2f} s per trial, search {stats.search / stats.wall:.0%} "
-            f"({stats.search / stats.trials:.3f} s/trial), measurement {stats.measure / stats.wall:.0%}" + median)
+            f"({stats.search / stats.trials:.3f} s/trial), measurement {stats.measure / stats.wall:.0%}" + median + cpu)
 
 
 def _quartiles(xs: list) -> str:

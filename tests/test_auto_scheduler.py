@@ -242,6 +242,32 @@ def test_resume_is_exact(tmp_path):
     assert [s.key() for s in resumed.search_round(3)] == [s.key() for s in policy.search_round(3)]
 
 
+def test_search_realises_in_the_builders_workers_as_here():
+    """A round realised and scored in the builder's worker processes draws the same programs, with
+    the same features, as one realised in this process."""
+    from tune.measure import MeasureInput, MeasureResult
+    from tune.measure.builder import LocalBuilder
+
+    tensors, _ = matmul(16, 24, 40)
+    task = _task(tensors, "test_pool")
+    builder = LocalBuilder(n_parallel=2)
+    try:
+        builder.set_task(task)
+        rounds = []
+        for pool in (None, builder):
+            policy = auto_scheduler.SketchPolicy(task, auto_scheduler.RandomModel(), seed=1, verbose=0)
+            keys = []
+            for k in range(2):  # the second round's evolution draws children scored in the first
+                states = policy.search_round(8, pool=pool)
+                keys.append([s.key() for s in states])
+                policy.note_measured([MeasureInput(task.target, task, s) for s in states],
+                                     [MeasureResult((1e-3 * (j + 1),), 0, 0.0, 0.0) for j in range(len(states))])
+            rounds.append((keys, {k: None if v is None else v.tobytes() for k, v in policy._features.items()}))
+    finally:
+        builder.close()
+    assert rounds[0] == rounds[1] and len(rounds[0][1]) >= 16
+
+
 def test_failing_candidate_costs_one_trial(tmp_path):
     tensors, _ = matmul(8, 8, 8)
     task = _task(tensors, "test_bad")

@@ -139,6 +139,12 @@ def test_cache_flush_rotates_the_weights_through_copies_past_the_cache(monkeypat
         c[:] = 0
         call()
         np.testing.assert_allclose(c, a * w, rtol=1e-6)
+    w2 = rng.random(n, dtype=np.float32)
+    call2, again = run.rotating_call(mod, [a, w2, c], specs)  # the next candidate: the same memory, its values
+    assert [cp[1].ctypes.data for cp in again[1:]] == [cp[1].ctypes.data for cp in copies[1:]]
+    for _ in range(len(again) + 2):
+        call2()
+        np.testing.assert_allclose(c, a * w2, rtol=1e-6)
     _, single = run.rotating_call(mod, [a, w, c], [specs[0], {"is_output": True}, specs[2]])
     assert len(single) == 1  # nothing after the first input: a plain call
     monkeypatch.setattr(run, "ROTATE_BYTES", 1 << 30)
@@ -175,6 +181,90 @@ def test_slow_candidate_rejected_after_one_call(reject):
     assert fast.error_no == 0 and slow.error_no == 0 and len(fast.costs) == 3
     assert min(slow.costs) > 50 * max(fast.costs)
     assert len(slow.costs) == (1 if reject else 3)
+
+
+def test_slow_candidate_stopped_after_its_first_batch():
+    """With stop_factor, a candidate whose first `number` calls average that many times the best is
+    timed by those calls (one cost), the fast one by its full repeats."""
+    task = autotvm.task.create("test/slowknob", args=(4096,), target="llvm")
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    runner = autotvm.LocalRunner(number=2, repeat=3, min_repeat_ms=50, reject_factor=None, stop_factor=1.5)
+    mon = autotvm.callback.Monitor()
+    try:
+        autotvm.tuner.GridSearchTuner(task).tune(2, autotvm.measure_option(builder, runner), callbacks=[mon])
+    finally:
+        builder.close()
+        runner.close()
+    (_, fast), (_, slow) = mon.records
+    assert fast.error_no == 0 and slow.error_no == 0 and len(fast.costs) == 3
+    assert len(slow.costs) == 1 and slow.costs[0] > 50 * max(fast.costs)
+
+
+def test_calls_or_stop_reads_as_calls_lasting():
+    """Not stopped, the reading is calls_lasting's (the same calls); stopped, the mean of the first
+    batch that lasts STOP_PROBE_MS."""
+    from tune.measure.runner import calls_or_stop
+
+    now = [0.0]
+    clock = lambda: now[0]  # noqa: E731 (each call takes 2 ms of it)
+    calls = []
+
+    def fn():
+        calls.append(1)
+        now[0] += 2e-3
+
+    cost, stopped = calls_or_stop(fn, [], 3, 100, clock, stop_above=None)
+    assert not stopped and cost == pytest.approx(2e-3) and len(calls) == 3 + 51  # calls_lasting's: 3, then 51
+    calls.clear()
+    cost, stopped = calls_or_stop(fn, [], 3, 100, clock, stop_above=1.5e-3)
+    assert stopped and len(calls) == 3 and cost == pytest.approx(2e-3)  # 6 ms: past the probe's 5
+    calls.clear()
+    cost, stopped = calls_or_stop(fn, [], 1, 100, clock, stop_above=1.5e-3)
+    assert stopped and len(calls) == 1 + 3 and cost == pytest.approx(2e-3)  # 2 ms, then 3 calls to pass 5 ms
+    calls.clear()
+    cost, stopped = calls_or_stop(fn, [], 1, 100, clock, stop_above=2.5e-3)
+    assert not stopped and len(calls) == 1 + 3 + 51 and cost == pytest.approx(2e-3)
+
+
+@autotvm.template("test/idleknob")
+def idleknob(n):
+    cfg = autotvm.get_config()
+    cfg.define_knob("unused", [0, 1])  # changes nothing: both configs compile to the same code
+    A = te.placeholder((n,), name="A")
+    C = te.compute((n,), lambda i: A[i] * 2.0, name="C")
+    return te.create_schedule(C.op), [A, C]
+
+
+@pytest.mark.parametrize("once", [True, False])
+def test_same_code_measured_once(once):
+    """With same_code_once, a candidate whose code was measured already takes that measurement."""
+    task = autotvm.task.create("test/idleknob", args=(4096,), target="llvm")
+    builder = autotvm.LocalBuilder(n_parallel=1)
+    runner = autotvm.LocalRunner(number=2, repeat=3, same_code_once=once)
+    mon = autotvm.callback.Monitor()
+    try:
+        autotvm.tuner.GridSearchTuner(task).tune(2, autotvm.measure_option(builder, runner), callbacks=[mon])
+    finally:
+        builder.close()
+        runner.close()
+    (_, first), (_, second) = mon.records
+    assert first.error_no == 0 and second.error_no == 0
+    assert (second.costs == first.costs) == once
+
+
+def test_the_builder_compiles_the_same_code_once(monkeypatch):
+    from codegen import service
+    from tune.measure import builder as bm
+
+    A = te.placeholder((64,), name="A")
+    C = te.compute((64,), lambda i: A[i] + 1.0, name="C")
+    compiled = []
+    real = service.compile_ir
+    monkeypatch.setattr(service, "compile_ir", lambda *a, **k: compiled.append(1) or real(*a, **k))
+    monkeypatch.setattr(bm, "_objects", {})
+    first = bm.compile_object(te.create_schedule(C.op), [A, C], "k")
+    second = bm.compile_object(te.create_schedule(C.op), [A, C], "k")
+    assert len(compiled) == 1 and second["obj"] == first["obj"] and second["symbol"] == first["symbol"]
 
 
 def test_the_runner_takes_classic_parameters_and_refuses_bad_ones():

@@ -17,6 +17,7 @@ a search resumed from its log (``PreloadMeasuredStates`` and
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 
@@ -28,6 +29,8 @@ from tune.auto_scheduler.search_task import State
 from tune.auto_scheduler.sketch import generate_sketches
 from tune.auto_scheduler.tuning import tune_tasks
 from tune.record import load_records, target_key
+
+MIN_PART = 8  # programs per worker call at least (fewer: realised here, a call costs more than they do)
 
 DEFAULT_PARAMS = {
     "eps_greedy": 0.05,
@@ -56,6 +59,7 @@ class SketchPolicy:
         self.sketches = generate_sketches(task.compute_dag, task.target)
         self.measured: dict = {}  # state key -> (State, seconds or inf)
         self.search_seconds = 0.0
+        self._pool = None  # during search_round: the builder whose workers realise programs
         self._features: dict = getattr(self.model, "features", {})  # shared with the model
         for cb in init_search_callbacks or []:
             cb.enter(self)
@@ -73,16 +77,42 @@ class SketchPolicy:
             program_features(self.task, _Realized(state, sch), self._features)
         return state
 
+    def realize_all(self, items: list) -> list:
+        """``realize`` of each ``(sketch, genes)``: in the worker processes of the round's ``pool``
+        (``search_round``) where it has them, in parts, else here; the same States and features."""
+        pool = self._pool
+        if pool is None or len(items) < 2 * MIN_PART:
+            return [self.realize(sk, genes) for sk, genes in items]
+        parts = min(pool.n_parallel, len(items) // MIN_PART)
+        chunks = [items[k * len(items) // parts:(k + 1) * len(items) // parts] for k in range(parts)]
+        known = {digest(key) for wl, key in self._features if wl == self.task.workload}
+        answers = pool.map_calls(f"{__name__}:realize_in_worker",
+                                 [{"task": self.task, "sketches": len(self.sketches), "items": c, "known": known}
+                                  for c in chunks])
+        out = []
+        for chunk, (status, value) in zip(chunks, answers):
+            if status != "ok":  # a worker that failed: this process realises its part
+                out.extend(self.realize(sk, genes) for sk, genes in chunk)
+                continue
+            for state, feats in value:
+                if state is not None and not isinstance(feats, str):  # "known": scored here already
+                    self._features.setdefault((self.task.workload, state.key()), feats)
+                out.append(state)
+        return out
+
     def sample(self, n: int, rng) -> list[State]:
-        out, seen = [], set()
-        for k in range(4 * n):
-            if len(out) >= n or not self.sketches:
-                break
-            sk = k % len(self.sketches)
-            st = self.realize(sk, self.sketches[sk].sample(rng))
-            if st is not None and st.key() not in seen:
-                seen.add(st.key())
-                out.append(st)
+        """``n`` distinct random programs (at most ``4 n`` draws, in turn from each sketch)."""
+        out, seen, k = [], set(), 0
+        while len(out) < n and k < 4 * n and self.sketches:
+            items = []
+            for _ in range(min(n - len(out), 4 * n - k)):  # each draw adds at most one: as drawn one by one
+                sk = k % len(self.sketches)
+                items.append((sk, self.sketches[sk].sample(rng)))
+                k += 1
+            for st in self.realize_all(items):
+                if st is not None and st.key() not in seen:
+                    seen.add(st.key())
+                    out.append(st)
         return out
 
     def note_measured(self, inputs, results) -> None:
@@ -97,8 +127,16 @@ class SketchPolicy:
         return min(self.measured.values(), key=lambda sc: sc[1], default=(None, float("inf")))
 
     # ------------------------------------------------------------------ search --
-    def search_round(self, n: int) -> list[State]:
-        """The next ``n`` programs to measure."""
+    def search_round(self, n: int, pool=None) -> list[State]:
+        """The next ``n`` programs to measure (``pool``: a builder whose idle worker processes
+        realise and score programs, ``LocalBuilder.map_calls``)."""
+        self._pool = pool
+        try:
+            return self._search_round(n)
+        finally:
+            self._pool = None
+
+    def _search_round(self, n: int) -> list[State]:
         t0 = time.perf_counter()
         rng = np.random.default_rng([self.seed, len(self.measured)])
         p = self.params
@@ -154,17 +192,15 @@ class SketchPolicy:
         if not mutable:
             return []
         wm = w[mutable] / w[mutable].sum()
-        out = []
+        items = []
         for _ in range(max(p["population"], 2 * self._batch)):
             parent = population[mutable[int(rng.choice(len(mutable), p=wm))]]
             genes = dict(parent.genes)
             sketch = self.sketches[parent.sketch]
             for _ in range(1 + int(rng.random() < 1 - p["mutation_prob"])):
                 genes = sketch.mutate(genes, rng)
-            child = self.realize(parent.sketch, genes)
-            if child is not None:
-                out.append(child)
-        return out
+            items.append((parent.sketch, genes))
+        return [child for child in self.realize_all(items) if child is not None]
 
     # ----------------------------------------------------------------- tuning --
     def tune(self, options):
@@ -181,6 +217,42 @@ class _Realized:
 
     def key(self) -> str:
         return self.state.key()
+
+
+_in_worker: dict = {}  # in a builder worker: (workload, target) -> (task, its sketches, features scored here)
+
+
+def realize_in_worker(payload: dict) -> list:
+    """In a builder worker: ``(State, features)`` of each ``(sketch, genes)`` of ``payload["items"]``
+    (``(None, None)`` where the primitives refuse it; ``"known"`` for features where the search has
+    them: ``payload["known"]``, digests of their keys), the task's sketches made here once (the
+    evolution draws the same children often: four in ten of a round's)."""
+    task = payload["task"]
+    key = (task.workload, task.target_key)
+    if key not in _in_worker or len(_in_worker[key][2]) > 50_000:
+        _in_worker.clear()
+        _in_worker[key] = (task, generate_sketches(task.compute_dag, task.target), {})
+    task, sketches, features = _in_worker[key]
+    if len(sketches) != payload["sketches"]:
+        raise RuntimeError(f"{len(sketches)} sketches here, {payload['sketches']} in the search")
+    out = []
+    for sk, genes in payload["items"]:
+        try:
+            sch = sketches[sk].realize(genes)
+        except (ScheduleError, ValueError, KeyError):
+            out.append((None, None))
+            continue
+        state = State(sch.trace, sk, genes)
+        if digest(state.key()) in payload["known"]:
+            out.append((state, "known"))
+        else:
+            out.append((state, program_features(task, _Realized(state, sch), features)))
+    return out
+
+
+def digest(key: str) -> bytes:
+    """8 bytes that stand for a program's key (the search tells its workers which it has scored)."""
+    return hashlib.blake2b(key.encode(), digest_size=8).digest()
 
 
 class PreloadMeasuredStates:

@@ -21,15 +21,19 @@ class LocalBuilder(shared.LocalBuilder):
 
 class LocalRunner(shared.LocalRunner):
     """The shared runner with classic ``auto_scheduler.LocalRunner``'s defaults; a candidate whose
-    first timed call is ``reject_factor`` times the task's best is timed by that call alone (most
-    programs a search draws are slow, and they would cost most of its time)."""
+    first timed call is ``reject_factor`` times the task's best is timed by that call alone, one
+    whose first ``number`` calls average ``stop_factor`` times the best by those calls (most programs
+    a search draws are slow, and the ``min_repeat_ms`` window would be most of their trial's time);
+    a candidate whose code is that of one measured before (genes that change nothing, such as an
+    unroll step over loops LLVM unrolls anyway) takes that measurement (``same_code_once``)."""
 
     def __init__(self, timeout: float = 10, number: int = 3, repeat: int = 1, min_repeat_ms: float = 100,
                  cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False, reject_factor: float = 3.0,
-                 **kwargs):
+                 stop_factor: float | None = 1.5, same_code_once: bool = True, **kwargs):
         super().__init__(timeout=timeout, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
                          cooldown_interval=cooldown_interval, enable_cpu_cache_flush=enable_cpu_cache_flush,
-                         reject_factor=reject_factor, **kwargs)
+                         reject_factor=reject_factor, stop_factor=stop_factor,
+                         same_code_once=same_code_once, **kwargs)
 
 
 class TuningOptions:
@@ -74,13 +78,14 @@ class Stats:
 
     def __init__(self):
         self.trials, self.search, self.measure, self.wall = 0, 0.0, 0.0, 0.0
+        self.cpu = 0.0  # CPU seconds of the tuner's and its workers' processes, where a caller counts them
         self.rounds: list = []
 
 
 def measure_round(policy, batch, n: int, options: TuningOptions, stats: Stats) -> list:
     """Search ``n`` programs of ``policy``'s task, measure them, record them; the results."""
     t0 = time.perf_counter()
-    states = policy.search_round(n)
+    states = policy.search_round(n, pool=search_pool(policy.task, batch))
     t1 = time.perf_counter()
     stats.search += t1 - t0
     if not states:
@@ -98,6 +103,15 @@ def measure_round(policy, batch, n: int, options: TuningOptions, stats: Stats) -
     stats.trials += len(results)
     stats.rounds.append((len(results), t3 - t0, t1 - t0 + t3 - t2))
     return results
+
+
+def search_pool(task, batch):
+    """The builder whose idle workers the search may realise and score programs in (one that
+    can make the task's schedules in its workers), or None."""
+    from tune.measure.builder import rebuilt_in_worker
+
+    builder = getattr(batch, "builder", None)
+    return builder if hasattr(builder, "map_calls") and rebuilt_in_worker(task) else None
 
 
 def tune_tasks(policies: list, options: TuningOptions) -> Stats:
@@ -132,4 +146,5 @@ def report(policy, done: int, stats: Stats) -> None:
           f"search {stats.search:.1f} s, measure {stats.measure:.1f} s", flush=True)
 
 
-__all__ = ["LocalBuilder", "LocalRunner", "RecordToFile", "Stats", "TuningOptions", "measure_round", "tune_tasks"]
+__all__ = ["LocalBuilder", "LocalRunner", "RecordToFile", "Stats", "TuningOptions", "measure_round", "search_pool",
+           "tune_tasks"]

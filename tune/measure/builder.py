@@ -111,6 +111,22 @@ class LocalBuilder:
             return BuildResult(None, MeasureErrorNo.BUILD_TIMEOUT, f"build exceeded {self.timeout:g} s", dt)
         return BuildResult(None, MeasureErrorNo.COMPILE_HOST, f"builder: {value}", dt)
 
+    def map_calls(self, path: str, payloads: list, timeout: float = STARTUP_TIMEOUT) -> list:
+        """``worker.call(path, payload)`` of each payload on the idle workers (all at once): each a
+        ``(status, value)`` of ``tune.measure.worker`` (the search realises and scores its programs
+        here while the workers have nothing to build)."""
+
+        def one(payload):
+            worker = self._idle.get()
+            try:
+                return worker.call(path, payload, timeout)
+            except RuntimeError as err:  # the worker cannot start at all
+                return "error", str(err)
+            finally:
+                self._idle.put(worker)
+
+        return list(self._pool.map(one, payloads))
+
     def build_reference(self, task) -> dict | None:
         """The build of ``task``'s default config: the answer every candidate is checked against."""
         key = (task.target_key, task.workload)
@@ -171,15 +187,29 @@ def kernel_name(task_name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in task_name) or "kernel"
 
 
+_objects: dict = {}  # in a builder worker: (symbol, target) -> object code compiled here already
+
+
 def compile_object(sch, args, name: str, lowered=None, target=None) -> dict:
     """Lower and compile ``sch`` to object code through ``codegen.service``:
     ``{"obj", "symbol", "name", "kernel", "specs"}`` (``kernel``: the ``CompiledKernel`` the runner
-    loads; ``lowered``: lowered already, by a process that could make the schedule)."""
+    loads; ``lowered``: lowered already, by a process that could make the schedule).  LLVM IR this
+    process compiled before (the symbol names a digest of it) takes that object code: a search's
+    candidates differ at times only in choices that change no code."""
     from codegen import service
+    from codegen.target import create
 
     if lowered is None:
         lowered = service.lower_for_build(sch, args, name)
-    kernel = service.compile_lowered(lowered, target)
+    t = create(target)
+    raw, symbol = service.emit_llvm(lowered)
+    done = _objects.get((symbol, str(t)))
+    if done is None:
+        if len(_objects) >= 64:
+            _objects.clear()
+        done = _objects[(symbol, str(t))] = service.compile_ir(raw, t)
+    ll, obj = done
+    kernel = service.CompiledKernel(lowered.name, symbol, tuple(service.param_specs(lowered)), obj, ll, str(t))
     return {"obj": kernel.obj, "symbol": kernel.symbol, "name": kernel.name, "kernel": kernel,
             "specs": [dataclasses.asdict(p) for p in kernel.params]}
 

@@ -14,8 +14,10 @@ calls.  Before timing, ``check_correctness`` compares the candidate's outputs
 with the task's default config's on the same random inputs (a mismatch:
 ``WRONG_ANSWER``), each tensor stored in the layout its template declared
 (``tune.layout``).  A candidate whose first call is ``reject_factor`` times
-slower than the task's best so far is timed by that one call: a slow candidate
-would otherwise cost the most tuning time of all.  The reading that ranks a
+slower than the task's best so far is timed by that one call, and with
+``stop_factor`` one whose first calls (``STOP_PROBE_MS`` of them) average that
+many times the best is timed by those calls: a slow candidate would otherwise cost
+the most tuning time of all.  The reading that ranks a
 candidate is the median of its repeats (``tune.measure.statistics``).
 
 ``clock`` says what a cost is (``tune.measure.measure.CLOCKS``; each result and
@@ -42,7 +44,7 @@ import time
 import numpy as np
 
 from codegen.module import calls_lasting
-from codegen.ndarray import aligned_copy, aligned_empty
+from codegen.ndarray import ALIGN, aligned_copy, aligned_empty
 from tune.layout import to_blocked, to_logical
 from tune.measure.measure import MeasureErrorNo, MeasureResult, Runner, check_clock, error_result
 from tune.measure.worker import Worker
@@ -50,6 +52,7 @@ from tune.measure.worker import Worker
 _HERE = "tune.measure.runner"
 CHECK_RTOL = 1e-3
 REJECT_FLOOR_S = 1e-3  # a first call shorter than this is never grounds to reject
+STOP_PROBE_MS = 5.0  # calls lasting this long show a candidate far slower than the best (stop_factor)
 # With the cache flush the inputs after the first rotate through copies this large in all: past
 # the last-level cache of the CPUs this targets (32 MiB on a Zen 3 CCX)
 ROTATE_BYTES = 96 << 20
@@ -75,7 +78,8 @@ class LocalRunner(Runner):
 
     def __init__(self, timeout: float = 10, number: int = 4, repeat: int = 3, min_repeat_ms: float = 0,
                  cooldown_interval: float = 0.0, enable_cpu_cache_flush: bool = False,
-                 check_correctness: bool = True, reject_factor: float | None = 5.0, clock: str = "wall"):
+                 check_correctness: bool = True, reject_factor: float | None = 5.0, clock: str = "wall",
+                 stop_factor: float | None = None, same_code_once: bool = False):
         if number < 1 or repeat < 1:
             raise ValueError(f"LocalRunner: number and repeat must be >= 1, got {number}, {repeat}")
         if min_repeat_ms < 0 or cooldown_interval < 0 or timeout <= 0:
@@ -87,6 +91,9 @@ class LocalRunner(Runner):
         self.enable_cpu_cache_flush = bool(enable_cpu_cache_flush)
         self.check_correctness = bool(check_correctness)
         self.reject_factor = reject_factor
+        self.stop_factor = stop_factor
+        self.same_code_once = bool(same_code_once)
+        self._by_code: dict = {}  # with same_code_once: code key -> the result of its first measurement
         self.clock = check_clock(clock)
         self.best_cost = float("inf")
         self.worker = Worker(f"{_HERE}:warm_runner", "tune-runner")
@@ -98,14 +105,17 @@ class LocalRunner(Runner):
     def set_task(self, task, reference: dict | None = None) -> None:
         self.task, self.ref = task, reference
         self.best_cost = float("inf")
+        self._by_code = {}
 
     def payload(self, build: dict, ref_input=None) -> dict:
         """What the measuring process needs for one candidate (``ref_input``: the runner's, by default)."""
         ref_input = self.ref_input if ref_input is None else ref_input
-        reject = self.reject_factor * self.best_cost if self.reject_factor and self.best_cost < float("inf") else None
+        known = self.best_cost < float("inf")
+        reject = self.reject_factor * self.best_cost if self.reject_factor and known else None
+        stop = self.stop_factor * self.best_cost if self.stop_factor and known else None
         return {"build": build, "ref": self.ref if self.check_correctness else None, "number": self.number,
                 "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms, "flush": self.enable_cpu_cache_flush,
-                "reject_above": reject, "clock": self.clock,
+                "reject_above": reject, "stop_above": stop, "clock": self.clock,
                 "inputs": None if ref_input is None else [np.asarray(a) for a in ref_input]}
 
     @property
@@ -138,6 +148,11 @@ class LocalRunner(Runner):
             return error_result(MeasureErrorNo.RUNTIME_DEVICE, f"runner: no build result for {measure_input}", 0.0)
         if build.build is None:
             return error_result(build.error_no, build.error, build.time_cost)
+        code = code_key(build.build) if self.same_code_once else None
+        if code in self._by_code:
+            first = self._by_code[code]
+            return MeasureResult(first.costs, first.error_no, build.time_cost, time.time(), first.flush,
+                                 clock=first.clock)
         try:
             self.worker.start()
         except RuntimeError as err:
@@ -145,10 +160,19 @@ class LocalRunner(Runner):
         payload = self.payload(build.build, ref_input)
         t0 = time.perf_counter()
         status, value = self.worker.call(f"{_HERE}:run_candidate", payload, self.timeout)
-        return self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout))
+        result = self.note(run_result(status, value, build, time.perf_counter() - t0, self.timeout))
+        if code is not None and result.error_no in (MeasureErrorNo.NO_ERROR, MeasureErrorNo.WRONG_ANSWER):
+            self._by_code[code] = result
+        return result
 
     def close(self) -> None:
         self.worker.close()
+
+
+def code_key(build: dict) -> tuple:
+    """What makes two builds the same kernel: the symbol (named by a digest of its LLVM IR), the
+    parameters and the layouts the arguments are stored in."""
+    return build["symbol"], repr(build["specs"]), repr(build.get("layouts"))
 
 
 class InlineExecutor:
@@ -271,17 +295,39 @@ def with_inputs(args: list, specs: list, inputs) -> list:
     return out
 
 
+_pool: list = [np.empty(0, np.uint8)]  # the measuring process's memory for rotated copies, reused
+
+
+def _pooled(nbytes: int) -> np.ndarray:
+    """``nbytes`` of this process's rotation memory (grown when short, kept for later candidates:
+    96 MiB of fresh pages cost each candidate ten times the copying)."""
+    if _pool[0].nbytes < nbytes:
+        _pool[0] = np.empty(0, np.uint8)  # free the old one first
+        _pool[0] = aligned_empty(nbytes, np.uint8)
+    return _pool[0]
+
+
 def rotating_call(mod, arrays: list, specs: list):
     """``(call, copies)``: a call of ``mod`` that takes its inputs after the first from the next of
     ``ROTATE_BYTES`` of copies of them each time (the first input, the activations a model's previous
-    layer just wrote, and the outputs stay put); ``copies`` holds the arrays the call points into."""
+    layer just wrote, and the outputs stay put); ``copies`` holds the arrays the call points into.
+    The copies live in memory this process reuses: the next ``rotating_call`` overwrites them."""
     fn = mod._fn
-    rotated = {k for k, (a, p) in enumerate(zip(arrays, specs))
-               if k > 0 and not p["is_output"] and isinstance(a, np.ndarray)}
+    rotated = [k for k, (a, p) in enumerate(zip(arrays, specs))
+               if k > 0 and not p["is_output"] and isinstance(a, np.ndarray)]
     nbytes = sum(arrays[k].nbytes for k in rotated)
     count = min(MAX_ROTATIONS, -(-ROTATE_BYTES // nbytes)) if nbytes else 1
-    copies = [arrays] + [[aligned_copy(a) if k in rotated else a for k, a in enumerate(arrays)]
-                         for _ in range(count - 1)]
+    slot = lambda a: -(-a.nbytes // ALIGN) * ALIGN  # noqa: E731 (each copy starts on an ALIGN boundary)
+    pool = _pooled((count - 1) * sum(slot(arrays[k]) for k in rotated))
+    copies, at = [arrays], 0
+    for _ in range(count - 1):
+        copy = list(arrays)
+        for k in rotated:
+            a = arrays[k]
+            copy[k] = pool[at:at + a.nbytes].view(a.dtype).reshape(a.shape)
+            np.copyto(copy[k], a)
+            at += slot(a)
+        copies.append(copy)
     raws = itertools.cycle([mod._check(c) for c in copies])
     return (lambda: fn(*next(raws))), copies
 
@@ -345,10 +391,37 @@ def run_candidate(payload: dict) -> dict:
     reject = payload.get("reject_above")
     if reject is not None and first > max(reject, REJECT_FLOOR_S):
         return {"costs": [first], "wrong": "", "rejected": True, "flush": flush, "clock": clock_name}
-    costs = [calls_lasting(fn, raw, payload["number"], payload["min_repeat_ms"], clock)[0]
-             for _ in range(payload["repeat"])]
+    stop = payload.get("stop_above")
+    cost, stopped = calls_or_stop(fn, raw, payload["number"], payload["min_repeat_ms"], clock, stop)
+    if stopped:
+        return {"costs": [cost], "wrong": "", "stopped": True, "flush": flush, "clock": clock_name}
+    costs = [cost] + [calls_lasting(fn, raw, payload["number"], payload["min_repeat_ms"], clock)[0]
+                      for _ in range(payload["repeat"] - 1)]
     return {"costs": costs, "wrong": "", "flush": flush, "clock": clock_name}
 
 
-__all__ = ["CLOCK_FUNCTIONS", "InlineExecutor", "LocalRunner", "check_output", "load_object", "measuring_clock", "pool_for", "random_arguments", "rotating_call", "run_candidate",
+def calls_or_stop(fn, raw: list, n: int, min_ms: float, clock, stop_above: float | None) -> tuple:
+    """``(seconds per call, stopped)``: ``codegen.module.calls_lasting``'s reading (``n`` calls, more
+    until they last ``min_ms``), unless a batch of calls lasting ``STOP_PROBE_MS`` (the first batch,
+    or one scaled up to it) already averages above ``stop_above`` seconds: then that batch's mean,
+    and no more repeats (a candidate that slow cannot be the best; the rest of its window and
+    repeats would be most of its trial's time)."""
+    probe = stop_above is not None
+    while True:
+        t0 = clock()
+        for _ in range(n):
+            fn(*raw)
+        elapsed = clock() - t0
+        if probe and elapsed * 1e3 >= min(STOP_PROBE_MS, min_ms):
+            if elapsed / n > stop_above:
+                return elapsed / n, True
+            probe = False
+        if elapsed * 1e3 >= min_ms or n >= 1 << 24:
+            return elapsed / n, False
+        target = min(STOP_PROBE_MS, min_ms) if probe else min_ms
+        n = max(n * 2, int(n * target / max(elapsed * 1e3, 1e-3)) + 1)  # as calls_lasting scales
+
+
+__all__ = ["CLOCK_FUNCTIONS", "InlineExecutor", "LocalRunner", "calls_or_stop", "check_output", "code_key",
+           "load_object", "measuring_clock", "pool_for", "random_arguments", "rotating_call", "run_candidate",
            "run_result", "warm_runner", "with_inputs"]
