@@ -252,7 +252,29 @@ class CodeGen(ParallelLoops):
 
     # addresses ---------------------------------------------------------------
     def address(self, buf: ir.Value, elem: ir.Type, index: E.Expr) -> ir.Value:
-        return self.address_value(buf, elem, self.expr(index))
+        return self.address_value(buf, elem, self.index64(index))
+
+    def index64(self, e: E.Expr) -> ir.Value:
+        """An ``int32`` index expression evaluated in ``i64``: its sums, differences and products
+        on sign-extended operands (``nsw``: the ``int32`` arithmetic never overflows either), so
+        the address is a base plus constant offsets that LLVM folds into the load or store,
+        instead of an ``int32`` sum sign-extended per access (``shl``/``sar`` pairs once the
+        loop counters are widened)."""
+        op = _INDEX_OPS.get(type(e))
+        if op is None or e.dtype != "int32":
+            if isinstance(e, E.IntImm):
+                return ir.Constant(I64, e.value)
+            return self.as_i64(self.expr(e))
+        key, operands, values = ("i64", op), [], []
+        for child in (e.a, e.b):
+            v = self.index64(child)
+            values.append(v)
+            if isinstance(child, E.IntImm):
+                key += (child.value,)
+            else:
+                key += ("v",)
+                operands.append(v)
+        return self.reuse(key, tuple(operands), lambda: getattr(self.b, op)(*values, flags=["nsw"]))
 
     def address_value(self, buf: ir.Value, elem: ir.Type, idx: ir.Value) -> ir.Value:
         base = self.reuse(("bitcast", elem), (buf,), lambda: self.b.bitcast(buf, elem.as_pointer()))
@@ -526,6 +548,8 @@ class CodeGen(ParallelLoops):
                 operands.append(value)
         return self.reuse(key, tuple(operands), lambda: intrinsics.binary(self.b, op, x, y, e.a.dtype))
 
+
+_INDEX_OPS = {E.Add: "add", E.Sub: "sub", E.Mul: "mul"}
 
 for _name in ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
               "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or"):
