@@ -3,7 +3,7 @@
 ::
 
     parallel (b, 0, BH)                               // (i.outer, b) when BH is small: row blocks
-      kt[D, Sk'] = k[b]^T                             // once per slice (a strided read of k); at
+      kt[D, Sk'] = k[b]^T                             // once per slice, in 8 x 8 blocks; at
       for (i.outer, 0, Sq/rb)                         // root, parallel, when row blocks are tasks
         ql[rb, D] = q[b, i.outer*rb : +rb, :]         // the block's rows, contiguous
         dot[rb, Sk'] = sum_d ql[i, d] * kt[d, :]      // rb x n vector accumulators share kt's loads
@@ -124,6 +124,28 @@ def _inline_producers(s, stages: dict) -> None:
         todo.extend(t.op for t in op.input_tensors)
 
 
+KT_BLOCK = 8  # K^T is copied in KT_BLOCK x KT_BLOCK blocks (_transpose_blocks)
+
+
+def _transpose_blocks(st, kt) -> None:
+    """K^T's copy in square blocks: a block's 8 vectors of kt gather from the same 8 rows of k
+    (8 consecutive elements of each, one cache line), where ``for (c) vectorized (j)`` walked
+    all Sk' rows of k (a head's row apart) for every c::
+
+        for (j.outer) for (c.outer) unrolled (c.inner, 0, 8) vectorized (j.inner, 0, 8)
+          kt[c, j] = k[j, c]
+
+    T5-small's 8 x 128 x 64 kernel 0.81x the time, BERT-base's and GPT-2's 0.93x."""
+    _, c, j = kt.axis
+    if get_const_int(c.dom.extent) % KT_BLOCK or get_const_int(j.dom.extent) % KT_BLOCK:
+        return
+    co, ci = st.split(c, factor=KT_BLOCK)
+    jo, ji = st.split(j, factor=KT_BLOCK)
+    st.reorder(jo, co, ci, ji)
+    st.unroll(ci)
+    st.vectorize(ji)
+
+
 def _vec(st, axis, vec: int, extent: int) -> None:
     if extent >= vec:
         _, inner = st.split(axis, factor=vec)
@@ -231,6 +253,8 @@ def schedule_attention(outs, cfg: ConfigEntity | None = None):
             copy.parallel(st[tag].axis[0])
         else:
             copy.compute_at(o, task)
+        if tag == "attention_kt":
+            _transpose_blocks(copy, st[tag])
     for tag in ("attention_dot", "attention_max", "attention_exp", "attention_sum", "attention_acc"):
         s[st[tag]].compute_at(o, block)
     if get_const_int(st["attention_dot"].reduce_axis[0].dom.extent) >= Q_COPY_MIN_D:
