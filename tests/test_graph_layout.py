@@ -55,6 +55,16 @@ def check_values(before, after, rtol=1e-4, atol=1e-4):
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
 
 
+def check_built(g, x, atol=1e-4):
+    """``g`` built (the kernel cache as the test set it) and run on input ``x`` matches the
+    interpreter on ``g``, every output."""
+    m = graph.build(g).create_executor()
+    feed = {"x": x}
+    m.run(**feed)
+    for k, want in enumerate(interpret(g, feed)):
+        np.testing.assert_allclose(m.get_output(k), want, rtol=1e-4, atol=atol)
+
+
 def ops(g) -> list:
     return [n.op for n in g.nodes if not n.is_constant]
 
@@ -240,12 +250,7 @@ def test_convs_of_an_odd_number_of_vectors_pad_their_kernels_not_their_outputs(t
         check_values(g, out)
     if Target("llvm").vector_registers >= 32:
         return  # the host's own rule blocks every conv by 16 lanes: built above only as a graph
-    lib = graph.build(g)
-    feed = {"x": rand(1, 16, 11, 9)}
-    m = lib.create_executor()
-    m.run(**feed)
-    for k, want in enumerate(interpret(g, feed)):
-        np.testing.assert_allclose(m.get_output(k), want, rtol=1e-4, atol=1e-4)
+    check_built(g, rand(1, 16, 11, 9))
 
 
 def test_a_conv_writes_the_block_a_grouped_conv_reads(tmp_path, monkeypatch):
@@ -265,11 +270,7 @@ def test_a_conv_writes_the_block_a_grouped_conv_reads(tmp_path, monkeypatch):
         check_values(g, out)
     if Target("llvm").vector_registers >= 32:
         return
-    lib = graph.build(g)
-    feed = {"x": rand(1, 32, 10, 9)}
-    m = lib.create_executor()
-    m.run(**feed)
-    np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-4)
+    check_built(g, rand(1, 32, 10, 9))
 
 
 def test_a_squeeze_conv_whose_channels_do_not_block_gets_its_kernel_packed_once(tmp_path, monkeypatch):
@@ -291,11 +292,7 @@ def test_a_squeeze_conv_whose_channels_do_not_block_gets_its_kernel_packed_once(
         assert sq.attrs["channels"] == 12 and sq.inputs[1].node.is_constant and sq.inputs[1].shape[5] == 8
         assert [n.op for n in out.nodes if n.op.startswith("conv2d_")] == ["conv2d_NCHWc", "conv2d_NCHWc"]
         check_values(g, out)
-    lib = graph.build(g)
-    feed = {"x": rand(1, 48, 5, 7)}
-    m = lib.create_executor()
-    m.run(**feed)
-    np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-5)
+    check_built(g, rand(1, 48, 5, 7), atol=1e-5)
 
 
 def test_a_conv_whose_padded_channels_stay_nchw_gets_its_kernel_packed_once(tmp_path, monkeypatch):
@@ -318,11 +315,7 @@ def test_a_conv_whose_padded_channels_stay_nchw_gets_its_kernel_packed_once(tmp_
         check_values(g, out)
     if Target("llvm").vector_registers >= 32:
         return
-    lib = graph.build(g)
-    feed = {"x": rand(1, 80, 9, 7)}
-    m = lib.create_executor()
-    m.run(**feed)
-    np.testing.assert_allclose(m.get_output(0), interpret(g, feed)[0], rtol=1e-4, atol=1e-4)
+    check_built(g, rand(1, 80, 9, 7))
 
 
 def test_conv_flatten_dense_goes_back_to_nchw_before_the_reshape():
