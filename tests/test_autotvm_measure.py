@@ -166,18 +166,23 @@ def slowknob(n):
     return te.create_schedule(C.op), [A, C]
 
 
-@pytest.mark.parametrize("reject", [5.0, None])
-def test_slow_candidate_rejected_after_one_call(reject):
-    task = autotvm.task.create("test/slowknob", args=(4096,), target="llvm")
+def _tune_both(template: str, **runner_options) -> tuple:
+    """The results of both configs of a two-config ``template`` at n=4096, grid search, one builder."""
+    task = autotvm.task.create(template, args=(4096,), target="llvm")
     builder = autotvm.LocalBuilder(n_parallel=1)
-    runner = autotvm.LocalRunner(number=2, repeat=3, reject_factor=reject)
+    runner = autotvm.LocalRunner(**runner_options)
     mon = autotvm.callback.Monitor()
     try:
         autotvm.tuner.GridSearchTuner(task).tune(2, autotvm.measure_option(builder, runner), callbacks=[mon])
     finally:
         builder.close()
         runner.close()
-    (_, fast), (_, slow) = mon.records
+    return tuple(res for _, res in mon.records)
+
+
+@pytest.mark.parametrize("reject", [5.0, None])
+def test_slow_candidate_rejected_after_one_call(reject):
+    fast, slow = _tune_both("test/slowknob", number=2, repeat=3, reject_factor=reject)
     assert fast.error_no == 0 and slow.error_no == 0 and len(fast.costs) == 3
     assert min(slow.costs) > 50 * max(fast.costs)
     assert len(slow.costs) == (1 if reject else 3)
@@ -186,16 +191,8 @@ def test_slow_candidate_rejected_after_one_call(reject):
 def test_slow_candidate_stopped_after_its_first_batch():
     """With stop_factor, a candidate whose first `number` calls average that many times the best is
     timed by those calls (one cost), the fast one by its full repeats."""
-    task = autotvm.task.create("test/slowknob", args=(4096,), target="llvm")
-    builder = autotvm.LocalBuilder(n_parallel=1)
-    runner = autotvm.LocalRunner(number=2, repeat=3, min_repeat_ms=50, reject_factor=None, stop_factor=1.5)
-    mon = autotvm.callback.Monitor()
-    try:
-        autotvm.tuner.GridSearchTuner(task).tune(2, autotvm.measure_option(builder, runner), callbacks=[mon])
-    finally:
-        builder.close()
-        runner.close()
-    (_, fast), (_, slow) = mon.records
+    fast, slow = _tune_both("test/slowknob", number=2, repeat=3, min_repeat_ms=50, reject_factor=None,
+                            stop_factor=1.5)
     assert fast.error_no == 0 and slow.error_no == 0 and len(fast.costs) == 3
     assert len(slow.costs) == 1 and slow.costs[0] > 50 * max(fast.costs)
 
@@ -238,16 +235,7 @@ def idleknob(n):
 @pytest.mark.parametrize("once", [True, False])
 def test_same_code_measured_once(once):
     """With same_code_once, a candidate whose code was measured already takes that measurement."""
-    task = autotvm.task.create("test/idleknob", args=(4096,), target="llvm")
-    builder = autotvm.LocalBuilder(n_parallel=1)
-    runner = autotvm.LocalRunner(number=2, repeat=3, same_code_once=once)
-    mon = autotvm.callback.Monitor()
-    try:
-        autotvm.tuner.GridSearchTuner(task).tune(2, autotvm.measure_option(builder, runner), callbacks=[mon])
-    finally:
-        builder.close()
-        runner.close()
-    (_, first), (_, second) = mon.records
+    first, second = _tune_both("test/idleknob", number=2, repeat=3, same_code_once=once)
     assert first.error_no == 0 and second.error_no == 0
     assert (second.costs == first.costs) == once
 
