@@ -171,12 +171,17 @@ def report(r: dict) -> None:
 
 def main(argv: list | None = None) -> list:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("models", nargs="*", default=MODELS[:2], choices=MODELS)
+    # no ``choices``: Python 3.11's argparse checks the default list against them as one value
+    parser.add_argument("models", nargs="*", default=MODELS[:2], help=f"any of {', '.join(MODELS)} "
+                        f"(default: {' '.join(MODELS[:2])})")
     parser.add_argument("--repeat", type=int, default=7, help="interleaved batches per system (default 7)")
     parser.add_argument("--full-range", action="store_true", help="8-bit weights (onnxruntime's AVX2 kernels "
                         "saturate: its outputs then drift from ONNX's arithmetic)")
     parser.add_argument("--cpu-time", action="store_true", help="one thread each, timed by thread CPU time")
     args = parser.parse_args(argv)
+    unknown = [m for m in args.models if m not in MODELS]
+    if unknown:
+        parser.error(f"unknown model {', '.join(unknown)}: choose from {', '.join(MODELS)}")
     rows = []
     for name in args.models:
         rows.append(bench(name, args.repeat, args.full_range, args.cpu_time))
