@@ -21,14 +21,29 @@ import numpy as np
 def calls_lasting(fn, raw: list, n: int, min_ms: float, clock=time.perf_counter) -> tuple[float, int]:
     """``(seconds per call, calls)``: ``n`` calls of ``fn(*raw)``, doubled (or scaled up)
     until they last ``min_ms`` milliseconds of ``clock`` (at most 2**24 calls)."""
+    per_call, n, _ = timed_calls(fn, raw, n, min_ms, clock)
+    return per_call, n
+
+
+def timed_calls(fn, raw: list, n: int, min_ms: float, clock=time.perf_counter, stop_above: float | None = None,
+                probe_ms: float = 0.0) -> tuple[float, int, bool]:
+    """``(seconds per call, calls, stopped)``: :func:`calls_lasting`'s batches, except that with
+    ``stop_above`` the first batch lasting ``probe_ms`` (or ``min_ms`` if shorter; batches scale up
+    to it first) ends the timing when it averages above ``stop_above`` seconds (``stopped``)."""
+    probe = stop_above is not None
     while True:
         t0 = clock()
         for _ in range(n):
             fn(*raw)
         elapsed = clock() - t0
+        if probe and elapsed * 1e3 >= min(probe_ms, min_ms):
+            if elapsed / n > stop_above:
+                return elapsed / n, n, True
+            probe = False
         if elapsed * 1e3 >= min_ms or n >= 1 << 24:
-            return elapsed / n, n
-        n = max(n * 2, int(n * min_ms / max(elapsed * 1e3, 1e-3)) + 1)
+            return elapsed / n, n, False
+        target = min(probe_ms, min_ms) if probe else min_ms
+        n = max(n * 2, int(n * target / max(elapsed * 1e3, 1e-3)) + 1)
 
 
 @dataclass(frozen=True)

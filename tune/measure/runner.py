@@ -43,7 +43,7 @@ import time
 
 import numpy as np
 
-from codegen.module import calls_lasting
+from codegen.module import calls_lasting, timed_calls
 from codegen.ndarray import ALIGN, aligned_copy, aligned_empty
 from tune.layout import to_blocked, to_logical
 from tune.measure.measure import MeasureErrorNo, MeasureResult, Runner, check_clock, error_result
@@ -406,20 +406,8 @@ def calls_or_stop(fn, raw: list, n: int, min_ms: float, clock, stop_above: float
     or one scaled up to it) already averages above ``stop_above`` seconds: then that batch's mean,
     and no more repeats (a candidate that slow cannot be the best; the rest of its window and
     repeats would be most of its trial's time)."""
-    probe = stop_above is not None
-    while True:
-        t0 = clock()
-        for _ in range(n):
-            fn(*raw)
-        elapsed = clock() - t0
-        if probe and elapsed * 1e3 >= min(STOP_PROBE_MS, min_ms):
-            if elapsed / n > stop_above:
-                return elapsed / n, True
-            probe = False
-        if elapsed * 1e3 >= min_ms or n >= 1 << 24:
-            return elapsed / n, False
-        target = min(STOP_PROBE_MS, min_ms) if probe else min_ms
-        n = max(n * 2, int(n * target / max(elapsed * 1e3, 1e-3)) + 1)  # as calls_lasting scales
+    per_call, _, stopped = timed_calls(fn, raw, n, min_ms, clock, stop_above, STOP_PROBE_MS)
+    return per_call, stopped
 
 
 __all__ = ["CLOCK_FUNCTIONS", "InlineExecutor", "LocalRunner", "calls_or_stop", "check_output", "code_key",
