@@ -13,7 +13,7 @@ import numpy as np
 import topi
 from codegen.target import create
 from graph.ops.registry import COMM_REDUCE, OPAQUE, OUT_ELEMWISE_FUSABLE, default_schedule, register
-from topi.nn.conv2d import out_size
+from topi.nn.conv2d import out_size, plain_kernel_shape
 from topi.strategy import layout_helpers
 
 
@@ -31,11 +31,7 @@ def _conv2d_types(values, a):
     data, kernel = values[0], values[1]
     st, pad, dil = _conv_args(a)
     groups = a.get("groups", 1)
-    if len(kernel.shape) == 6:
-        occ, icc, kh, kw, ic_bn, oc_bn = kernel.shape
-        kshape = (a.get("channels") or occ * oc_bn, icc * ic_bn, kh, kw)
-    else:
-        kshape = kernel.shape
+    kshape = plain_kernel_shape(kernel.shape, a.get("channels")) if len(kernel.shape) == 6 else kernel.shape
     if len(data.shape) != 4 or len(kshape) != 4:
         raise ValueError(f"conv2d expects 4-D data and kernel, got {data.shape} and {kernel.shape}")
     if data.shape[1] != kshape[1] * groups:

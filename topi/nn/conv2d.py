@@ -56,6 +56,17 @@ def get_pad_tuple(padding, kernel: tuple[int, int], op: str = "conv2d") -> tuple
     return pads
 
 
+def plain_kernel_shape(kernel_shape, channels: int | None = None) -> tuple:
+    """OIHW of a conv kernel: itself, or of a pre-packed ``[OCc, ICc, KH, KW, ic_bn, oc_bn]`` one,
+    which keeps ``channels`` of its blocks' ``OCc * oc_bn`` output channels (all by default; the
+    rest are the last block's zero padding)."""
+    kshape = tuple(int(d) for d in kernel_shape)
+    if len(kshape) == 6:
+        occ, icc, kh, kw, ic_bn, oc_bn = kshape
+        return channels or occ * oc_bn, icc * ic_bn, kh, kw
+    return kshape
+
+
 def out_size(op: str, size: int, k: int, stride: int, dil: int, before: int, after: int,
              data_shape, kernel_shape) -> int:
     """Output extent of one spatial axis; ``ValueError`` if the dilated kernel does not fit."""

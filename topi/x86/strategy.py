@@ -18,7 +18,7 @@ import numpy as np
 
 import te
 from topi import reduction
-from topi.nn.conv2d import group_conv2d_nchw
+from topi.nn.conv2d import group_conv2d_nchw, plain_kernel_shape
 from topi.nn.dense import dense as dense_nchw
 from topi.nn.winograd import plain_data_shape
 from topi.strategy import register_layout_helpers, register_strategy
@@ -47,20 +47,11 @@ def conv_args(a: dict) -> tuple:
     return tuple(a.get("strides", (1, 1))), tuple(a.get("padding", (0, 0, 0, 0))), tuple(a.get("dilation", (1, 1)))
 
 
-def _plain_kernel_shape(kernel_shape, channels: int | None = None) -> tuple:
-    """OIHW of a kernel; a pre-packed one keeps ``channels`` of its blocks' channels (all by default)."""
-    kshape = tuple(int(d) for d in kernel_shape)
-    if len(kshape) == 6:
-        occ, icc, kh, kw, ic_bn, oc_bn = kshape
-        return channels or occ * oc_bn, icc * ic_bn, kh, kw
-    return kshape
-
-
 # ----------------------------------------------------------------- conv2d ---
 def conv2d_key(data_shape, kernel_shape, a, dtype: str = "float32") -> tuple:
     """The ``conv2d_NCHWc.x86`` workload key of a conv2d node (OIHW or pre-packed kernel)."""
     st, pad, dil = conv_args(a)
-    return x86conv_rule.conv2d_workload(data_shape, _plain_kernel_shape(kernel_shape, a.get("channels")), st, pad,
+    return x86conv_rule.conv2d_workload(data_shape, plain_kernel_shape(kernel_shape, a.get("channels")), st, pad,
                                         dil, a.get("groups", 1), dtype)
 
 
